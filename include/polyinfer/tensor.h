@@ -1,0 +1,153 @@
+// polyinfer/tensor.h — n-dimensional arrays on any device, and the values a model passes around.
+//
+// A Tensor is a cheap handle (shared ownership) to a dense, row-major block of elements on one
+// Device. Copies of the handle share memory; clone() copies the elements. reshaped() returns a
+// view of the same memory with another shape of equal element count.
+//
+//   auto x = polyinfer::Tensor::from_vector<float>({1, 4}, {1, 2, 3, 4});
+//   auto y = x.to(polyinfer::Device::parse("vulkan:0"));   // copy to a GPU, when one is usable
+//   std::vector<float> back = y.to_vector<float>();          // and back to host memory
+//
+// A Value is what flows along a model's edges: a Tensor, a sequence of Tensors, or nothing (an
+// empty ONNX optional, or an input the model leaves out).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "polyinfer/device.h"
+#include "polyinfer/dtype.h"
+#include "polyinfer/status.h"
+
+namespace polyinfer {
+
+using Shape = std::vector<int64_t>;
+
+// "[1,3,224,224]"; a dynamic dimension (negative) prints as "?".
+std::string shape_str(const Shape& shape);
+// Product of the dimensions; throws InvalidArgument on a negative dimension and OutOfMemory when
+// the product overflows or exceeds the 2^40-element limit.
+int64_t shape_numel(const Shape& shape);
+
+// Hands out memory of one device. Implementations must be thread-safe.
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual Device device() const = 0;
+  // Returns at least `bytes` bytes (64-byte aligned on the host); throws OutOfMemory.
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void deallocate(void* ptr, size_t bytes) = 0;
+};
+
+// The process-wide host allocator (aligned malloc).
+std::shared_ptr<Allocator> host_allocator();
+
+struct Storage;  // the shared memory block behind tensors; defined in the implementation
+
+class Tensor {
+ public:
+  Tensor() = default;  // an undefined tensor: defined() is false
+
+  // Uninitialized elements (strings: empty strings) from `allocator`, or from the device's
+  // default allocator.
+  static Tensor empty(DType dtype, Shape shape, Device device = Device::cpu());
+  static Tensor empty(DType dtype, Shape shape, const std::shared_ptr<Allocator>& allocator);
+  static Tensor zeros(DType dtype, Shape shape);
+  // Copies `nbytes` bytes of host memory; nbytes must equal the tensor's byte size.
+  static Tensor from_host(DType dtype, Shape shape, const void* data, size_t nbytes);
+  template <class T>
+  static Tensor from_vector(Shape shape, const std::vector<T>& values);
+  template <class T>
+  static Tensor scalar(T value) { return from_vector<T>({}, {value}); }
+
+  bool defined() const { return storage_ != nullptr; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  // Dimension i; negative i counts from the back.
+  int64_t dim(int i) const;
+  int64_t numel() const { return numel_; }
+  size_t nbytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }
+  Device device() const;
+
+  // Element access. data<T>() checks that T matches dtype() and throws Internal if not.
+  void* raw_data();
+  const void* raw_data() const;
+  template <class T> T* data() { check_type(dtype_of<T>()); return static_cast<T*>(raw_data()); }
+  template <class T> const T* data() const {
+    check_type(dtype_of<T>());
+    return static_cast<const T*>(raw_data());
+  }
+  // Host copy of the elements (works for tensors on any device).
+  template <class T> std::vector<T> to_vector() const;
+
+  // A copy on `device` (the same handle when already there).
+  Tensor to(Device device) const;
+  // A view with another shape of the same element count; shares memory.
+  Tensor reshaped(Shape shape) const;
+  // A deep copy on the same device.
+  Tensor clone() const;
+  // "float32[1,3,224,224]".
+  std::string describe() const;
+
+ private:
+  void check_type(DType requested) const;
+
+  std::shared_ptr<Storage> storage_;
+  size_t offset_ = 0;  // bytes into the storage (elements for string tensors)
+  DType dtype_ = DType::Undefined;
+  Shape shape_;
+  int64_t numel_ = 0;
+};
+
+// What flows along a model edge: nothing, a tensor, or a sequence of tensors.
+class Value {
+ public:
+  enum class Kind { None, Tensor, Sequence };
+
+  Value() = default;  // None: an absent input or an empty optional
+  Value(Tensor t) : kind_(Kind::Tensor), tensor_(std::move(t)) {}  // NOLINT: implicit by design
+  // A sequence; `elem` is its element type, needed when the sequence is empty.
+  static Value sequence(std::vector<Tensor> items, DType elem);
+
+  Kind kind() const { return kind_; }
+  bool is_none() const { return kind_ == Kind::None; }
+  bool is_tensor() const { return kind_ == Kind::Tensor; }
+  bool is_sequence() const { return kind_ == Kind::Sequence; }
+  // Throws InvalidArgument when the value is of another kind.
+  const Tensor& tensor() const;
+  Tensor& tensor();
+  const std::vector<Tensor>& items() const;
+  std::vector<Tensor>& items();
+  DType elem_type() const { return is_tensor() ? tensor_.dtype() : elem_; }
+  // "float32[2,3]", "seq<float32>[4 items]", "none".
+  std::string describe() const;
+
+ private:
+  Kind kind_ = Kind::None;
+  Tensor tensor_;
+  std::vector<Tensor> items_;
+  DType elem_ = DType::Undefined;
+};
+
+template <class T>
+Tensor Tensor::from_vector(Shape shape, const std::vector<T>& values) {
+  Tensor t = empty(dtype_of<T>(), std::move(shape));
+  PI_CHECK(static_cast<int64_t>(values.size()) == t.numel(), InvalidArgument,
+           "from_vector: ", values.size(), " values given for shape ", shape_str(t.shape()),
+           " which holds ", t.numel());
+  T* out = t.data<T>();
+  for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  return t;
+}
+
+template <class T>
+std::vector<T> Tensor::to_vector() const {
+  Tensor host = to(Device::cpu());
+  const T* p = host.data<T>();
+  return std::vector<T>(p, p + numel_);
+}
+
+}  // namespace polyinfer

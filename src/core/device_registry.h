@@ -1,0 +1,25 @@
+// Devices other than the host register how to allocate on them and how to copy to and from host
+// memory; Tensor::to() and the executor's border copies go through here.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "polyinfer/tensor.h"
+
+namespace polyinfer {
+
+struct DeviceBackend {
+  std::shared_ptr<Allocator> allocator;
+  // Copies `bytes` bytes between host memory and memory of this device.
+  void (*to_device)(const void* host_src, void* device_dst, size_t bytes) = nullptr;
+  void (*to_host)(const void* device_src, void* host_dst, size_t bytes) = nullptr;
+};
+
+// Registers (or replaces) the backend of `device`. The host is registered from the start.
+void register_device(Device device, DeviceBackend backend);
+void unregister_device(Device device);
+// The backend of `device`; throws ProviderUnavailable when no provider registered it.
+const DeviceBackend& device_backend(Device device);
+
+}  // namespace polyinfer

@@ -1,0 +1,255 @@
+#include "polyinfer/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
+
+#include "core/device_registry.h"
+
+namespace polyinfer {
+
+// The memory behind one or more tensors. String tensors keep std::string objects in `strings`.
+struct Storage {
+  void* data = nullptr;
+  size_t bytes = 0;
+  std::shared_ptr<Allocator> allocator;
+  std::vector<std::string> strings;
+  Device device;
+
+  ~Storage() {
+    if (data) allocator->deallocate(data, bytes);
+  }
+};
+
+namespace {
+
+constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+class HostAllocator final : public Allocator {
+ public:
+  Device device() const override { return Device::cpu(); }
+  void* allocate(size_t bytes) override {
+    const size_t rounded = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+    PI_CHECK(p != nullptr, OutOfMemory, "host allocation of ", bytes, " bytes failed");
+    return p;
+  }
+  void deallocate(void* ptr, size_t) override { std::free(ptr); }
+};
+
+void host_copy(const void* src, void* dst, size_t bytes) { std::memcpy(dst, src, bytes); }
+
+struct Registry {
+  std::mutex mu;
+  std::map<std::pair<int, int>, DeviceBackend> backends;
+  Registry() {
+    backends[{static_cast<int>(DeviceKind::CPU), 0}] =
+        DeviceBackend{host_allocator(), &host_copy, &host_copy};
+  }
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+std::shared_ptr<Allocator> host_allocator() {
+  static auto a = std::make_shared<HostAllocator>();
+  return a;
+}
+
+void register_device(Device device, DeviceBackend backend) {
+  std::lock_guard<std::mutex> lock(registry().mu);
+  registry().backends[{static_cast<int>(device.kind), device.index}] = std::move(backend);
+}
+
+void unregister_device(Device device) {
+  std::lock_guard<std::mutex> lock(registry().mu);
+  registry().backends.erase({static_cast<int>(device.kind), device.index});
+}
+
+const DeviceBackend& device_backend(Device device) {
+  std::lock_guard<std::mutex> lock(registry().mu);
+  auto it = registry().backends.find({static_cast<int>(device.kind), device.index});
+  PI_CHECK(it != registry().backends.end(), ProviderUnavailable, "device ", device.str(),
+           " is not available: no provider for it is loaded; run `polyinfer providers`");
+  return it->second;
+}
+
+std::string shape_str(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ",";
+    s += shape[i] < 0 ? "?" : std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    PI_CHECK(d >= 0, InvalidArgument, "shape ", shape_str(shape), " has a negative dimension");
+    if (d == 0) return 0;
+    PI_CHECK(n <= kMaxElements / d, OutOfMemory, "shape ", shape_str(shape),
+             " has more than 2^40 elements");
+    n *= d;
+  }
+  return n;
+}
+
+Tensor Tensor::empty(DType dtype, Shape shape, Device device) {
+  return empty(dtype, std::move(shape), device_backend(device).allocator);
+}
+
+Tensor Tensor::empty(DType dtype, Shape shape, const std::shared_ptr<Allocator>& allocator) {
+  PI_CHECK(dtype != DType::Undefined && dtype != DType::Complex64 && dtype != DType::Complex128,
+           InvalidArgument, "tensors of dtype ", dtype_name(dtype), " are not supported");
+  Tensor t;
+  t.numel_ = shape_numel(shape);
+  t.shape_ = std::move(shape);
+  t.dtype_ = dtype;
+  t.storage_ = std::make_shared<Storage>();
+  t.storage_->allocator = allocator;
+  t.storage_->device = allocator->device();
+  if (dtype == DType::String) {
+    PI_CHECK(allocator->device().is_cpu(), InvalidArgument,
+             "string tensors live on the host only, not on ", allocator->device().str());
+    t.storage_->strings.resize(static_cast<size_t>(t.numel_));
+  } else if (t.numel_ > 0) {
+    t.storage_->bytes = t.nbytes();
+    t.storage_->data = allocator->allocate(t.storage_->bytes);
+  }
+  return t;
+}
+
+Tensor Tensor::zeros(DType dtype, Shape shape) {
+  Tensor t = empty(dtype, std::move(shape));
+  if (dtype != DType::String && t.numel_ > 0) std::memset(t.raw_data(), 0, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::from_host(DType dtype, Shape shape, const void* data, size_t nbytes) {
+  PI_CHECK(dtype != DType::String, InvalidArgument,
+           "from_host cannot take string data; build the tensor with empty() and set strings");
+  Tensor t = empty(dtype, std::move(shape));
+  PI_CHECK(nbytes == t.nbytes(), InvalidArgument, "from_host: ", nbytes, " bytes given for ",
+           t.describe(), " which needs ", t.nbytes());
+  if (nbytes) std::memcpy(t.raw_data(), data, nbytes);
+  return t;
+}
+
+int64_t Tensor::dim(int i) const {
+  const int r = rank();
+  PI_CHECK(i >= -r && i < r, InvalidArgument, "dimension ", i, " of a rank-", r, " tensor");
+  return shape_[static_cast<size_t>(i < 0 ? i + r : i)];
+}
+
+Device Tensor::device() const { return storage_ ? storage_->device : Device::cpu(); }
+
+void* Tensor::raw_data() {
+  if (!storage_) return nullptr;
+  if (dtype_ == DType::String) return storage_->strings.data() + offset_;
+  return static_cast<char*>(storage_->data) + offset_;
+}
+
+const void* Tensor::raw_data() const { return const_cast<Tensor*>(this)->raw_data(); }
+
+void Tensor::check_type(DType requested) const {
+  PI_CHECK(storage_ != nullptr, Internal, "access to the data of an undefined tensor");
+  PI_CHECK(requested == dtype_, Internal, "tensor of dtype ", dtype_name(dtype_),
+           " read as ", dtype_name(requested));
+}
+
+Tensor Tensor::to(Device device) const {
+  PI_CHECK(defined(), InvalidArgument, "cannot copy an undefined tensor to ", device.str());
+  const Device here = this->device();
+  if (here == device) return *this;
+  PI_CHECK(dtype_ != DType::String, InvalidArgument, "string tensors cannot leave the host");
+  Tensor out = empty(dtype_, shape_, device);
+  if (nbytes() == 0) return out;
+  if (here.is_cpu()) {
+    device_backend(device).to_device(raw_data(), out.raw_data(), nbytes());
+  } else if (device.is_cpu()) {
+    device_backend(here).to_host(raw_data(), out.raw_data(), nbytes());
+  } else {
+    return to(Device::cpu()).to(device);
+  }
+  return out;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  PI_CHECK(defined(), InvalidArgument, "cannot reshape an undefined tensor");
+  const int64_t n = shape_numel(shape);
+  PI_CHECK(n == numel_, ShapeMismatch, "cannot reshape ", describe(), " to ", shape_str(shape),
+           ": element counts differ (", numel_, " vs ", n, ")");
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  if (!defined()) return {};
+  Tensor t = empty(dtype_, shape_, storage_->allocator);
+  if (dtype_ == DType::String) {
+    const auto* src = static_cast<const std::string*>(raw_data());
+    auto* dst = static_cast<std::string*>(t.raw_data());
+    for (int64_t i = 0; i < numel_; ++i) dst[i] = src[i];
+  } else if (nbytes()) {
+    if (device().is_cpu()) {
+      std::memcpy(t.raw_data(), raw_data(), nbytes());
+    } else {
+      return to(Device::cpu()).to(device());
+    }
+  }
+  return t;
+}
+
+std::string Tensor::describe() const {
+  if (!defined()) return "undefined";
+  return std::string(dtype_name(dtype_)) + shape_str(shape_);
+}
+
+Value Value::sequence(std::vector<Tensor> items, DType elem) {
+  Value v;
+  v.kind_ = Kind::Sequence;
+  v.items_ = std::move(items);
+  v.elem_ = elem;
+  return v;
+}
+
+const Tensor& Value::tensor() const {
+  PI_CHECK(is_tensor(), InvalidArgument, "expected a tensor, got ", describe());
+  return tensor_;
+}
+
+Tensor& Value::tensor() {
+  PI_CHECK(is_tensor(), InvalidArgument, "expected a tensor, got ", describe());
+  return tensor_;
+}
+
+const std::vector<Tensor>& Value::items() const {
+  PI_CHECK(is_sequence(), InvalidArgument, "expected a sequence, got ", describe());
+  return items_;
+}
+
+std::vector<Tensor>& Value::items() {
+  PI_CHECK(is_sequence(), InvalidArgument, "expected a sequence, got ", describe());
+  return items_;
+}
+
+std::string Value::describe() const {
+  switch (kind_) {
+    case Kind::None: return "none";
+    case Kind::Tensor: return tensor_.describe();
+    case Kind::Sequence:
+      return std::string("seq<") + dtype_name(elem_) + ">[" + std::to_string(items_.size()) +
+             " items]";
+  }
+  return "?";
+}
+
+}  // namespace polyinfer

@@ -1,0 +1,149 @@
+// The kernel contract: what an operator implementation sees when it is created and when it runs.
+//
+// A provider creates one Kernel per node when a Session is created (so attribute parsing, weight
+// prepacking and algorithm choice happen once) and calls run() on every Session::run.
+//
+//   class ReluKernel final : public Kernel {
+//    public:
+//     explicit ReluKernel(const KernelInfo&) {}
+//     void run(KernelContext& ctx) override {
+//       const Tensor& x = ctx.input(0);
+//       Tensor& y = ctx.output(0, x.dtype(), x.shape());
+//       ...
+//     }
+//   };
+//   PI_CPU_KERNEL(Relu, 6, 13, ReluKernel);   // in the op family's own file, beside the code
+//
+// Kernels throw polyinfer::Error for bad data (UnsupportedOp for a mode or dtype that is not
+// implemented, ShapeMismatch or InvalidArgument for inputs that break the operator's rules) and
+// never abort. Inputs are read-only: a kernel never writes into an input's memory.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "polyinfer/tensor.h"
+
+namespace polyinfer {
+
+// Runs a subgraph (the body of If, Loop, Scan, SequenceMap) on the kernel's own providers.
+class SubgraphRunner {
+ public:
+  virtual ~SubgraphRunner() = default;
+  // Binds the subgraph's formal inputs to `inputs` (in order; a None value leaves an optional
+  // input out), resolves outer-scope names in `scope`, and returns the subgraph's outputs in order.
+  virtual std::vector<Value> run(const std::vector<Value>& inputs,
+                                 const std::map<std::string, Value>& scope) = 0;
+  virtual const ir::Graph& graph() const = 0;
+};
+
+// What a kernel sees at creation: the node, its attributes and its constant inputs.
+class KernelInfo {
+ public:
+  virtual ~KernelInfo() = default;
+  virtual const ir::Node& node() const = 0;
+  // An input that is an initializer (a weight); nullptr otherwise. Lets kernels prepack.
+  virtual const Tensor* constant_input(size_t i) const = 0;
+  // Static type of input/output i, when import or shape inference knows it; nullptr otherwise.
+  virtual const ir::TypeInfo* input_type(size_t i) const = 0;
+  virtual const ir::TypeInfo* output_type(size_t i) const = 0;
+  // Compiles the graph attribute `attr` for the same providers; throws InvalidModel if absent.
+  virtual std::unique_ptr<SubgraphRunner> subgraph(const std::string& attr) const = 0;
+  // Intra-op threads the session was given.
+  virtual int threads() const = 0;
+
+  int opset() const { return node().opset; }
+  size_t num_inputs() const { return node().inputs.size(); }
+  size_t num_outputs() const { return node().outputs.size(); }
+  bool has_input(size_t i) const { return i < num_inputs() && !node().inputs[i].empty(); }
+  bool has_output(size_t i) const { return i < num_outputs() && !node().outputs[i].empty(); }
+
+  bool has_attr(const std::string& name) const { return node().attr(name) != nullptr; }
+  // Typed attribute access; the one-argument forms throw InvalidModel when the attribute is
+  // absent, the two-argument forms return the default. A present attribute of another type
+  // throws InvalidModel naming the node.
+  int64_t attr_int(const std::string& name) const;
+  int64_t attr_int(const std::string& name, int64_t def) const;
+  float attr_float(const std::string& name) const;
+  float attr_float(const std::string& name, float def) const;
+  std::string attr_string(const std::string& name) const;
+  std::string attr_string(const std::string& name, const std::string& def) const;
+  std::vector<int64_t> attr_ints(const std::string& name) const;  // empty when absent
+  std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> def) const;
+  std::vector<float> attr_floats(const std::string& name) const;  // empty when absent
+  std::vector<std::string> attr_strings(const std::string& name) const;  // empty when absent
+  const Tensor* attr_tensor(const std::string& name) const;  // nullptr when absent
+  // Throws UnsupportedOp "<op> '<node>': <what> is not implemented" — for a mode or attribute
+  // value the kernel does not cover. The partitioner turns it into a placement reason.
+  [[noreturn]] void unsupported(const std::string& what) const;
+};
+
+// What a kernel sees when it runs: its input values and where its outputs go.
+class KernelContext {
+ public:
+  virtual ~KernelContext() = default;
+  virtual const ir::Node& node() const = 0;
+  // Value of explicit input i (None when the model leaves it out or i is past the end).
+  virtual const Value& value(size_t i) const = 0;
+  // Allocates output i (from the session's allocator for the kernel's device) and returns it.
+  virtual Tensor& output(size_t i, DType dtype, const Shape& shape) = 0;
+  // Sets output i to an existing value: a view of an input (Reshape), a sequence, or None.
+  virtual void set_output(size_t i, Value value) = 0;
+  // Values of the node's implicit inputs (outer-scope references of its subgraphs), by name.
+  virtual const std::map<std::string, Value>& scope() const = 0;
+  virtual int threads() const = 0;
+
+  size_t num_inputs() const { return node().inputs.size(); }
+  size_t num_outputs() const { return node().outputs.size(); }
+  bool has_input(size_t i) const { return !value(i).is_none(); }
+  bool wants_output(size_t i) const { return i < num_outputs() && !node().outputs[i].empty(); }
+  // Tensor input i; throws InvalidArgument naming the node and input when it is absent or not a
+  // tensor.
+  const Tensor& input(size_t i) const;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual void run(KernelContext& ctx) = 0;
+};
+
+using KernelFactory = std::unique_ptr<Kernel> (*)(const KernelInfo&);
+
+struct KernelDef {
+  std::string provider;  // "cpu", "vulkan", ...
+  std::string domain;    // "" for the default ONNX domain
+  std::string op_type;
+  int since = 1;         // first opset version this kernel implements
+  int until = 1 << 30;   // last opset version it implements
+  KernelFactory make = nullptr;
+};
+
+// Adds a kernel to the process-wide registry; returns true so it can initialize a static.
+bool register_kernel(const KernelDef& def);
+// The kernel of `provider` for (domain, op_type) at `opset`, or nullptr.
+const KernelDef* find_kernel(const std::string& provider, const std::string& domain,
+                             const std::string& op_type, int opset);
+// All registered kernels of a provider (for `providers --json` and coverage listings).
+std::vector<const KernelDef*> kernels_of(const std::string& provider);
+
+template <class K>
+std::unique_ptr<Kernel> make_kernel(const KernelInfo& info) {
+  return std::make_unique<K>(info);
+}
+
+}  // namespace polyinfer
+
+#define PI_KERNEL_CONCAT_(a, b) a##b
+#define PI_KERNEL_CONCAT(a, b) PI_KERNEL_CONCAT_(a, b)
+// Registers kernel class K (constructible from const KernelInfo&) for provider P, ONNX domain D,
+// operator OP, opset versions [SINCE, UNTIL].
+#define PI_REGISTER_KERNEL(P, D, OP, SINCE, UNTIL, K)                            \
+  static const bool PI_KERNEL_CONCAT(pi_kernel_registered_, __COUNTER__) =       \
+      ::polyinfer::register_kernel({P, D, #OP, SINCE, UNTIL, &::polyinfer::make_kernel<K>})
+// The CPU provider's kernels for the default ONNX domain.
+#define PI_CPU_KERNEL(OP, SINCE, UNTIL, K) PI_REGISTER_KERNEL("cpu", "", OP, SINCE, UNTIL, K)
