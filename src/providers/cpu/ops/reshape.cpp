@@ -79,7 +79,11 @@ class FlattenKernel final : public Kernel {
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    const int64_t axis = normalize_axis(axis_, x.rank(), label_.c_str(), /*inclusive=*/true);
+    // axis is in [-r, r] and a negative one counts from r (not r + 1 as for Unsqueeze).
+    const int64_t r = x.rank();
+    PI_CHECK(axis_ >= -r && axis_ <= r, InvalidArgument, label_, ": axis ", axis_,
+             " is out of range for ", x.describe());
+    const int64_t axis = axis_ < 0 ? axis_ + r : axis_;
     const Shape& s = x.shape();
     const size_t a = static_cast<size_t>(axis);
     ctx.set_output(0, x.reshaped({product(s, 0, a), product(s, a, s.size())}));
