@@ -109,8 +109,9 @@ class SqueezeKernel final : public Kernel {
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     std::vector<int64_t> axes = axes_;
-    bool all_ones = from_attr_ ? axes.empty() : !ctx.has_input(1);
     if (!from_attr_ && ctx.has_input(1)) axes = read_int_list(ctx.input(1), label_.c_str());
+    // No axes (absent, or an empty list) removes every dimension of size 1.
+    const bool all_ones = axes.empty();
     std::vector<bool> drop(x.rank(), false);
     if (all_ones) {
       for (int i = 0; i < x.rank(); ++i) drop[i] = x.shape()[i] == 1;
@@ -139,7 +140,8 @@ class UnsqueezeKernel final : public Kernel {
  public:
   explicit UnsqueezeKernel(const KernelInfo& info) : label_(info.node().label()) {
     axes_ = read_axes(info, &from_attr_);
-    if (from_attr_ && axes_.empty()) info.unsupported("Unsqueeze without 'axes'");
+    PI_CHECK(!from_attr_ || info.has_attr("axes"), InvalidModel, label_,
+             ": attribute 'axes' is required before opset 13");
   }
 
   void run(KernelContext& ctx) override {

@@ -229,7 +229,10 @@ class TopKKernel final : public Kernel {
     Shape out = x.shape();
     out[axis] = k;
     Tensor& vals = ctx.output(0, x.dtype(), out);
-    Tensor& inds = ctx.output(1, DType::Int64, out);
+    // Indices are computed anyway; they go to a scratch tensor when the node leaves them out.
+    Tensor scratch;
+    Tensor& inds = ctx.wants_output(1) ? ctx.output(1, DType::Int64, out)
+                                       : (scratch = Tensor::empty(DType::Int64, out));
     const int64_t outer = product(x.shape(), 0, axis);
     const int64_t inner = product(x.shape(), axis + 1, x.shape().size());
     dispatch(NumericTypes{}, x.dtype(), label_.c_str(), [&](auto tag) {
@@ -242,7 +245,8 @@ class TopKKernel final : public Kernel {
       std::vector<C> line(dim);
       for (int64_t o = 0; o < outer; ++o)
         for (int64_t i = 0; i < inner; ++i) {
-          for (int64_t j = 0; j < dim; ++j) line[j] = static_cast<C>(src[(o * dim + j) * inner + i]);
+          for (int64_t j = 0; j < dim; ++j)
+            line[j] = static_cast<C>(src[(o * dim + j) * inner + i]);
           std::iota(order.begin(), order.end(), int64_t{0});
           std::partial_sort(order.begin(), order.begin() + k, order.end(),
                             [&](int64_t a, int64_t b) {
