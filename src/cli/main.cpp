@@ -15,6 +15,7 @@ struct Command {
 };
 
 const Command kCommands[] = {
+    {"info", polyinfer::cli::cmd_info, "inputs, outputs, opsets, op histogram, parameters"},
     {"conformance", polyinfer::cli::cmd_conformance, "run ONNX backend test folders"},
     {"providers", polyinfer::cli::cmd_providers, "providers built in, and whether each is usable"},
 };
