@@ -46,6 +46,10 @@ class PadKernel final : public Kernel {
     const size_t n = axes.size();
     PI_CHECK(pads.size() == 2 * n, InvalidArgument, label_, ": pads ", shape_str(pads),
              " must have 2 entries per padded axis (", n, ")");
+    // No real pad is near 2^40 (the element limit); the bound keeps the sums below exact.
+    for (int64_t p : pads)
+      PI_CHECK(p >= -(int64_t{1} << 40) && p <= (int64_t{1} << 40), InvalidArgument, label_,
+               ": pad ", p, " is out of range");
     std::vector<int64_t> before(r, 0), after(r, 0);
     std::vector<bool> seen(r, false);
     for (size_t i = 0; i < n; ++i) {
