@@ -61,13 +61,14 @@ T saturate_to_int(double v) {
 
 // ---- number → string ----
 
-// Shortest round-trip text of a float or double, formatted as numpy's str() does.
+// Shortest round-trip text of a float or double, formatted as numpy's str() does. numpy picks the
+// notation from the exact value (`actual`), so float(1e-4), just below 1e-4, prints "1e-04".
 template <class F>
-std::string format_float(F v) {
+std::string format_float(F v, double actual) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  const F mag = std::fabs(v);
-  const bool scientific = v != 0 && (mag < F(1e-4) || mag >= F(1e16));
+  const double mag = std::fabs(actual);
+  const bool scientific = v != 0 && (mag < 1e-4 || mag >= 1e16);
   char buf[64];
   const auto res = std::to_chars(buf, buf + sizeof buf, v,
                                  scientific ? std::chars_format::scientific
@@ -82,16 +83,16 @@ std::string format_float(F v) {
 template <class H>
 std::string format_half(H v) {
   const float f = static_cast<float>(v);
-  if (std::isnan(f) || std::isinf(f) || f == 0.0f) return format_float(f);
+  if (std::isnan(f) || std::isinf(f) || f == 0.0f) return format_float(f, f);
   char buf[64];
   for (int digits = 1; digits <= 9; ++digits) {
     const auto res = std::to_chars(buf, buf + sizeof buf, f, std::chars_format::scientific,
                                    digits - 1);
     double d = 0;
     std::from_chars(buf, res.ptr, d);
-    if (H(to_float_round_odd(d)).bits == v.bits) return format_float(d);
+    if (H(to_float_round_odd(d)).bits == v.bits) return format_float(d, f);
   }
-  return format_float(f);
+  return format_float(f, f);
 }
 
 template <class S>
@@ -101,7 +102,7 @@ std::string to_text(const S& v) {
   } else if constexpr (is_half_v<S>) {
     return format_half(v);
   } else if constexpr (std::is_floating_point_v<S>) {
-    return format_float(v);
+    return format_float(v, static_cast<double>(v));
   } else {
     return std::to_string(v);
   }
