@@ -72,6 +72,7 @@ class BatchNormKernel final : public Kernel {
         training_(info.opset() >= 14 && info.attr_int("training_mode", 0) != 0),
         who_(info.node().label()) {
     if (info.attr_int("spatial", 1) != 1) info.unsupported("spatial=0");
+    if (info.opset() < 7 && info.attr_int("is_test", 0) == 0) info.unsupported("is_test=0");
     if (info.opset() < 14 && info.has_output(1))
       info.unsupported("training outputs before opset 14");
     if (info.opset() >= 14 && !training_ && info.has_output(1))
@@ -344,7 +345,7 @@ class MvnKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(BatchNormalization, 7, 23, BatchNormKernel);
+PI_CPU_KERNEL(BatchNormalization, 6, 23, BatchNormKernel);
 PI_CPU_KERNEL(InstanceNormalization, 6, 22, InstanceNormKernel);
 PI_CPU_KERNEL(LayerNormalization, 17, 23, LayerNormKernel);
 PI_CPU_KERNEL(LRN, 1, 23, LrnKernel);

@@ -235,39 +235,48 @@ class MaxUnpoolKernel final : public Kernel {
     const size_t r = static_cast<size_t>(x.rank() - 2);
     PI_CHECK(attrs_.kernel_shape.size() == r, InvalidModel, who_, ": kernel_shape must have ", r,
              " values");
-    Shape ys;
+    // Indices address the default (inferred) output; an explicit output_shape may be larger,
+    // and then each index keeps its coordinates, not its flat position.
+    const auto strides = attrs_.strides.empty() ? std::vector<int64_t>(r, 1) : attrs_.strides;
+    const auto pads = attrs_.pads.empty() ? std::vector<int64_t>(2 * r, 0) : attrs_.pads;
+    PI_CHECK(strides.size() == r && pads.size() == 2 * r, InvalidModel, who_,
+             ": strides/pads have the wrong length");
+    Shape inferred{x.dim(0), x.dim(1)};
+    for (size_t i = 0; i < r; ++i) {
+      const int64_t d = (x.dim(static_cast<int>(i + 2)) - 1) * strides[i] +
+                        attrs_.kernel_shape[i] - pads[i] - pads[i + r];
+      PI_CHECK(d >= 0, ShapeMismatch, who_, ": computed output size is negative");
+      inferred.push_back(d);
+    }
+    Shape ys = inferred;
     if (ctx.has_input(2)) {
       ys = read_int_list(ctx.input(2), who_.c_str());
       PI_CHECK(ys.size() == x.shape().size() && ys[0] == x.dim(0) && ys[1] == x.dim(1),
                ShapeMismatch, who_, ": output_shape ", shape_str(ys),
                " does not match the input ", shape_str(x.shape()));
-      for (int64_t d : ys)
-        PI_CHECK(d >= 0, ShapeMismatch, who_, ": output_shape ", shape_str(ys), " is negative");
-    } else {
-      const auto strides = attrs_.strides.empty() ? std::vector<int64_t>(r, 1) : attrs_.strides;
-      const auto pads = attrs_.pads.empty() ? std::vector<int64_t>(2 * r, 0) : attrs_.pads;
-      PI_CHECK(strides.size() == r && pads.size() == 2 * r, InvalidModel, who_,
-               ": strides/pads have the wrong length");
-      ys = {x.dim(0), x.dim(1)};
-      for (size_t i = 0; i < r; ++i) {
-        const int64_t d = (x.dim(static_cast<int>(i + 2)) - 1) * strides[i] +
-                          attrs_.kernel_shape[i] - pads[i] - pads[i + r];
-        PI_CHECK(d >= 0, ShapeMismatch, who_, ": computed output size is negative");
-        ys.push_back(d);
-      }
+      for (size_t d = 2; d < ys.size(); ++d)
+        PI_CHECK(ys[d] >= inferred[d], ShapeMismatch, who_, ": output_shape ", shape_str(ys),
+                 " is smaller than the pooled input's ", shape_str(inferred));
+    }
+    const int64_t total = shape_numel(inferred);
+    const int64_t* ip = ind.data<int64_t>();
+    std::vector<int64_t> dest(static_cast<size_t>(ind.numel()));
+    std::vector<int64_t> coord(ys.size());
+    for (int64_t i = 0; i < ind.numel(); ++i) {
+      PI_CHECK(ip[i] >= 0 && ip[i] < total, InvalidArgument, who_, ": index ", ip[i],
+               " is out of range for ", shape_str(inferred));
+      unflatten(ip[i], inferred, coord);
+      int64_t off = 0;
+      for (size_t d = 0; d < ys.size(); ++d) off = off * ys[d] + coord[d];
+      dest[i] = off;
     }
     Tensor& y = ctx.output(0, x.dtype(), ys);
-    const int64_t total = y.numel();
-    const int64_t* ip = ind.data<int64_t>();
-    for (int64_t i = 0; i < ind.numel(); ++i)
-      PI_CHECK(ip[i] >= 0 && ip[i] < total, InvalidArgument, who_, ": index ", ip[i],
-               " is out of range for output ", shape_str(ys));
     dispatch(NumericTypes{}, x.dtype(), "MaxUnpool", [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* xp = x.data<T>();
       T* yp = y.data<T>();
-      std::fill(yp, yp + total, T(0.0f));
-      for (int64_t i = 0; i < x.numel(); ++i) yp[ip[i]] = xp[i];
+      std::fill(yp, yp + y.numel(), T(0.0f));
+      for (int64_t i = 0; i < x.numel(); ++i) yp[dest[i]] = xp[i];
     });
   }
 

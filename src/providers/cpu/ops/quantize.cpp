@@ -14,13 +14,13 @@ namespace {
 
 using QuantTypes = TypeList<uint8_t, int8_t, uint16_t, int16_t>;
 
-// Rounds half to even (the default floating-point rounding mode) and saturates to Q.
+// round(v) + zp, saturated to Q; rounding is half to even (the default floating-point mode).
 template <class Q>
-Q saturate_round(double v) {
-  const double r = std::nearbyint(v);
-  const double lo = double(std::numeric_limits<Q>::min()), hi = double(std::numeric_limits<Q>::max());
+Q saturate_round(double v, double zp) {
+  const double r = std::nearbyint(v) + zp;
   if (std::isnan(r)) return Q(0);
-  return Q(std::clamp(r, lo, hi));
+  return Q(std::clamp(r, double(std::numeric_limits<Q>::min()),
+                      double(std::numeric_limits<Q>::max())));
 }
 
 std::vector<double> as_doubles(const Tensor& t, const std::string& who) {
@@ -85,7 +85,7 @@ class QuantizeLinearKernel final : public Kernel {
       // Division in float, as the spec's reference does for float32 inputs.
       for (int64_t i = 0; i < x.numel(); ++i) {
         const int64_t p = l.param_index(i);
-        yp[i] = saturate_round<Q>(double(float(xv[i]) / float(s[p])) + zp[p]);
+        yp[i] = saturate_round<Q>(double(float(xv[i]) / float(s[p])), zp[p]);
       }
     });
   }
@@ -147,11 +147,11 @@ class DynamicQuantizeLinearKernel final : public Kernel {
       hi = std::max(hi, xp[i]);
     }
     const float scale = (hi - lo) / 255.0f;
-    const uint8_t zp = scale == 0 ? 0 : saturate_round<uint8_t>(double(0.0f - lo / scale));
+    const uint8_t zp = scale == 0 ? 0 : saturate_round<uint8_t>(double(0.0f - lo / scale), 0);
     Tensor& y = ctx.output(0, DType::UInt8, x.shape());
     uint8_t* yp = y.data<uint8_t>();
     for (int64_t i = 0; i < x.numel(); ++i)
-      yp[i] = scale == 0 ? zp : saturate_round<uint8_t>(double(xp[i] / scale) + zp);
+      yp[i] = scale == 0 ? zp : saturate_round<uint8_t>(double(xp[i] / scale), zp);
     if (ctx.wants_output(1)) ctx.output(1, DType::Float32, {}).data<float>()[0] = scale;
     if (ctx.wants_output(2)) ctx.output(2, DType::UInt8, {}).data<uint8_t>()[0] = zp;
   }
@@ -229,7 +229,7 @@ class QLinearMatMulKernel final : public Kernel {
                          (int32_t(bp[boff[bi] + k * N + j]) - qb.z(j));
                 const double mult = qa.s(i) * qb.s(j) / qy.s(0);
                 yp[static_cast<int64_t>(bi) * M * N + i * N + j] =
-                    saturate_round<TY>(double(acc) * mult + qy.z(0));
+                    saturate_round<TY>(double(acc) * mult, qy.z(0));
               }
         });
       });
@@ -292,7 +292,7 @@ class QLinearConvKernel final : public Kernel {
       for (int64_t i = 0; i < y.numel(); ++i) {
         const int64_t m = (i / osz) % M;
         const double v = double(acc[i] + (bias ? bias[m] : 0));
-        yp[i] = saturate_round<TY>(v * (qx.s(0) * qw.s(m) / qy.s(0)) + qy.z(0));
+        yp[i] = saturate_round<TY>(v * (qx.s(0) * qw.s(m) / qy.s(0)), qy.z(0));
       }
     });
   }
