@@ -85,27 +85,24 @@ WindowGeometry window_geometry(const WindowAttrs& a, const Shape& in, const Shap
   return g;
 }
 
-std::vector<int64_t> window_taps(const WindowGeometry& g) {
-  const int64_t osz = g.out_size(), ksz = g.kernel_size();
-  std::vector<int64_t> taps(static_cast<size_t>(osz * ksz));
-  std::vector<int64_t> o(g.rank), k(g.rank);
-  for (int64_t oi = 0; oi < osz; ++oi) {
-    unflatten(oi, g.out, o);
-    for (int64_t ki = 0; ki < ksz; ++ki) {
-      unflatten(ki, g.kernel, k);
-      int64_t off = 0;
-      for (int d = 0; d < g.rank; ++d) {
-        const int64_t p = o[d] * g.strides[d] - g.pad_begin[d] + k[d] * g.dilations[d];
-        if (p < 0 || p >= g.in[d]) {
-          off = -1;
-          break;
-        }
-        off = off * g.in[d] + p;
+void window_taps(const WindowGeometry& g, int64_t o, std::vector<int64_t>& taps) {
+  const int64_t ksz = g.kernel_size();
+  taps.resize(static_cast<size_t>(ksz));
+  std::vector<int64_t> oi(g.rank), k(g.rank);
+  unflatten(o, g.out, oi);
+  for (int64_t ki = 0; ki < ksz; ++ki) {
+    unflatten(ki, g.kernel, k);
+    int64_t off = 0;
+    for (int d = 0; d < g.rank; ++d) {
+      const int64_t p = oi[d] * g.strides[d] - g.pad_begin[d] + k[d] * g.dilations[d];
+      if (p < 0 || p >= g.in[d]) {
+        off = -1;
+        break;
       }
-      taps[oi * ksz + ki] = off;
+      off = off * g.in[d] + p;
     }
+    taps[ki] = off;
   }
-  return taps;
 }
 
 WindowGeometry conv_geometry(const WindowAttrs& a, const Shape& x, const Shape& w,

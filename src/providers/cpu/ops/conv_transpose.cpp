@@ -88,10 +88,9 @@ class ConvTransposeKernel final : public Kernel {
     const int64_t isz = shape_numel(in), ksz = shape_numel(kernel), osz = shape_numel(out);
     const int64_t cg = C / group;
 
-    // For every (input position, kernel position) pair, the output offset it lands on, or -1.
-    std::vector<int64_t> dest(static_cast<size_t>(isz * ksz));
-    std::vector<int64_t> ii(r), kk(r);
-    for (int64_t a = 0; a < isz; ++a) {
+    // The output offset each kernel tap of input position `a` lands on, or -1.
+    std::vector<int64_t> dest(static_cast<size_t>(ksz)), ii(r), kk(r);
+    const auto targets = [&](int64_t a) {
       unflatten(a, in, ii);
       for (int64_t k = 0; k < ksz; ++k) {
         unflatten(k, kernel, kk);
@@ -104,9 +103,9 @@ class ConvTransposeKernel final : public Kernel {
           }
           off = off * out[d] + p;
         }
-        dest[a * ksz + k] = off;
+        dest[k] = off;
       }
-    }
+    };
 
     dispatch(FloatTypes{}, x.dtype(), "ConvTranspose", [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -114,22 +113,20 @@ class ConvTransposeKernel final : public Kernel {
       const T* xp = x.data<T>();
       const T* wp = w.data<T>();
       std::vector<A> acc(static_cast<size_t>(y.numel()), A(0));
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t c = 0; c < C; ++c) {
-          const int64_t m0 = (c / cg) * mg;
-          const T* xc = xp + (n * C + c) * isz;
-          for (int64_t m = 0; m < mg; ++m) {
-            A* yo = acc.data() + (n * M + m0 + m) * osz;
-            const T* wk = wp + (c * mg + m) * ksz;
-            for (int64_t a = 0; a < isz; ++a) {
-              const A xv = A(xc[a]);
-              for (int64_t k = 0; k < ksz; ++k) {
-                const int64_t o = dest[a * ksz + k];
-                if (o >= 0) yo[o] += xv * A(wk[k]);
-              }
+      for (int64_t a = 0; a < isz; ++a) {
+        targets(a);
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t c = 0; c < C; ++c) {
+            const int64_t m0 = (c / cg) * mg;
+            const A xv = A(xp[(n * C + c) * isz + a]);
+            for (int64_t m = 0; m < mg; ++m) {
+              A* yo = acc.data() + (n * M + m0 + m) * osz;
+              const T* wk = wp + (c * mg + m) * ksz;
+              for (int64_t k = 0; k < ksz; ++k)
+                if (dest[k] >= 0) yo[dest[k]] += xv * A(wk[k]);
             }
           }
-        }
+      }
       T* yp = y.data<T>();
       for (int64_t i = 0; i < y.numel(); ++i) {
         A v = acc[i];

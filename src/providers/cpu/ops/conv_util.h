@@ -51,10 +51,9 @@ inline void unflatten(int64_t flat, const Shape& dims, std::vector<int64_t>& idx
   }
 }
 
-// For every output spatial position and kernel position, the flat input spatial offset, or -1
-// where the tap falls into padding. Laid out [out_size][kernel_size]. Computed once per run so
-// that the conv loops below stay simple.
-std::vector<int64_t> window_taps(const WindowGeometry& g);
+// For output spatial position `o` (flat), the flat input spatial offset of every kernel tap, or
+// -1 where the tap falls into padding. Fills `taps` (resized to kernel_size()).
+void window_taps(const WindowGeometry& g, int64_t o, std::vector<int64_t>& taps);
 
 // Direct grouped convolution over the batch:
 //   y[n, m, o] = sum_{c in group(m), k} x(n, c, in(o, k)) * w(m, c - group_start, k)
@@ -64,22 +63,21 @@ std::vector<int64_t> window_taps(const WindowGeometry& g);
 template <class Acc, class XAt, class WAt>
 void conv_direct(const WindowGeometry& g, int64_t N, int64_t C, int64_t M, int64_t group,
                  const XAt& x_at, const WAt& w_at, Acc* y) {
-  const std::vector<int64_t> taps = window_taps(g);
   const int64_t osz = g.out_size(), ksz = g.kernel_size();
   const int64_t cg = C / group, mg = M / group;
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t m = 0; m < M; ++m) {
-      const int64_t c0 = (m / mg) * cg;
-      Acc* yo = y + (n * M + m) * osz;
-      for (int64_t o = 0; o < osz; ++o) {
+  std::vector<int64_t> taps;
+  for (int64_t o = 0; o < osz; ++o) {
+    window_taps(g, o, taps);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t m = 0; m < M; ++m) {
+        const int64_t c0 = (m / mg) * cg;
         Acc acc = Acc(0);
-        const int64_t* t = taps.data() + o * ksz;
         for (int64_t c = 0; c < cg; ++c)
           for (int64_t k = 0; k < ksz; ++k)
-            if (t[k] >= 0) acc += x_at(n, c0 + c, t[k]) * w_at(m, c, k);
-        yo[o] = acc;
+            if (taps[k] >= 0) acc += x_at(n, c0 + c, taps[k]) * w_at(m, c, k);
+        y[(n * M + m) * osz + o] = acc;
       }
-    }
+  }
 }
 
 // Checks the X / W shapes of a Conv-like node (X [N, C, D...], W [M, C/group, k...]) and

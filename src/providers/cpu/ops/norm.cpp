@@ -189,7 +189,7 @@ class LayerNormKernel final : public Kernel {
     const int64_t axis = normalize_axis(axis_, x.rank(), who_.c_str());
     const Shape inner_shape(x.shape().begin() + axis, x.shape().end());
     const int64_t inner = shape_numel(inner_shape);
-    const int64_t outer = inner > 0 ? x.numel() / inner : 0;
+    const int64_t outer = shape_numel(Shape(x.shape().begin(), x.shape().begin() + axis));
     const auto check_param = [&](const Tensor& p) {
       PI_CHECK(p.dtype() == x.dtype() &&
                    broadcast_shapes(p.shape(), inner_shape, who_.c_str()) == inner_shape,
@@ -284,7 +284,7 @@ class LrnKernel final : public Kernel {
     PI_CHECK(x.rank() >= 2, ShapeMismatch, who_, ": input must be [N, C, ...], got ",
              x.describe());
     const int64_t C = x.dim(1);
-    const int64_t inner = C > 0 ? x.numel() / (x.dim(0) * C) : 0;
+    const int64_t inner = shape_numel(Shape(x.shape().begin() + 2, x.shape().end()));
     const int64_t lo = (size_ - 1) / 2, hi = size_ - 1 - lo;
     Tensor& y = ctx.output(0, x.dtype(), x.shape());
     dispatch(FloatTypes{}, x.dtype(), "LRN", [&](auto tag) {

@@ -42,7 +42,7 @@ class MaxPoolKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const WindowGeometry g = pool_geometry(attrs_, x.shape(), who_);
     const Shape ys = pooled_shape(x.shape(), g);
-    const std::vector<int64_t> taps = window_taps(g);
+    std::vector<int64_t> taps;
     const int64_t planes = x.dim(0) * x.dim(1), isz = g.in_size(), osz = g.out_size(),
                   ksz = g.kernel_size();
     Tensor& y = ctx.output(0, x.dtype(), ys);
@@ -55,14 +55,15 @@ class MaxPoolKernel final : public Kernel {
       using A = compute_t<T>;
       const T* xp = x.data<T>();
       T* yp = y.data<T>();
-      for (int64_t pl = 0; pl < planes; ++pl)
-        for (int64_t o = 0; o < osz; ++o) {
+      for (int64_t o = 0; o < osz; ++o) {
+        window_taps(g, o, taps);
+        for (int64_t pl = 0; pl < planes; ++pl) {
           A best = std::numeric_limits<A>::lowest();
           if constexpr (std::numeric_limits<A>::has_infinity)
             best = -std::numeric_limits<A>::infinity();
           int64_t arg = -1;
           for (int64_t k = 0; k < ksz; ++k) {
-            const int64_t t = taps[o * ksz + k];
+            const int64_t t = taps[k];
             if (t < 0) continue;
             const A v = A(xp[pl * isz + t]);
             if (arg < 0 || v > best) {
@@ -80,6 +81,7 @@ class MaxPoolKernel final : public Kernel {
           }
           ip[pl * osz + o] = arg < 0 ? -1 : pl * isz + idx;
         }
+      }
     });
   }
 
@@ -103,7 +105,7 @@ class AvgLpPoolKernel final : public Kernel {
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     const WindowGeometry g = pool_geometry(attrs_, x.shape(), who_);
-    const std::vector<int64_t> taps = window_taps(g);
+    std::vector<int64_t> taps;
     const int64_t planes = x.dim(0) * x.dim(1), isz = g.in_size(), osz = g.out_size(),
                   ksz = g.kernel_size();
     // With count_include_pad the divisor counts taps inside the padded input (not those past
@@ -127,12 +129,13 @@ class AvgLpPoolKernel final : public Kernel {
       using A = compute_t<T>;
       const T* xp = x.data<T>();
       T* yp = y.data<T>();
-      for (int64_t pl = 0; pl < planes; ++pl)
-        for (int64_t o = 0; o < osz; ++o) {
+      for (int64_t o = 0; o < osz; ++o) {
+        window_taps(g, o, taps);
+        for (int64_t pl = 0; pl < planes; ++pl) {
           A sum = A(0);
           int64_t valid = 0;
           for (int64_t k = 0; k < ksz; ++k) {
-            const int64_t t = taps[o * ksz + k];
+            const int64_t t = taps[k];
             if (t < 0) continue;
             const A v = A(xp[pl * isz + t]);
             sum += p_ ? A(std::pow(std::abs(v), A(p_))) : v;
@@ -147,6 +150,7 @@ class AvgLpPoolKernel final : public Kernel {
           }
           yp[pl * osz + o] = T(r);
         }
+      }
     });
   }
 
