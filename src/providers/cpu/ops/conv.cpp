@@ -33,8 +33,8 @@ int64_t WindowGeometry::kernel_size() const { return shape_numel(kernel); }
 static std::vector<int64_t> or_fill(const std::vector<int64_t>& v, size_t n, int64_t def,
                                     const char* name, const std::string& who) {
   if (v.empty()) return std::vector<int64_t>(n, def);
-  PI_CHECK(v.size() == n, InvalidModel, who, ": ", name, " has ", v.size(),
-           " values, expected ", n);
+  PI_CHECK(v.size() == n, InvalidModel, who, ": ", name, " has ", v.size(), " values, expected ",
+           n);
   return v;
 }
 
@@ -72,8 +72,8 @@ WindowGeometry window_geometry(const WindowAttrs& a, const Shape& in, const Shap
       PI_CHECK(pads[i] >= 0 && pads[i + r] >= 0, InvalidModel, who, ": pads must be >= 0");
     }
     const int64_t span = in[i] + g.pad_begin[i] + g.pad_end[i] - eff;
-    PI_CHECK(span >= 0, ShapeMismatch, who, ": window of ", eff, " does not fit input size ",
-             in[i], " with its padding");
+    PI_CHECK(span >= 0, ShapeMismatch, who, ": window of ", eff, " does not fit input size ", in[i],
+             " with its padding");
     if (pool && a.ceil_mode && a.auto_pad == "NOTSET") {
       g.out[i] = (span + s - 1) / s + 1;
       // A last window that would start in the end padding is dropped (as PyTorch and ORT do).
@@ -107,12 +107,11 @@ void window_taps(const WindowGeometry& g, int64_t o, std::vector<int64_t>& taps)
 
 WindowGeometry conv_geometry(const WindowAttrs& a, const Shape& x, const Shape& w,
                              const std::string& who) {
-  PI_CHECK(x.size() >= 3, ShapeMismatch, who, ": input must be [N, C, D...], got ",
-           shape_str(x));
+  PI_CHECK(x.size() >= 3, ShapeMismatch, who, ": input must be [N, C, D...], got ", shape_str(x));
   PI_CHECK(w.size() == x.size(), ShapeMismatch, who, ": weight ", shape_str(w),
            " must have the input's rank ", x.size());
-  PI_CHECK(x[1] % a.group == 0 && w[0] % a.group == 0 && w[1] * a.group == x[1], ShapeMismatch,
-           who, ": input ", shape_str(x), " and weight ", shape_str(w),
+  PI_CHECK(x[1] % a.group == 0 && w[0] % a.group == 0 && w[1] * a.group == x[1], ShapeMismatch, who,
+           ": input ", shape_str(x), " and weight ", shape_str(w),
            " do not agree with group=", a.group);
   const Shape in(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
   if (!a.kernel_shape.empty())
@@ -179,8 +178,8 @@ std::vector<int32_t> read_zero_points(const KernelContext& ctx, size_t i, int64_
   PI_CHECK(z.dtype() == dtype_of<T>(), InvalidArgument, who, ": zero point dtype ",
            dtype_name(z.dtype()), " differs from its tensor's");
   PI_CHECK(z.numel() == 1 || (per > 0 && z.rank() == 1 && z.numel() == per), ShapeMismatch, who,
-           ": zero point must be a scalar", per > 0 ? " or one per output channel" : "",
-           ", got ", z.describe());
+           ": zero point must be a scalar", per > 0 ? " or one per output channel" : "", ", got ",
+           z.describe());
   std::vector<int32_t> out(static_cast<size_t>(z.numel()));
   for (size_t k = 0; k < out.size(); ++k) out[k] = static_cast<int32_t>(z.data<T>()[k]);
   return out;

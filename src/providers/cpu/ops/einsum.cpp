@@ -73,17 +73,16 @@ class EinsumKernel final : public Kernel {
       const int explicit_count =
           static_cast<int>(inputs_[i].letters.size()) - (inputs_[i].ellipsis ? 1 : 0);
       const int e = t.rank() - explicit_count;
-      PI_CHECK(e == 0 || (inputs_[i].ellipsis && e > 0), ShapeMismatch, who_, ": operand ", i,
-               " ", t.describe(), " does not match its equation term");
+      PI_CHECK(e == 0 || (inputs_[i].ellipsis && e > 0), ShapeMismatch, who_, ": operand ", i, " ",
+               t.describe(), " does not match its equation term");
       ell_rank = std::max(ell_rank, e);
     }
     std::vector<int64_t> size(kEllipsisBase + ell_rank, -1);
     for (size_t i = 0; i < n_in; ++i) {
       const Tensor& t = ctx.input(i);
-      PI_CHECK(t.dtype() == ctx.input(0).dtype(), InvalidArgument, who_,
-               ": operand dtypes differ");
-      const int e = t.rank() - (static_cast<int>(inputs_[i].letters.size()) -
-                                (inputs_[i].ellipsis ? 1 : 0));
+      PI_CHECK(t.dtype() == ctx.input(0).dtype(), InvalidArgument, who_, ": operand dtypes differ");
+      const int e =
+          t.rank() - (static_cast<int>(inputs_[i].letters.size()) - (inputs_[i].ellipsis ? 1 : 0));
       for (int l : inputs_[i].letters) {
         if (l >= 0) {
           dims_labels[i].push_back(l);
@@ -98,9 +97,9 @@ class EinsumKernel final : public Kernel {
         if (s < 0 || (bcast && s == 1)) {
           s = t.dim(d);
         } else {
-          PI_CHECK(s == t.dim(d) || (bcast && t.dim(d) == 1), ShapeMismatch, who_,
-                   ": dimension ", d, " of operand ", i, " (", t.dim(d),
-                   ") disagrees with size ", s, " of its label elsewhere");
+          PI_CHECK(s == t.dim(d) || (bcast && t.dim(d) == 1), ShapeMismatch, who_, ": dimension ",
+                   d, " of operand ", i, " (", t.dim(d), ") disagrees with size ", s,
+                   " of its label elsewhere");
         }
       }
     }
@@ -118,8 +117,8 @@ class EinsumKernel final : public Kernel {
       }
       std::vector<int> sorted = out_labels;
       std::sort(sorted.begin(), sorted.end());
-      PI_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(), InvalidModel,
-               who_, ": a label repeats in the output");
+      PI_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(), InvalidModel, who_,
+               ": a label repeats in the output");
     } else {
       for (int j = 0; j < ell_rank; ++j) out_labels.push_back(kEllipsisBase + j);
       // Implicit output: the letters used exactly once, in alphabetical (ASCII) order.
@@ -183,7 +182,8 @@ class EinsumKernel final : public Kernel {
           A prod = A(1);
           for (size_t i = 0; i < n_in; ++i) {
             int64_t at = base[i];
-            for (size_t d = 0; d < sum_labels.size(); ++d) at += sidx[d] * lstride[i][sum_labels[d]];
+            for (size_t d = 0; d < sum_labels.size(); ++d)
+              at += sidx[d] * lstride[i][sum_labels[d]];
             prod *= A(in[i][at]);
           }
           acc += prod;

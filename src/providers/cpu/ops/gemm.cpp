@@ -27,7 +27,9 @@ MatMulPlan plan_matmul(const Shape& a, const Shape& b, const std::string& who) {
   PI_CHECK(b2[b2.size() - 2] == p.K, ShapeMismatch, who, ": inner dimensions of ", shape_str(a),
            " and ", shape_str(b), " differ");
   const Shape ab(a2.begin(), a2.end() - 2), bb(b2.begin(), b2.end() - 2);
-  const Shape batch = broadcast_shapes(ab, bb, who.c_str());
+  const std::string ctx =
+      who + " (batch dimensions of " + shape_str(a) + " and " + shape_str(b) + ")";
+  const Shape batch = broadcast_shapes(ab, bb, ctx.c_str());
   p.out = batch;
   if (a.size() > 1) p.out.push_back(p.M);
   if (b.size() > 1) p.out.push_back(p.N);
@@ -90,8 +92,7 @@ class GemmKernel final : public Kernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     PI_CHECK(a.rank() == 2 && b.rank() == 2 && a.dtype() == b.dtype(), ShapeMismatch, who_,
-             ": A and B must be matrices of one dtype, got ", a.describe(), " and ",
-             b.describe());
+             ": A and B must be matrices of one dtype, got ", a.describe(), " and ", b.describe());
     const int64_t M = trans_a_ ? a.dim(1) : a.dim(0), K = trans_a_ ? a.dim(0) : a.dim(1);
     const int64_t N = trans_b_ ? b.dim(0) : b.dim(1);
     PI_CHECK((trans_b_ ? b.dim(1) : b.dim(0)) == K, ShapeMismatch, who_, ": inner dimensions of ",

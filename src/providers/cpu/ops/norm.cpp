@@ -81,8 +81,7 @@ class BatchNormKernel final : public Kernel {
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    PI_CHECK(x.rank() >= 2, ShapeMismatch, who_, ": input must be [N, C, ...], got ",
-             x.describe());
+    PI_CHECK(x.rank() >= 2, ShapeMismatch, who_, ": input must be [N, C, ...], got ", x.describe());
     const int64_t C = x.dim(1);
     for (size_t i = 1; i <= 4; ++i)
       PI_CHECK(ctx.input(i).shape() == Shape{C}, ShapeMismatch, who_, ": input ", i,
@@ -140,13 +139,12 @@ class InstanceNormKernel final : public Kernel {
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    PI_CHECK(x.rank() >= 2, ShapeMismatch, who_, ": input must be [N, C, ...], got ",
-             x.describe());
+    PI_CHECK(x.rank() >= 2, ShapeMismatch, who_, ": input must be [N, C, ...], got ", x.describe());
     const int64_t C = x.dim(1);
     for (size_t i = 1; i <= 2; ++i)
-      PI_CHECK(ctx.input(i).shape() == Shape{C} && ctx.input(i).dtype() == x.dtype(),
-               ShapeMismatch, who_, ": input ", i, " must be ", dtype_name(x.dtype()), "[", C,
-               "], got ", ctx.input(i).describe());
+      PI_CHECK(ctx.input(i).shape() == Shape{C} && ctx.input(i).dtype() == x.dtype(), ShapeMismatch,
+               who_, ": input ", i, " must be ", dtype_name(x.dtype()), "[", C, "], got ",
+               ctx.input(i).describe());
     std::vector<bool> reduce(x.shape().size(), true);
     reduce[0] = reduce[1] = false;
     std::vector<int64_t> group;
@@ -281,8 +279,7 @@ class LrnKernel final : public Kernel {
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    PI_CHECK(x.rank() >= 2, ShapeMismatch, who_, ": input must be [N, C, ...], got ",
-             x.describe());
+    PI_CHECK(x.rank() >= 2, ShapeMismatch, who_, ": input must be [N, C, ...], got ", x.describe());
     const int64_t C = x.dim(1);
     const int64_t inner = shape_numel(Shape(x.shape().begin() + 2, x.shape().end()));
     const int64_t lo = (size_ - 1) / 2, hi = size_ - 1 - lo;

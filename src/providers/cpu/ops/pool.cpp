@@ -15,8 +15,7 @@ using MaxPoolTypes = TypeList<float, double, Float16, BFloat16, int8_t, uint8_t>
 
 // The geometry of a windowed pool over X [N, C, D...].
 WindowGeometry pool_geometry(const WindowAttrs& a, const Shape& x, const std::string& who) {
-  PI_CHECK(x.size() >= 3, ShapeMismatch, who, ": input must be [N, C, D...], got ",
-           shape_str(x));
+  PI_CHECK(x.size() >= 3, ShapeMismatch, who, ": input must be [N, C, D...], got ", shape_str(x));
   PI_CHECK(a.kernel_shape.size() == x.size() - 2, InvalidModel, who, ": kernel_shape must have ",
            x.size() - 2, " values");
   return window_geometry(a, Shape(x.begin() + 2, x.end()), a.kernel_shape, who, true);
@@ -247,8 +246,8 @@ class MaxUnpoolKernel final : public Kernel {
              ": strides/pads have the wrong length");
     Shape inferred{x.dim(0), x.dim(1)};
     for (size_t i = 0; i < r; ++i) {
-      const int64_t d = (x.dim(static_cast<int>(i + 2)) - 1) * strides[i] +
-                        attrs_.kernel_shape[i] - pads[i] - pads[i + r];
+      const int64_t d = (x.dim(static_cast<int>(i + 2)) - 1) * strides[i] + attrs_.kernel_shape[i] -
+                        pads[i] - pads[i + r];
       PI_CHECK(d >= 0, ShapeMismatch, who_, ": computed output size is negative");
       inferred.push_back(d);
     }
@@ -256,8 +255,8 @@ class MaxUnpoolKernel final : public Kernel {
     if (ctx.has_input(2)) {
       ys = read_int_list(ctx.input(2), who_.c_str());
       PI_CHECK(ys.size() == x.shape().size() && ys[0] == x.dim(0) && ys[1] == x.dim(1),
-               ShapeMismatch, who_, ": output_shape ", shape_str(ys),
-               " does not match the input ", shape_str(x.shape()));
+               ShapeMismatch, who_, ": output_shape ", shape_str(ys), " does not match the input ",
+               shape_str(x.shape()));
       for (size_t d = 2; d < ys.size(); ++d)
         PI_CHECK(ys[d] >= inferred[d], ShapeMismatch, who_, ": output_shape ", shape_str(ys),
                  " is smaller than the pooled input's ", shape_str(inferred));

@@ -19,8 +19,8 @@ template <class Q>
 Q saturate_round(double v, double zp) {
   const double r = std::nearbyint(v) + zp;
   if (std::isnan(r)) return Q(0);
-  return Q(std::clamp(r, double(std::numeric_limits<Q>::min()),
-                      double(std::numeric_limits<Q>::max())));
+  return Q(
+      std::clamp(r, double(std::numeric_limits<Q>::min()), double(std::numeric_limits<Q>::max())));
 }
 
 std::vector<double> as_doubles(const Tensor& t, const std::string& who) {
@@ -47,8 +47,7 @@ ParamLayout param_layout(const Tensor& x, const Tensor& scale, int64_t axis_attr
            scale.describe());
   const int64_t axis = normalize_axis(axis_attr, x.rank(), who.c_str());
   PI_CHECK(scale.numel() == x.dim(static_cast<int>(axis)), ShapeMismatch, who, ": scale ",
-           scale.describe(), " must have one value per index of axis ", axis, " of ",
-           x.describe());
+           scale.describe(), " must have one value per index of axis ", axis, " of ", x.describe());
   l.count = scale.numel();
   for (int d = static_cast<int>(axis) + 1; d < x.rank(); ++d) l.inner *= x.dim(d);
   return l;
@@ -198,7 +197,9 @@ class QLinearMatMulKernel final : public Kernel {
     const DType yt = ctx.input(7).dtype();
     const QParams qy = read_qparams(ctx, 6, 7, yt, 0, who_);
     const Shape ab(a2.begin(), a2.end() - 2), bb(b2.begin(), b2.end() - 2);
-    const Shape batch = broadcast_shapes(ab, bb, who_.c_str());
+    const std::string bwho =
+        who_ + " (batch dimensions of " + a.describe() + " and " + b.describe() + ")";
+    const Shape batch = broadcast_shapes(ab, bb, bwho.c_str());
     Shape ys = batch;
     if (a.rank() > 1) ys.push_back(M);
     if (b.rank() > 1) ys.push_back(N);
