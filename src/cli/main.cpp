@@ -1,1 +1,61 @@
-int main() { return 0; }
+// polyinfer — the command-line tool. One file per subcommand (src/cli/<name>.cpp).
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/cli.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*run)(const std::vector<std::string>&);
+  const char* help;
+};
+
+const Command kCommands[] = {
+    {"conformance", polyinfer::cli::cmd_conformance, "run ONNX backend test folders"},
+    {"providers", polyinfer::cli::cmd_providers, "providers built in, and whether each is usable"},
+};
+
+void usage(std::ostream& os) {
+  os << "usage: polyinfer COMMAND [ARGS]   (polyinfer COMMAND --help for its options)\n\n"
+        "commands:\n";
+  for (const auto& c : kCommands) os << "  " << c.name << std::string(14 - std::strlen(c.name), ' ') << c.help << "\n";
+  os << "\nexit status:\n"
+        "  0   success\n"
+        "  1   bad command line\n"
+        "  2   a check failed (conformance below its floor or with unexpected failures)\n"
+        "  11  invalid model        12  invalid argument     13  unsupported operator\n"
+        "  14  provider unavailable 15  shape mismatch       16  out of memory\n"
+        "  17  file I/O error       18  internal error (please report it)\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    usage(std::cout);
+    return args.empty() ? polyinfer::cli::kExitUsage : polyinfer::cli::kExitOk;
+  }
+  if (args[0] == "--version") {
+    std::cout << "polyinfer " << polyinfer::version() << "\n";
+    return 0;
+  }
+  for (const auto& c : kCommands) {
+    if (args[0] != c.name) continue;
+    try {
+      return c.run(std::vector<std::string>(args.begin() + 1, args.end()));
+    } catch (const polyinfer::Error& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      return polyinfer::exit_code(e.code());
+    } catch (const std::exception& e) {
+      std::cerr << "error: internal: " << e.what() << " (please report this)\n";
+      return polyinfer::exit_code(polyinfer::ErrorCode::Internal);
+    }
+  }
+  std::cerr << "error: unknown command '" << args[0] << "'; run `polyinfer --help`\n";
+  return polyinfer::cli::kExitUsage;
+}

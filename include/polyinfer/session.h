@@ -1,0 +1,120 @@
+// polyinfer/session.h — load an ONNX model once, run it many times.
+//
+//   polyinfer::SessionOptions opts;
+//   opts.providers = {"cpu"};                        // order of preference, and the allowed set
+//   auto session = polyinfer::Session::load("digits_cnn.onnx", opts);
+//   for (const auto& in : session.inputs()) std::cout << in.name << " " << in.type << "\n";
+//   auto x = polyinfer::Tensor::from_vector<float>({1, 1, 8, 8}, pixels);
+//   auto outputs = session.run({{"pixels", x}});   // all outputs, in the model's order
+//   std::cout << session.placement().summary() << "\n";   // where every node ran
+//
+// Creating a session imports and checks the model, places every node on a provider (the first
+// listed provider that can run it), and creates each node's kernel once. run() is thread-compatible
+// (one run at a time per session). Weights are shared, never copied per run; intermediate buffers
+// return to a per-session pool as soon as their last reader has run.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "polyinfer/tensor.h"
+
+namespace polyinfer {
+
+struct SessionOptions {
+  // Providers to use, in order of preference; nodes go to the first one that can run them. A
+  // listed provider that is not usable on this machine is an error (ProviderUnavailable, with
+  // the probe's reason) unless allow_missing is set, in which case it is skipped and the skip
+  // is reported in the placement.
+  std::vector<std::string> providers{"cpu"};
+  bool allow_missing = false;
+  // Intra-op threads; 0 means one per physical core.
+  int threads = 0;
+  // Graph optimization level, 0 (none) to 3 (all); see docs/optimizer.md.
+  int optimization_level = 3;
+};
+
+// A model input or output as the model declares it.
+struct ValueSpec {
+  std::string name;
+  DType dtype = DType::Undefined;
+  Shape shape;                      // -1 for a dynamic dimension
+  std::vector<std::string> dims;    // symbolic names of dynamic dimensions ("" when none)
+  bool has_shape = false;           // false when even the rank is unknown
+  std::string kind = "tensor";      // "tensor", "sequence", "optional", "map"
+  std::string type;                 // printable: "float32[N,1,8,8]"
+};
+
+// Where the nodes of a session run (placement rule 5 of docs/DESIGN.md).
+struct Placement {
+  struct Share {
+    std::string provider;
+    int nodes = 0;
+    double flops_share = 0;  // share of the model's estimated FLOPs, 0..1
+  };
+  struct Fallback {
+    std::string node;      // node name
+    std::string op;        // op type
+    std::string provider;  // where it ran
+    std::string reason;    // why earlier providers declined
+  };
+  struct Skipped {
+    std::string provider;
+    std::string reason;  // the probe's reason
+  };
+  std::vector<Share> providers;    // in the session's provider order, only those used
+  std::vector<Fallback> fallbacks; // nodes that did not run on the first usable provider
+  std::vector<Skipped> skipped;    // unusable providers skipped under allow_missing
+  int device_copies = 0;           // tensor copies across device borders per run
+  int total_nodes = 0;
+
+  // One line: "placement: cpu 12/12 nodes (100% of FLOPs); 0 device copies".
+  std::string summary() const;
+};
+
+class Session {
+ public:
+  static Session load(const std::string& path, const SessionOptions& options = {});
+  // `base_dir` is where external data files may be read from ("" forbids external data).
+  static Session load_bytes(const void* data, size_t size, const SessionOptions& options = {},
+                            const std::string& base_dir = "");
+
+  const std::vector<ValueSpec>& inputs() const;
+  const std::vector<ValueSpec>& outputs() const;
+
+  // Runs the model. Every input without a default must be given, by name, with the declared
+  // dtype and a shape that matches the declared one (dynamic dimensions may take any size).
+  // Returns all outputs in the model's order. Throws InvalidArgument / ShapeMismatch naming the
+  // input and what the model expects.
+  std::vector<Value> run(const std::map<std::string, Value>& inputs);
+  // Runs and returns only the named outputs, in the order given.
+  std::vector<Value> run(const std::map<std::string, Value>& inputs,
+                         const std::vector<std::string>& output_names);
+
+  const Placement& placement() const;
+  // Peak bytes of intermediate tensors held at once during runs so far (per-session pools).
+  size_t peak_memory_bytes() const;
+
+  struct Impl;
+
+ private:
+  explicit Session(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<Impl> impl_;
+};
+
+// Providers built into this binary and whether each is usable here (and why not).
+struct ProviderInfo {
+  std::string name;
+  std::string device;
+  bool usable = false;
+  std::string reason;
+  int kernels = 0;  // operator kernels it registers
+};
+std::vector<ProviderInfo> available_providers();
+
+// polyinfer's version, "0.1.0".
+const char* version();
+
+}  // namespace polyinfer

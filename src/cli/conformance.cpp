@@ -1,0 +1,255 @@
+// `polyinfer conformance DIR...`: runs ONNX backend test folders and compares outputs.
+//
+// Each test runs in a child process with a time limit, so a crash or a hang in one test is
+// reported as that test's error instead of ending the run.
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "cli/cli.h"
+#include "core/compare.h"
+#include "onnx/tensor_file.h"
+
+namespace polyinfer::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  std::string suite, name, status, detail;  // status: passed failed errored skipped
+};
+
+ir::TypeInfo type_for(const ValueSpec& spec) {
+  ir::TypeInfo t;
+  if (spec.kind == "sequence") t.kind = ir::TypeInfo::Kind::Sequence;
+  else if (spec.kind == "optional") t.kind = ir::TypeInfo::Kind::Optional;
+  t.elem = spec.dtype;
+  return t;
+}
+
+std::vector<fs::path> sorted_entries(const fs::path& dir, const std::string& prefix) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path());
+  // input_10.pb sorts after input_9.pb: order by the number after the prefix.
+  auto num = [&](const fs::path& p) {
+    const std::string s = p.stem().string().substr(prefix.size());
+    return std::atoi(s.c_str());
+  };
+  std::sort(out.begin(), out.end(), [&](const fs::path& a, const fs::path& b) {
+    return num(a) != num(b) ? num(a) < num(b) : a < b;
+  });
+  return out;
+}
+
+// Runs one test folder in this process; returns {status, detail}.
+std::pair<std::string, std::string> run_test(const fs::path& dir, const SessionOptions& opts,
+                                             const Tolerance& tol) {
+  const auto sets = sorted_entries(dir, "test_data_set_");
+  if (sets.empty()) return {"skipped", "no test_data_set_* folders"};
+  Session session = Session::load((dir / "model.onnx").string(), opts);
+  for (const auto& set : sets) {
+    const auto in_files = sorted_entries(set, "input_");
+    const auto out_files = sorted_entries(set, "output_");
+    std::map<std::string, Value> feeds;
+    PI_CHECK(in_files.size() <= session.inputs().size(), InvalidArgument, set.string(), " has ",
+             in_files.size(), " inputs, the model takes ", session.inputs().size());
+    for (size_t i = 0; i < in_files.size(); ++i) {
+      const ir::TypeInfo t = type_for(session.inputs()[i]);
+      feeds[session.inputs()[i].name] = read_value_pb(in_files[i].string(), &t);
+    }
+    const auto got = session.run(feeds);
+    PI_CHECK(out_files.size() <= got.size(), InvalidArgument, set.string(), " has ",
+             out_files.size(), " outputs, the model gives ", got.size());
+    for (size_t i = 0; i < out_files.size(); ++i) {
+      const ir::TypeInfo t = type_for(session.outputs()[i]);
+      const Value expected = read_value_pb(out_files[i].string(), &t);
+      const std::string diff = compare_values(got[i], expected, tol);
+      if (!diff.empty())
+        return {"failed", set.filename().string() + " output " + std::to_string(i) + " '" +
+                              session.outputs()[i].name + "': " + diff};
+    }
+  }
+  return {"passed", ""};
+}
+
+// Forks, runs the test in the child, and collects "status\ndetail" through a pipe.
+std::pair<std::string, std::string> run_isolated(const fs::path& dir, const SessionOptions& opts,
+                                                 const Tolerance& tol, int timeout_s) {
+  int fds[2];
+  if (pipe(fds) != 0) return {"errored", "pipe() failed"};
+  std::cout.flush();
+  const pid_t pid = fork();
+  if (pid < 0) return {"errored", "fork() failed"};
+  if (pid == 0) {
+    close(fds[0]);
+    std::pair<std::string, std::string> r;
+    try {
+      r = run_test(dir, opts, tol);
+    } catch (const Error& e) {
+      r = {"errored", std::string(error_code_name(e.code())) + ": " + e.what()};
+    } catch (const std::exception& e) {
+      r = {"errored", std::string("exception: ") + e.what()};
+    }
+    const std::string msg = r.first + "\n" + r.second;
+    size_t off = 0;
+    while (off < msg.size()) {
+      const ssize_t w = write(fds[1], msg.data() + off, msg.size() - off);
+      if (w <= 0) break;
+      off += static_cast<size_t>(w);
+    }
+    close(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string buf;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  bool timed_out = false;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000))) <= 0) continue;
+    char chunk[4096];
+    const ssize_t n = read(fds[0], chunk, sizeof chunk);
+    if (n <= 0) break;
+    buf.append(chunk, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (timed_out) return {"errored", "timed out after " + std::to_string(timeout_s) + " s"};
+  if (WIFSIGNALED(status))
+    return {"errored", std::string("crashed: ") + strsignal(WTERMSIG(status))};
+  const auto nl = buf.find('\n');
+  if (nl == std::string::npos) return {"errored", "test process exited without a result"};
+  return {buf.substr(0, nl), buf.substr(nl + 1)};
+}
+
+std::map<std::string, std::string> read_expected(const std::string& path) {
+  std::map<std::string, std::string> out;
+  if (path.empty()) return out;
+  std::ifstream in(path);
+  PI_CHECK(in.good(), Io, "cannot read expected-failures list '", path, "'");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto colon = line.find(':');
+    const std::string name = line.substr(0, colon);
+    out[name] = colon == std::string::npos ? "" : line.substr(colon + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+int cmd_conformance(const std::vector<std::string>& argv) {
+  const Args args = parse_args(
+      argv, {"json", "allow-missing", "no-fork", "quiet", "help"},
+      {"providers", "threads", "filter", "expect", "min-passed", "timeout", "level"}, "conformance");
+  if (args.flag("help") || args.positional.empty()) {
+    std::cout << "usage: polyinfer conformance DIR... [--providers LIST] [--filter REGEX] [--json]\n"
+                 "         [--expect FILE] [--min-passed N] [--timeout S] [--quiet] [--no-fork]\n"
+                 "Runs ONNX backend test folders (DIR/test_*/model.onnx + test_data_set_*) and\n"
+                 "compares outputs (floats: rtol 1e-3, atol 1e-5; other types exactly).\n"
+                 "--expect FILE: 'test_name: reason' lines; any other failure fails the run.\n"
+                 "--min-passed N: fail the run when fewer tests pass. Exit 2 when a check fails.\n";
+    return args.flag("help") ? kExitOk : kExitUsage;
+  }
+  SessionOptions opts = session_options(args);
+  if (!args.options.count("threads")) opts.threads = 1;
+  const Tolerance tol;
+  const int timeout = args.get_int("timeout", 300);
+  const bool json = args.flag("json"), quiet = args.flag("quiet");
+  std::regex filter(args.get("filter", ".*"));
+  const bool has_expect = args.options.count("expect") > 0;
+  const auto expected = read_expected(args.get("expect"));
+
+  std::vector<std::pair<std::string, fs::path>> tests;
+  for (const auto& d : args.positional) {
+    const fs::path dir(d);
+    PI_CHECK(fs::is_directory(dir), Io, "conformance folder '", d, "' does not exist");
+    if (fs::exists(dir / "model.onnx")) {
+      tests.push_back({dir.parent_path().filename().string(), dir});
+      continue;
+    }
+    for (const auto& t : sorted_entries(dir, "test_"))
+      if (fs::exists(t / "model.onnx")) tests.push_back({dir.filename().string(), t});
+  }
+  std::vector<Result> results;
+  std::map<std::string, int> count;
+  for (const auto& [suite, dir] : tests) {
+    const std::string name = dir.filename().string();
+    if (!std::regex_search(name, filter)) continue;
+    std::pair<std::string, std::string> r;
+    if (args.flag("no-fork")) {
+      try {
+        r = run_test(dir, opts, tol);
+      } catch (const Error& e) {
+        r = {"errored", std::string(error_code_name(e.code())) + ": " + e.what()};
+      }
+    } else {
+      r = run_isolated(dir, opts, tol, timeout);
+    }
+    ++count[r.first];
+    results.push_back({suite, name, r.first, r.second});
+    if (!json && !(quiet && r.first == "passed")) {
+      std::string tag = r.first == "passed" ? "PASS " : r.first == "failed" ? "FAIL " :
+                        r.first == "errored" ? "ERROR" : "SKIP ";
+      std::cout << tag << " " << name << (r.second.empty() ? "" : ": " + r.second) << "\n";
+    }
+  }
+  // Failures not on the expected list, and listed tests that now pass.
+  std::vector<std::string> unexpected, fixed;
+  std::set<std::string> ran;
+  for (const auto& r : results) {
+    ran.insert(r.name);
+    const bool bad = r.status == "failed" || r.status == "errored";
+    if (bad && has_expect && !expected.count(r.name)) unexpected.push_back(r.name);
+    if (!bad && r.status == "passed" && expected.count(r.name)) fixed.push_back(r.name);
+  }
+  const int total = static_cast<int>(results.size());
+  const int min_passed = args.get_int("min-passed", 0);
+  const bool ok = count["passed"] >= min_passed && unexpected.empty();
+  if (json) {
+    std::cout << "{\"total\": " << total << ", \"passed\": " << count["passed"]
+              << ", \"failed\": " << count["failed"] << ", \"errored\": " << count["errored"]
+              << ", \"skipped\": " << count["skipped"] << ", \"tests\": [";
+    for (size_t i = 0; i < results.size(); ++i)
+      std::cout << (i ? ", " : "") << "{\"name\": " << json_str(results[i].name)
+                << ", \"suite\": " << json_str(results[i].suite)
+                << ", \"status\": " << json_str(results[i].status)
+                << ", \"detail\": " << json_str(results[i].detail) << "}";
+    std::cout << "]}\n";
+  } else {
+    for (const auto& n : fixed)
+      std::cout << "NOW PASSING (remove from the expected-failures list): " << n << "\n";
+    for (const auto& n : unexpected) std::cout << "UNEXPECTED FAILURE: " << n << "\n";
+    std::cout << "conformance: " << total << " tests, " << count["passed"] << " passed, "
+              << count["failed"] << " failed, " << count["errored"] << " errored, "
+              << count["skipped"] << " skipped";
+    if (min_passed > 0) std::cout << " (floor " << min_passed << ")";
+    std::cout << "\n";
+  }
+  return ok ? kExitOk : kExitCheck;
+}
+
+}  // namespace polyinfer::cli

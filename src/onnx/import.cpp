@@ -1,0 +1,282 @@
+#include "onnx/import.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <onnx/shape_inference/implementation.h>
+
+#include "onnx/tensor_proto.h"
+
+namespace polyinfer {
+
+namespace {
+
+using onnx_io::ExternalDataPolicy;
+
+ir::TypeInfo convert_type(const onnx::TypeProto& tp) {
+  ir::TypeInfo t;
+  switch (tp.value_case()) {
+    case onnx::TypeProto::kTensorType: {
+      t.kind = ir::TypeInfo::Kind::Tensor;
+      const int et = tp.tensor_type().elem_type();
+      t.elem = et >= 0 && et <= 16 ? static_cast<DType>(et) : DType::Undefined;
+      if (tp.tensor_type().has_shape()) {
+        t.has_shape = true;
+        for (const auto& d : tp.tensor_type().shape().dim()) {
+          t.dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
+          t.dim_params.push_back(d.has_dim_param() ? d.dim_param() : std::string());
+        }
+      }
+      break;
+    }
+    case onnx::TypeProto::kSequenceType:
+      t.kind = ir::TypeInfo::Kind::Sequence;
+      t.inner = std::make_shared<ir::TypeInfo>(convert_type(tp.sequence_type().elem_type()));
+      t.elem = t.inner->elem;
+      break;
+    case onnx::TypeProto::kOptionalType:
+      t.kind = ir::TypeInfo::Kind::Optional;
+      t.inner = std::make_shared<ir::TypeInfo>(convert_type(tp.optional_type().elem_type()));
+      t.elem = t.inner->elem;
+      break;
+    case onnx::TypeProto::kMapType: t.kind = ir::TypeInfo::Kind::Map; break;
+    default: t.kind = ir::TypeInfo::Kind::Unknown; break;
+  }
+  return t;
+}
+
+class GraphImporter {
+ public:
+  GraphImporter(const std::map<std::string, int>& opsets, ExternalDataPolicy ext)
+      : opsets_(opsets), ext_(std::move(ext)) {}
+
+  std::shared_ptr<ir::Graph> convert(const onnx::GraphProto& gp, int depth) {
+    PI_CHECK(depth < 64, InvalidModel, "subgraphs are nested more than 64 levels deep");
+    auto g = std::make_shared<ir::Graph>();
+    g->name = gp.name().empty() ? "main" : gp.name();
+    g->opsets = opsets_;
+    for (const auto& tp : gp.initializer()) {
+      PI_CHECK(!tp.name().empty(), InvalidModel, "graph '", g->name, "' has an unnamed initializer");
+      g->initializers[tp.name()] =
+          onnx_io::tensor_from_proto(tp, ext_, "initializer '" + tp.name() + "'");
+    }
+    for (const auto& sp : gp.sparse_initializer()) {
+      const std::string name = sp.values().name();
+      g->initializers[name] = densify(sp, "sparse initializer '" + name + "'");
+    }
+    std::set<std::string> init_names;
+    for (const auto& [n, t] : g->initializers) init_names.insert(n);
+    for (const auto& vi : gp.input()) {
+      // Old models (IR < 4) list initializers among the inputs too; they are weights, not feeds.
+      if (init_names.count(vi.name())) {
+        g->value_types[vi.name()] = convert_type(vi.type());
+        continue;
+      }
+      g->inputs.push_back({vi.name(), convert_type(vi.type())});
+    }
+    for (const auto& vi : gp.output()) g->outputs.push_back({vi.name(), convert_type(vi.type())});
+    for (const auto& vi : gp.value_info()) g->value_types[vi.name()] = convert_type(vi.type());
+
+    std::set<std::string> names;
+    for (int i = 0; i < gp.node_size(); ++i) {
+      const auto& np = gp.node(i);
+      ir::Node n;
+      n.op_type = np.op_type();
+      PI_CHECK(!n.op_type.empty(), InvalidModel, "node ", i, " of graph '", g->name,
+               "' has no op_type");
+      n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+      n.name = np.name().empty() ? n.op_type + "_" + std::to_string(i) : np.name();
+      if (!names.insert(n.name).second) n.name += "_" + std::to_string(i);
+      auto op = opsets_.find(n.domain);
+      PI_CHECK(op != opsets_.end(), InvalidModel, n.label(), " uses domain '", n.domain,
+               "', which the model does not import (add it to opset_import)");
+      n.opset = op->second;
+      n.inputs.assign(np.input().begin(), np.input().end());
+      n.outputs.assign(np.output().begin(), np.output().end());
+      for (const auto& ap : np.attribute()) n.attrs[ap.name()] = convert_attr(ap, n, depth);
+      g->nodes.push_back(std::move(n));
+    }
+    // Outer-scope references of subgraphs become implicit inputs of the node that owns them.
+    for (auto& n : g->nodes) {
+      std::set<std::string> seen;
+      for (const auto& [key, a] : n.attrs) {
+        auto add = [&](const ir::Graph& sub) {
+          for (const auto& v : sub.free_values())
+            if (seen.insert(v).second) n.implicit_inputs.push_back(v);
+        };
+        if (a.g) add(*a.g);
+        for (const auto& sg : a.graphs) add(*sg);
+      }
+    }
+    return g;
+  }
+
+ private:
+  Tensor densify(const onnx::SparseTensorProto& sp, const std::string& what) {
+    Tensor values = onnx_io::tensor_from_proto(sp.values(), ext_, what);
+    Tensor indices = onnx_io::tensor_from_proto(sp.indices(), ext_, what + " indices");
+    Shape shape(sp.dims().begin(), sp.dims().end());
+    Tensor out = Tensor::zeros(values.dtype(), shape);
+    PI_CHECK(values.dtype() != DType::String, UnsupportedOp, what, ": sparse strings");
+    PI_CHECK(indices.dtype() == DType::Int64, InvalidModel, what, ": indices must be int64");
+    const int64_t nnz = values.numel();
+    const int64_t total = out.numel();
+    const auto* idx = indices.data<int64_t>();
+    const size_t es = dtype_size(values.dtype());
+    const int rank = static_cast<int>(shape.size());
+    const bool linear = indices.rank() == 1;
+    PI_CHECK(linear ? indices.numel() == nnz : indices.numel() == nnz * rank, InvalidModel, what,
+             ": indices do not match the number of values");
+    for (int64_t k = 0; k < nnz; ++k) {
+      int64_t pos = 0;
+      if (linear) {
+        pos = idx[k];
+      } else {
+        for (int d = 0; d < rank; ++d) {
+          const int64_t v = idx[k * rank + d];
+          PI_CHECK(v >= 0 && v < shape[d], InvalidModel, what, ": index out of range");
+          pos = pos * shape[d] + v;
+        }
+      }
+      PI_CHECK(pos >= 0 && pos < total, InvalidModel, what, ": index ", pos, " out of range");
+      std::memcpy(static_cast<char*>(out.raw_data()) + pos * es,
+                  static_cast<const char*>(values.raw_data()) + k * es, es);
+    }
+    return out;
+  }
+
+  ir::Attribute convert_attr(const onnx::AttributeProto& ap, const ir::Node& n, int depth) {
+    using T = ir::Attribute::Type;
+    ir::Attribute a;
+    const std::string what = n.label() + " attribute '" + ap.name() + "'";
+    PI_CHECK(ap.ref_attr_name().empty(), InvalidModel, what,
+             " refers to a function attribute outside a function");
+    switch (ap.type()) {
+      case onnx::AttributeProto::FLOAT: a.type = T::Float; a.f = ap.f(); break;
+      case onnx::AttributeProto::INT: a.type = T::Int; a.i = ap.i(); break;
+      case onnx::AttributeProto::STRING: a.type = T::String; a.s = ap.s(); break;
+      case onnx::AttributeProto::TENSOR:
+        a.type = T::Tensor;
+        a.t = onnx_io::tensor_from_proto(ap.t(), ext_, what);
+        break;
+      case onnx::AttributeProto::SPARSE_TENSOR:
+        a.type = T::Tensor;
+        a.t = densify(ap.sparse_tensor(), what);
+        break;
+      case onnx::AttributeProto::GRAPH:
+        a.type = T::Graph;
+        a.g = convert(ap.g(), depth + 1);
+        break;
+      case onnx::AttributeProto::FLOATS:
+        a.type = T::Floats;
+        a.floats.assign(ap.floats().begin(), ap.floats().end());
+        break;
+      case onnx::AttributeProto::INTS:
+        a.type = T::Ints;
+        a.ints.assign(ap.ints().begin(), ap.ints().end());
+        break;
+      case onnx::AttributeProto::STRINGS:
+        a.type = T::Strings;
+        a.strings.assign(ap.strings().begin(), ap.strings().end());
+        break;
+      case onnx::AttributeProto::TENSORS:
+        a.type = T::Tensors;
+        for (const auto& t : ap.tensors())
+          a.tensors.push_back(onnx_io::tensor_from_proto(t, ext_, what));
+        break;
+      case onnx::AttributeProto::GRAPHS:
+        a.type = T::Graphs;
+        for (const auto& g : ap.graphs()) a.graphs.push_back(convert(g, depth + 1));
+        break;
+      case onnx::AttributeProto::TYPE_PROTO:
+        a.type = T::TypeProto;
+        a.tp = convert_type(ap.tp());
+        break;
+      default:
+        fail(ErrorCode::InvalidModel, what, " has an unknown type ", static_cast<int>(ap.type()));
+    }
+    return a;
+  }
+
+  std::map<std::string, int> opsets_;
+  ExternalDataPolicy ext_;
+};
+
+void sort_all(ir::Graph& g, const std::vector<std::string>& outer) {
+  // Names visible to a subgraph: the outer scope plus everything this graph defines.
+  std::vector<std::string> visible = outer;
+  for (const auto& v : g.inputs) visible.push_back(v.name);
+  for (const auto& [n, t] : g.initializers) visible.push_back(n);
+  for (const auto& n : g.nodes)
+    for (const auto& o : n.outputs) visible.push_back(o);
+  for (auto& n : g.nodes)
+    for (auto& [k, a] : n.attrs) {
+      if (a.g) sort_all(*a.g, visible);
+      for (auto& sg : a.graphs) sort_all(*sg, visible);
+    }
+  g.sort_topologically(outer);
+}
+
+Model import_proto(onnx::ModelProto& mp, const std::string& base_dir) {
+  Model m;
+  m.ir_version = mp.ir_version();
+  m.producer = mp.producer_name() + (mp.producer_version().empty() ? "" : " " + mp.producer_version());
+  PI_CHECK(mp.has_graph(), InvalidModel, "the model has no graph");
+  for (const auto& op : mp.opset_import()) {
+    const std::string dom = op.domain() == "ai.onnx" ? "" : op.domain();
+    PI_CHECK(op.version() >= 1 && op.version() < 1000, InvalidModel, "opset version ",
+             op.version(), " of domain '", dom, "' is not valid");
+    m.opsets[dom] = static_cast<int>(op.version());
+  }
+  // IR version 3 and older models may leave the default domain's opset implicit.
+  if (m.opsets.empty()) m.opsets[""] = 1;
+  PI_CHECK(!m.opsets.count("") || m.opsets[""] <= kMaxOpset, UnsupportedOp,
+           "the model uses ONNX opset ", m.opsets[""], "; polyinfer supports opsets 1 to ",
+           kMaxOpset, " (convert it with onnx.version_converter)");
+  PI_CHECK(mp.functions_size() == 0, UnsupportedOp,
+           "the model defines local functions, which polyinfer does not inline yet");
+
+  try {
+    onnx::ShapeInferenceOptions opts(false, 0, false);
+    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), opts);
+  } catch (const std::exception& e) {
+    m.notes.push_back(std::string("shape inference failed: ") + e.what());
+  }
+
+  GraphImporter importer(m.opsets, ExternalDataPolicy{base_dir});
+  m.graph = importer.convert(mp.graph(), 0);
+  sort_all(*m.graph, {});
+  PI_CHECK(!m.graph->outputs.empty(), InvalidModel, "the model's graph declares no outputs");
+  return m;
+}
+
+}  // namespace
+
+Model import_onnx_bytes(const void* data, size_t size, const std::string& base_dir) {
+  PI_CHECK(size > 0, InvalidModel, "the model is empty (0 bytes)");
+  PI_CHECK(size < (size_t{1} << 31), InvalidModel,
+           "the model is larger than protobuf's 2 GiB limit; save its weights as external data");
+  onnx::ModelProto mp;
+  PI_CHECK(mp.ParseFromArray(data, static_cast<int>(size)), InvalidModel,
+           "the model is not a valid ONNX protobuf (truncated or not an .onnx file)");
+  return import_proto(mp, base_dir);
+}
+
+Model import_onnx_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  PI_CHECK(fs::is_regular_file(path, ec), Io, "model file '", path,
+           "' does not exist or is not a file");
+  std::ifstream in(path, std::ios::binary);
+  PI_CHECK(in.good(), Io, "cannot open model file '", path, "': check its permissions");
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    const fs::path dir = fs::path(path).parent_path();
+    return import_onnx_bytes(data.data(), data.size(), dir.empty() ? "." : dir.string());
+  } catch (const Error& e) {
+    throw Error(e.code(), path + ": " + e.what());
+  }
+}
+
+}  // namespace polyinfer

@@ -1,0 +1,34 @@
+// ONNX model import: a .onnx file or buffer → an ir::Graph ready for the runtime.
+//
+// Checks the model enough that nothing later can crash on it: types and counts of tensor data,
+// external data paths (never outside the model's folder), node inputs that nothing produces,
+// cycles. Runs ONNX shape inference to fill in value types (failures there only lose shape
+// information; they are not errors).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace polyinfer {
+
+struct Model {
+  std::shared_ptr<ir::Graph> graph;
+  int64_t ir_version = 0;
+  std::string producer;          // "pytorch 1.13.0"
+  std::map<std::string, int> opsets;  // domain ("" = ai.onnx) → version
+  std::vector<std::string> notes;     // what import could not do (e.g. shape inference failed)
+};
+
+// Loads a model file; external data is read from the file's folder.
+Model import_onnx_file(const std::string& path);
+// Loads a model from memory; external data is read from `base_dir` (empty: not allowed).
+Model import_onnx_bytes(const void* data, size_t size, const std::string& base_dir);
+
+// The highest default-domain opset polyinfer knows the semantics of.
+constexpr int kMaxOpset = 23;
+
+}  // namespace polyinfer

@@ -1,0 +1,28 @@
+// TensorProto / SequenceProto / OptionalProto ↔ polyinfer values. Internal to src/onnx: the rest
+// of polyinfer never sees protobuf types (see tensor_file.h for the protobuf-free entry points).
+#pragma once
+
+#include <string>
+
+#include <onnx/onnx_pb.h>
+#include <onnx/onnx-data.pb.h>
+
+#include "polyinfer/tensor.h"
+
+namespace polyinfer::onnx_io {
+
+// Where a tensor's external data may be read from: files inside `base_dir` only. An empty
+// base_dir forbids external data (a model loaded from bytes without a folder).
+struct ExternalDataPolicy {
+  std::string base_dir;
+};
+
+// Converts a TensorProto; `what` names it in errors ("initializer 'conv1.weight'").
+Tensor tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataPolicy& ext,
+                         const std::string& what);
+void tensor_to_proto(const Tensor& t, onnx::TensorProto* proto);
+
+Value value_from_proto(const onnx::SequenceProto& proto, const std::string& what);
+Value value_from_proto(const onnx::OptionalProto& proto, const std::string& what);
+
+}  // namespace polyinfer::onnx_io

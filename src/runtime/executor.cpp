@@ -1,0 +1,184 @@
+#include "runtime/executor.h"
+
+#include <set>
+
+#include "runtime/partitioner.h"
+
+namespace polyinfer {
+
+namespace {
+
+class KernelInfoImpl final : public KernelInfo {
+ public:
+  KernelInfoImpl(const ir::Node& node, std::shared_ptr<const ir::Graph> graph,
+                 std::shared_ptr<const RuntimeContext> rt)
+      : node_(node), graph_(std::move(graph)), rt_(std::move(rt)) {}
+
+  const ir::Node& node() const override { return node_; }
+  const Tensor* constant_input(size_t i) const override {
+    if (!has_input(i)) return nullptr;
+    auto it = graph_->initializers.find(node_.inputs[i]);
+    return it == graph_->initializers.end() ? nullptr : &it->second;
+  }
+  const ir::TypeInfo* input_type(size_t i) const override {
+    return has_input(i) ? graph_->type_of(node_.inputs[i]) : nullptr;
+  }
+  const ir::TypeInfo* output_type(size_t i) const override {
+    return has_output(i) ? graph_->type_of(node_.outputs[i]) : nullptr;
+  }
+  std::unique_ptr<SubgraphRunner> subgraph(const std::string& attr) const override {
+    const ir::Attribute* a = node_.attr(attr);
+    PI_CHECK(a && a->type == ir::Attribute::Type::Graph && a->g, InvalidModel, node_.label(),
+             ": graph attribute '", attr, "' is missing");
+    // The subgraph is owned by this node's attribute, which the outer graph keeps alive; the
+    // aliasing constructor ties the subgraph's lifetime to the outer graph's.
+    std::shared_ptr<const ir::Graph> sub(graph_, a->g.get());
+    return std::make_unique<Executor>(sub, rt_);
+  }
+  int threads() const override { return rt_->threads; }
+
+ private:
+  const ir::Node& node_;
+  std::shared_ptr<const ir::Graph> graph_;
+  std::shared_ptr<const RuntimeContext> rt_;
+};
+
+class KernelContextImpl final : public KernelContext {
+ public:
+  KernelContextImpl(const ir::Node& node, const std::vector<Value>& inputs,
+                    std::vector<Value>& outputs, const std::map<std::string, Value>& scope,
+                    std::shared_ptr<Allocator> alloc, int threads)
+      : node_(node), inputs_(inputs), outputs_(outputs), scope_(scope),
+        alloc_(std::move(alloc)), threads_(threads) {}
+
+  const ir::Node& node() const override { return node_; }
+  const Value& value(size_t i) const override {
+    static const Value kNone;
+    return i < inputs_.size() ? inputs_[i] : kNone;
+  }
+  Tensor& output(size_t i, DType dtype, const Shape& shape) override {
+    PI_CHECK(i < outputs_.size(), Internal, node_.label(), " wrote output ", i, " of ",
+             outputs_.size());
+    outputs_[i] = Value(Tensor::empty(dtype, shape, alloc_));
+    return outputs_[i].tensor();
+  }
+  void set_output(size_t i, Value value) override {
+    PI_CHECK(i < outputs_.size(), Internal, node_.label(), " wrote output ", i, " of ",
+             outputs_.size());
+    outputs_[i] = std::move(value);
+  }
+  const std::map<std::string, Value>& scope() const override { return scope_; }
+  int threads() const override { return threads_; }
+
+ private:
+  const ir::Node& node_;
+  const std::vector<Value>& inputs_;
+  std::vector<Value>& outputs_;
+  const std::map<std::string, Value>& scope_;
+  std::shared_ptr<Allocator> alloc_;
+  int threads_;
+};
+
+Value to_device(const Value& v, Device device, int* copies) {
+  if (!v.is_tensor() || v.tensor().device() == device) return v;
+  ++*copies;
+  return Value(v.tensor().to(device));
+}
+
+}  // namespace
+
+Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const RuntimeContext> rt)
+    : graph_(std::move(graph)), rt_(std::move(rt)) {
+  const ir::Graph& g = *graph_;
+  auto define = [&](const std::string& name) {
+    auto [it, inserted] = slots_.emplace(name, num_slots_);
+    if (inserted) ++num_slots_;
+    return it->second;
+  };
+  for (const auto& [name, t] : g.initializers) constants_.push_back({define(name), Value(t)});
+  for (const auto& v : g.inputs) input_slots_.push_back(define(v.name));
+  for (const auto& name : g.free_values()) outer_.push_back({define(name), name});
+  for (const auto& n : g.nodes)
+    for (const auto& o : n.outputs)
+      if (!o.empty()) define(o);
+  for (const auto& v : g.outputs) output_slots_.push_back(slot_of(v.name));
+
+  nodes_ = partition(g, *rt_, [&](const ir::Node& n) {
+    return std::make_unique<KernelInfoImpl>(n, graph_, rt_);
+  });
+
+  // Steps with their slots, then each slot's last reader, so values die as early as possible.
+  std::vector<int> last_use(num_slots_, -1);
+  steps_.resize(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const ir::Node& n = *nodes_[i].node;
+    Step& s = steps_[i];
+    for (const auto& name : n.inputs) s.in.push_back(name.empty() ? -1 : slot_of(name));
+    for (const auto& name : n.implicit_inputs) s.implicit.push_back(slot_of(name));
+    for (const auto& name : n.outputs) s.out.push_back(name.empty() ? -1 : slots_.at(name));
+    for (int sl : s.in) if (sl >= 0) last_use[sl] = static_cast<int>(i);
+    for (int sl : s.implicit) last_use[sl] = static_cast<int>(i);
+    for (int sl : s.out) if (sl >= 0 && last_use[sl] < static_cast<int>(i)) last_use[sl] = static_cast<int>(i);
+  }
+  std::set<int> keep(output_slots_.begin(), output_slots_.end());
+  for (const auto& [sl, v] : constants_) keep.insert(sl);
+  for (int sl = 0; sl < num_slots_; ++sl)
+    if (last_use[sl] >= 0 && !keep.count(sl)) steps_[last_use[sl]].release.push_back(sl);
+}
+
+int Executor::slot_of(const std::string& name) const {
+  auto it = slots_.find(name);
+  PI_CHECK(it != slots_.end(), InvalidModel, "graph '", graph_->name, "' reads '", name,
+           "', which nothing provides");
+  return it->second;
+}
+
+std::vector<Value> Executor::run(const std::vector<Value>& inputs,
+                                 const std::map<std::string, Value>& scope) {
+  const ir::Graph& g = *graph_;
+  PI_CHECK(inputs.size() <= input_slots_.size(), InvalidArgument, "graph '", g.name, "' takes ",
+           input_slots_.size(), " inputs, ", inputs.size(), " given");
+  std::vector<Value> slots(num_slots_);
+  for (const auto& [sl, v] : constants_) slots[sl] = v;
+  for (size_t i = 0; i < inputs.size(); ++i) slots[input_slots_[i]] = inputs[i];
+  for (const auto& [sl, name] : outer_) {
+    auto it = scope.find(name);
+    PI_CHECK(it != scope.end(), InvalidModel, "graph '", g.name, "' reads '", name,
+             "' from an enclosing graph, which does not provide it");
+    slots[sl] = it->second;
+  }
+
+  copies_ = 0;
+  std::vector<Value> in, out;
+  static const std::map<std::string, Value> kNoScope;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const PlacedNode& p = nodes_[i];
+    const Step& s = steps_[i];
+    const Device dev = rt_->providers[p.provider]->device();
+    in.clear();
+    for (int sl : s.in) in.push_back(sl < 0 ? Value() : to_device(slots[sl], dev, &copies_));
+    std::map<std::string, Value> node_scope;
+    for (size_t k = 0; k < s.implicit.size(); ++k)
+      node_scope[p.node->implicit_inputs[k]] = slots[s.implicit[k]];
+    out.assign(s.out.size(), Value());
+    KernelContextImpl ctx(*p.node, in, out, s.implicit.empty() ? kNoScope : node_scope,
+                          rt_->pools[p.provider], rt_->threads);
+    try {
+      p.kernel->run(ctx);
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      if (msg.find(p.node->label()) != std::string::npos) throw;
+      throw Error(e.code(), p.node->label() + ": " + msg);
+    }
+    for (size_t k = 0; k < s.out.size(); ++k)
+      if (s.out[k] >= 0) slots[s.out[k]] = std::move(out[k]);
+    for (int sl : s.release) slots[sl] = Value();
+  }
+
+  std::vector<Value> result;
+  result.reserve(output_slots_.size());
+  for (int sl : output_slots_) result.push_back(slots[sl]);
+  return result;
+}
+
+}  // namespace polyinfer

@@ -1,0 +1,70 @@
+// The sequential executor: runs a placed graph node by node, in topological order.
+//
+// Values live in numbered slots. Each slot's last reader is known from the graph, so the
+// executor drops a value as soon as that reader has run; its buffer returns to the session's
+// pool (runtime/memory_pool.h) and the next allocation of similar size reuses it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "polyinfer/session.h"
+#include "runtime/kernel.h"
+#include "runtime/memory_pool.h"
+#include "runtime/provider.h"
+
+namespace polyinfer {
+
+// What a session shares with every executor it builds (its subgraphs' too).
+struct RuntimeContext {
+  std::vector<std::shared_ptr<Provider>> providers;  // usable, in preference order
+  std::vector<std::shared_ptr<MemoryPool>> pools;    // one per provider
+  int threads = 1;
+};
+
+// A node with its provider and its kernel.
+struct PlacedNode {
+  const ir::Node* node = nullptr;
+  int provider = 0;  // index into RuntimeContext::providers
+  std::unique_ptr<Kernel> kernel;
+  std::string declined;  // why earlier providers declined it ("" when the first took it)
+};
+
+class Executor final : public SubgraphRunner {
+ public:
+  // Places every node of `graph` (runtime/partitioner.h) and creates its kernel.
+  Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const RuntimeContext> rt);
+
+  // Binds graph inputs in order (None leaves an optional input out), resolves outer-scope names
+  // from `scope`, runs every node, returns the graph outputs in order.
+  std::vector<Value> run(const std::vector<Value>& inputs,
+                         const std::map<std::string, Value>& scope) override;
+  const ir::Graph& graph() const override { return *graph_; }
+
+  const std::vector<PlacedNode>& nodes() const { return nodes_; }
+  // Device copies the last run made at provider borders.
+  int last_copies() const { return copies_; }
+
+ private:
+  int slot_of(const std::string& name) const;
+
+  std::shared_ptr<const ir::Graph> graph_;
+  std::shared_ptr<const RuntimeContext> rt_;
+  std::vector<PlacedNode> nodes_;
+  std::map<std::string, int> slots_;
+  int num_slots_ = 0;
+  std::vector<std::pair<int, Value>> constants_;       // initializer slots
+  std::vector<int> input_slots_, output_slots_;
+  std::vector<std::pair<int, std::string>> outer_;     // outer-scope slot ← name
+  struct Step {
+    std::vector<int> in, implicit, out;
+    std::vector<int> release;  // slots whose last reader is this step
+  };
+  std::vector<Step> steps_;
+  int copies_ = 0;
+};
+
+}  // namespace polyinfer

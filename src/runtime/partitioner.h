@@ -1,0 +1,24 @@
+// The partitioner: decides which provider runs each node (placement rules 2 and 4 of
+// docs/DESIGN.md) and creates the node's kernel on it.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "runtime/executor.h"
+
+namespace polyinfer {
+
+// Makes the KernelInfo a provider sees for a node (the executor supplies it: it knows the
+// graph's constants and how to compile subgraphs).
+using KernelInfoFactory = std::function<std::unique_ptr<KernelInfo>(const ir::Node&)>;
+
+// Pass 1: for each node in order, ask the providers in preference order to create its kernel;
+//         the first that can, takes it; each refusal's reason is kept.
+// Pass 2: a node that nobody took is an UnsupportedOp error that names the op, the node and
+//         every provider's reason, and suggests adding cpu when it is not listed.
+std::vector<PlacedNode> partition(const ir::Graph& graph, const RuntimeContext& rt,
+                                  const KernelInfoFactory& make_info);
+
+}  // namespace polyinfer

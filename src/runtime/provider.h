@@ -1,0 +1,57 @@
+// The provider interface: the one seam every backend (cpu, vulkan, cuda, ...) plugs into.
+//
+// A provider is a device plus the operators it can run there. The partitioner asks each listed
+// provider, in the user's order, to create the kernel for a node; the first that can, runs it.
+// "Can it run this node?" and "create its kernel" are one call on purpose: a kernel knows best
+// which attribute values and dtypes it covers, and a single mechanism cannot disagree with itself.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/kernel.h"
+
+namespace polyinfer {
+
+// Whether a provider can be used on this machine, and if not, why and how to fix it. `doctor`
+// prints the same text.
+struct ProviderStatus {
+  bool usable = false;
+  std::string reason;  // empty when usable
+};
+
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  virtual std::string name() const = 0;  // "cpu", "vulkan", ...
+  virtual Device device() const = 0;
+  virtual ProviderStatus probe() const = 0;
+  // Creates the kernel for info.node(). Throws UnsupportedOp with the reason ("Resize
+  // mode=cubic is not implemented", "no kernel for LSTM at opset 14") when this provider cannot
+  // run the node; the partitioner then tries the next provider and reports the reason.
+  virtual std::unique_ptr<Kernel> create_kernel(const KernelInfo& info) const = 0;
+  // The allocator for this provider's device (sessions wrap it in a caching pool).
+  virtual std::shared_ptr<Allocator> allocator() const = 0;
+  // Waits until work queued on the device is done. (Optional: synchronous providers need not.)
+  virtual void synchronize() const {}
+};
+
+// A provider that creates kernels from the process-wide kernel registry under its name: every
+// provider whose kernels register with PI_REGISTER_KERNEL can derive from it.
+class RegistryProvider : public Provider {
+ public:
+  std::unique_ptr<Kernel> create_kernel(const KernelInfo& info) const override;
+};
+
+using ProviderFactory = std::function<std::unique_ptr<Provider>()>;
+
+// Providers register a factory under their name (from a static initializer in their own file).
+bool register_provider(const std::string& name, ProviderFactory factory);
+// A new instance of the named provider; throws InvalidArgument naming the known providers.
+std::unique_ptr<Provider> create_provider(const std::string& name);
+// Names of all providers built into this binary, in registration order with "cpu" first.
+std::vector<std::string> provider_names();
+
+}  // namespace polyinfer

@@ -1,0 +1,231 @@
+#include "polyinfer/session.h"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <set>
+#include <thread>
+
+#include "onnx/import.h"
+#include "runtime/cost.h"
+#include "runtime/executor.h"
+
+namespace polyinfer {
+
+struct Session::Impl {
+  Model model;
+  std::shared_ptr<RuntimeContext> rt;
+  std::unique_ptr<Executor> executor;
+  std::vector<ValueSpec> inputs, outputs;
+  Placement placement;
+};
+
+namespace {
+
+ValueSpec spec_of(const ir::ValueInfo& v) {
+  ValueSpec s;
+  s.name = v.name;
+  s.dtype = v.type.elem;
+  s.has_shape = v.type.has_shape;
+  s.shape = v.type.dims;
+  s.dims = v.type.dim_params;
+  switch (v.type.kind) {
+    case ir::TypeInfo::Kind::Tensor: s.kind = "tensor"; break;
+    case ir::TypeInfo::Kind::Sequence: s.kind = "sequence"; break;
+    case ir::TypeInfo::Kind::Optional: s.kind = "optional"; break;
+    case ir::TypeInfo::Kind::Map: s.kind = "map"; break;
+    case ir::TypeInfo::Kind::Unknown: s.kind = "unknown"; break;
+  }
+  s.type = v.type.str();
+  return s;
+}
+
+int physical_cores() {
+  // Threads per core from sysfs; fall back to all logical CPUs.
+  const unsigned logical = std::max(1u, std::thread::hardware_concurrency());
+  FILE* f = std::fopen("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list", "r");
+  if (!f) return static_cast<int>(logical);
+  char buf[64] = {};
+  const bool ok = std::fgets(buf, sizeof buf, f) != nullptr;
+  std::fclose(f);
+  int siblings = 1;
+  if (ok)
+    for (const char* p = buf; *p; ++p)
+      if (*p == ',' || *p == '-') siblings = 2;
+  return std::max(1, static_cast<int>(logical) / siblings);
+}
+
+std::shared_ptr<RuntimeContext> make_runtime(const SessionOptions& opts, Placement* placement) {
+  PI_CHECK(!opts.providers.empty(), InvalidArgument,
+           "the provider list is empty; give at least one, e.g. --providers cpu");
+  PI_CHECK(opts.threads >= 0 && opts.threads <= 1024, InvalidArgument, "threads must be 0..1024, got ",
+           opts.threads);
+  auto rt = std::make_shared<RuntimeContext>();
+  rt->threads = opts.threads > 0 ? opts.threads : physical_cores();
+  std::set<std::string> seen;
+  for (const auto& name : opts.providers) {
+    PI_CHECK(seen.insert(name).second, InvalidArgument, "provider '", name,
+             "' is listed twice; list each provider once");
+    std::shared_ptr<Provider> p = create_provider(name);
+    const ProviderStatus st = p->probe();
+    if (!st.usable) {
+      PI_CHECK(opts.allow_missing, ProviderUnavailable, "provider '", name,
+               "' is not usable here: ", st.reason,
+               " (pass --allow-missing to skip it, or remove it from the list)");
+      placement->skipped.push_back({name, st.reason});
+      continue;
+    }
+    rt->providers.push_back(p);
+    rt->pools.push_back(std::make_shared<MemoryPool>(p->allocator()));
+  }
+  PI_CHECK(!rt->providers.empty(), ProviderUnavailable,
+           "none of the listed providers is usable here; add cpu to the list");
+  return rt;
+}
+
+void fill_placement(const Executor& ex, const RuntimeContext& rt, const ir::Graph& g,
+                    Placement* pl) {
+  std::vector<int> nodes(rt.providers.size(), 0);
+  std::vector<double> flops(rt.providers.size(), 0);
+  double total = 0;
+  for (const auto& p : ex.nodes()) {
+    ++nodes[p.provider];
+    const double f = estimate_flops(*p.node, g);
+    flops[p.provider] += f;
+    total += f;
+    if (!p.declined.empty())
+      pl->fallbacks.push_back({p.node->name, p.node->op_type, rt.providers[p.provider]->name(),
+                               p.declined});
+  }
+  pl->total_nodes = static_cast<int>(ex.nodes().size());
+  for (size_t i = 0; i < rt.providers.size(); ++i)
+    if (nodes[i] > 0)
+      pl->providers.push_back({rt.providers[i]->name(), nodes[i],
+                               total > 0 ? flops[i] / total : double(nodes[i]) / pl->total_nodes});
+}
+
+std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts) {
+  PI_CHECK(opts.optimization_level >= 0 && opts.optimization_level <= 3, InvalidArgument,
+           "optimization level must be 0..3, got ", opts.optimization_level);
+  auto impl = std::make_shared<Session::Impl>();
+  impl->model = std::move(model);
+  impl->rt = make_runtime(opts, &impl->placement);
+  omp_set_num_threads(impl->rt->threads);
+  impl->executor = std::make_unique<Executor>(impl->model.graph, impl->rt);
+  for (const auto& v : impl->model.graph->inputs) impl->inputs.push_back(spec_of(v));
+  for (const auto& v : impl->model.graph->outputs) impl->outputs.push_back(spec_of(v));
+  fill_placement(*impl->executor, *impl->rt, *impl->model.graph, &impl->placement);
+  return impl;
+}
+
+std::string list_inputs(const std::vector<ValueSpec>& specs) {
+  std::string s;
+  for (const auto& v : specs) s += (s.empty() ? "" : ", ") + v.name + " (" + v.type + ")";
+  return s;
+}
+
+void check_input(const ValueSpec& spec, const Value& v) {
+  if (spec.kind != "tensor") return;
+  PI_CHECK(v.is_tensor(), InvalidArgument, "input '", spec.name, "' must be a tensor (",
+           spec.type, "), got ", v.describe());
+  const Tensor& t = v.tensor();
+  PI_CHECK(spec.dtype == DType::Undefined || t.dtype() == spec.dtype, InvalidArgument,
+           "input '", spec.name, "' has dtype ", dtype_name(t.dtype()), " but the model expects ",
+           dtype_name(spec.dtype), " (", spec.type, "); convert the data to ",
+           dtype_name(spec.dtype));
+  if (!spec.has_shape) return;
+  bool ok = static_cast<size_t>(t.rank()) == spec.shape.size();
+  for (size_t i = 0; ok && i < spec.shape.size(); ++i)
+    ok = spec.shape[i] < 0 || spec.shape[i] == t.shape()[i];
+  PI_CHECK(ok, ShapeMismatch, "input '", spec.name, "' has shape ", shape_str(t.shape()),
+           " but the model expects ", spec.type, " (named dimensions may take any size)");
+}
+
+}  // namespace
+
+Session Session::load(const std::string& path, const SessionOptions& options) {
+  return Session(build(import_onnx_file(path), options));
+}
+
+Session Session::load_bytes(const void* data, size_t size, const SessionOptions& options,
+                            const std::string& base_dir) {
+  return Session(build(import_onnx_bytes(data, size, base_dir), options));
+}
+
+const std::vector<ValueSpec>& Session::inputs() const { return impl_->inputs; }
+const std::vector<ValueSpec>& Session::outputs() const { return impl_->outputs; }
+const Placement& Session::placement() const { return impl_->placement; }
+
+size_t Session::peak_memory_bytes() const {
+  size_t peak = 0;
+  for (const auto& p : impl_->rt->pools) peak += p->stats().peak_in_use;
+  return peak;
+}
+
+std::vector<Value> Session::run(const std::map<std::string, Value>& inputs) {
+  std::set<std::string> known;
+  std::vector<Value> ordered;
+  for (const auto& spec : impl_->inputs) {
+    known.insert(spec.name);
+    auto it = inputs.find(spec.name);
+    if (it == inputs.end()) {
+      PI_CHECK(spec.kind == "optional", InvalidArgument, "input '", spec.name, "' (", spec.type,
+               ") is missing; the model needs: ", list_inputs(impl_->inputs));
+      ordered.emplace_back();
+      continue;
+    }
+    check_input(spec, it->second);
+    ordered.push_back(it->second);
+  }
+  for (const auto& [name, v] : inputs)
+    PI_CHECK(known.count(name), InvalidArgument, "the model has no input named '", name,
+             "'; its inputs are: ", list_inputs(impl_->inputs));
+  omp_set_num_threads(impl_->rt->threads);
+  auto out = impl_->executor->run(ordered, {});
+  impl_->placement.device_copies = impl_->executor->last_copies();
+  return out;
+}
+
+std::vector<Value> Session::run(const std::map<std::string, Value>& inputs,
+                                const std::vector<std::string>& output_names) {
+  std::vector<Value> all = run(inputs);
+  std::vector<Value> out;
+  for (const auto& name : output_names) {
+    size_t i = 0;
+    while (i < impl_->outputs.size() && impl_->outputs[i].name != name) ++i;
+    PI_CHECK(i < impl_->outputs.size(), InvalidArgument, "the model has no output named '",
+             name, "'; its outputs are: ", list_inputs(impl_->outputs));
+    out.push_back(all[i]);
+  }
+  return out;
+}
+
+std::string Placement::summary() const {
+  std::string s = "placement:";
+  char buf[64];
+  for (size_t i = 0; i < providers.size(); ++i) {
+    std::snprintf(buf, sizeof buf, "%.0f%%", providers[i].flops_share * 100);
+    s += (i ? ", " : " ") + providers[i].provider + " " + std::to_string(providers[i].nodes) +
+         "/" + std::to_string(total_nodes) + " nodes (" + buf + " of FLOPs)";
+  }
+  s += "; " + std::to_string(fallbacks.size()) + " fell back; " + std::to_string(device_copies) +
+       " device copies";
+  for (const auto& sk : skipped) s += "; skipped " + sk.provider + " (" + sk.reason + ")";
+  return s;
+}
+
+std::vector<ProviderInfo> available_providers() {
+  std::vector<ProviderInfo> out;
+  for (const auto& name : provider_names()) {
+    auto p = create_provider(name);
+    const ProviderStatus st = p->probe();
+    out.push_back({name, p->device().str(), st.usable, st.reason,
+                   static_cast<int>(kernels_of(name).size())});
+  }
+  return out;
+}
+
+const char* version() { return "0.1.0"; }
+
+}  // namespace polyinfer
