@@ -171,6 +171,6 @@ class RoiAlignKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(RoiAlign, 10, 21, RoiAlignKernel);
+PI_CPU_KERNEL(RoiAlign, 10, 23, RoiAlignKernel);
 
 }  // namespace polyinfer

@@ -77,9 +77,7 @@ class DftKernel final : public Kernel {
       : opset_(info.opset()),
         axis_attr_(info.attr_int("axis", 1)),
         inverse_(info.attr_int("inverse", 0) != 0),
-        onesided_(info.attr_int("onesided", 0) != 0) {
-    if (inverse_ && onesided_) info.unsupported("inverse together with onesided");
-  }
+        onesided_(info.attr_int("onesided", 0) != 0) {}
 
   void run(KernelContext& ctx) override {
     const std::string label = ctx.node().label();
@@ -94,15 +92,17 @@ class DftKernel final : public Kernel {
     PI_CHECK(axis != rank - 1, InvalidArgument, who,
              ": axis may not be the last (real/imaginary) dimension");
     const int64_t len = x.dim(static_cast<int>(axis));
-    int64_t n = len;
-    if (ctx.has_input(1) && ctx.input(1).numel() > 0) {
+    // inverse + onesided is the inverse real FFT: a onesided spectrum in, a real signal out.
+    const bool irfft = inverse_ && onesided_;
+    int64_t n = irfft ? 2 * (len - 1) : len;
+    if (ctx.has_input(1) && ctx.input(1).numel() > 0)
       n = read_int_scalar(ctx.input(1), who, "dft_length");
-      PI_CHECK(n > 0, InvalidArgument, who, ": dft_length must be positive, got ", n);
-    }
-    const int64_t nout = onesided_ ? n / 2 + 1 : n;
+    PI_CHECK(n > 0, InvalidArgument, who, ": dft_length must be positive, got ", n);
+    const int64_t nout = irfft ? n : onesided_ ? n / 2 + 1 : n;
+    const int64_t out_comps = irfft ? 1 : 2;
     Shape out_shape = x.shape();
     out_shape[axis] = nout;
-    out_shape.back() = 2;
+    out_shape.back() = out_comps;
     const bool complex_in = x.dim(-1) == 2;
     const std::vector<double> in = read_doubles(x, who);
     int64_t outer = 1, inner = 1;
@@ -116,19 +116,20 @@ class DftKernel final : public Kernel {
     const double norm = inverse_ ? 1.0 / static_cast<double>(n) : 1.0;
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t i = 0; i < inner; ++i) {
-        for (int64_t j = 0; j < n; ++j) {
-          if (j >= len) {
-            line[static_cast<size_t>(j)] = 0;
-            continue;
-          }
+        auto at = [&](int64_t j) -> cd {
+          if (j >= len) return 0.0;  // zero-padded up to dft_length
           const size_t src = static_cast<size_t>(((o * len + j) * inner + i) * comps);
-          line[static_cast<size_t>(j)] = {in[src], complex_in ? in[src + 1] : 0.0};
+          return {in[src], complex_in ? in[src + 1] : 0.0};
+        };
+        for (int64_t j = 0; j < n; ++j) {
+          // The upper half of a onesided spectrum is the conjugate mirror of the lower half.
+          line[static_cast<size_t>(j)] = !irfft || j <= n / 2 ? at(j) : std::conj(at(n - j));
         }
         dft_line(line, tw, res);
         for (int64_t k = 0; k < nout; ++k) {
-          const size_t dst = static_cast<size_t>(((o * nout + k) * inner + i) * 2);
+          const size_t dst = static_cast<size_t>(((o * nout + k) * inner + i) * out_comps);
           out[dst] = res[static_cast<size_t>(k)].real() * norm;
-          out[dst + 1] = res[static_cast<size_t>(k)].imag() * norm;
+          if (!irfft) out[dst + 1] = res[static_cast<size_t>(k)].imag() * norm;
         }
       }
     }
