@@ -97,7 +97,8 @@ TEST(Session, OldIrModelsListInitializersAsInputsAndTheyAreNotFeeds) {
   test::ModelBuilder b(6);
   b.proto().set_ir_version(3);
   b.input("x", {2}).input("w", {2}).output("y", {2}).initializer("w", {2}, {5, 6}).node("Identity", {"w"}, {"y"});
-  Session s = Session::load_bytes(b.bytes().data(), b.bytes().size());
+  const std::string bytes = b.bytes();
+  Session s = Session::load_bytes(bytes.data(), bytes.size());
   EXPECT_EQ(s.inputs().size(), 1u);
   auto out = s.run({{"x", Tensor::from_vector<float>({2}, {0, 0})}});
   EXPECT_EQ(out[0].tensor().to_vector<float>(), (std::vector<float>{5, 6}));
