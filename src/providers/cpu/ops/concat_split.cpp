@@ -1,6 +1,7 @@
 // Concat and Split: both move contiguous blocks; a tensor of shape [outer, dim, inner] (split at
 // the axis) is a list of `outer` rows of dim*inner elements.
 #include <algorithm>
+#include <string>
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
@@ -8,6 +9,13 @@
 
 namespace polyinfer {
 namespace {
+
+// "[1,-1,0]" for messages; shape_str would print a negative value as "?" (a dynamic dimension).
+std::string int_list_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
 
 int64_t product(const Shape& s, size_t from, size_t to) {
   int64_t p = 1;
@@ -102,14 +110,14 @@ class SplitKernel final : public Kernel {
       }
     }
     PI_CHECK(static_cast<int64_t>(sizes.size()) == nout, InvalidArgument, label_, ": split ",
-             shape_str(sizes), " has ", sizes.size(), " entries for ", nout, " outputs");
+             int_list_str(sizes), " has ", sizes.size(), " entries for ", nout, " outputs");
     int64_t sum = 0;
     for (int64_t s : sizes) {
-      PI_CHECK(s >= 0 && s <= dim, InvalidArgument, label_, ": split ", shape_str(sizes),
+      PI_CHECK(s >= 0 && s <= dim, InvalidArgument, label_, ": split ", int_list_str(sizes),
                " has a size outside [0, ", dim, "]");
       sum += s;
     }
-    PI_CHECK(sum == dim, ShapeMismatch, label_, ": split ", shape_str(sizes), " sums to ", sum,
+    PI_CHECK(sum == dim, ShapeMismatch, label_, ": split ", int_list_str(sizes), " sums to ", sum,
              " but axis ", axis, " of ", x.describe(), " has ", dim);
 
     const int64_t outer = product(x.shape(), 0, axis);

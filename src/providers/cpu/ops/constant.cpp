@@ -11,6 +11,13 @@
 namespace polyinfer {
 namespace {
 
+// "[1,-1,0]" for messages; shape_str would print a negative value as "?" (a dynamic dimension).
+std::string int_list_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
 // The value is built once; every run hands out the same tensor (kernels never write into their
 // inputs, so sharing it is safe). The importer densifies sparse_value into a plain tensor.
 class ConstantKernel final : public Kernel {
@@ -65,7 +72,7 @@ class ConstantOfShapeKernel final : public Kernel {
   void run(KernelContext& ctx) override {
     const std::vector<int64_t> shape = read_int_list(ctx.input(0), label_.c_str());
     for (int64_t d : shape)
-      PI_CHECK(d >= 0, InvalidArgument, label_, ": shape ", shape_str(shape),
+      PI_CHECK(d >= 0, InvalidArgument, label_, ": shape ", int_list_str(shape),
                " has a negative dimension");
     Tensor& y = ctx.output(0, value_.dtype(), shape);
     dispatch(AllTypes{}, value_.dtype(), label_.c_str(), [&](auto tag) {

@@ -1,5 +1,6 @@
 // Expand (numpy broadcast to a shape) and Tile (repeat along each axis).
 #include <algorithm>
+#include <string>
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
@@ -7,6 +8,13 @@
 
 namespace polyinfer {
 namespace {
+
+// "[1,-1,0]" for messages; shape_str would print a negative value as "?" (a dynamic dimension).
+std::string int_list_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
 
 // The output shape is the broadcast of the input's shape and the requested one, so a requested
 // 1 keeps the input's dimension (Expand is bidirectional, unlike numpy.broadcast_to).
@@ -18,7 +26,7 @@ class ExpandKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const std::vector<int64_t> req = read_int_list(ctx.input(1), label_.c_str());
     for (int64_t d : req)
-      PI_CHECK(d >= 0, InvalidArgument, label_, ": shape ", shape_str(req),
+      PI_CHECK(d >= 0, InvalidArgument, label_, ": shape ", int_list_str(req),
                " has a negative dimension");
     const Shape out = broadcast_shapes(x.shape(), req, label_.c_str());
     Tensor& y = ctx.output(0, x.dtype(), out);
@@ -44,10 +52,10 @@ class TileKernel final : public Kernel {
     const std::vector<int64_t> reps = read_int_list(ctx.input(1), label_.c_str());
     const int r = x.rank();
     PI_CHECK(static_cast<int>(reps.size()) == r, InvalidArgument, label_, ": repeats ",
-             shape_str(reps), " must have one entry per dimension of ", x.describe());
+             int_list_str(reps), " must have one entry per dimension of ", x.describe());
     Shape out(r);
     for (int d = 0; d < r; ++d) {
-      PI_CHECK(reps[d] >= 0, InvalidArgument, label_, ": repeats ", shape_str(reps),
+      PI_CHECK(reps[d] >= 0, InvalidArgument, label_, ": repeats ", int_list_str(reps),
                " has a negative entry");
       out[d] = shape_numel({x.shape()[d], reps[d]});
     }

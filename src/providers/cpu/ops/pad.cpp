@@ -15,6 +15,13 @@
 namespace polyinfer {
 namespace {
 
+// "[1,-1,0]" for messages; shape_str would print a negative value as "?" (a dynamic dimension).
+std::string int_list_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
 enum class Mode { Constant, Reflect, Edge, Wrap };
 
 class PadKernel final : public Kernel {
@@ -46,7 +53,7 @@ class PadKernel final : public Kernel {
       for (int d = 0; d < r; ++d) axes.push_back(d);
     }
     const size_t n = axes.size();
-    PI_CHECK(pads.size() == 2 * n, InvalidArgument, label_, ": pads ", shape_str(pads),
+    PI_CHECK(pads.size() == 2 * n, InvalidArgument, label_, ": pads ", int_list_str(pads),
              " must have 2 entries per padded axis (", n, ")");
     // No real pad is near 2^40 (the element limit); the bound keeps the sums below exact.
     for (int64_t p : pads)
@@ -65,7 +72,7 @@ class PadKernel final : public Kernel {
     for (int d = 0; d < r; ++d) {
       const int64_t dim = x.shape()[d];
       out[d] = dim + before[d] + after[d];
-      PI_CHECK(out[d] >= 0, InvalidArgument, label_, ": pads ", shape_str(pads),
+      PI_CHECK(out[d] >= 0, InvalidArgument, label_, ": pads ", int_list_str(pads),
                " crop more than dimension ", d, " of ", x.describe(), " holds");
       PI_CHECK(mode_ == Mode::Constant || dim > 0 || out[d] == 0, InvalidArgument, label_,
                ": cannot pad an empty dimension in this mode (", x.describe(), ")");

@@ -1,12 +1,20 @@
 // Ops that only change how a tensor's elements are indexed (Reshape, Flatten, Squeeze,
 // Unsqueeze) return views of their input; Shape and Size read only the shape.
 #include <algorithm>
+#include <string>
 
 #include "core/shape_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
 namespace {
+
+// "[1,-1,0]" for messages; shape_str would print a negative value as "?" (a dynamic dimension).
+std::string int_list_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
 
 int64_t product(const Shape& s, size_t from, size_t to) {
   int64_t p = 1;
@@ -34,15 +42,15 @@ class ReshapeKernel final : public Kernel {
     for (size_t i = 0; i < req.size(); ++i) {
       int64_t d = req[i];
       if (d == -1) {
-        PI_CHECK(infer_at < 0, InvalidArgument, label_, ": shape ", shape_str(req),
+        PI_CHECK(infer_at < 0, InvalidArgument, label_, ": shape ", int_list_str(req),
                  " has more than one -1");
         infer_at = static_cast<int64_t>(i);
         continue;
       }
-      PI_CHECK(d >= 0, InvalidArgument, label_, ": shape ", shape_str(req),
+      PI_CHECK(d >= 0, InvalidArgument, label_, ": shape ", int_list_str(req),
                " has a negative dimension other than -1");
       if (d == 0 && !allowzero_) {
-        PI_CHECK(i < x.shape().size(), InvalidArgument, label_, ": shape ", shape_str(req),
+        PI_CHECK(i < x.shape().size(), InvalidArgument, label_, ": shape ", int_list_str(req),
                  " copies dimension ", i, " (0) but the input ", x.describe(), " has rank ",
                  x.rank());
         d = x.shape()[i];
@@ -52,12 +60,12 @@ class ReshapeKernel final : public Kernel {
       known = shape_numel({known, d});  // checks overflow
     }
     if (infer_at >= 0) {
-      PI_CHECK(!(allowzero_ && has_zero), InvalidArgument, label_, ": shape ", shape_str(req),
+      PI_CHECK(!(allowzero_ && has_zero), InvalidArgument, label_, ": shape ", int_list_str(req),
                " has both 0 and -1, which allowzero=1 forbids");
       PI_CHECK(known != 0, InvalidArgument, label_, ": cannot infer the -1 in shape ",
-               shape_str(req), " when the other dimensions multiply to 0");
+               int_list_str(req), " when the other dimensions multiply to 0");
       PI_CHECK(x.numel() % known == 0, ShapeMismatch, label_, ": cannot reshape ",
-               x.describe(), " to ", shape_str(req));
+               x.describe(), " to ", int_list_str(req));
       out[infer_at] = x.numel() / known;
     }
     PI_CHECK(shape_numel(out) == x.numel(), ShapeMismatch, label_, ": cannot reshape ",

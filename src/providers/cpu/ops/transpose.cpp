@@ -1,10 +1,19 @@
 // Transpose and the two ops that are a reshape-transpose-reshape (DepthToSpace, SpaceToDepth).
+#include <string>
+
 #include "core/dispatch.h"
 #include "core/shape_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
 namespace {
+
+// "[1,-1,0]" for messages; shape_str would print a negative value as "?" (a dynamic dimension).
+std::string int_list_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
 
 // Writes `in`, read as a row-major array of shape `view`, into `out` transposed by `perm`
 // (out's dimension i is view's dimension perm[i]). Walks the output in order and keeps the input
@@ -64,7 +73,7 @@ class TransposeKernel final : public Kernel {
     for (int i = 0; i < r; ++i) {
       int64_t p = perm[i];
       PI_CHECK(p >= 0 && p < r && !seen[p], InvalidArgument, label_, ": perm ",
-               shape_str(perm), " is not a permutation of 0..", r - 1);
+               int_list_str(perm), " is not a permutation of 0..", r - 1);
       seen[p] = true;
       out[i] = x.shape()[p];
     }
