@@ -277,7 +277,13 @@ class CastKernel final : public Kernel {
 
 class CastLikeKernel final : public Kernel {
  public:
-  explicit CastLikeKernel(const KernelInfo&) {}
+  explicit CastLikeKernel(const KernelInfo& info) {
+    // When import knows the target type, an unsupported one is a placement reason, not a run-time
+    // failure.
+    const ir::TypeInfo* like = info.input_type(1);
+    if (like != nullptr && like->elem != DType::Undefined && !castable(like->elem))
+      info.unsupported(std::string("cast to ") + dtype_name(like->elem));
+  }
 
   void run(KernelContext& ctx) override {
     const std::string who = ctx.node().label();
