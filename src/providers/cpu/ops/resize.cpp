@@ -113,7 +113,9 @@ AxisPlan plan_axis(const ResizeParams& p, int64_t in_len, int64_t out_len, doubl
     const double xo = source_coordinate(p.ctm, static_cast<double>(x), scale, in_len, out_len,
                                         out_len_f, roi_start, roi_end);
     auto& taps = plan.taps[static_cast<size_t>(x)];
-    if (p.ctm == Ctm::TfCropAndResize && (xo < 0 || xo > static_cast<double>(in_len - 1))) {
+    // Only a non-finite roi can make xo non-finite; treat it like any point outside the crop.
+    if (!std::isfinite(xo) ||
+        (p.ctm == Ctm::TfCropAndResize && (xo < 0 || xo > static_cast<double>(in_len - 1)))) {
       plan.extrapolate[static_cast<size_t>(x)] = 1;
       continue;
     }
@@ -366,6 +368,7 @@ class ResizeKernel final : public Kernel {
           const int64_t d = axes[i];
           scales[d] = s;
           out_len_f[d] = s * static_cast<double>(x.shape()[d]);
+          PI_CHECK(out_len_f[d] < 1e12, InvalidArgument, who, ": output size too large");
           out_shape[d] = static_cast<int64_t>(std::nearbyint(out_len_f[d]));
         }
       }

@@ -120,7 +120,8 @@ class RoiAlignKernel final : public Kernel {
                                               : std::ceil(roi_h / static_cast<double>(out_h_));
         const double gw = sampling_ratio_ > 0 ? static_cast<double>(sampling_ratio_)
                                               : std::ceil(roi_w / static_cast<double>(out_w_));
-        PI_CHECK(gh < (1 << 12) && gw < (1 << 12) && std::isfinite(y1) && std::isfinite(x1),
+        PI_CHECK(gh < (1 << 12) && gw < (1 << 12) && std::isfinite(y1) && std::isfinite(x1) &&
+                     std::isfinite(y2) && std::isfinite(x2),
                  InvalidArgument, who, ": roi ", r, " is too large or not finite");
         const int64_t grid_h = gh > 0 ? static_cast<int64_t>(gh) : 0;
         const int64_t grid_w = gw > 0 ? static_cast<int64_t>(gw) : 0;
