@@ -52,11 +52,11 @@ Args parse_args(const std::vector<std::string>& argv, const std::vector<std::str
     if (name == "o") name = "output";
     if (name == "h") name = "help";
     if (known(flags, name)) {
-      PI_CHECK(!has_eq, InvalidArgument, "--", name, " takes no value");
+      if (has_eq) throw UsageError("--" + name + " takes no value");
       a.options.emplace(name, "1");
     } else if (known(valued, name)) {
       if (!has_eq) {
-        PI_CHECK(i + 1 < argv.size(), InvalidArgument, "--", name, " needs a value");
+        if (i + 1 >= argv.size()) throw UsageError("--" + name + " needs a value");
         value = argv[++i];
       }
       a.options.emplace(name, value);
@@ -64,8 +64,8 @@ Args parse_args(const std::vector<std::string>& argv, const std::vector<std::str
       std::string list;
       for (const auto& f : flags) list += " --" + f;
       for (const auto& v : valued) list += " --" + v + " X";
-      fail(ErrorCode::InvalidArgument, "unknown option '", s, "' for `polyinfer ", command,
-           "`; its options are:", list);
+      throw UsageError("unknown option '" + s + "' for `polyinfer " + command +
+                       "`; its options are:" + list);
     }
   }
   return a;

@@ -16,6 +16,11 @@ constexpr int kExitUsage = 1;     // bad command line
 constexpr int kExitCheck = 2;     // a check failed (conformance below its floor, compare mismatch)
 // polyinfer::Error → exit_code(code) = 10 + code (11 InvalidModel ... 18 Internal).
 
+// A bad command line (unknown option, missing value): exit status kExitUsage, not an Error code.
+struct UsageError : Error {
+  explicit UsageError(const std::string& message) : Error(ErrorCode::InvalidArgument, message) {}
+};
+
 // A parsed command line: positional arguments, and options as written (--name value or
 // --name=value; flags map to "1"). Options named in `multi` may repeat.
 struct Args {
@@ -29,7 +34,7 @@ struct Args {
 };
 
 // Parses `argv`; `flags` lists options that take no value, `valued` those that take one. An
-// unknown option throws InvalidArgument naming it and the subcommand's options.
+// unknown option throws UsageError naming it and the subcommand's options.
 Args parse_args(const std::vector<std::string>& argv, const std::vector<std::string>& flags,
                 const std::vector<std::string>& valued, const std::string& command);
 

@@ -15,6 +15,8 @@ struct Command {
 };
 
 const Command kCommands[] = {
+    {"run", polyinfer::cli::cmd_run, "run a model on inputs (.npy/.pb) or seeded random data"},
+    {"info", polyinfer::cli::cmd_info, "inputs, outputs, opsets, op histogram, parameters"},
     {"conformance", polyinfer::cli::cmd_conformance, "run ONNX backend test folders"},
     {"providers", polyinfer::cli::cmd_providers, "providers built in, and whether each is usable"},
 };
@@ -48,6 +50,9 @@ int main(int argc, char** argv) {
     if (args[0] != c.name) continue;
     try {
       return c.run(std::vector<std::string>(args.begin() + 1, args.end()));
+    } catch (const polyinfer::cli::UsageError& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      return polyinfer::cli::kExitUsage;
     } catch (const polyinfer::Error& e) {
       std::cerr << "error: " << e.what() << "\n";
       return polyinfer::exit_code(e.code());

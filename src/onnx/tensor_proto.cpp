@@ -87,18 +87,21 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataPolic
   Shape shape(proto.dims().begin(), proto.dims().end());
   for (int64_t d : shape)
     PI_CHECK(d >= 0, InvalidModel, what, " has a negative dimension in ", shape_str(shape));
-  Tensor t = Tensor::empty(dt, shape);
-  const int64_t n = t.numel();
+  // Every size is checked against the data actually present before anything is allocated, so a
+  // hostile header cannot make us allocate what the file does not hold.
+  const int64_t n = shape_numel(shape);
+  const size_t bytes = dt == DType::String ? 0 : static_cast<size_t>(n) * dtype_size(dt);
 
   if (dt == DType::String) {
     check_count(proto.string_data(), n, what, "string_data");
+    Tensor t = Tensor::empty(dt, shape);
     auto* out = t.data<std::string>();
     for (int64_t i = 0; i < n; ++i) out[i] = proto.string_data(static_cast<int>(i));
     return t;
   }
-  const size_t bytes = t.nbytes();
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     const std::string buf = read_external(proto, ext, what, bytes);
+    Tensor t = Tensor::empty(dt, shape);
     if (bytes) std::memcpy(t.raw_data(), buf.data(), bytes);
     return t;
   }
@@ -106,25 +109,31 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataPolic
     PI_CHECK(proto.raw_data().size() == bytes, InvalidModel, what, " has ",
              proto.raw_data().size(), " bytes of raw data, its shape ", shape_str(shape),
              " needs ", bytes);
+    Tensor t = Tensor::empty(dt, shape);
     if (bytes) std::memcpy(t.raw_data(), proto.raw_data().data(), bytes);
     return t;
   }
   switch (dt) {
+    case DType::Float32: check_count(proto.float_data(), n, what, "float_data"); break;
+    case DType::Float64: check_count(proto.double_data(), n, what, "double_data"); break;
+    case DType::Int64: check_count(proto.int64_data(), n, what, "int64_data"); break;
+    case DType::UInt32:
+    case DType::UInt64: check_count(proto.uint64_data(), n, what, "uint64_data"); break;
+    default: check_count(proto.int32_data(), n, what, "int32_data");
+  }
+  Tensor t = Tensor::empty(dt, shape);
+  switch (dt) {
     case DType::Float32:
-      check_count(proto.float_data(), n, what, "float_data");
       std::copy(proto.float_data().begin(), proto.float_data().end(), t.data<float>());
       break;
     case DType::Float64:
-      check_count(proto.double_data(), n, what, "double_data");
       std::copy(proto.double_data().begin(), proto.double_data().end(), t.data<double>());
       break;
     case DType::Int64:
-      check_count(proto.int64_data(), n, what, "int64_data");
       std::copy(proto.int64_data().begin(), proto.int64_data().end(), t.data<int64_t>());
       break;
     case DType::UInt32:
     case DType::UInt64:
-      check_count(proto.uint64_data(), n, what, "uint64_data");
       for (int64_t i = 0; i < n; ++i) {
         const uint64_t v = proto.uint64_data(static_cast<int>(i));
         if (dt == DType::UInt32) t.data<uint32_t>()[i] = static_cast<uint32_t>(v);
@@ -133,7 +142,6 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataPolic
       break;
     default: {
       // int32_data carries int32 and every narrower type; 16-bit floats as their bit patterns.
-      check_count(proto.int32_data(), n, what, "int32_data");
       const size_t es = dtype_size(dt);
       auto* out = static_cast<unsigned char*>(t.raw_data());
       for (int64_t i = 0; i < n; ++i) {

@@ -1,0 +1,149 @@
+// Concat and Split: both move contiguous blocks; a tensor of shape [outer, dim, inner] (split at
+// the axis) is a list of `outer` rows of dim*inner elements.
+#include <algorithm>
+
+#include "core/dispatch.h"
+#include "core/shape_util.h"
+#include "runtime/kernel.h"
+
+namespace polyinfer {
+namespace {
+
+int64_t product(const Shape& s, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= s[i];
+  return p;
+}
+
+// Concat-1 defaults axis to 1; from 4 on it is required.
+class ConcatKernel final : public Kernel {
+ public:
+  explicit ConcatKernel(const KernelInfo& info)
+      : label_(info.node().label()),
+        axis_(info.opset() < 4 ? info.attr_int("axis", 1) : info.attr_int("axis")) {}
+
+  void run(KernelContext& ctx) override {
+    PI_CHECK(ctx.num_inputs() > 0, InvalidModel, label_, ": needs at least one input");
+    const Tensor& first = ctx.input(0);
+    const int r = first.rank();
+    PI_CHECK(r > 0, InvalidArgument, label_, ": cannot concatenate scalars");
+    const int64_t axis = normalize_axis(axis_, r, label_.c_str());
+    Shape out = first.shape();
+    out[axis] = 0;
+    std::vector<const Tensor*> ins;
+    for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+      const Tensor& t = ctx.input(i);
+      PI_CHECK(t.dtype() == first.dtype(), InvalidArgument, label_, ": input ", i, " is ",
+               t.describe(), " but input 0 is ", first.describe());
+      PI_CHECK(t.rank() == r, ShapeMismatch, label_, ": input ", i, " ", t.describe(),
+               " has another rank than input 0 ", first.describe());
+      for (int d = 0; d < r; ++d)
+        PI_CHECK(d == axis || t.shape()[d] == first.shape()[d], ShapeMismatch, label_,
+                 ": input ", i, " ", t.describe(), " does not match input 0 ",
+                 first.describe(), " outside axis ", axis);
+      out[axis] += t.shape()[axis];
+      ins.push_back(&t);
+    }
+    Tensor& y = ctx.output(0, first.dtype(), out);
+    const int64_t outer = product(out, 0, axis);
+    const int64_t inner = product(out, axis + 1, out.size());
+    dispatch(AllTypes{}, y.dtype(), label_.c_str(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* dst = y.data<T>();
+      for (int64_t o = 0; o < outer; ++o) {
+        for (const Tensor* t : ins) {
+          const int64_t row = t->shape()[axis] * inner;
+          std::copy_n(t->data<T>() + o * row, row, dst);
+          dst += row;
+        }
+      }
+    });
+  }
+
+ private:
+  std::string label_;
+  int64_t axis_;
+};
+
+// Split's sizes come from: the optional second input (opset 1 and 13+), the 'split' attribute
+// (opset 1..12), or else equal parts — one per output, or `num_outputs` (opset 18+), where the
+// last part may be smaller when the axis does not divide evenly.
+class SplitKernel final : public Kernel {
+ public:
+  explicit SplitKernel(const KernelInfo& info)
+      : label_(info.node().label()), opset_(info.opset()), axis_(info.attr_int("axis", 0)) {
+    if (opset_ < 13) split_attr_ = info.attr_ints("split");
+    if (opset_ >= 18 && info.has_attr("num_outputs")) {
+      num_outputs_ = info.attr_int("num_outputs");
+      PI_CHECK(num_outputs_ == static_cast<int64_t>(info.num_outputs()), InvalidModel, label_,
+               ": num_outputs=", num_outputs_, " but the node has ", info.num_outputs(),
+               " outputs");
+    }
+  }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    const int64_t axis = normalize_axis(axis_, x.rank(), label_.c_str());
+    const int64_t dim = x.shape()[axis];
+    const int64_t nout = static_cast<int64_t>(ctx.num_outputs());
+    std::vector<int64_t> sizes = split_attr_;
+    if ((opset_ == 1 || opset_ >= 13) && ctx.has_input(1))
+      sizes = read_int_list(ctx.input(1), label_.c_str());
+    if (sizes.empty()) {
+      PI_CHECK(nout > 0, InvalidModel, label_, ": has no outputs");
+      if (num_outputs_ > 0) {
+        const int64_t part = (dim + nout - 1) / nout;
+        for (int64_t i = 0; i < nout; ++i)
+          sizes.push_back(std::max<int64_t>(0, std::min(part, dim - i * part)));
+      } else {
+        PI_CHECK(dim % nout == 0, ShapeMismatch, label_, ": axis ", axis, " of ",
+                 x.describe(), " does not split into ", nout, " equal parts");
+        sizes.assign(nout, dim / nout);
+      }
+    }
+    PI_CHECK(static_cast<int64_t>(sizes.size()) == nout, InvalidArgument, label_, ": split ",
+             shape_str(sizes), " has ", sizes.size(), " entries for ", nout, " outputs");
+    int64_t sum = 0;
+    for (int64_t s : sizes) {
+      PI_CHECK(s >= 0, InvalidArgument, label_, ": split ", shape_str(sizes),
+               " has a negative size");
+      sum += s;
+    }
+    PI_CHECK(sum == dim, ShapeMismatch, label_, ": split ", shape_str(sizes), " sums to ", sum,
+             " but axis ", axis, " of ", x.describe(), " has ", dim);
+
+    const int64_t outer = product(x.shape(), 0, axis);
+    const int64_t inner = product(x.shape(), axis + 1, x.shape().size());
+    int64_t start = 0;
+    for (int64_t k = 0; k < nout; ++k) {
+      Shape s = x.shape();
+      s[axis] = sizes[k];
+      if (ctx.wants_output(k)) {
+        Tensor& y = ctx.output(k, x.dtype(), s);
+        dispatch(AllTypes{}, x.dtype(), label_.c_str(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* src = x.data<T>();
+          T* dst = y.data<T>();
+          const int64_t row = sizes[k] * inner;
+          for (int64_t o = 0; o < outer; ++o)
+            std::copy_n(src + (o * dim + start) * inner, row, dst + o * row);
+        });
+      }
+      start += sizes[k];
+    }
+  }
+
+ private:
+  std::string label_;
+  int opset_;
+  int64_t axis_;
+  int64_t num_outputs_ = 0;
+  std::vector<int64_t> split_attr_;
+};
+
+}  // namespace
+
+PI_CPU_KERNEL(Concat, 1, 23, ConcatKernel);
+PI_CPU_KERNEL(Split, 1, 23, SplitKernel);
+
+}  // namespace polyinfer

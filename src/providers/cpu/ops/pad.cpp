@@ -1,0 +1,144 @@
+// Pad. Opset 1 names the pads 'paddings', 2..10 'pads' (attributes, with a float 'value');
+// 11+ take pads and constant_value as inputs, 18+ an optional axes input, 19+ mode=wrap.
+// Negative pads crop; reflect/edge/wrap read relative to the whole input, so a crop on one side
+// does not change what the other side's padding copies.
+#include <algorithm>
+#include <string>
+#include <type_traits>
+
+#include "core/dispatch.h"
+#include "core/shape_util.h"
+#include "runtime/kernel.h"
+
+namespace polyinfer {
+namespace {
+
+enum class Mode { Constant, Reflect, Edge, Wrap };
+
+class PadKernel final : public Kernel {
+ public:
+  explicit PadKernel(const KernelInfo& info)
+      : label_(info.node().label()), from_attr_(info.opset() < 11) {
+    const std::string mode = info.attr_string("mode", "constant");
+    if (mode == "constant") mode_ = Mode::Constant;
+    else if (mode == "reflect") mode_ = Mode::Reflect;
+    else if (mode == "edge") mode_ = Mode::Edge;
+    else if (mode == "wrap" && info.opset() >= 19) mode_ = Mode::Wrap;
+    else info.unsupported("mode=" + mode);
+    if (from_attr_) {
+      pads_ = info.attr_ints(info.opset() == 1 ? "paddings" : "pads");
+      value_ = info.attr_float("value", 0.0f);
+    }
+  }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    const int r = x.rank();
+    std::vector<int64_t> pads = pads_;
+    std::vector<int64_t> axes;
+    if (!from_attr_) {
+      pads = read_int_list(ctx.input(1), label_.c_str());
+      if (ctx.has_input(3)) axes = read_int_list(ctx.input(3), label_.c_str());
+    }
+    if (axes.empty()) {
+      for (int d = 0; d < r; ++d) axes.push_back(d);
+    }
+    const size_t n = axes.size();
+    PI_CHECK(pads.size() == 2 * n, InvalidArgument, label_, ": pads ", shape_str(pads),
+             " must have 2 entries per padded axis (", n, ")");
+    std::vector<int64_t> before(r, 0), after(r, 0);
+    std::vector<bool> seen(r, false);
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t a = normalize_axis(axes[i], r, label_.c_str());
+      PI_CHECK(!seen[a], InvalidArgument, label_, ": axis ", axes[i], " is listed twice");
+      seen[a] = true;
+      before[a] = pads[i];
+      after[a] = pads[i + n];
+    }
+    Shape out(r);
+    for (int d = 0; d < r; ++d) {
+      const int64_t dim = x.shape()[d];
+      out[d] = dim + before[d] + after[d];
+      PI_CHECK(out[d] >= 0, InvalidArgument, label_, ": pads ", shape_str(pads),
+               " crop more than dimension ", d, " of ", x.describe(), " holds");
+      PI_CHECK(mode_ == Mode::Constant || dim > 0 || out[d] == 0, InvalidArgument, label_,
+               ": cannot pad an empty dimension in this mode (", x.describe(), ")");
+    }
+    Tensor& y = ctx.output(0, x.dtype(), out);
+    if (y.numel() == 0) return;
+
+    // For each dimension, the input coordinate of every output coordinate (-1: the constant).
+    std::vector<std::vector<int64_t>> src_of(r);
+    for (int d = 0; d < r; ++d) {
+      const int64_t dim = x.shape()[d];
+      src_of[d].resize(out[d]);
+      for (int64_t o = 0; o < out[d]; ++o) src_of[d][o] = map_coord(o - before[d], dim);
+    }
+    const std::vector<int64_t> xs = strides_of(x.shape());
+
+    dispatch(AllTypes{}, x.dtype(), label_.c_str(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T fill{};
+      if (from_attr_) {
+        if constexpr (!std::is_same_v<T, std::string>) fill = static_cast<T>(value_);
+      } else if (ctx.has_input(2)) {
+        const Tensor& v = ctx.input(2);
+        PI_CHECK(v.dtype() == x.dtype() && v.numel() == 1, InvalidArgument, label_,
+                 ": constant_value ", v.describe(), " must be one ", dtype_name(x.dtype()));
+        fill = v.data<T>()[0];
+      }
+      const T* src = x.data<T>();
+      T* dst = y.data<T>();
+      const int64_t total = y.numel();
+      std::vector<int64_t> pos(r, 0);
+      for (int64_t i = 0; i < total; ++i) {
+        int64_t off = 0;
+        bool inside = true;
+        for (int d = 0; d < r && inside; ++d) {
+          const int64_t s = src_of[d][pos[d]];
+          inside = s >= 0;
+          off += s * xs[d];
+        }
+        dst[i] = inside ? src[off] : fill;
+        for (int d = r - 1; d >= 0; --d) {
+          if (++pos[d] < out[d]) break;
+          pos[d] = 0;
+        }
+      }
+    });
+  }
+
+ private:
+  // Input coordinate for coordinate i (relative to the input's start) on an axis of size dim.
+  int64_t map_coord(int64_t i, int64_t dim) const {
+    if (i >= 0 && i < dim) return i;
+    switch (mode_) {
+      case Mode::Constant:
+        return -1;
+      case Mode::Edge:
+        return i < 0 ? 0 : dim - 1;
+      case Mode::Wrap:
+        return ((i % dim) + dim) % dim;
+      case Mode::Reflect: {
+        if (dim == 1) return 0;
+        // Reflection without repeating the edge has period 2*(dim-1).
+        const int64_t period = 2 * (dim - 1);
+        int64_t m = ((i % period) + period) % period;
+        return m < dim ? m : period - m;
+      }
+    }
+    return -1;
+  }
+
+  std::string label_;
+  bool from_attr_;
+  Mode mode_ = Mode::Constant;
+  std::vector<int64_t> pads_;
+  float value_ = 0;
+};
+
+}  // namespace
+
+PI_CPU_KERNEL(Pad, 1, 23, PadKernel);
+
+}  // namespace polyinfer

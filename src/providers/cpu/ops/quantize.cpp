@@ -1,0 +1,315 @@
+// Linear quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, and the
+// quantized products QLinearMatMul and QLinearConv.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/dispatch.h"
+#include "core/shape_util.h"
+#include "providers/cpu/ops/conv_util.h"
+#include "runtime/kernel.h"
+
+namespace polyinfer::cpu {
+namespace {
+
+using QuantTypes = TypeList<uint8_t, int8_t, uint16_t, int16_t>;
+
+// round(v) + zp, saturated to Q; rounding is half to even (the default floating-point mode).
+template <class Q>
+Q saturate_round(double v, double zp) {
+  const double r = std::nearbyint(v) + zp;
+  if (std::isnan(r)) return Q(0);
+  return Q(
+      std::clamp(r, double(std::numeric_limits<Q>::min()), double(std::numeric_limits<Q>::max())));
+}
+
+std::vector<double> as_doubles(const Tensor& t, const std::string& who) {
+  return dispatch(NumericTypes{}, t.dtype(), who.c_str(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    std::vector<double> v(static_cast<size_t>(t.numel()));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = double(compute_t<T>(t.data<T>()[i]));
+    return v;
+  });
+}
+
+// Where per-element parameters (scale, zero point) come from: a single value, or one per
+// position along `axis`. param_index(i) gives the parameter of flat element i.
+struct ParamLayout {
+  int64_t count = 1, inner = 1;
+  int64_t param_index(int64_t i) const { return count == 1 ? 0 : (i / inner) % count; }
+};
+
+ParamLayout param_layout(const Tensor& x, const Tensor& scale, int64_t axis_attr,
+                         const std::string& who) {
+  ParamLayout l;
+  if (scale.numel() == 1 && scale.rank() <= 1) return l;
+  PI_CHECK(scale.rank() == 1, ShapeMismatch, who, ": scale must be a scalar or 1-D, got ",
+           scale.describe());
+  const int64_t axis = normalize_axis(axis_attr, x.rank(), who.c_str());
+  PI_CHECK(scale.numel() == x.dim(static_cast<int>(axis)), ShapeMismatch, who, ": scale ",
+           scale.describe(), " must have one value per index of axis ", axis, " of ", x.describe());
+  l.count = scale.numel();
+  for (int d = static_cast<int>(axis) + 1; d < x.rank(); ++d) l.inner *= x.dim(d);
+  return l;
+}
+
+void check_zero_point(const Tensor& zp, const Tensor& scale, const std::string& who) {
+  PI_CHECK(zp.shape() == scale.shape() || (zp.numel() == 1 && scale.numel() == 1), ShapeMismatch,
+           who, ": zero point ", zp.describe(), " must have the shape of the scale ",
+           scale.describe());
+}
+
+class QuantizeLinearKernel final : public Kernel {
+ public:
+  explicit QuantizeLinearKernel(const KernelInfo& info)
+      : axis_(info.attr_int("axis", 1)), who_(info.node().label()) {}
+
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& scale = ctx.input(1);
+    const ParamLayout l = param_layout(x, scale, axis_, who_);
+    const std::vector<double> s = as_doubles(scale, who_);
+    std::vector<double> zp(s.size(), 0.0);
+    DType qt = DType::UInt8;
+    if (ctx.has_input(2)) {
+      check_zero_point(ctx.input(2), scale, who_);
+      qt = ctx.input(2).dtype();
+      zp = as_doubles(ctx.input(2), who_);
+    }
+    const std::vector<double> xv = as_doubles(x, who_);
+    Tensor& y = ctx.output(0, qt, x.shape());
+    dispatch(QuantTypes{}, qt, "QuantizeLinear", [&](auto tag) {
+      using Q = typename decltype(tag)::type;
+      Q* yp = y.data<Q>();
+      // Division in float, as the spec's reference does for float32 inputs.
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const int64_t p = l.param_index(i);
+        yp[i] = saturate_round<Q>(double(float(xv[i]) / float(s[p])), zp[p]);
+      }
+    });
+  }
+
+ private:
+  int64_t axis_;
+  std::string who_;
+};
+
+class DequantizeLinearKernel final : public Kernel {
+ public:
+  explicit DequantizeLinearKernel(const KernelInfo& info)
+      : axis_(info.attr_int("axis", 1)), who_(info.node().label()) {}
+
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& scale = ctx.input(1);
+    PI_CHECK(is_float(scale.dtype()), InvalidArgument, who_, ": scale must be a float tensor");
+    const ParamLayout l = param_layout(x, scale, axis_, who_);
+    const std::vector<double> s = as_doubles(scale, who_);
+    std::vector<double> zp(s.size(), 0.0);
+    if (ctx.has_input(2)) {
+      check_zero_point(ctx.input(2), scale, who_);
+      PI_CHECK(ctx.input(2).dtype() == x.dtype(), InvalidArgument, who_,
+               ": zero point dtype differs from the input's");
+      zp = as_doubles(ctx.input(2), who_);
+    }
+    const std::vector<double> xv = as_doubles(x, who_);
+    Tensor& y = ctx.output(0, scale.dtype(), x.shape());
+    dispatch(FloatTypes{}, scale.dtype(), "DequantizeLinear", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using A = compute_t<T>;
+      T* yp = y.data<T>();
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const int64_t p = l.param_index(i);
+        yp[i] = T(A(xv[i] - zp[p]) * A(s[p]));
+      }
+    });
+  }
+
+ private:
+  int64_t axis_;
+  std::string who_;
+};
+
+class DynamicQuantizeLinearKernel final : public Kernel {
+ public:
+  explicit DynamicQuantizeLinearKernel(const KernelInfo&) {}
+
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    PI_CHECK(x.dtype() == DType::Float32, UnsupportedOp,
+             "DynamicQuantizeLinear: input must be float, got ", x.describe());
+    const float* xp = x.data<float>();
+    // The range always includes 0 so that 0 is exactly representable.
+    float lo = 0, hi = 0;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      lo = std::min(lo, xp[i]);
+      hi = std::max(hi, xp[i]);
+    }
+    const float scale = (hi - lo) / 255.0f;
+    const uint8_t zp = scale == 0 ? 0 : saturate_round<uint8_t>(double(0.0f - lo / scale), 0);
+    Tensor& y = ctx.output(0, DType::UInt8, x.shape());
+    uint8_t* yp = y.data<uint8_t>();
+    for (int64_t i = 0; i < x.numel(); ++i)
+      yp[i] = scale == 0 ? zp : saturate_round<uint8_t>(double(xp[i] / scale), zp);
+    if (ctx.wants_output(1)) ctx.output(1, DType::Float32, {}).data<float>()[0] = scale;
+    if (ctx.wants_output(2)) ctx.output(2, DType::UInt8, {}).data<uint8_t>()[0] = zp;
+  }
+};
+
+// A quantization parameter pair (scale, zero point) of a QLinear op's operand: one value or one
+// per channel (`per` > 0 allows that many).
+struct QParams {
+  std::vector<double> scale, zp;
+  double s(int64_t i) const { return scale[scale.size() == 1 ? 0 : i]; }
+  int32_t z(int64_t i) const { return int32_t(zp[zp.size() == 1 ? 0 : i]); }
+};
+
+QParams read_qparams(const KernelContext& ctx, size_t si, size_t zi, DType qtype, int64_t per,
+                     const std::string& who) {
+  const Tensor& s = ctx.input(si);
+  const Tensor& z = ctx.input(zi);
+  const auto ok = [&](const Tensor& t) {
+    return t.numel() == 1 || (per > 0 && t.rank() == 1 && t.numel() == per);
+  };
+  PI_CHECK(ok(s) && ok(z) && is_float(s.dtype()) && z.dtype() == qtype, ShapeMismatch, who,
+           ": scale ", s.describe(), " / zero point ", z.describe(), " must be a float and a ",
+           dtype_name(qtype), ", each with 1", per > 0 ? " or " + std::to_string(per) : "",
+           " values");
+  return {as_doubles(s, who), as_doubles(z, who)};
+}
+
+class QLinearMatMulKernel final : public Kernel {
+ public:
+  explicit QLinearMatMulKernel(const KernelInfo& info) : who_(info.node().label()) {}
+
+  void run(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(3);
+    PI_CHECK(a.rank() >= 1 && b.rank() >= 1, ShapeMismatch, who_, ": operands must not be scalars");
+    Shape a2 = a.shape(), b2 = b.shape();
+    if (a2.size() == 1) a2.insert(a2.begin(), 1);
+    if (b2.size() == 1) b2.push_back(1);
+    const int64_t M = a2[a2.size() - 2], K = a2.back(), N = b2.back();
+    PI_CHECK(b2[b2.size() - 2] == K, ShapeMismatch, who_, ": inner dimensions of ", a.describe(),
+             " and ", b.describe(), " differ");
+    const QParams qa = read_qparams(ctx, 1, 2, a.dtype(), M, who_);
+    const QParams qb = read_qparams(ctx, 4, 5, b.dtype(), N, who_);
+    const DType yt = ctx.input(7).dtype();
+    const QParams qy = read_qparams(ctx, 6, 7, yt, 0, who_);
+    const Shape ab(a2.begin(), a2.end() - 2), bb(b2.begin(), b2.end() - 2);
+    const std::string bwho =
+        who_ + " (batch dimensions of " + a.describe() + " and " + b.describe() + ")";
+    const Shape batch = broadcast_shapes(ab, bb, bwho.c_str());
+    Shape ys = batch;
+    if (a.rank() > 1) ys.push_back(M);
+    if (b.rank() > 1) ys.push_back(N);
+    std::vector<int64_t> aoff, boff;
+    const std::vector<int64_t> strides[2] = {broadcast_strides(ab, batch),
+                                             broadcast_strides(bb, batch)};
+    for_each_broadcast<2>(batch, strides, [&](int64_t, int64_t ao, int64_t bo) {
+      aoff.push_back(ao * M * K);
+      boff.push_back(bo * K * N);
+    });
+    Tensor& y = ctx.output(0, yt, ys);
+    using U8 = TypeList<uint8_t, int8_t>;
+    dispatch(U8{}, a.dtype(), "QLinearMatMul", [&](auto atag) {
+      using TA = typename decltype(atag)::type;
+      dispatch(U8{}, b.dtype(), "QLinearMatMul", [&](auto btag) {
+        using TB = typename decltype(btag)::type;
+        dispatch(U8{}, yt, "QLinearMatMul", [&](auto ytag) {
+          using TY = typename decltype(ytag)::type;
+          const TA* ap = a.data<TA>();
+          const TB* bp = b.data<TB>();
+          TY* yp = y.data<TY>();
+          for (size_t bi = 0; bi < aoff.size(); ++bi)
+            for (int64_t i = 0; i < M; ++i)
+              for (int64_t j = 0; j < N; ++j) {
+                int32_t acc = 0;
+                for (int64_t k = 0; k < K; ++k)
+                  acc += (int32_t(ap[aoff[bi] + i * K + k]) - qa.z(i)) *
+                         (int32_t(bp[boff[bi] + k * N + j]) - qb.z(j));
+                const double mult = qa.s(i) * qb.s(j) / qy.s(0);
+                yp[static_cast<int64_t>(bi) * M * N + i * N + j] =
+                    saturate_round<TY>(double(acc) * mult, qy.z(0));
+              }
+        });
+      });
+    });
+  }
+
+ private:
+  std::string who_;
+};
+
+class QLinearConvKernel final : public Kernel {
+ public:
+  explicit QLinearConvKernel(const KernelInfo& info)
+      : attrs_(WindowAttrs::parse(info)), who_(info.node().label()) {}
+
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(3);
+    const WindowGeometry g = conv_geometry(attrs_, x.shape(), w.shape(), who_);
+    const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
+    const QParams qx = read_qparams(ctx, 1, 2, x.dtype(), 0, who_);
+    const QParams qw = read_qparams(ctx, 4, 5, w.dtype(), M, who_);
+    const DType yt = ctx.input(7).dtype();
+    const QParams qy = read_qparams(ctx, 6, 7, yt, 0, who_);
+    const int32_t* bias = nullptr;
+    if (ctx.has_input(8)) {
+      const Tensor& b = ctx.input(8);
+      PI_CHECK(b.dtype() == DType::Int32 && b.shape() == Shape{M}, ShapeMismatch, who_,
+               ": bias must be int32[", M, "], got ", b.describe());
+      bias = b.data<int32_t>();
+    }
+    Shape ys{N, M};
+    ys.insert(ys.end(), g.out.begin(), g.out.end());
+    std::vector<int32_t> acc(static_cast<size_t>(shape_numel(ys)));
+    using U8 = TypeList<uint8_t, int8_t>;
+    dispatch(U8{}, x.dtype(), "QLinearConv", [&](auto xtag) {
+      using TX = typename decltype(xtag)::type;
+      dispatch(U8{}, w.dtype(), "QLinearConv", [&](auto wtag) {
+        using TW = typename decltype(wtag)::type;
+        const TX* xp = x.data<TX>();
+        const TW* wp = w.data<TW>();
+        const int64_t isz = g.in_size(), ksz = g.kernel_size(), cg = C / attrs_.group;
+        // Padding holds the zero point, i.e. a real zero: padded taps contribute nothing.
+        conv_direct<int32_t>(
+            g, N, C, M, attrs_.group,
+            [&](int64_t n, int64_t c, int64_t off) {
+              return int32_t(xp[(n * C + c) * isz + off]) - qx.z(0);
+            },
+            [&](int64_t m, int64_t c, int64_t k) {
+              return int32_t(wp[(m * cg + c) * ksz + k]) - qw.z(m);
+            },
+            acc.data());
+      });
+    });
+    Tensor& y = ctx.output(0, yt, ys);
+    const int64_t osz = g.out_size();
+    dispatch(U8{}, yt, "QLinearConv", [&](auto ytag) {
+      using TY = typename decltype(ytag)::type;
+      TY* yp = y.data<TY>();
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        const int64_t m = (i / osz) % M;
+        const double v = double(acc[i] + (bias ? bias[m] : 0));
+        yp[i] = saturate_round<TY>(v * (qx.s(0) * qw.s(m) / qy.s(0)), qy.z(0));
+      }
+    });
+  }
+
+ private:
+  WindowAttrs attrs_;
+  std::string who_;
+};
+
+}  // namespace
+
+// Opset 19-20 only add float8 types (and their saturate attribute), which polyinfer lacks.
+PI_CPU_KERNEL(QuantizeLinear, 10, 20, QuantizeLinearKernel);
+PI_CPU_KERNEL(DequantizeLinear, 10, 20, DequantizeLinearKernel);
+PI_CPU_KERNEL(DynamicQuantizeLinear, 11, 23, DynamicQuantizeLinearKernel);
+PI_CPU_KERNEL(QLinearMatMul, 10, 20, QLinearMatMulKernel);
+PI_CPU_KERNEL(QLinearConv, 10, 20, QLinearConvKernel);
+
+}  // namespace polyinfer::cpu

@@ -1,0 +1,67 @@
+// Builds small ONNX models in memory for unit tests.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace polyinfer::test {
+
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(int opset = 17) {
+    model_.set_ir_version(8);
+    auto* op = model_.add_opset_import();
+    op->set_domain("");
+    op->set_version(opset);
+    model_.mutable_graph()->set_name("test");
+  }
+  // A float32 input/output with a fixed shape (-1 → a symbolic dimension "N").
+  ModelBuilder& input(const std::string& name, std::vector<int64_t> shape, int elem = 1) {
+    set_value(model_.mutable_graph()->add_input(), name, shape, elem);
+    return *this;
+  }
+  ModelBuilder& output(const std::string& name, std::vector<int64_t> shape, int elem = 1) {
+    set_value(model_.mutable_graph()->add_output(), name, shape, elem);
+    return *this;
+  }
+  ModelBuilder& node(const std::string& op, std::vector<std::string> in,
+                     std::vector<std::string> out, const std::string& name = "") {
+    auto* n = model_.mutable_graph()->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    for (auto& s : in) n->add_input(s);
+    for (auto& s : out) n->add_output(s);
+    return *this;
+  }
+  ModelBuilder& initializer(const std::string& name, std::vector<int64_t> dims,
+                            std::vector<float> values) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(1);
+    for (auto d : dims) t->add_dims(d);
+    for (auto v : values) t->add_float_data(v);
+    return *this;
+  }
+  onnx::ModelProto& proto() { return model_; }
+  std::string bytes() const { return model_.SerializeAsString(); }
+
+ private:
+  static void set_value(onnx::ValueInfoProto* v, const std::string& name,
+                        const std::vector<int64_t>& shape, int elem) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elem);
+    auto* sh = tt->mutable_shape();
+    for (auto d : shape) {
+      auto* dim = sh->add_dim();
+      if (d < 0) dim->set_dim_param("N");
+      else dim->set_dim_value(d);
+    }
+  }
+  onnx::ModelProto model_;
+};
+
+}  // namespace polyinfer::test

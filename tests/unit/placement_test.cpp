@@ -1,0 +1,143 @@
+// Placement rules 2-5 of docs/DESIGN.md, checked with a fake second provider that runs only Neg
+// on a device of its own, and a provider that is never usable.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/device_registry.h"
+#include "model_builder.h"
+#include "polyinfer/session.h"
+#include "runtime/provider.h"
+
+namespace polyinfer {
+namespace {
+
+const Device kFakeDevice{DeviceKind::Custom, 7};
+
+class FakeAllocator final : public Allocator {
+ public:
+  Device device() const override { return kFakeDevice; }
+  void* allocate(size_t bytes) override { return std::malloc(bytes ? bytes : 1); }
+  void deallocate(void* p, size_t) override { std::free(p); }
+};
+
+void copy_bytes(const void* src, void* dst, size_t n) { std::memcpy(dst, src, n); }
+
+class FakeProvider final : public RegistryProvider {
+ public:
+  std::string name() const override { return "fake"; }
+  Device device() const override { return kFakeDevice; }
+  ProviderStatus probe() const override { return {true, ""}; }
+  std::shared_ptr<Allocator> allocator() const override { return alloc_; }
+
+ private:
+  std::shared_ptr<Allocator> alloc_ = std::make_shared<FakeAllocator>();
+};
+
+class BrokenProvider final : public RegistryProvider {
+ public:
+  std::string name() const override { return "broken"; }
+  Device device() const override { return {DeviceKind::Custom, 8}; }
+  ProviderStatus probe() const override { return {false, "no broken device on this machine"}; }
+  std::shared_ptr<Allocator> allocator() const override { return host_allocator(); }
+};
+
+class FakeNeg final : public Kernel {
+ public:
+  explicit FakeNeg(const KernelInfo&) {}
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    // The executor must have copied the input onto this provider's device.
+    PI_CHECK(x.device() == kFakeDevice, Internal, "FakeNeg got an input on ", x.device().str());
+    Tensor& y = ctx.output(0, x.dtype(), x.shape());
+    for (int64_t i = 0; i < x.numel(); ++i) y.data<float>()[i] = -x.data<float>()[i];
+  }
+};
+
+PI_REGISTER_KERNEL("fake", "", Neg, 1, 99, FakeNeg);
+const bool fake_registered = register_provider("fake", [] {
+  register_device(kFakeDevice, {std::make_shared<FakeAllocator>(), &copy_bytes, &copy_bytes});
+  return std::unique_ptr<Provider>(new FakeProvider());
+});
+const bool broken_registered =
+    register_provider("broken", [] { return std::unique_ptr<Provider>(new BrokenProvider()); });
+
+std::string neg_identity_neg() {
+  return test::ModelBuilder()
+      .input("x", {2})
+      .output("y", {2})
+      .node("Neg", {"x"}, {"a"}, "neg1")
+      .node("Identity", {"a"}, {"b"}, "id")
+      .node("Neg", {"b"}, {"y"}, "neg2")
+      .bytes();
+}
+
+Session load(const std::string& bytes, std::vector<std::string> providers, bool allow_missing = false) {
+  SessionOptions o;
+  o.providers = std::move(providers);
+  o.allow_missing = allow_missing;
+  return Session::load_bytes(bytes.data(), bytes.size(), o);
+}
+
+TEST(Placement, NodesGoToTheFirstProviderThatCanRunThemAndFallbacksAreReported) {
+  Session s = load(neg_identity_neg(), {"fake", "cpu"});
+  auto out = s.run({{"x", Tensor::from_vector<float>({2}, {1.5f, -2})}});
+  EXPECT_EQ(out[0].tensor().device(), kFakeDevice);
+  EXPECT_EQ(out[0].tensor().to_vector<float>(), (std::vector<float>{1.5f, -2}));
+
+  const Placement& p = s.placement();
+  ASSERT_EQ(p.providers.size(), 2u);
+  EXPECT_EQ(p.providers[0].provider, "fake");
+  EXPECT_EQ(p.providers[0].nodes, 2);
+  EXPECT_EQ(p.providers[1].provider, "cpu");
+  EXPECT_EQ(p.providers[1].nodes, 1);
+  ASSERT_EQ(p.fallbacks.size(), 1u);
+  EXPECT_EQ(p.fallbacks[0].node, "id");
+  EXPECT_EQ(p.fallbacks[0].provider, "cpu");
+  EXPECT_NE(p.fallbacks[0].reason.find("no fake kernel for Identity"), std::string::npos);
+  // x: host → fake; a: fake → host (Identity on cpu); b: host → fake.
+  EXPECT_EQ(p.device_copies, 3);
+  EXPECT_NE(p.summary().find("fake 2/3 nodes"), std::string::npos) << p.summary();
+  EXPECT_NE(p.summary().find("1 fell back"), std::string::npos) << p.summary();
+}
+
+TEST(Placement, ANodeNoListedProviderSupportsIsAnErrorThatSuggestsCpu) {
+  try {
+    load(neg_identity_neg(), {"fake"});
+    FAIL() << "expected UnsupportedOp";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::UnsupportedOp);
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("Identity 'id'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("fake: no fake kernel for Identity"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("add cpu"), std::string::npos) << msg;
+  }
+}
+
+TEST(Placement, AnUnusableProviderIsAnErrorUnlessMissingOnesAreAllowed) {
+  try {
+    load(neg_identity_neg(), {"broken", "cpu"});
+    FAIL() << "expected ProviderUnavailable";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::ProviderUnavailable);
+    EXPECT_NE(std::string(e.what()).find("no broken device on this machine"), std::string::npos);
+  }
+  Session s = load(neg_identity_neg(), {"broken", "fake", "cpu"}, /*allow_missing=*/true);
+  ASSERT_EQ(s.placement().skipped.size(), 1u);
+  EXPECT_EQ(s.placement().skipped[0].provider, "broken");
+  EXPECT_NE(s.placement().summary().find("skipped broken"), std::string::npos);
+}
+
+TEST(Placement, UnknownProviderNamesTheBuiltInOnes) {
+  try {
+    load(neg_identity_neg(), {"tpu"});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("cpu"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace polyinfer

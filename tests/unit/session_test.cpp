@@ -1,0 +1,108 @@
+// Import and Session::run checks on bad input: each is one clear Error, never a crash.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "model_builder.h"
+#include "onnx/import.h"
+#include "polyinfer/session.h"
+
+namespace polyinfer {
+namespace {
+
+std::string identity_model() {
+  return test::ModelBuilder().input("x", {-1, 2}).output("y", {-1, 2}).node("Identity", {"x"}, {"y"}).bytes();
+}
+
+ErrorCode code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  return ErrorCode::Internal;  // "no error" reads as a failure in the EXPECTs below
+}
+
+TEST(Import, RejectsTruncatedAndRandomBytes) {
+  const std::string m = identity_model();
+  EXPECT_EQ(code_of([&] { Session::load_bytes(m.data(), m.size() / 2); }), ErrorCode::InvalidModel);
+  std::string junk(256, '\xff');
+  EXPECT_EQ(code_of([&] { Session::load_bytes(junk.data(), junk.size()); }), ErrorCode::InvalidModel);
+  EXPECT_EQ(code_of([&] { Session::load_bytes(m.data(), 0); }), ErrorCode::InvalidModel);
+  EXPECT_EQ(code_of([&] { Session::load("/nonexistent/model.onnx"); }), ErrorCode::Io);
+}
+
+TEST(Import, RejectsExternalDataOutsideTheModelFolder) {
+  test::ModelBuilder b;
+  b.input("x", {1}).output("y", {1}).node("Identity", {"w"}, {"y"});
+  auto* t = b.proto().mutable_graph()->add_initializer();
+  t->set_name("w");
+  t->set_data_type(1);
+  t->add_dims(1);
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* kv = t->add_external_data();
+  kv->set_key("location");
+  kv->set_value("../../etc/passwd");
+  const auto dir = std::filesystem::temp_directory_path() / "polyinfer_ext_test";
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "model.onnx").string();
+  std::ofstream(path, std::ios::binary) << b.bytes();
+  try {
+    Session::load(path);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidModel);
+    EXPECT_NE(std::string(e.what()).find("leaves the model's folder"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Import, UnknownOpIsUnsupportedAndNamesTheNode) {
+  const std::string m = test::ModelBuilder().input("x", {1}).output("y", {1}).node("FrobnicateX", {"x"}, {"y"}, "frob").bytes();
+  try {
+    Session::load_bytes(m.data(), m.size());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::UnsupportedOp);
+    EXPECT_NE(std::string(e.what()).find("FrobnicateX 'frob'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Import, CyclesAndDanglingInputsAreInvalid) {
+  const std::string cyc = test::ModelBuilder().input("x", {1}).output("y", {1})
+      .node("Identity", {"b"}, {"a"}).node("Identity", {"a"}, {"b"}).node("Identity", {"a"}, {"y"}).bytes();
+  EXPECT_EQ(code_of([&] { Session::load_bytes(cyc.data(), cyc.size()); }), ErrorCode::InvalidModel);
+  const std::string dangling = test::ModelBuilder().input("x", {1}).output("y", {1}).node("Identity", {"nope"}, {"y"}).bytes();
+  EXPECT_EQ(code_of([&] { Session::load_bytes(dangling.data(), dangling.size()); }), ErrorCode::InvalidModel);
+}
+
+TEST(Session, RunsAndChecksInputs) {
+  const std::string m = identity_model();
+  Session s = Session::load_bytes(m.data(), m.size());
+  ASSERT_EQ(s.inputs().size(), 1u);
+  EXPECT_EQ(s.inputs()[0].type, "float32[N,2]");
+  auto out = s.run({{"x", Tensor::from_vector<float>({3, 2}, {1, 2, 3, 4, 5, 6})}});
+  EXPECT_EQ(out[0].tensor().to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+
+  EXPECT_EQ(code_of([&] { s.run({}); }), ErrorCode::InvalidArgument);  // missing input
+  EXPECT_EQ(code_of([&] { s.run({{"x", Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6})}}); }),
+            ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code_of([&] { s.run({{"x", Tensor::from_vector<int64_t>({1, 2}, {1, 2})}}); }),
+            ErrorCode::InvalidArgument);  // wrong dtype
+  EXPECT_EQ(code_of([&] { s.run({{"x", Tensor::from_vector<float>({1, 2}, {1, 2})}, {"z", Value()}}); }),
+            ErrorCode::InvalidArgument);  // unknown input name
+}
+
+TEST(Session, OldIrModelsListInitializersAsInputsAndTheyAreNotFeeds) {
+  test::ModelBuilder b(6);
+  b.proto().set_ir_version(3);
+  b.input("x", {2}).input("w", {2}).output("y", {2}).initializer("w", {2}, {5, 6}).node("Identity", {"w"}, {"y"});
+  const std::string bytes = b.bytes();
+  Session s = Session::load_bytes(bytes.data(), bytes.size());
+  EXPECT_EQ(s.inputs().size(), 1u);
+  auto out = s.run({{"x", Tensor::from_vector<float>({2}, {0, 0})}});
+  EXPECT_EQ(out[0].tensor().to_vector<float>(), (std::vector<float>{5, 6}));
+}
+
+}  // namespace
+}  // namespace polyinfer

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages polyinfer needs to build and test, and only those that are
+# missing (so it is quick and quiet on a machine that already has them).
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ ccache pkg-config
+  libonnx-dev libprotobuf-dev protobuf-compiler   # ONNX import/export
+  libgtest-dev                                    # unit tests
+  libonnx-testdata                                # the ONNX backend test data (conformance)
+  clang libclang-rt-14-dev                        # libFuzzer targets
+  python3-venv                                    # tools/pyenv.sh (ONNX Runtime comparisons)
+)
+if [ "${1:-}" = "--print" ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: installs missing packages, builds with warnings as errors
+# under AddressSanitizer + UndefinedBehaviorSanitizer, runs every ctest test (unit tests, the
+# conformance floors, the end-to-end example), then the fuzzers for a bounded time.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/tools/setup.sh"
+
+build="$root/build-test"
+echo "== build (warnings as errors, ASan + UBSan): $build"
+"$root/tools/build.sh" "$build" -DPOLYINFER_WERROR=ON -DPOLYINFER_SANITIZE=ON
+
+echo "== tests"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+ctest --test-dir "$build" --output-on-failure -j2 --timeout 1500
+
+echo "== fuzzers (bounded)"
+"$root/tools/fuzz.sh" "${FUZZ_SECONDS:-20}"
