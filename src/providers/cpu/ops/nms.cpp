@@ -31,7 +31,8 @@ std::vector<double> read_floats(const Tensor& t, const char* who) {
     using T = typename decltype(tag)::type;
     const T* p = t.data<T>();
     std::vector<double> out(static_cast<size_t>(t.numel()));
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
     return out;
   });
 }
@@ -64,7 +65,8 @@ class NonMaxSuppressionKernel final : public Kernel {
       max_out = v[0];
     }
     double iou_threshold = 0.0;
-    if (ctx.has_input(3) && ctx.input(3).numel() > 0) iou_threshold = read_scalar(ctx.input(3), who);
+    if (ctx.has_input(3) && ctx.input(3).numel() > 0)
+      iou_threshold = read_scalar(ctx.input(3), who);
     PI_CHECK(iou_threshold >= 0 && iou_threshold <= 1, InvalidArgument, who,
              ": iou_threshold must be in [0, 1], got ", iou_threshold);
     bool has_score_threshold = ctx.has_input(4) && ctx.input(4).numel() > 0;
