@@ -105,8 +105,8 @@ class SplitKernel final : public Kernel {
              shape_str(sizes), " has ", sizes.size(), " entries for ", nout, " outputs");
     int64_t sum = 0;
     for (int64_t s : sizes) {
-      PI_CHECK(s >= 0, InvalidArgument, label_, ": split ", shape_str(sizes),
-               " has a negative size");
+      PI_CHECK(s >= 0 && s <= dim, InvalidArgument, label_, ": split ", shape_str(sizes),
+               " has a size outside [0, ", dim, "]");
       sum += s;
     }
     PI_CHECK(sum == dim, ShapeMismatch, label_, ": split ", shape_str(sizes), " sums to ", sum,

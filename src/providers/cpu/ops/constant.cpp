@@ -133,7 +133,11 @@ class EyeLikeKernel final : public Kernel {
  public:
   explicit EyeLikeKernel(const KernelInfo& info)
       : label_(info.node().label()), k_(info.attr_int("k", 0)) {
-    if (info.has_attr("dtype")) dtype_ = static_cast<DType>(info.attr_int("dtype"));
+    if (info.has_attr("dtype")) {
+      dtype_ = static_cast<DType>(info.attr_int("dtype"));
+      if (!is_float(dtype_) && !is_integer(dtype_) && dtype_ != DType::Bool)
+        info.unsupported("dtype=" + std::to_string(info.attr_int("dtype")));
+    }
   }
 
   void run(KernelContext& ctx) override {

@@ -3,6 +3,8 @@
 // Negative pads crop; reflect/edge/wrap read relative to the whole input, so a crop on one side
 // does not change what the other side's padding copies.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -46,6 +48,10 @@ class PadKernel final : public Kernel {
     const size_t n = axes.size();
     PI_CHECK(pads.size() == 2 * n, InvalidArgument, label_, ": pads ", shape_str(pads),
              " must have 2 entries per padded axis (", n, ")");
+    // No real pad is near 2^40 (the element limit); the bound keeps the sums below exact.
+    for (int64_t p : pads)
+      PI_CHECK(p >= -(int64_t{1} << 40) && p <= (int64_t{1} << 40), InvalidArgument, label_,
+               ": pad ", p, " is out of range");
     std::vector<int64_t> before(r, 0), after(r, 0);
     std::vector<bool> seen(r, false);
     for (size_t i = 0; i < n; ++i) {
@@ -80,7 +86,17 @@ class PadKernel final : public Kernel {
       using T = typename decltype(tag)::type;
       T fill{};
       if (from_attr_) {
-        if constexpr (!std::is_same_v<T, std::string>) fill = static_cast<T>(value_);
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+          // Converting an out-of-range float to an integer is undefined, so reject it.
+          const double v = std::trunc(static_cast<double>(value_));
+          PI_CHECK(v >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
+                       v < static_cast<double>(std::numeric_limits<T>::max()) + 1.0,
+                   InvalidModel, label_, ": value ", value_, " does not fit ",
+                   dtype_name(x.dtype()));
+          fill = static_cast<T>(value_);
+        } else if constexpr (!std::is_same_v<T, std::string>) {
+          fill = static_cast<T>(value_);
+        }
       } else if (ctx.has_input(2)) {
         const Tensor& v = ctx.input(2);
         PI_CHECK(v.dtype() == x.dtype() && v.numel() == 1, InvalidArgument, label_,

@@ -87,7 +87,10 @@ class DepthToSpaceKernel final : public Kernel {
     const std::string mode = info.attr_string("mode", "DCR");
     if (mode != "DCR" && mode != "CRD") info.unsupported("mode=" + mode);
     crd_ = mode == "CRD";
-    PI_CHECK(b_ > 0, InvalidModel, label_, ": blocksize must be positive, got ", b_);
+    // A tensor holds at most 2^40 elements, so a valid blocksize is at most 2^20; the bound
+    // keeps blocksize² and the output dimensions from overflowing.
+    PI_CHECK(b_ > 0 && b_ <= (int64_t{1} << 20), InvalidModel, label_,
+             ": blocksize must be in [1, 2^20], got ", b_);
   }
 
   void run(KernelContext& ctx) override {
@@ -122,7 +125,10 @@ class SpaceToDepthKernel final : public Kernel {
  public:
   explicit SpaceToDepthKernel(const KernelInfo& info)
       : label_(info.node().label()), b_(info.attr_int("blocksize")) {
-    PI_CHECK(b_ > 0, InvalidModel, label_, ": blocksize must be positive, got ", b_);
+    // A tensor holds at most 2^40 elements, so a valid blocksize is at most 2^20; the bound
+    // keeps blocksize² and the output dimensions from overflowing.
+    PI_CHECK(b_ > 0 && b_ <= (int64_t{1} << 20), InvalidModel, label_,
+             ": blocksize must be in [1, 2^20], got ", b_);
   }
 
   void run(KernelContext& ctx) override {
