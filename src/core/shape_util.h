@@ -29,6 +29,7 @@ std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
 // dimension without divisions, so it is fine for plain kernels.
 template <size_t N, class F>
 void for_each_broadcast(const Shape& out, const std::vector<int64_t> (&in_strides)[N], F&& f) {
+  static_assert(N >= 1 && N <= 3, "for_each_broadcast takes 1 to 3 inputs");
   const int rank = static_cast<int>(out.size());
   int64_t total = 1;
   for (int64_t d : out) total *= d;

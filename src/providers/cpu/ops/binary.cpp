@@ -50,7 +50,8 @@ struct LegacyBroadcast {
   explicit LegacyBroadcast(const KernelInfo& info, int last_legacy_opset)
       : active(info.opset() <= last_legacy_opset),
         broadcast(info.attr_int("broadcast", 0) != 0),
-        axis(info.has_attr("axis") ? std::optional<int64_t>(info.attr_int("axis")) : std::nullopt) {}
+        axis(info.has_attr("axis") ? std::optional<int64_t>(info.attr_int("axis"))
+                                   : std::nullopt) {}
 
   // B as the numpy rules should see it.
   Tensor adapt(const Tensor& a, const Tensor& b, const std::string& who) const {
@@ -238,8 +239,8 @@ class PowKernel final : public Kernel {
 class ModKernel final : public Kernel {
  public:
   explicit ModKernel(const KernelInfo& info) : fmod_(info.attr_int("fmod", 0)) {
-    PI_CHECK(fmod_ == 0 || fmod_ == 1, InvalidModel, info.node().label(), ": fmod must be 0 or 1, got ",
-             fmod_);
+    PI_CHECK(fmod_ == 0 || fmod_ == 1, InvalidModel, info.node().label(),
+             ": fmod must be 0 or 1, got ", fmod_);
   }
 
   void run(KernelContext& ctx) override {

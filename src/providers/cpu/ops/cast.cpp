@@ -112,9 +112,11 @@ std::string to_text(const S& v) {
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const int ca = std::tolower(static_cast<unsigned char>(a[i]));
+    const int cb = std::tolower(static_cast<unsigned char>(b[i]));
+    if (ca != cb) return false;
+  }
   return true;
 }
 
@@ -125,7 +127,8 @@ std::string_view trim(std::string_view s) {
 }
 
 [[noreturn]] void unparsable(const std::string& s, const char* what, const std::string& who) {
-  fail(ErrorCode::InvalidArgument, who, ": cannot cast the string '", s, "' to ", what);
+  const std::string shown = s.size() > 40 ? s.substr(0, 40) + "..." : s;
+  fail(ErrorCode::InvalidArgument, who, ": cannot cast the string '", shown, "' to ", what);
 }
 
 // Parses the whole of `text` with from_chars (after one optional leading '+'). Returns the error
@@ -277,7 +280,13 @@ class CastKernel final : public Kernel {
 
 class CastLikeKernel final : public Kernel {
  public:
-  explicit CastLikeKernel(const KernelInfo&) {}
+  explicit CastLikeKernel(const KernelInfo& info) {
+    // When import knows the target type, an unsupported one is a placement reason, not a run-time
+    // failure.
+    const ir::TypeInfo* like = info.input_type(1);
+    if (like != nullptr && like->elem != DType::Undefined && !castable(like->elem))
+      info.unsupported(std::string("cast to ") + dtype_name(like->elem));
+  }
 
   void run(KernelContext& ctx) override {
     const std::string who = ctx.node().label();

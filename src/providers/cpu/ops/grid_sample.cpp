@@ -82,7 +82,8 @@ class GridSampleKernel final : public Kernel {
     dispatch(FloatTypes{}, grid.dtype(), who, [&](auto tag) {
       using G = typename decltype(tag)::type;
       const G* p = grid.data<G>();
-      for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<double>(static_cast<compute_t<G>>(p[i]));
+      for (size_t i = 0; i < g.size(); ++i)
+        g[i] = static_cast<double>(static_cast<compute_t<G>>(p[i]));
     });
     const std::vector<int64_t> in_strides = strides_of(in_sp);
     const int taps_per_axis = mode_ == Interp::Nearest ? 1 : mode_ == Interp::Linear ? 2 : 4;
@@ -139,7 +140,8 @@ class GridSampleKernel final : public Kernel {
                 w *= wt[j];
                 at = off[j] < 0 ? -1 : at + off[j] * in_strides[k];
               }
-              if (at >= 0 && w != 0) sum += w * static_cast<double>(static_cast<compute_t<T>>(img[at]));
+              if (at >= 0 && w != 0)
+                sum += w * static_cast<double>(static_cast<compute_t<T>>(img[at]));
               for (int k = r - 1; k >= 0; --k) {
                 if (++digit[k] < taps_per_axis) break;
                 digit[k] = 0;

@@ -31,7 +31,8 @@ std::vector<double> read_floats(const Tensor& t, const char* who) {
     using T = typename decltype(tag)::type;
     const T* p = t.data<T>();
     std::vector<double> out(static_cast<size_t>(t.numel()));
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
     return out;
   });
 }
@@ -57,10 +58,15 @@ class NonMaxSuppressionKernel final : public Kernel {
     PI_CHECK(scores_t.dim(0) == nb && scores_t.dim(2) == nboxes, ShapeMismatch, who,
              ": scores ", scores_t.describe(), " do not match boxes ", boxes_t.describe());
     int64_t max_out = 0;
-    if (ctx.has_input(2) && ctx.input(2).numel() > 0)
-      max_out = static_cast<int64_t>(read_scalar(ctx.input(2), who));
+    if (ctx.has_input(2) && ctx.input(2).numel() > 0) {
+      const std::vector<int64_t> v = read_int_list(ctx.input(2), who);
+      PI_CHECK(v.size() == 1, InvalidArgument, who,
+               ": max_output_boxes_per_class must be a single value");
+      max_out = v[0];
+    }
     double iou_threshold = 0.0;
-    if (ctx.has_input(3) && ctx.input(3).numel() > 0) iou_threshold = read_scalar(ctx.input(3), who);
+    if (ctx.has_input(3) && ctx.input(3).numel() > 0)
+      iou_threshold = read_scalar(ctx.input(3), who);
     PI_CHECK(iou_threshold >= 0 && iou_threshold <= 1, InvalidArgument, who,
              ": iou_threshold must be in [0, 1], got ", iou_threshold);
     bool has_score_threshold = ctx.has_input(4) && ctx.input(4).numel() > 0;
@@ -88,8 +94,10 @@ class NonMaxSuppressionKernel final : public Kernel {
         for (int64_t c = 0; c < nc; ++c) {
           const double* s = &sv[static_cast<size_t>((b * nc + c) * nboxes)];
           order.clear();
+          // A NaN score cannot be ranked, so it is never selected.
           for (int64_t i = 0; i < nboxes; ++i)
-            if (!has_score_threshold || s[i] > score_threshold) order.push_back(i);
+            if (!std::isnan(s[i]) && (!has_score_threshold || s[i] > score_threshold))
+              order.push_back(i);
           // Highest score first; equal scores keep the lower box index first.
           std::stable_sort(order.begin(), order.end(),
                            [&](int64_t a, int64_t b2) { return s[a] > s[b2]; });

@@ -120,7 +120,8 @@ class BernoulliKernel final : public Kernel {
     dispatch(FloatTypes{}, x.dtype(), label.c_str(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* p = x.data<T>();
-      for (size_t i = 0; i < prob.size(); ++i) prob[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
+      for (size_t i = 0; i < prob.size(); ++i)
+        prob[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
     });
     const DType dt = dtype_ == DType::Undefined ? x.dtype() : dtype_;
     Tensor& y = ctx.output(0, dt, x.shape());
@@ -163,7 +164,8 @@ class MultinomialKernel final : public Kernel {
     dispatch(FloatTypes{}, x.dtype(), label.c_str(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* p = x.data<T>();
-      for (size_t i = 0; i < logits.size(); ++i) logits[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
+      for (size_t i = 0; i < logits.size(); ++i)
+        logits[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
     });
     Tensor& y = ctx.output(0, dtype_, {B, samples_});
     if (y.numel() == 0) return;

@@ -60,7 +60,8 @@ std::vector<double> read_float_list(const Tensor& t, const char* who) {
     using T = typename decltype(tag)::type;
     const T* p = h.data<T>();
     std::vector<double> out(static_cast<size_t>(h.numel()));
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
     return out;
   });
 }
@@ -72,8 +73,9 @@ double cubic_kernel(double x, double a) {
   return 0.0;
 }
 
-// Maps output coordinate x of an axis to the input coordinate (ONNX coordinate_transformation_mode).
-// `out_len_f` is scale * in_len, the possibly fractional output length the reference uses.
+// Maps output coordinate x of an axis to the input coordinate (ONNX
+// coordinate_transformation_mode). `out_len_f` is scale * in_len, the possibly fractional output
+// length the reference uses.
 double source_coordinate(Ctm ctm, double x, double scale, int64_t in_len, int64_t out_len,
                          double out_len_f, double roi_start, double roi_end) {
   switch (ctm) {
@@ -113,7 +115,9 @@ AxisPlan plan_axis(const ResizeParams& p, int64_t in_len, int64_t out_len, doubl
     const double xo = source_coordinate(p.ctm, static_cast<double>(x), scale, in_len, out_len,
                                         out_len_f, roi_start, roi_end);
     auto& taps = plan.taps[static_cast<size_t>(x)];
-    if (p.ctm == Ctm::TfCropAndResize && (xo < 0 || xo > static_cast<double>(in_len - 1))) {
+    // Only a non-finite roi can make xo non-finite; treat it like any point outside the crop.
+    if (!std::isfinite(xo) ||
+        (p.ctm == Ctm::TfCropAndResize && (xo < 0 || xo > static_cast<double>(in_len - 1)))) {
       plan.extrapolate[static_cast<size_t>(x)] = 1;
       continue;
     }
@@ -193,8 +197,10 @@ T store(double v) {
   } else {
     // Integer images: round to nearest and saturate rather than wrap.
     const double r = std::nearbyint(v);
-    if (!(r >= static_cast<double>(std::numeric_limits<T>::lowest()))) return std::numeric_limits<T>::lowest();
-    if (r >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    if (!(r >= static_cast<double>(std::numeric_limits<T>::lowest())))
+      return std::numeric_limits<T>::lowest();
+    if (r >= static_cast<double>(std::numeric_limits<T>::max()))
+      return std::numeric_limits<T>::max();
     return static_cast<T>(r);
   }
 }
@@ -218,7 +224,8 @@ void resize_nd(const ResizeParams& p, const Tensor& x, Tensor& y, const Shape& o
     const T* src = x.data<T>();
     Shape cur = x.shape();
     std::vector<double> buf(static_cast<size_t>(x.numel()));
-    for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<double>(static_cast<compute_t<T>>(src[i]));
+    for (size_t i = 0; i < buf.size(); ++i)
+      buf[i] = static_cast<double>(static_cast<compute_t<T>>(src[i]));
     for (int d = rank - 1; d >= 0; --d) {
       const AxisPlan& plan = plans[d];
       if (is_identity(plan, cur[d])) continue;
@@ -359,13 +366,15 @@ class ResizeKernel final : public Kernel {
         // One scale for all axes, the largest (not_smaller) or smallest (not_larger) ratio.
         double s = policy_ == AspectPolicy::NotLarger ? INFINITY : 0.0;
         for (size_t i = 0; i < na; ++i) {
-          const double r = static_cast<double>(sizes_in[i]) / static_cast<double>(x.shape()[axes[i]]);
+          const double r =
+              static_cast<double>(sizes_in[i]) / static_cast<double>(x.shape()[axes[i]]);
           s = policy_ == AspectPolicy::NotLarger ? std::min(s, r) : std::max(s, r);
         }
         for (size_t i = 0; i < na; ++i) {
           const int64_t d = axes[i];
           scales[d] = s;
           out_len_f[d] = s * static_cast<double>(x.shape()[d]);
+          PI_CHECK(out_len_f[d] < 1e12, InvalidArgument, who, ": output size too large");
           out_shape[d] = static_cast<int64_t>(std::nearbyint(out_len_f[d]));
         }
       }
@@ -374,8 +383,9 @@ class ResizeKernel final : public Kernel {
       }
     }
 
-    std::vector<double> roi(2 * rank);
-    for (int d = 0; d < rank; ++d) roi[d] = 0.0, roi[d + rank] = 1.0;
+    // Starts then ends; the whole axis unless tf_crop_and_resize crops it.
+    std::vector<double> roi(2 * rank, 0.0);
+    std::fill(roi.begin() + rank, roi.end(), 1.0);
     if (p_.ctm == Ctm::TfCropAndResize) {
       PI_CHECK(roi_in.size() == 2 * na, InvalidArgument, who, ": 'roi' has ", roi_in.size(),
                " values, tf_crop_and_resize needs ", 2 * na);

@@ -95,7 +95,8 @@ class RoiAlignKernel final : public Kernel {
     dispatch(FloatTypes{}, rois.dtype(), who, [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* p = rois.data<T>();
-      for (size_t i = 0; i < rv.size(); ++i) rv[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
+      for (size_t i = 0; i < rv.size(); ++i)
+        rv[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
     });
 
     dispatch(FloatTypes{}, x.dtype(), who, [&](auto tag) {
@@ -120,7 +121,8 @@ class RoiAlignKernel final : public Kernel {
                                               : std::ceil(roi_h / static_cast<double>(out_h_));
         const double gw = sampling_ratio_ > 0 ? static_cast<double>(sampling_ratio_)
                                               : std::ceil(roi_w / static_cast<double>(out_w_));
-        PI_CHECK(gh < (1 << 12) && gw < (1 << 12) && std::isfinite(y1) && std::isfinite(x1),
+        PI_CHECK(gh < (1 << 12) && gw < (1 << 12) && std::isfinite(y1) && std::isfinite(x1) &&
+                     std::isfinite(y2) && std::isfinite(x2),
                  InvalidArgument, who, ": roi ", r, " is too large or not finite");
         const int64_t grid_h = gh > 0 ? static_cast<int64_t>(gh) : 0;
         const int64_t grid_w = gw > 0 ? static_cast<int64_t>(gw) : 0;
@@ -129,17 +131,21 @@ class RoiAlignKernel final : public Kernel {
           for (int64_t pw = 0; pw < out_w_; ++pw) {
             samples.clear();
             for (int64_t iy = 0; iy < grid_h; ++iy) {
-              const double yy = y1 + static_cast<double>(ph) * bin_h +
-                                (static_cast<double>(iy) + 0.5) * bin_h / static_cast<double>(grid_h);
+              const double yy =
+                  y1 + static_cast<double>(ph) * bin_h +
+                  (static_cast<double>(iy) + 0.5) * bin_h / static_cast<double>(grid_h);
               for (int64_t ix = 0; ix < grid_w; ++ix) {
-                const double xx = x1 + static_cast<double>(pw) * bin_w +
-                                  (static_cast<double>(ix) + 0.5) * bin_w / static_cast<double>(grid_w);
+                const double xx =
+                    x1 + static_cast<double>(pw) * bin_w +
+                    (static_cast<double>(ix) + 0.5) * bin_w / static_cast<double>(grid_w);
                 samples.push_back(bilinear_sample(yy, xx, H, W));
               }
             }
             for (int64_t c = 0; c < C; ++c) {
               const T* plane = in + (bidx[static_cast<size_t>(r)] * C + c) * H * W;
-              auto v = [&](int64_t off) { return static_cast<double>(static_cast<compute_t<T>>(plane[off])); };
+              auto v = [&](int64_t off) {
+                return static_cast<double>(static_cast<compute_t<T>>(plane[off]));
+              };
               double acc = 0.0;
               bool first = true;
               for (const Sample& s : samples) {
@@ -154,7 +160,8 @@ class RoiAlignKernel final : public Kernel {
                 }
               }
               if (!max_mode_) acc /= count;
-              out[((r * C + c) * out_h_ + ph) * out_w_ + pw] = static_cast<T>(static_cast<compute_t<T>>(acc));
+              out[((r * C + c) * out_h_ + ph) * out_w_ + pw] =
+                  static_cast<T>(static_cast<compute_t<T>>(acc));
             }
           }
         }

@@ -51,7 +51,8 @@ std::vector<double> read_doubles(const Tensor& t, const char* who) {
     using T = typename decltype(tag)::type;
     const T* p = t.data<T>();
     std::vector<double> out(static_cast<size_t>(t.numel()));
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
     return out;
   });
 }
@@ -168,7 +169,8 @@ class StftKernel final : public Kernel {
     }
     PI_CHECK(flen > 0, InvalidArgument, who, ": needs a window or a positive frame_length");
     const int64_t B = sig.dim(0), L = sig.dim(1), comps = sig.dim(2);
-    PI_CHECK(flen <= L, InvalidArgument, who, ": frame_length ", flen, " exceeds signal length ", L);
+    PI_CHECK(flen <= L, InvalidArgument, who, ": frame_length ", flen, " exceeds signal length ",
+             L);
     PI_CHECK(!(onesided_ && comps == 2), InvalidArgument, who,
              ": onesided output needs a real signal");
     const int64_t frames = 1 + (L - flen) / step;
@@ -273,8 +275,10 @@ class MelWeightMatrixKernel final : public Kernel {
     const double step = (high_mel - low_mel) / static_cast<double>(nmel + 2);
     std::vector<int64_t> bins(static_cast<size_t>(nmel + 2));
     for (int64_t i = 0; i < nmel + 2; ++i) {
-      const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + low_mel) / 2595.0) - 1);
-      const double b = std::floor(static_cast<double>(dft_len + 1) * hz / static_cast<double>(rate));
+      const double hz =
+          700.0 * (std::pow(10.0, (static_cast<double>(i) * step + low_mel) / 2595.0) - 1);
+      const double b =
+          std::floor(static_cast<double>(dft_len + 1) * hz / static_cast<double>(rate));
       PI_CHECK(b >= 0 && b < static_cast<double>(nspec), InvalidArgument, who,
                ": upper_edge_hertz ", upper, " lies above the Nyquist frequency of sample_rate ",
                rate);

@@ -110,7 +110,8 @@ class TfIdfVectorizerKernel final : public Kernel {
         PI_CHECK(gram_no < static_cast<int64_t>(indexes_.size()), InvalidModel, label,
                  ": ngram_indexes has fewer entries than the pool has n-grams");
         if (strings_) {
-          str_index_[std::vector<std::string>(pool_s.begin() + p, pool_s.begin() + p + n)] = gram_no;
+          str_index_[std::vector<std::string>(pool_s.begin() + p, pool_s.begin() + p + n)] =
+              gram_no;
         } else {
           int_index_[std::vector<int64_t>(pool_i.begin() + p, pool_i.begin() + p + n)] = gram_no;
         }
@@ -129,7 +130,8 @@ class TfIdfVectorizerKernel final : public Kernel {
              ": input must be [C] or [N, C], got ", x.describe());
     const int64_t rows = x.rank() == 2 ? x.dim(0) : 1;
     const int64_t cols = x.rank() == 2 ? x.dim(1) : x.dim(0);
-    Tensor& y = ctx.output(0, DType::Float32, x.rank() == 2 ? Shape{rows, out_size_} : Shape{out_size_});
+    Tensor& y =
+        ctx.output(0, DType::Float32, x.rank() == 2 ? Shape{rows, out_size_} : Shape{out_size_});
     std::vector<double> counts(static_cast<size_t>(rows * out_size_), 0.0);
     if (x.dtype() == DType::String) {
       PI_CHECK(strings_, InvalidArgument, label, ": string input but the pool holds integers");
