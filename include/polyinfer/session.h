@@ -87,7 +87,8 @@ class Session {
   // Runs the model. Every input without a default must be given, by name, with the declared
   // dtype and a shape that matches the declared one (dynamic dimensions may take any size).
   // Returns all outputs in the model's order. Throws InvalidArgument / ShapeMismatch naming the
-  // input and what the model expects.
+  // input and what the model expects. Outputs may share memory with the model's constants (an
+  // output that is a weight, or a view of one): treat them as read-only, or clone() them.
   std::vector<Value> run(const std::map<std::string, Value>& inputs);
   // Runs and returns only the named outputs, in the order given.
   std::vector<Value> run(const std::map<std::string, Value>& inputs,

@@ -12,8 +12,10 @@ namespace polyinfer {
 // Row-major strides in elements.
 std::vector<int64_t> strides_of(const Shape& shape);
 
-// Maps a possibly negative axis into [0, rank) (or [0, rank] when `inclusive`, for Unsqueeze-
-// style insert positions); throws InvalidArgument naming `who` when out of range.
+// Maps a possibly negative axis into [0, rank); throws InvalidArgument naming `who` when out of
+// range. With `inclusive` the range is [0, rank] and a negative axis counts from rank + 1: right
+// for Unsqueeze-style insert positions, wrong for Flatten-style axes (there -1 means rank - 1:
+// check the range yourself and add rank).
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* who, bool inclusive = false);
 
 // Numpy-style multidirectional broadcast of shapes; throws ShapeMismatch naming `who`.

@@ -90,6 +90,7 @@ class KernelContext {
   // Value of explicit input i (None when the model leaves it out or i is past the end).
   virtual const Value& value(size_t i) const = 0;
   // Allocates output i (from the session's allocator for the kernel's device) and returns it.
+  // i must be < num_outputs(): check optional outputs with wants_output(i) first.
   virtual Tensor& output(size_t i, DType dtype, const Shape& shape) = 0;
   // Sets output i to an existing value: a view of an input (Reshape), a sequence, or None.
   virtual void set_output(size_t i, Value value) = 0;

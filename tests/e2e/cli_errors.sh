@@ -30,7 +30,7 @@ expect_error random-bytes "not a valid ONNX" "$pi" run "$tmp/random.onnx"
 expect_error missing-file "does not exist" "$pi" run "$tmp/nope.onnx"
 expect_error unknown-op "FrobnicateX 'frob'" "$pi" run "$data/unknown_op.onnx"
 expect_error external-escape "leaves the model's folder" "$pi" run "$data/external_escape.onnx"
-expect_error wrong-shape "expects float32\[N,1,8,8\]" "$pi" run "$digits/digits_cnn.onnx" --shape pixels=1x1x8x9
+expect_error wrong-shape "has shape \[1,1,8,9\] but the model expects float32\[batch,1,8,8\]" "$pi" run "$digits/digits_cnn.onnx" --shape pixels=1x1x8x9
 expect_error wrong-dtype "dtype int64" "$pi" run "$digits/digits_cnn.onnx" -i pixels="$digits/test_y.npy"
 expect_error missing-input-file "cannot" "$pi" run "$digits/digits_cnn.onnx" -i pixels="$tmp/none.npy"
 expect_error bad-npy "bad.npy" "$pi" run "$digits/digits_cnn.onnx" -i pixels="$tmp/bad.npy"

@@ -1,4 +1,4 @@
-// Identity and the ops that only pass a value through (Dropout in inference mode).
+// Identity: passes any value through.
 #include "runtime/kernel.h"
 
 namespace polyinfer {
