@@ -4,6 +4,7 @@
 #include <fstream>
 #include <set>
 
+#include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include "onnx/tensor_proto.h"
@@ -218,6 +219,70 @@ void sort_all(ir::Graph& g, const std::vector<std::string>& outer) {
   g.sort_topologically(outer);
 }
 
+// ONNX value names are unique across a model's graphs (SSA), so inferred types of every level
+// are collected by name and handed to the graph whose nodes produce them.
+void collect_value_info(const onnx::GraphProto& gp, std::map<std::string, ir::TypeInfo>* out) {
+  for (const auto& vi : gp.value_info()) out->emplace(vi.name(), convert_type(vi.type()));
+  for (const auto& n : gp.node())
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) collect_value_info(a.g(), out);
+      for (const auto& g : a.graphs()) collect_value_info(g, out);
+    }
+}
+
+void absorb_types(const std::map<std::string, ir::TypeInfo>& types, ir::Graph& g) {
+  for (auto& n : g.nodes) {
+    for (const auto& o : n.outputs) {
+      auto it = types.find(o);
+      if (!o.empty() && it != types.end() && !g.value_types.count(o)) g.value_types[o] = it->second;
+    }
+    for (auto& [k, a] : n.attrs) {
+      if (a.g) absorb_types(types, *a.g);
+      for (auto& sg : a.graphs) absorb_types(types, *sg);
+    }
+  }
+}
+
+// libonnx 1.12's shape inference reads out of bounds on some malformed models that its checker
+// and our import accept (e.g. a Conv whose weight rank differs from its input's: found by
+// tests/fuzz/fuzz_model). It only adds type information, so on a model it may not survive we skip
+// it and say why. Returns "" when inference is safe to run.
+std::string unsafe_for_shape_inference(const onnx::ModelProto& mp) {
+  try {
+    onnx::checker::check_model(mp);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    if (what.size() > 200) what = what.substr(0, 200) + "...";
+    return "the ONNX checker rejects the model (" + what + ")";
+  }
+  std::map<std::string, int> rank;
+  auto note_rank = [&](const onnx::ValueInfoProto& v) {
+    if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
+      rank[v.name()] = v.type().tensor_type().shape().dim_size();
+  };
+  for (const auto& v : mp.graph().input()) note_rank(v);
+  for (const auto& v : mp.graph().value_info()) note_rank(v);
+  for (const auto& t : mp.graph().initializer()) rank[t.name()] = t.dims_size();
+  static const std::set<std::string> kWindowed = {
+      "Conv", "ConvInteger", "ConvTranspose", "QLinearConv", "MaxPool", "AveragePool", "LpPool",
+      "MaxUnpool", "MaxRoiPool", "DeformConv"};
+  for (const auto& n : mp.graph().node()) {
+    if (!kWindowed.count(n.op_type()) || n.input_size() == 0) continue;
+    const int x_rank = rank.count(n.input(0)) ? rank[n.input(0)] : -1;
+    if (x_rank >= 0 && x_rank < 3) return n.op_type() + " input of rank " + std::to_string(x_rank);
+    const int w_index = n.op_type() == "QLinearConv" ? 3 : 1;
+    if (n.input_size() > w_index && rank.count(n.input(w_index)) && x_rank >= 0 &&
+        rank[n.input(w_index)] != x_rank && n.op_type().find("Pool") == std::string::npos)
+      return n.op_type() + " weight rank differs from its input's";
+    for (const auto& a : n.attribute())
+      if (a.ints_size() > 0 && x_rank >= 0 &&
+          (a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations") &&
+          a.ints_size() != x_rank - 2)
+        return n.op_type() + " attribute " + a.name() + " does not match the input rank";
+  }
+  return "";
+}
+
 Model import_proto(onnx::ModelProto& mp, const std::string& base_dir) {
   Model m;
   m.ir_version = mp.ir_version();
@@ -237,17 +302,26 @@ Model import_proto(onnx::ModelProto& mp, const std::string& base_dir) {
   PI_CHECK(mp.functions_size() == 0, UnsupportedOp,
            "the model defines local functions, which polyinfer does not inline yet");
 
-  try {
-    onnx::ShapeInferenceOptions opts(false, 0, false);
-    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), opts);
-  } catch (const std::exception& e) {
-    m.notes.push_back(std::string("shape inference failed: ") + e.what());
-  }
-
+  // Our own checks first: libonnx's shape inference trusts the graph it is given.
   GraphImporter importer(m.opsets, ExternalDataPolicy{base_dir});
   m.graph = importer.convert(mp.graph(), 0);
   sort_all(*m.graph, {});
   PI_CHECK(!m.graph->outputs.empty(), InvalidModel, "the model's graph declares no outputs");
+
+  const std::string unsafe = unsafe_for_shape_inference(mp);
+  if (!unsafe.empty()) {
+    m.notes.push_back("shape inference skipped: " + unsafe);
+    return m;
+  }
+  try {
+    onnx::ShapeInferenceOptions opts(false, 0, false);
+    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), opts);
+    std::map<std::string, ir::TypeInfo> inferred;
+    collect_value_info(mp.graph(), &inferred);
+    absorb_types(inferred, *m.graph);
+  } catch (const std::exception& e) {
+    m.notes.push_back(std::string("shape inference failed: ") + e.what());
+  }
   return m;
 }
 

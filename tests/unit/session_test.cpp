@@ -104,5 +104,21 @@ TEST(Session, OldIrModelsListInitializersAsInputsAndTheyAreNotFeeds) {
   EXPECT_EQ(out[0].tensor().to_vector<float>(), (std::vector<float>{5, 6}));
 }
 
+// Found by tests/fuzz/fuzz_model: libonnx's shape inference read out of bounds on a ConvInteger
+// whose weight rank differs from its input's. Import must check the graph first and keep
+// malformed models away from it.
+TEST(Import, MalformedConvNeverReachesLibonnxShapeInference) {
+  const std::string dir = std::string(POLYINFER_SOURCE_DIR) + "/tests/data/fuzz/";
+  EXPECT_EQ(code_of([&] { Session::load(dir + "model_convinteger_rank_mismatch.onnx"); }),
+            ErrorCode::InvalidModel);
+  test::ModelBuilder b;
+  b.input("x", {1, 3, 3}).input("w", {1, 1, 2, 2}).output("y", {1, 1, 2, 2});
+  b.node("Conv", {"x", "w"}, {"y"}, "conv");
+  const std::string bytes = b.bytes();
+  const Model m = import_onnx_bytes(bytes.data(), bytes.size(), "");
+  ASSERT_FALSE(m.notes.empty());
+  EXPECT_NE(m.notes[0].find("shape inference skipped"), std::string::npos) << m.notes[0];
+}
+
 }  // namespace
 }  // namespace polyinfer
