@@ -1,25 +1,30 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang and runs each for a bounded time:
-#   tools/fuzz.sh [SECONDS_PER_TARGET]
+# Builds the libFuzzer targets with clang and runs each one:
+#   tools/fuzz.sh SECONDS   explore for SECONDS per target (random seed): for developers
+#   tools/fuzz.sh --ci      a fixed seed and a fixed number of runs, so CI is deterministic: a
+#                           crash it finds is found on every machine, and new ones come from
+#                           developers' longer runs (add each crash input under tests/data/fuzz/)
 # Seeds come from the ONNX test data (models and .pb tensors) and the committed examples.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-secs=${1:-20}
+mode=${1:-60}
 build="$root/build-fuzz"
 CXX=clang++ "$root/tools/build.sh" "$build" -DPOLYINFER_FUZZ=ON -DPOLYINFER_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 data=/usr/share/libonnx-testdata/data
 corpus="$build/corpus"
+rm -rf "$corpus"
 mkdir -p "$corpus/model" "$corpus/tensor_pb" "$corpus/npy"
 # Small seeds only: big models make each fuzz iteration slow. (No pipefail here: head closes
 # the pipe early on purpose.)
 set +o pipefail
-find "$data/node" -name model.onnx -size -4k | head -200 | while read -r f; do
+find "$data/node" -name model.onnx -size -4k | sort | head -200 | while read -r f; do
   cp "$f" "$corpus/model/$(echo "$f" | md5sum | cut -c1-12)"; done
-find "$data/node" -name 'input_0.pb' -size -2k | head -200 | while read -r f; do
+find "$data/node" -name 'input_0.pb' -size -2k | sort | head -200 | while read -r f; do
   cp "$f" "$corpus/tensor_pb/$(echo "$f" | md5sum | cut -c1-12)"; done
 find "$root/examples" "$root/tests" -name '*.npy' -size -64k 2>/dev/null | while read -r f; do
   cp "$f" "$corpus/npy/$(basename "$f")"; done
+cp "$root"/tests/data/fuzz/model_* "$corpus/model/" 2>/dev/null
 set -o pipefail
 
 export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1
@@ -28,9 +33,10 @@ for fuzzer in "$build"/tests/fuzz/fuzz_*; do
   [ -x "$fuzzer" ] || continue
   name=$(basename "$fuzzer"); seeds="$corpus/${name#fuzz_}"
   mkdir -p "$seeds"
-  if "$fuzzer" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=4096 -timeout=10 \
+  if [ "$mode" = "--ci" ]; then budget=(-seed=1 -runs=30000); else budget=(-max_total_time="$mode"); fi
+  if "$fuzzer" "${budget[@]}" -max_len=65536 -rss_limit_mb=4096 -timeout=10 \
        -print_final_stats=1 "$seeds" >"$build/$name.log" 2>&1; then
-    echo "fuzz $name: ok ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$build/$name.log" | grep -o '[0-9]*$') runs in ${secs}s)"
+    echo "fuzz $name: ok ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$build/$name.log" | grep -o '[0-9]*$') runs)"
   else
     echo "fuzz $name: FAILED"; tail -n 40 "$build/$name.log"; status=1
   fi

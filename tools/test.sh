@@ -16,4 +16,4 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 ctest --test-dir "$build" --output-on-failure -j2 --timeout 1500
 
 echo "== fuzzers (bounded)"
-"$root/tools/fuzz.sh" "${FUZZ_SECONDS:-20}"
+"$root/tools/fuzz.sh" --ci

@@ -1,5 +1,6 @@
 #include "onnx/import.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -267,8 +268,18 @@ std::string unsafe_for_shape_inference(const onnx::ModelProto& mp) {
       "Conv", "ConvInteger", "ConvTranspose", "QLinearConv", "MaxPool", "AveragePool", "LpPool",
       "MaxUnpool", "MaxRoiPool", "DeformConv"};
   for (const auto& n : mp.graph().node()) {
+    const int x_rank = n.input_size() > 0 && rank.count(n.input(0)) ? rank[n.input(0)] : -1;
+    // Axis-like attributes index into the input's dimensions without a range check there.
+    for (const auto& a : n.attribute()) {
+      if (x_rank < 0) break;
+      auto out_of_range = [&](int64_t v) { return v < -(x_rank + 1) || v > x_rank; };
+      if ((a.name() == "axis" && out_of_range(a.i())) ||
+          ((a.name() == "axes" || a.name() == "perm") &&
+           std::any_of(a.ints().begin(), a.ints().end(), out_of_range)) ||
+          (a.name() == "perm" && a.ints_size() != x_rank))
+        return n.op_type() + " attribute " + a.name() + " is out of range for its input";
+    }
     if (!kWindowed.count(n.op_type()) || n.input_size() == 0) continue;
-    const int x_rank = rank.count(n.input(0)) ? rank[n.input(0)] : -1;
     if (x_rank >= 0 && x_rank < 3) return n.op_type() + " input of rank " + std::to_string(x_rank);
     const int w_index = n.op_type() == "QLinearConv" ? 3 : 1;
     if (n.input_size() > w_index && rank.count(n.input(w_index)) && x_rank >= 0 &&
@@ -279,6 +290,9 @@ std::string unsafe_for_shape_inference(const onnx::ModelProto& mp) {
           (a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations") &&
           a.ints_size() != x_rank - 2)
         return n.op_type() + " attribute " + a.name() + " does not match the input rank";
+    for (const auto& a : n.attribute())
+      if (a.name() == "pads" && x_rank >= 0 && a.ints_size() != 2 * (x_rank - 2))
+        return n.op_type() + " attribute pads does not match the input rank";
   }
   return "";
 }

@@ -111,6 +111,11 @@ TEST(Import, MalformedConvNeverReachesLibonnxShapeInference) {
   const std::string dir = std::string(POLYINFER_SOURCE_DIR) + "/tests/data/fuzz/";
   EXPECT_EQ(code_of([&] { Session::load(dir + "model_convinteger_rank_mismatch.onnx"); }),
             ErrorCode::InvalidModel);
+  // LayerNormalization with axis -7 on a rank-4 input: loads (the kernel checks the axis when
+  // it runs) without libonnx ever seeing it.
+  const Model ln = import_onnx_file(dir + "model_layernorm_axis_out_of_range.onnx");
+  ASSERT_FALSE(ln.notes.empty());
+  EXPECT_NE(ln.notes[0].find("attribute axis is out of range"), std::string::npos) << ln.notes[0];
   test::ModelBuilder b;
   b.input("x", {1, 3, 3}).input("w", {1, 1, 2, 2}).output("y", {1, 1, 2, 2});
   b.node("Conv", {"x", "w"}, {"y"}, "conv");
