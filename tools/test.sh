@@ -17,3 +17,6 @@ ctest --test-dir "$build" --output-on-failure -j2 --timeout 1500
 
 echo "== fuzzers (bounded)"
 "$root/tools/fuzz.sh" --ci
+
+echo "== tracked figure: newer ONNX backend test data (no floor yet)"
+"$root/tools/conformance_newer.sh" "$build/polyinfer"

@@ -14,6 +14,6 @@ class IdentityKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Identity, 1, 21, IdentityKernel);
+PI_CPU_KERNEL(Identity, 1, 23, IdentityKernel);
 
 }  // namespace polyinfer
