@@ -12,39 +12,11 @@
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
+#include "providers/cpu/ops/op_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
 namespace {
-
-// Applies f to every element of input 0; the output has the input's shape and dtype. f sees the
-// compute type (float for the 16-bit floats).
-template <class Types, class F>
-void map_same_type(KernelContext& ctx, const F& f) {
-  const Tensor& x = ctx.input(0);
-  const std::string who = ctx.node().label();
-  dispatch(Types{}, x.dtype(), who.c_str(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using C = compute_t<T>;
-    Tensor& y = ctx.output(0, x.dtype(), x.shape());
-    const T* in = x.data<T>();
-    T* out = y.data<T>();
-    for (int64_t i = 0, n = x.numel(); i < n; ++i)
-      out[i] = static_cast<T>(f(static_cast<C>(in[i])));
-  });
-}
-
-// double → integer T: truncates toward zero and saturates at T's range (NaN → 0), so that no
-// input makes the conversion undefined.
-template <class T>
-T saturate_to_int(double v) {
-  if (std::isnan(v)) return T(0);
-  constexpr double lo = static_cast<double>(std::numeric_limits<T>::lowest());
-  constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
-  if (v <= lo) return std::numeric_limits<T>::lowest();
-  if (v >= hi) return std::numeric_limits<T>::max();
-  return static_cast<T>(v);
-}
 
 // Largest finite value of T, including the 16-bit floats that numeric_limits does not know.
 template <class T>

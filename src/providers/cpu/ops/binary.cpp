@@ -14,36 +14,11 @@
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
+#include "providers/cpu/ops/op_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
 namespace {
-
-// Legacy (opset < 7) broadcasting: B may only be broadcast onto A, and only when broadcast=1;
-// B's dimensions line up with A's starting at `axis` (default: B is a suffix of A). Returns B's
-// shape padded with ones to A's rank, so that numpy broadcasting does the rest.
-Shape legacy_b_shape(const Shape& a, const Shape& b, bool broadcast,
-                     std::optional<int64_t> axis, const std::string& who) {
-  if (!broadcast) {
-    PI_CHECK(a == b, ShapeMismatch, who, ": shapes ", shape_str(a), " and ", shape_str(b),
-             " differ and broadcast=0");
-    return b;
-  }
-  const int64_t ra = static_cast<int64_t>(a.size());
-  const int64_t rb = static_cast<int64_t>(b.size());
-  PI_CHECK(rb <= ra, ShapeMismatch, who, ": B ", shape_str(b), " has a higher rank than A ",
-           shape_str(a));
-  const int64_t start = axis ? normalize_axis(*axis, ra, who.c_str()) : ra - rb;
-  PI_CHECK(start + rb <= ra, ShapeMismatch, who, ": B ", shape_str(b), " does not fit into A ",
-           shape_str(a), " at axis ", start);
-  Shape out(static_cast<size_t>(ra), 1);
-  for (int64_t i = 0; i < rb; ++i) {
-    PI_CHECK(b[i] == 1 || b[i] == a[start + i], ShapeMismatch, who, ": B ", shape_str(b),
-             " does not broadcast onto A ", shape_str(a), " at axis ", start);
-    out[start + i] = b[i];
-  }
-  return out;
-}
 
 // Reads the legacy broadcasting attributes once, at kernel creation.
 struct LegacyBroadcast {
@@ -160,18 +135,6 @@ using AddKernel = ArithKernel<AddOp>;
 using SubKernel = ArithKernel<SubOp>;
 using MulKernel = ArithKernel<MulOp>;
 using DivKernel = ArithKernel<DivOp>;
-
-// double → integer T: truncates toward zero and saturates at T's range (NaN → 0), so that no
-// input makes the conversion undefined.
-template <class T>
-T saturate_to_int(double v) {
-  if (std::isnan(v)) return T(0);
-  constexpr double lo = static_cast<double>(std::numeric_limits<T>::lowest());
-  constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
-  if (v <= lo) return std::numeric_limits<T>::lowest();
-  if (v >= hi) return std::numeric_limits<T>::max();
-  return static_cast<T>(v);
-}
 
 // base^exp for integers by repeated squaring, wrapping like the other integer ops. A negative
 // exponent gives the truncated value of 1/base^|exp|: 0 unless |base| is 1.

@@ -24,6 +24,7 @@
 #include <type_traits>
 
 #include "core/dispatch.h"
+#include "providers/cpu/ops/op_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
@@ -46,17 +47,6 @@ float to_float_round_odd(double d) {
   bits |= 1u;
   std::memcpy(&f, &bits, 4);
   return f;
-}
-
-// double → integer T: truncates toward zero, saturates at T's range, NaN → 0.
-template <class T>
-T saturate_to_int(double v) {
-  if (std::isnan(v)) return T(0);
-  constexpr double lo = static_cast<double>(std::numeric_limits<T>::lowest());
-  constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
-  if (v <= lo) return std::numeric_limits<T>::lowest();
-  if (v >= hi) return std::numeric_limits<T>::max();
-  return static_cast<T>(v);
 }
 
 // ---- number → string ----

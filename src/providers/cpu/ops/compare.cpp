@@ -11,36 +11,11 @@
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
+#include "providers/cpu/ops/op_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
 namespace {
-
-// Legacy (opset < 7) broadcasting: B may only be broadcast onto A, and only when broadcast=1;
-// B's dimensions line up with A's starting at `axis` (default: B is a suffix of A). Returns B's
-// shape padded with ones to A's rank, so that numpy broadcasting does the rest.
-Shape legacy_b_shape(const Shape& a, const Shape& b, bool broadcast,
-                     std::optional<int64_t> axis, const std::string& who) {
-  if (!broadcast) {
-    PI_CHECK(a == b, ShapeMismatch, who, ": shapes ", shape_str(a), " and ", shape_str(b),
-             " differ and broadcast=0");
-    return b;
-  }
-  const int64_t ra = static_cast<int64_t>(a.size());
-  const int64_t rb = static_cast<int64_t>(b.size());
-  PI_CHECK(rb <= ra, ShapeMismatch, who, ": B ", shape_str(b), " has a higher rank than A ",
-           shape_str(a));
-  const int64_t start = axis ? normalize_axis(*axis, ra, who.c_str()) : ra - rb;
-  PI_CHECK(start + rb <= ra, ShapeMismatch, who, ": B ", shape_str(b), " does not fit into A ",
-           shape_str(a), " at axis ", start);
-  Shape out(static_cast<size_t>(ra), 1);
-  for (int64_t i = 0; i < rb; ++i) {
-    PI_CHECK(b[i] == 1 || b[i] == a[start + i], ShapeMismatch, who, ": B ", shape_str(b),
-             " does not broadcast onto A ", shape_str(a), " at axis ", start);
-    out[start + i] = b[i];
-  }
-  return out;
-}
 
 // The value in its compute type; a reference when that is T itself (no string copies).
 template <class T>

@@ -6,17 +6,11 @@
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
+#include "providers/cpu/ops/op_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
 namespace {
-
-// "[1,-1,0]" for messages; shape_str would print a negative value as "?" (a dynamic dimension).
-std::string int_list_str(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s + "]";
-}
 
 // The value is built once; every run hands out the same tensor (kernels never write into their
 // inputs, so sharing it is safe). The importer densifies sparse_value into a plain tensor.

@@ -6,23 +6,11 @@
 #include <limits>
 
 #include "core/shape_util.h"
+#include "providers/cpu/ops/op_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
 namespace {
-
-// Copies n elements; string tensors hold std::string objects, so they cannot be memcpy'd.
-void copy_elems(Tensor& dst, int64_t dst_off, const Tensor& src, int64_t src_off, int64_t n) {
-  if (n <= 0) return;
-  if (src.dtype() == DType::String) {
-    const std::string* s = src.data<std::string>() + src_off;
-    std::copy(s, s + n, dst.data<std::string>() + dst_off);
-    return;
-  }
-  const size_t es = dtype_size(src.dtype());
-  std::memcpy(static_cast<char*>(dst.raw_data()) + dst_off * es,
-              static_cast<const char*>(src.raw_data()) + src_off * es, static_cast<size_t>(n) * es);
-}
 
 void fill_zero(Tensor& t) {
   if (t.dtype() != DType::String && t.numel() > 0) std::memset(t.raw_data(), 0, t.nbytes());

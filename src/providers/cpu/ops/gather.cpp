@@ -4,18 +4,13 @@
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
+#include "providers/cpu/ops/op_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
 namespace {
 
 using IndexTypes = TypeList<int32_t, int64_t>;
-
-int64_t product(const Shape& s, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t i = from; i < to; ++i) p *= s[i];
-  return p;
-}
 
 // All indices as int64, each checked against `dim` and made non-negative.
 std::vector<int64_t> read_indices(const Tensor& t, int64_t dim, const std::string& who) {

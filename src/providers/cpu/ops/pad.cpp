@@ -10,17 +10,11 @@
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
+#include "providers/cpu/ops/op_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
 namespace {
-
-// "[1,-1,0]" for messages; shape_str would print a negative value as "?" (a dynamic dimension).
-std::string int_list_str(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s + "]";
-}
 
 enum class Mode { Constant, Reflect, Edge, Wrap };
 

@@ -4,23 +4,11 @@
 #include <string>
 
 #include "core/shape_util.h"
+#include "providers/cpu/ops/op_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
 namespace {
-
-// "[1,-1,0]" for messages; shape_str would print a negative value as "?" (a dynamic dimension).
-std::string int_list_str(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
-int64_t product(const Shape& s, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t i = from; i < to; ++i) p *= s[i];
-  return p;
-}
 
 // Reshape-1..4 take the target shape as an attribute, 5+ as an input; allowzero exists from 14.
 class ReshapeKernel final : public Kernel {

@@ -5,6 +5,7 @@
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
+#include "providers/cpu/ops/op_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
@@ -23,12 +24,6 @@ Reduction parse_reduction(const KernelInfo& info) {
   if (r == "max" && info.opset() >= 18) return Reduction::Max;
   if (r == "min" && info.opset() >= 18) return Reduction::Min;
   info.unsupported("reduction=" + r);
-}
-
-int64_t product(const Shape& s, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t i = from; i < to; ++i) p *= s[i];
-  return p;
 }
 
 std::vector<int64_t> read_raw_indices(const Tensor& t, const std::string& who) {

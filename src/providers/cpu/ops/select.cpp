@@ -8,16 +8,11 @@
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
+#include "providers/cpu/ops/op_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
 namespace {
-
-int64_t product(const Shape& s, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t i = from; i < to; ++i) p *= s[i];
-  return p;
-}
 
 // A total order that puts NaN after every number (and equal to NaN), so sorting is well defined.
 template <class V>

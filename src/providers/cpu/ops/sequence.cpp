@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/shape_util.h"
+#include "providers/cpu/ops/op_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
@@ -37,18 +38,6 @@ void check_elem_type(const Value& seq, const Tensor& t, const ir::Node& node) {
   PI_CHECK(seq.elem_type() == DType::Undefined || seq.elem_type() == t.dtype(), InvalidArgument,
            node.label(), ": a ", dtype_name(t.dtype()), " tensor cannot join a sequence of ",
            dtype_name(seq.elem_type()));
-}
-
-void copy_elems(Tensor& dst, int64_t dst_off, const Tensor& src, int64_t src_off, int64_t n) {
-  if (n <= 0) return;
-  if (src.dtype() == DType::String) {
-    const std::string* s = src.data<std::string>() + src_off;
-    std::copy(s, s + n, dst.data<std::string>() + dst_off);
-    return;
-  }
-  const size_t es = dtype_size(src.dtype());
-  std::memcpy(static_cast<char*>(dst.raw_data()) + dst_off * es,
-              static_cast<const char*>(src.raw_data()) + src_off * es, static_cast<size_t>(n) * es);
 }
 
 // The static element type of a sequence output, for sequences that come out empty.

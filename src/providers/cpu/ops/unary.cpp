@@ -10,27 +10,11 @@
 #include <type_traits>
 
 #include "core/dispatch.h"
+#include "providers/cpu/ops/op_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
 namespace {
-
-// Applies f to every element of input 0; the output has the input's shape and dtype. f sees the
-// compute type (float for the 16-bit floats).
-template <class Types, class F>
-void map_same_type(KernelContext& ctx, const F& f) {
-  const Tensor& x = ctx.input(0);
-  const std::string who = ctx.node().label();
-  dispatch(Types{}, x.dtype(), who.c_str(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using C = compute_t<T>;
-    Tensor& y = ctx.output(0, x.dtype(), x.shape());
-    const T* in = x.data<T>();
-    T* out = y.data<T>();
-    for (int64_t i = 0, n = x.numel(); i < n; ++i)
-      out[i] = static_cast<T>(f(static_cast<C>(in[i])));
-  });
-}
 
 // Applies a predicate to every element of input 0; the output is a bool tensor of its shape.
 template <class Types, class F>
