@@ -69,8 +69,11 @@ struct Placement {
   std::vector<Skipped> skipped;    // unusable providers skipped under allow_missing
   int device_copies = 0;           // tensor copies across device borders per run
   int total_nodes = 0;
+  // Where flops_share comes from: "static shapes" (known at load), "first run" (shapes of the
+  // first run, for models with dynamic dimensions), or "" (not known yet: flops_share is 0).
+  std::string flops_basis;
 
-  // One line: "placement: cpu 12/12 nodes (100% of FLOPs); 0 device copies".
+  // One line: "placement: cpu 12/12 nodes (100% of FLOPs); 0 fell back; 0 device copies".
   std::string summary() const;
 };
 

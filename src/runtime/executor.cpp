@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "runtime/cost.h"
 #include "runtime/partitioner.h"
 
 namespace polyinfer {
@@ -85,6 +86,17 @@ Value to_device(const Value& v, Device device, int* copies) {
   return Value(v.tensor().to(device));
 }
 
+double measured_flops(const ir::Node& node, const std::vector<Value>& in,
+                      const std::vector<Value>& out) {
+  auto shapes = [](const std::vector<Value>& v) {
+    std::vector<const Shape*> s(v.size(), nullptr);
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i].is_tensor()) s[i] = &v[i].tensor().shape();
+    return s;
+  };
+  return node_flops(node, shapes(in), shapes(out));
+}
+
 }  // namespace
 
 Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const RuntimeContext> rt)
@@ -149,6 +161,8 @@ std::vector<Value> Executor::run(const std::vector<Value>& inputs,
   }
 
   copies_ = 0;
+  const bool measure = run_flops_.empty() && !nodes_.empty();
+  std::vector<double> flops;
   std::vector<Value> in, out;
   static const std::map<std::string, Value> kNoScope;
   for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -170,11 +184,13 @@ std::vector<Value> Executor::run(const std::vector<Value>& inputs,
       if (msg.find(p.node->label()) != std::string::npos) throw;
       throw Error(e.code(), p.node->label() + ": " + msg);
     }
+    if (measure) flops.push_back(measured_flops(*p.node, in, out));
     for (size_t k = 0; k < s.out.size(); ++k)
       if (s.out[k] >= 0) slots[s.out[k]] = std::move(out[k]);
     for (int sl : s.release) slots[sl] = Value();
   }
 
+  if (measure) run_flops_ = std::move(flops);
   std::vector<Value> result;
   result.reserve(output_slots_.size());
   for (int sl : output_slots_) result.push_back(slots[sl]);

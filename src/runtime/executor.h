@@ -47,6 +47,9 @@ class Executor final : public SubgraphRunner {
   const std::vector<PlacedNode>& nodes() const { return nodes_; }
   // Device copies the last run made at provider borders.
   int last_copies() const { return copies_; }
+  // Estimated FLOPs of each node (runtime/cost.h) from the shapes of the first run; empty before
+  // it. Dynamic models have no static estimate, so this is where their FLOP shares come from.
+  const std::vector<double>& first_run_flops() const { return run_flops_; }
 
  private:
   int slot_of(const std::string& name) const;
@@ -65,6 +68,7 @@ class Executor final : public SubgraphRunner {
   };
   std::vector<Step> steps_;
   int copies_ = 0;
+  std::vector<double> run_flops_;
 };
 
 }  // namespace polyinfer

@@ -84,25 +84,34 @@ std::shared_ptr<RuntimeContext> make_runtime(const SessionOptions& opts, Placeme
   return rt;
 }
 
-void fill_placement(const Executor& ex, const RuntimeContext& rt, const ir::Graph& g,
-                    Placement* pl) {
+// Node counts, fallbacks and FLOP shares per provider. `flops` holds one estimate per node (-1
+// unknown); shares are only claimed when every node's estimate is known.
+void fill_placement(const Executor& ex, const RuntimeContext& rt, const std::vector<double>& flops,
+                    const std::string& basis, Placement* pl) {
+  pl->providers.clear();
+  pl->fallbacks.clear();
   std::vector<int> nodes(rt.providers.size(), 0);
-  std::vector<double> flops(rt.providers.size(), 0);
+  std::vector<double> per(rt.providers.size(), 0);
   double total = 0;
-  for (const auto& p : ex.nodes()) {
+  bool known = flops.size() == ex.nodes().size();
+  for (size_t i = 0; i < ex.nodes().size(); ++i) {
+    const auto& p = ex.nodes()[i];
     ++nodes[p.provider];
-    const double f = estimate_flops(*p.node, g);
-    flops[p.provider] += f;
-    total += f;
+    if (known && flops[i] < 0) known = false;
+    if (known) {
+      per[p.provider] += flops[i];
+      total += flops[i];
+    }
     if (!p.declined.empty())
       pl->fallbacks.push_back({p.node->name, p.node->op_type, rt.providers[p.provider]->name(),
                                p.declined});
   }
+  known = known && total > 0;
+  pl->flops_basis = known ? basis : "";
   pl->total_nodes = static_cast<int>(ex.nodes().size());
   for (size_t i = 0; i < rt.providers.size(); ++i)
     if (nodes[i] > 0)
-      pl->providers.push_back({rt.providers[i]->name(), nodes[i],
-                               total > 0 ? flops[i] / total : double(nodes[i]) / pl->total_nodes});
+      pl->providers.push_back({rt.providers[i]->name(), nodes[i], known ? per[i] / total : 0.0});
 }
 
 std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts) {
@@ -115,7 +124,10 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts) {
   impl->executor = std::make_unique<Executor>(impl->model.graph, impl->rt);
   for (const auto& v : impl->model.graph->inputs) impl->inputs.push_back(spec_of(v));
   for (const auto& v : impl->model.graph->outputs) impl->outputs.push_back(spec_of(v));
-  fill_placement(*impl->executor, *impl->rt, *impl->model.graph, &impl->placement);
+  std::vector<double> flops;
+  for (const auto& p : impl->executor->nodes())
+    flops.push_back(estimate_flops(*p.node, *impl->model.graph));
+  fill_placement(*impl->executor, *impl->rt, flops, "static shapes", &impl->placement);
   return impl;
 }
 
@@ -182,8 +194,12 @@ std::vector<Value> Session::run(const std::map<std::string, Value>& inputs) {
     PI_CHECK(known.count(name), InvalidArgument, "the model has no input named '", name,
              "'; its inputs are: ", list_inputs(impl_->inputs));
   omp_set_num_threads(impl_->rt->threads);
+  const bool first = impl_->executor->first_run_flops().empty();
   auto out = impl_->executor->run(ordered, {});
   impl_->placement.device_copies = impl_->executor->last_copies();
+  if (first && impl_->placement.flops_basis.empty())
+    fill_placement(*impl_->executor, *impl_->rt, impl_->executor->first_run_flops(), "first run",
+                   &impl_->placement);
   return out;
 }
 
@@ -207,8 +223,10 @@ std::string Placement::summary() const {
   for (size_t i = 0; i < providers.size(); ++i) {
     std::snprintf(buf, sizeof buf, "%.0f%%", providers[i].flops_share * 100);
     s += (i ? ", " : " ") + providers[i].provider + " " + std::to_string(providers[i].nodes) +
-         "/" + std::to_string(total_nodes) + " nodes (" + buf + " of FLOPs)";
+         "/" + std::to_string(total_nodes) + " nodes";
+    if (!flops_basis.empty()) s += std::string(" (") + buf + " of FLOPs)";
   }
+  if (flops_basis.empty()) s += " (FLOP shares known after the first run)";
   s += "; " + std::to_string(fallbacks.size()) + " fell back; " + std::to_string(device_copies) +
        " device copies";
   for (const auto& sk : skipped) s += "; skipped " + sk.provider + " (" + sk.reason + ")";

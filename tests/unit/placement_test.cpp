@@ -98,8 +98,26 @@ TEST(Placement, NodesGoToTheFirstProviderThatCanRunThemAndFallbacksAreReported) 
   EXPECT_NE(p.fallbacks[0].reason.find("no fake kernel for Identity"), std::string::npos);
   // x: host → fake; a: fake → host (Identity on cpu); b: host → fake.
   EXPECT_EQ(p.device_copies, 3);
-  EXPECT_NE(p.summary().find("fake 2/3 nodes"), std::string::npos) << p.summary();
+  EXPECT_NE(p.summary().find("fake 2/3 nodes (67% of FLOPs)"), std::string::npos) << p.summary();
+  EXPECT_EQ(p.flops_basis, "static shapes");
+  EXPECT_NEAR(p.providers[0].flops_share, 2.0 / 3.0, 1e-9);
   EXPECT_NE(p.summary().find("1 fell back"), std::string::npos) << p.summary();
+}
+
+TEST(Placement, DynamicShapesGetTheirFlopSharesFromTheFirstRun) {
+  const std::string m = test::ModelBuilder()
+                            .input("x", {-1})
+                            .output("y", {-1})
+                            .node("Neg", {"x"}, {"a"}, "neg1")
+                            .node("Identity", {"a"}, {"b"}, "id")
+                            .node("Neg", {"b"}, {"y"}, "neg2")
+                            .bytes();
+  Session s = load(m, {"fake", "cpu"});
+  EXPECT_EQ(s.placement().flops_basis, "");
+  EXPECT_NE(s.placement().summary().find("FLOP shares known after the first run"), std::string::npos);
+  s.run({{"x", Tensor::from_vector<float>({4}, {1, 2, 3, 4})}});
+  EXPECT_EQ(s.placement().flops_basis, "first run");
+  EXPECT_NEAR(s.placement().providers[0].flops_share, 2.0 / 3.0, 1e-9);
 }
 
 TEST(Placement, ANodeNoListedProviderSupportsIsAnErrorThatSuggestsCpu) {
