@@ -30,7 +30,9 @@ void next_index(std::vector<int64_t>& idx, const std::vector<int64_t>& dims) {
 class CenterCropPadKernel final : public Kernel {
  public:
   explicit CenterCropPadKernel(const KernelInfo& info)
-      : has_axes_(info.has_attr("axes")), axes_(info.attr_ints("axes")), who_(info.node().label()) {}
+      : has_axes_(info.has_attr("axes")),
+        axes_(info.attr_ints("axes")),
+        who_(info.node().label()) {}
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -132,8 +134,8 @@ class Col2ImKernel final : public Kernel {
     const std::vector<int64_t> image = read_int_list(ctx.input(1), who_.c_str());
     const std::vector<int64_t> block = read_int_list(ctx.input(2), who_.c_str());
     const size_t nd = image.size();
-    PI_CHECK(x.rank() == 3, ShapeMismatch, who_, ": input must be [N, C * prod(block_shape), L], got ",
-             x.describe());
+    PI_CHECK(x.rank() == 3, ShapeMismatch, who_,
+             ": input must be [N, C * prod(block_shape), L], got ", x.describe());
     PI_CHECK(nd >= 1 && block.size() == nd, InvalidArgument, who_, ": image_shape ",
              int_list_str(image), " and block_shape ", int_list_str(block),
              " must be non-empty and of one length");
@@ -156,8 +158,8 @@ class Col2ImKernel final : public Kernel {
                    dilations[d] <= kMax && pb >= 0 && pb <= kMax && pe >= 0 && pe <= kMax,
                InvalidArgument, who_, ": dimension ", d, " has image size ", image[d],
                ", block size ", block[d], ", stride ", strides[d], ", dilation ", dilations[d],
-               " and pads ", pb, "/", pe, "; sizes, strides and dilations must be positive and pads "
-               "non-negative");
+               " and pads ", pb, "/", pe, "; sizes, strides and dilations must be positive, pads "
+               "non-negative, all at most 2^40");
       const int64_t padded = image[d] + pb + pe;
       // The dilated block spans dilation * (block - 1) + 1 elements and must fit the padded
       // image; the division avoids overflowing the product.
