@@ -47,12 +47,12 @@ class LpNormKernel final : public Kernel {
             acc += p_ == 1 ? std::fabs(v) : v * v;
           }
           const double norm = p_ == 1 ? acc : std::sqrt(acc);
-          // An all-zero vector has no direction; like onnxruntime, it stays zero instead of
-          // becoming 0/0 = NaN.
+          // An all-zero vector becomes 0/0 = NaN: the ONNX test data
+          // (test_l2normalization_axis_0) expects exactly that.
           for (int64_t k = 0; k < n; ++k) {
             const int64_t at = base + k * inner;
             const double v = static_cast<double>(compute_t<T>(in[at]));
-            out[at] = static_cast<T>(static_cast<compute_t<T>>(norm != 0 ? v / norm : 0.0));
+            out[at] = static_cast<T>(static_cast<compute_t<T>>(v / norm));
           }
         }
       }
