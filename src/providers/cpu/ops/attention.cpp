@@ -40,7 +40,9 @@ void from_double(Tensor& t, const std::vector<double>& v, const char* who) {
 struct Heads {
   int64_t B = 0, H = 0, S = 0, D = 0;
   std::vector<double> v;
-  double at(int64_t b, int64_t h, int64_t s, int64_t d) const { return v[((b * H + h) * S + s) * D + d]; }
+  double at(int64_t b, int64_t h, int64_t s, int64_t d) const {
+    return v[((b * H + h) * S + s) * D + d];
+  }
   Shape shape() const { return {B, H, S, D}; }
 };
 
@@ -64,8 +66,8 @@ class AttentionKernel final : public Kernel {
         softcap_(info.attr_float("softcap", 0.0f)),
         mode_(info.attr_int("qk_matmul_output_mode", 0)),
         who_(info.node().label()) {
-    PI_CHECK(mode_ >= 0 && mode_ <= 3, InvalidModel, who_, ": qk_matmul_output_mode must be 0..3, got ",
-             mode_);
+    PI_CHECK(mode_ >= 0 && mode_ <= 3, InvalidModel, who_,
+             ": qk_matmul_output_mode must be 0..3, got ", mode_);
     if (info.has_attr("softmax_precision")) {
       // Any float precision is fine: the kernel computes in double, which is at least as precise.
       const auto p = static_cast<DType>(info.attr_int("softmax_precision"));
@@ -81,9 +83,9 @@ class AttentionKernel final : public Kernel {
     const Tensor& k = ctx.input(1);
     const Tensor& v = ctx.input(2);
     const int rank = q.rank();
-    PI_CHECK((rank == 3 || rank == 4) && k.rank() == rank && v.rank() == rank, ShapeMismatch, who_,
-             ": Q, K and V must all be 3-D or all 4-D, got ", q.describe(), ", ", k.describe(), ", ",
-             v.describe());
+    PI_CHECK((rank == 3 || rank == 4) && k.rank() == rank && v.rank() == rank, ShapeMismatch,
+             who_, ": Q, K and V must all be 3-D or all 4-D, got ", q.describe(), ", ",
+             k.describe(), ", ", v.describe());
     PI_CHECK(k.dtype() == q.dtype(), InvalidArgument, who_, ": K must have Q's dtype, got ",
              k.describe());
     Heads Q, K, V;
@@ -140,7 +142,7 @@ class AttentionKernel final : public Kernel {
       for (int64_t h = 0; h < Hq; ++h) {
         const int64_t kvh = h / group;  // GQA: each kv head serves `group` consecutive q heads
         for (int64_t i = 0; i < Sq; ++i) {
-          double* tap = qk_out.empty() ? nullptr : &qk_out[((b * Hq + h) * Sq + i) * T];
+          double* tap = qk_out.empty() ? nullptr : qk_out.data() + ((b * Hq + h) * Sq + i) * T;
           for (int64_t j = 0; j < T; ++j) {
             double s = 0;
             for (int64_t d = 0; d < D; ++d) s += Q.at(b, h, i, d) * K.at(b, kvh, j, d);
@@ -257,7 +259,7 @@ class AttentionKernel final : public Kernel {
       for (int64_t h = 0; h < r.mh; ++h)
         for (int64_t i = 0; i < Sq; ++i) {
           const int64_t src = ((b * ms[1] + h) * ms[2] + (ms[2] == 1 ? 0 : i)) * width;
-          double* dst = &r.v[((b * r.mh + h) * Sq + i) * T];
+          double* dst = r.v.data() + ((b * r.mh + h) * Sq + i) * T;
           for (int64_t j = 0; j < T; ++j)
             dst[j] = (j < width ? vals[src + j] : kNegInf) + causal_bias(i, j, past);
         }

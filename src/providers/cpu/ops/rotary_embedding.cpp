@@ -90,7 +90,8 @@ class RotaryEmbeddingKernel final : public Kernel {
         for (int64_t s = 0; s < S; ++s) {
           const int64_t row = cache_row[b * S + s] * half;
           for (int64_t h = 0; h < H; ++h) {
-            const int64_t off = four_d ? ((b * H + h) * S + s) * head : ((b * S + s) * H + h) * head;
+            const int64_t off =
+                four_d ? ((b * H + h) * S + s) * head : ((b * S + s) * H + h) * head;
             const T* in = xp + off;
             T* out = yp + off;
             for (int64_t k = 0; k < half; ++k) {
