@@ -7,6 +7,7 @@
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
+#include "providers/cpu/ops/op_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
@@ -24,17 +25,6 @@ double iou(const Box& a, const Box& b) {
   const double inter = ih * iw;
   const double uni = a.area() + b.area() - inter;
   return uni > 0 ? inter / uni : 0.0;
-}
-
-std::vector<double> read_floats(const Tensor& t, const char* who) {
-  return dispatch(FloatTypes{}, t.dtype(), who, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = t.data<T>();
-    std::vector<double> out(static_cast<size_t>(t.numel()));
-    for (size_t i = 0; i < out.size(); ++i)
-      out[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
-    return out;
-  });
 }
 
 class NonMaxSuppressionKernel final : public Kernel {
@@ -72,8 +62,8 @@ class NonMaxSuppressionKernel final : public Kernel {
     bool has_score_threshold = ctx.has_input(4) && ctx.input(4).numel() > 0;
     double score_threshold = has_score_threshold ? read_scalar(ctx.input(4), who) : 0.0;
 
-    const std::vector<double> bv = read_floats(boxes_t, who);
-    const std::vector<double> sv = read_floats(scores_t, who);
+    const std::vector<double> bv = read_doubles(boxes_t, who);
+    const std::vector<double> sv = read_doubles(scores_t, who);
     std::vector<Box> boxes(static_cast<size_t>(nb * nboxes));
     for (size_t i = 0; i < boxes.size(); ++i) {
       const double* c = &bv[4 * i];

@@ -57,6 +57,18 @@ void map_same_type(KernelContext& ctx, const F& f) {
   });
 }
 
+// The elements of a float tensor (any float dtype) as doubles.
+inline std::vector<double> read_doubles(const Tensor& t, const char* who) {
+  return dispatch(FloatTypes{}, t.dtype(), who, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = t.data<T>();
+    std::vector<double> out(static_cast<size_t>(t.numel()));
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
+    return out;
+  });
+}
+
 // Copies n elements; string tensors hold std::string objects, so they cannot be memcpy'd.
 inline void copy_elems(Tensor& dst, int64_t dst_off, const Tensor& src, int64_t src_off,
                        int64_t n) {

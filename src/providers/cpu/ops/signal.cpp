@@ -12,6 +12,7 @@
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
+#include "providers/cpu/ops/op_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
@@ -44,17 +45,6 @@ void dft_line(const std::vector<cd>& in, const std::vector<cd>& tw, std::vector<
     }
     out[k] = acc;
   }
-}
-
-std::vector<double> read_doubles(const Tensor& t, const char* who) {
-  return dispatch(FloatTypes{}, t.dtype(), who, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = t.data<T>();
-    std::vector<double> out(static_cast<size_t>(t.numel()));
-    for (size_t i = 0; i < out.size(); ++i)
-      out[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
-    return out;
-  });
 }
 
 void write_doubles(Tensor& y, const std::vector<double>& v, const char* who) {
