@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ ccache pkg-config
   libonnx-dev libprotobuf-dev protobuf-compiler   # ONNX import/export
-  libgtest-dev                                    # unit tests
+  libdnnl-dev                                     # oneDNN: fast CPU Conv/MatMul kernels
+  libgtest-dev libbenchmark-dev                   # unit tests, bench/ micro-benchmarks
   libonnx-testdata                                # the ONNX backend test data (conformance)
   clang libclang-rt-14-dev                        # libFuzzer targets
   python3-venv                                    # tools/pyenv.sh (ONNX Runtime comparisons)

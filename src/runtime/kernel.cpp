@@ -37,16 +37,19 @@ bool register_kernel(const KernelDef& def) {
   return true;
 }
 
-const KernelDef* find_kernel(const std::string& provider, const std::string& domain,
-                             const std::string& op_type, int opset) {
+std::vector<const KernelDef*> find_kernels(const std::string& provider, const std::string& domain,
+                                           const std::string& op_type, int opset) {
   auto& r = kernel_registry();
   std::lock_guard<std::mutex> lock(r.mu);
   const std::string dom = domain == "ai.onnx" ? "" : domain;
+  std::vector<const KernelDef*> out;
   for (const auto& d : r.defs)
     if (d.provider == provider && d.domain == dom && d.op_type == op_type && opset >= d.since &&
         opset <= d.until)
-      return &d;
-  return nullptr;
+      out.push_back(&d);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const KernelDef* a, const KernelDef* b) { return a->tier > b->tier; });
+  return out;
 }
 
 std::vector<const KernelDef*> kernels_of(const std::string& provider) {

@@ -115,6 +115,12 @@ class Kernel {
 
 using KernelFactory = std::unique_ptr<Kernel> (*)(const KernelInfo&);
 
+// A provider may register several kernels for one operator: a fast one (oneDNN, vectorized,
+// threaded) and the plain reference one. The provider tries them fastest first; a fast kernel
+// refuses in its constructor (UnsupportedOp) what it does not cover, and the next one is tried.
+// The reference tier is what the `cpu-ref` provider runs, and the oracle tests compare against.
+enum class KernelTier { Reference = 0, Fast = 1 };
+
 struct KernelDef {
   std::string provider;  // "cpu", "vulkan", ...
   std::string domain;    // "" for the default ONNX domain
@@ -122,13 +128,14 @@ struct KernelDef {
   int since = 1;         // first opset version this kernel implements
   int until = 1 << 30;   // last opset version it implements
   KernelFactory make = nullptr;
+  KernelTier tier = KernelTier::Reference;
 };
 
 // Adds a kernel to the process-wide registry; returns true so it can initialize a static.
 bool register_kernel(const KernelDef& def);
-// The kernel of `provider` for (domain, op_type) at `opset`, or nullptr.
-const KernelDef* find_kernel(const std::string& provider, const std::string& domain,
-                             const std::string& op_type, int opset);
+// The kernels of `provider` for (domain, op_type) at `opset`, fastest tier first (empty if none).
+std::vector<const KernelDef*> find_kernels(const std::string& provider, const std::string& domain,
+                                           const std::string& op_type, int opset);
 // All registered kernels of a provider (for `providers --json` and coverage listings).
 std::vector<const KernelDef*> kernels_of(const std::string& provider);
 
@@ -143,8 +150,17 @@ std::unique_ptr<Kernel> make_kernel(const KernelInfo& info) {
 #define PI_KERNEL_CONCAT(a, b) PI_KERNEL_CONCAT_(a, b)
 // Registers kernel class K (constructible from const KernelInfo&) for provider P, ONNX domain D,
 // operator OP, opset versions [SINCE, UNTIL].
-#define PI_REGISTER_KERNEL(P, D, OP, SINCE, UNTIL, K)                            \
-  static const bool PI_KERNEL_CONCAT(pi_kernel_registered_, __COUNTER__) =       \
-      ::polyinfer::register_kernel({P, D, #OP, SINCE, UNTIL, &::polyinfer::make_kernel<K>})
+#define PI_REGISTER_KERNEL_TIER(P, D, OP, SINCE, UNTIL, K, TIER)                         \
+  static const bool PI_KERNEL_CONCAT(pi_kernel_registered_, __COUNTER__) =                \
+      ::polyinfer::register_kernel(                                                       \
+          {P, D, #OP, SINCE, UNTIL, &::polyinfer::make_kernel<K>, ::polyinfer::KernelTier::TIER})
+#define PI_REGISTER_KERNEL(P, D, OP, SINCE, UNTIL, K) \
+  PI_REGISTER_KERNEL_TIER(P, D, OP, SINCE, UNTIL, K, Reference)
 // The CPU provider's kernels for the default ONNX domain.
 #define PI_CPU_KERNEL(OP, SINCE, UNTIL, K) PI_REGISTER_KERNEL("cpu", "", OP, SINCE, UNTIL, K)
+// A fast CPU kernel (tried before the reference one; see KernelTier). D is the domain.
+#define PI_CPU_FAST_KERNEL(D, OP, SINCE, UNTIL, K) \
+  PI_REGISTER_KERNEL_TIER("cpu", D, OP, SINCE, UNTIL, K, Fast)
+// polyinfer's own operators (the optimizer's fused ops, docs/optimizer.md), reference tier.
+#define PI_CPU_INTERNAL_KERNEL(OP, SINCE, UNTIL, K) \
+  PI_REGISTER_KERNEL("cpu", "ai.polyinfer", OP, SINCE, UNTIL, K)

@@ -21,16 +21,32 @@ ProviderRegistry& provider_registry() {
 
 std::unique_ptr<Kernel> RegistryProvider::create_kernel(const KernelInfo& info) const {
   const ir::Node& n = info.node();
-  const KernelDef* def = find_kernel(name(), n.domain, n.op_type, n.opset);
-  if (!def) {
+  const std::string reg = kernel_provider();
+  std::vector<const KernelDef*> defs = find_kernels(reg, n.domain, n.op_type, n.opset);
+  std::erase_if(defs, [&](const KernelDef* d) { return d->tier > max_tier(); });
+  if (defs.empty()) {
     bool other_version = false;
-    for (const KernelDef* d : kernels_of(name()))
-      if (d->op_type == n.op_type && d->domain == n.domain) other_version = true;
+    for (const KernelDef* d : kernels_of(reg))
+      if (d->op_type == n.op_type && d->domain == n.domain && d->tier <= max_tier())
+        other_version = true;
     fail(ErrorCode::UnsupportedOp, "no ", name(), " kernel for ",
          n.domain.empty() ? "" : n.domain + ".", n.op_type,
          other_version ? " at opset " + std::to_string(n.opset) + " (other versions exist)" : "");
   }
-  return def->make(info);
+  for (size_t i = 0; i + 1 < defs.size(); ++i) {
+    try {
+      return defs[i]->make(info);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::UnsupportedOp) throw;
+    }
+  }
+  return defs.back()->make(info);
+}
+
+std::vector<const KernelDef*> RegistryProvider::kernels() const {
+  std::vector<const KernelDef*> out = kernels_of(kernel_provider());
+  std::erase_if(out, [&](const KernelDef* d) { return d->tier > max_tier(); });
+  return out;
 }
 
 bool register_provider(const std::string& name, ProviderFactory factory) {

@@ -36,13 +36,25 @@ class Provider {
   virtual std::shared_ptr<Allocator> allocator() const = 0;
   // Waits until work queued on the device is done. (Optional: synchronous providers need not.)
   virtual void synchronize() const {}
+  // The kernels this provider can create (for `providers` listings); empty if it cannot say.
+  virtual std::vector<const KernelDef*> kernels() const { return {}; }
 };
 
-// A provider that creates kernels from the process-wide kernel registry under its name: every
-// provider whose kernels register with PI_REGISTER_KERNEL can derive from it.
+// A provider that creates kernels from the process-wide kernel registry: every provider whose
+// kernels register with PI_REGISTER_KERNEL can derive from it. It tries the registered kernels
+// fastest tier first; one that refuses (UnsupportedOp from its constructor) passes the node on to
+// the next, and only when every tier refuses does the node leave this provider. The reason then
+// reported is the reference kernel's (the most complete one).
 class RegistryProvider : public Provider {
  public:
   std::unique_ptr<Kernel> create_kernel(const KernelInfo& info) const override;
+  std::vector<const KernelDef*> kernels() const override;
+
+ protected:
+  // The name kernels are registered under (the provider's own name by default) and the fastest
+  // tier this provider may use; `cpu-ref` uses cpu's kernels at the reference tier only.
+  virtual std::string kernel_provider() const { return name(); }
+  virtual KernelTier max_tier() const { return KernelTier::Fast; }
 };
 
 using ProviderFactory = std::function<std::unique_ptr<Provider>()>;

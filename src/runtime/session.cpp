@@ -239,7 +239,7 @@ std::vector<ProviderInfo> available_providers() {
     auto p = create_provider(name);
     const ProviderStatus st = p->probe();
     out.push_back({name, p->device().str(), st.usable, st.reason,
-                   static_cast<int>(kernels_of(name).size())});
+                   static_cast<int>(p->kernels().size())});
   }
   return out;
 }
