@@ -64,7 +64,14 @@ struct Placement {
     std::string provider;
     std::string reason;  // the probe's reason
   };
+  struct NodePlacement {
+    std::string node;      // node name
+    std::string op;        // op type ("ai.polyinfer.FusedConv" for other domains)
+    std::string provider;  // where it runs
+    std::string impl;      // the kernel's implementation ("reference", "onednn:...")
+  };
   std::vector<Share> providers;    // in the session's provider order, only those used
+  std::vector<NodePlacement> nodes; // every top-level node, in execution order
   std::vector<Fallback> fallbacks; // nodes that did not run on the first usable provider
   std::vector<Skipped> skipped;    // unusable providers skipped under allow_missing
   int device_copies = 0;           // tensor copies across device borders per run

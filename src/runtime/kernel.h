@@ -111,6 +111,9 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual void run(KernelContext& ctx) = 0;
+  // Which implementation runs the node, for the placement report and profiles: "reference" for
+  // the plain kernels; fast kernels name their path ("onednn:brgconv:avx512_core", "avx512").
+  virtual std::string impl() const { return "reference"; }
 };
 
 using KernelFactory = std::unique_ptr<Kernel> (*)(const KernelInfo&);

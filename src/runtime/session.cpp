@@ -90,6 +90,7 @@ void fill_placement(const Executor& ex, const RuntimeContext& rt, const std::vec
                     const std::string& basis, Placement* pl) {
   pl->providers.clear();
   pl->fallbacks.clear();
+  pl->nodes.clear();
   std::vector<int> nodes(rt.providers.size(), 0);
   std::vector<double> per(rt.providers.size(), 0);
   double total = 0;
@@ -97,6 +98,10 @@ void fill_placement(const Executor& ex, const RuntimeContext& rt, const std::vec
   for (size_t i = 0; i < ex.nodes().size(); ++i) {
     const auto& p = ex.nodes()[i];
     ++nodes[p.provider];
+    pl->nodes.push_back({p.node->name,
+                         p.node->domain.empty() ? p.node->op_type
+                                                : p.node->domain + "." + p.node->op_type,
+                         rt.providers[p.provider]->name(), p.kernel->impl()});
     if (known && flops[i] < 0) known = false;
     if (known) {
       per[p.provider] += flops[i];
