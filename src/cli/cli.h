@@ -49,5 +49,7 @@ int cmd_info(const std::vector<std::string>& argv);
 int cmd_run(const std::vector<std::string>& argv);
 int cmd_conformance(const std::vector<std::string>& argv);
 int cmd_providers(const std::vector<std::string>& argv);
+int cmd_optimize(const std::vector<std::string>& argv);
+int cmd_bench(const std::vector<std::string>& argv);
 
 }  // namespace polyinfer::cli

@@ -18,6 +18,8 @@ const Command kCommands[] = {
     {"run", polyinfer::cli::cmd_run, "run a model on inputs (.npy/.pb) or seeded random data"},
     {"info", polyinfer::cli::cmd_info, "inputs, outputs, opsets, op histogram, parameters"},
     {"conformance", polyinfer::cli::cmd_conformance, "run ONNX backend test folders"},
+    {"bench", polyinfer::cli::cmd_bench, "latency percentiles, throughput, memory, per-op profile"},
+    {"optimize", polyinfer::cli::cmd_optimize, "write the optimized graph as ONNX (--level 0..3)"},
     {"providers", polyinfer::cli::cmd_providers, "providers built in, and whether each is usable"},
 };
 
