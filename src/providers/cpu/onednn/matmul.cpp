@@ -1,0 +1,225 @@
+// MatMul, Gemm and ai.polyinfer FusedMatMul / FusedGemm through oneDNN's matmul primitive (fast
+// tier; ops/gemm.cpp and ops/fused.cpp hold the reference kernels).
+//
+// Two shapes of work matter. Linear layers (a constant 2-D weight): the batch dimensions of A
+// fold into M, and the weight is reordered once into the layout the primitive prefers, with
+// alpha (Gemm) folded into it and beta·C into the bias. Activation products (attention's Q·Kᵀ
+// and P·V: both operands computed): a batched matmul with NumPy broadcasting of the batch
+// dimensions, no prepacking. Anything else — integer types, 1-D operands, Gemm with a computed
+// B or a C that is not a per-column bias — is left to the reference kernel.
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "core/shape_util.h"
+#include "providers/cpu/onednn/onednn.h"
+#include "runtime/kernel.h"
+
+namespace polyinfer::cpu {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+// Row-major strides of `d`.
+memory::dims dense_strides(const memory::dims& d) {
+  memory::dims s(d.size(), 1);
+  for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * d[i + 1];
+  return s;
+}
+
+int static_rank(const KernelInfo& info, size_t i) {
+  if (const Tensor* c = info.constant_input(i)) return c->rank();
+  const ir::TypeInfo* t = info.input_type(i);
+  if (!t || !t->has_shape) return -1;
+  if (t->elem != DType::Undefined && t->elem != DType::Float32) return -1;
+  return static_cast<int>(t->dims.size());
+}
+
+class OnednnMatMul final : public Kernel {
+ public:
+  explicit OnednnMatMul(const KernelInfo& info) : label_(info.node().label()) {
+    const std::string& op = info.node().op_type;
+    gemm_ = op == "Gemm" || op == "FusedGemm";
+    if (info.node().domain == "ai.polyinfer") act_ = FusedActivation::from(info);
+    dnnl::post_ops probe;
+    if (!onednn::append_activation(probe, act_)) info.unsupported("oneDNN path: this activation");
+    const int ra = static_rank(info, 0), rb = static_rank(info, 1);
+    if (ra < 2 || rb < 2) info.unsupported("oneDNN path: operands of unknown or rank < 2 shape");
+    const Tensor* b = info.constant_input(1);
+    if (b && b->dtype() != DType::Float32) info.unsupported("oneDNN path: non-float weights");
+    float alpha = 1.f, beta = 1.f;
+    if (gemm_) {
+      trans_a_ = info.attr_int("transA", 0) != 0;
+      const bool trans_b = info.attr_int("transB", 0) != 0;
+      alpha = info.attr_float("alpha", 1.f);
+      beta = info.attr_float("beta", 1.f);
+      if (!b || b->rank() != 2 || ra != 2) info.unsupported("oneDNN path: Gemm with computed B");
+      weights_ = trans_b ? transpose2d(*b) : b->clone();
+      if (alpha != 1.f) {
+        float* w = weights_.data<float>();
+        for (int64_t i = 0; i < weights_.numel(); ++i) w[i] *= alpha;
+      }
+    } else if (b && b->rank() == 2) {
+      weights_ = *b;
+    }
+    const size_t bias_input = 2;
+    if (info.has_input(bias_input)) {
+      const Tensor* c = info.constant_input(bias_input);
+      const int64_t n = weights_.defined() ? weights_.shape()[1] : -1;
+      if (!c || c->dtype() != DType::Float32 || !weights_.defined() || c->numel() != n ||
+          (c->rank() == 2 && c->shape()[0] != 1) || c->rank() > 2)
+        info.unsupported("oneDNN path: a bias that is not a constant per-column vector");
+      bias_ = c->clone();
+      if (beta != 1.f) {
+        float* p = bias_.data<float>();
+        for (int64_t i = 0; i < bias_.numel(); ++i) p[i] *= beta;
+      }
+      bias_ = bias_.reshaped({1, n});
+    }
+    const ir::TypeInfo* at = info.input_type(0);
+    if (weights_.defined() && at && at->has_shape &&
+        std::all_of(at->dims.begin(), at->dims.end(), [](int64_t d) { return d > 0; })) {
+      plan_for(at->dims, {});
+    }
+  }
+
+  std::string impl() const override { return impl_; }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    PI_CHECK(a.dtype() == DType::Float32, InvalidArgument, label_, ": A must be float32, got ",
+             dtype_name(a.dtype()));
+    PI_CHECK(a.rank() >= 2, ShapeMismatch, label_, ": A must have rank >= 2 here, got ",
+             shape_str(a.shape()));
+    const Tensor* b = nullptr;
+    if (!weights_.defined()) {
+      b = &ctx.input(1);
+      PI_CHECK(b->dtype() == DType::Float32 && b->rank() >= 2, ShapeMismatch, label_,
+               ": B must be float32 of rank >= 2 here, got ", dtype_name(b->dtype()),
+               shape_str(b->shape()));
+    }
+    Plan& p = plan_for(a.shape(), b ? b->shape() : Shape{});
+    Tensor& y = ctx.output(0, DType::Float32, p.y_shape);
+    dnnl::stream s(onednn::engine());
+    onednn::guarded(label_, [&] {
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, onednn::wrap(p.src_md, a)},
+          {DNNL_ARG_WEIGHTS, b ? onednn::wrap(p.w_md, *b) : *p.weights},
+          {DNNL_ARG_DST, memory(p.dst_md, onednn::engine(), y.raw_data())}};
+      if (p.bias) args.emplace(DNNL_ARG_BIAS, *p.bias);
+      p.prim.execute(s, args);
+      s.wait();
+    });
+  }
+
+ private:
+  struct Plan {
+    Shape y_shape;
+    dnnl::matmul prim;
+    memory::desc src_md, w_md, dst_md;
+    std::optional<memory> weights, bias;
+  };
+
+  static Tensor transpose2d(const Tensor& t) {
+    const int64_t r = t.shape()[0], c = t.shape()[1];
+    Tensor out = Tensor::empty(DType::Float32, {c, r});
+    const float* in = t.data<float>();
+    float* o = out.data<float>();
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j) o[j * r + i] = in[i * c + j];
+    return out;
+  }
+
+  Plan& plan_for(const Shape& as, const Shape& bs) {
+    const std::pair<Shape, Shape> key{as, bs};
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return it->second;
+    return plans_.emplace(key, onednn::guarded(label_, [&] { return make_plan(as, bs); }))
+        .first->second;
+  }
+
+  Plan make_plan(const Shape& as, const Shape& bs) {
+    Plan p;
+    memory::dims src_d, w_d, dst_d;
+    tag src_tag = tag::ab;
+    if (weights_.defined()) {
+      // A linear layer: fold A's batch dimensions into M.
+      const int64_t K = weights_.shape()[0], N = weights_.shape()[1];
+      const int64_t ka = trans_a_ ? as[0] : as.back();
+      PI_CHECK(ka == K, ShapeMismatch, label_, ": A ", shape_str(as), " has K = ", ka,
+               " but B has ", K, " rows");
+      const int64_t M = trans_a_ ? as[1] : shape_numel(as) / K;
+      src_d = {M, K};
+      w_d = {K, N};
+      dst_d = {M, N};
+      if (trans_a_) src_tag = tag::ba;
+      p.y_shape = gemm_ ? Shape{M, N} : Shape(as.begin(), as.end() - 1);
+      if (!gemm_) p.y_shape.push_back(N);
+    } else {
+      // Both operands computed: batched, with the batch dimensions broadcast.
+      const size_t r = std::max(as.size(), bs.size());
+      Shape a(r - as.size(), 1), b(r - bs.size(), 1);
+      a.insert(a.end(), as.begin(), as.end());
+      b.insert(b.end(), bs.begin(), bs.end());
+      PI_CHECK(a[r - 1] == b[r - 2], ShapeMismatch, label_, ": A ", shape_str(as), " and B ",
+               shape_str(bs), " do not agree on K");
+      Shape y(r);
+      for (size_t i = 0; i + 2 < r; ++i) {
+        PI_CHECK(a[i] == b[i] || a[i] == 1 || b[i] == 1, ShapeMismatch, label_, ": A ",
+                 shape_str(as), " and B ", shape_str(bs), " do not broadcast");
+        y[i] = std::max(a[i], b[i]);
+      }
+      y[r - 2] = a[r - 2];
+      y[r - 1] = b[r - 1];
+      src_d = onednn::dims_of(a);
+      w_d = onednn::dims_of(b);
+      dst_d = onednn::dims_of(y);
+      p.y_shape = y;
+    }
+    const memory::desc src_md = src_tag == tag::ba ? memory::desc(src_d, dt::f32, tag::ba)
+                                                   : memory::desc(src_d, dt::f32,
+                                                                  dense_strides(src_d));
+    p.src_md = src_md;
+    p.dst_md = memory::desc(dst_d, dt::f32, dense_strides(dst_d));
+    const memory::desc w_user(w_d, dt::f32, dense_strides(w_d));
+    const memory::desc w_any = weights_.defined() ? memory::desc(w_d, dt::f32, tag::any) : w_user;
+    memory::desc bias_md;
+    if (bias_.defined()) bias_md = memory::desc({1, w_d[1]}, dt::f32, tag::ab);
+    dnnl::post_ops ops;
+    onednn::append_activation(ops, act_);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    auto desc = bias_.defined() ? dnnl::matmul::desc(src_md, w_any, bias_md, p.dst_md)
+                                : dnnl::matmul::desc(src_md, w_any, p.dst_md);
+    dnnl::matmul::primitive_desc pd(desc, attr, onednn::engine());
+    impl_ = onednn::impl_name(pd);
+    p.prim = dnnl::matmul(pd);
+    p.w_md = w_user;
+    if (weights_.defined()) {
+      dnnl::stream s(onednn::engine());
+      memory user = onednn::wrap(w_user, weights_);
+      p.weights = memory(pd.weights_desc(), onednn::engine());
+      dnnl::reorder(user, *p.weights).execute(s, user, *p.weights);
+      s.wait();
+    }
+    if (bias_.defined()) p.bias = onednn::wrap(bias_md, bias_);
+    return p;
+  }
+
+  std::string label_;
+  bool gemm_ = false, trans_a_ = false;
+  FusedActivation act_;
+  Tensor weights_, bias_;  // weights_: constant [K, N] (alpha folded in), bias_: [1, N]
+  std::map<std::pair<Shape, Shape>, Plan> plans_;
+  std::string impl_ = "onednn";
+};
+
+PI_CPU_FAST_KERNEL("", MatMul, 1, 23, OnednnMatMul);
+PI_CPU_FAST_KERNEL("", Gemm, 1, 23, OnednnMatMul);
+PI_CPU_FAST_KERNEL("ai.polyinfer", FusedMatMul, 1, 1, OnednnMatMul);
+PI_CPU_FAST_KERNEL("ai.polyinfer", FusedGemm, 1, 1, OnednnMatMul);
+
+}  // namespace
+}  // namespace polyinfer::cpu
