@@ -1,0 +1,144 @@
+// MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool through oneDNN (fast tier; ops/pool.cpp
+// holds the reference kernels), in NCHW or — for the ai.polyinfer versions the channels-last pass
+// emits (attribute channels_last = 1) — NHWC.
+//
+// Covers float32 1-D and 2-D pooling without dilation and without MaxPool's Indices output.
+// ceil_mode becomes extra end padding (oneDNN ignores padding for max and, with
+// exclude-padding, for average); AveragePool with count_include_pad and a ceil-mode window that
+// reaches past the padding is left to the reference kernel (that window's divisor differs).
+#include <map>
+
+#include "providers/cpu/onednn/onednn.h"
+#include "providers/cpu/ops/conv_util.h"
+#include "runtime/kernel.h"
+
+namespace polyinfer::cpu {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+class OnednnPool final : public Kernel {
+ public:
+  explicit OnednnPool(const KernelInfo& info) : label_(info.node().label()) {
+    const std::string& op = info.node().op_type;
+    global_ = op.rfind("Global", 0) == 0;
+    max_ = op == "MaxPool" || op == "GlobalMaxPool";
+    if (info.node().domain == "ai.polyinfer")
+      channels_last_ = info.attr_int("channels_last", 0) != 0;
+    const ir::TypeInfo* xt = info.input_type(0);
+    if (!xt || (xt->elem != DType::Undefined && xt->elem != DType::Float32))
+      info.unsupported("oneDNN path: dtype other than float32");
+    if (!xt->has_shape || (xt->dims.size() != 3 && xt->dims.size() != 4))
+      info.unsupported("oneDNN path: input of unknown rank or 3-D pooling");
+    if (info.has_output(1)) info.unsupported("oneDNN path: MaxPool's Indices output");
+    if (!global_) {
+      attrs_ = WindowAttrs::parse(info);
+      for (int64_t d : attrs_.dilations)
+        if (d != 1) info.unsupported("oneDNN path: dilated pooling");
+      if (attrs_.kernel_shape.size() + 2 != xt->dims.size())
+        info.unsupported("oneDNN path: kernel_shape of another rank");
+      include_pad_ = info.attr_int("count_include_pad", 0) != 0;
+    }
+    // Static shape: make the primitive now (an uncovered case refuses here, not at run time).
+    bool known = true;
+    for (int64_t d : xt->dims) known = known && d > 0;
+    if (known) plans_.emplace(xt->dims, onednn::guarded(label_, [&] { return make_plan(xt->dims); }));
+  }
+
+  std::string impl() const override { return impl_; }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    PI_CHECK(x.dtype() == DType::Float32 && (x.rank() == 3 || x.rank() == 4), InvalidArgument,
+             label_, ": X must be a float32 tensor of rank 3 or 4 here, got ",
+             dtype_name(x.dtype()), shape_str(x.shape()));
+    auto it = plans_.find(x.shape());
+    if (it == plans_.end())
+      it = plans_.emplace(x.shape(), onednn::guarded(label_, [&] { return make_plan(x.shape()); }))
+               .first;
+    Plan& p = it->second;
+    Tensor& y = ctx.output(0, DType::Float32, p.y_shape);
+    dnnl::stream s(onednn::engine());
+    onednn::guarded(label_, [&] {
+      p.prim.execute(s, {{DNNL_ARG_SRC, onednn::wrap(p.src_md, x)},
+                         {DNNL_ARG_DST, memory(p.dst_md, onednn::engine(), y.raw_data())}});
+      s.wait();
+    });
+  }
+
+ private:
+  struct Plan {
+    Shape y_shape;
+    dnnl::pooling_forward prim;
+    memory::desc src_md, dst_md;
+  };
+
+  Plan make_plan(const Shape& xs) {
+    const bool one_d = xs.size() == 3;
+    const int64_t N = xs[0], C = channels_last_ ? xs.back() : xs[1];
+    const Shape spatial = channels_last_ ? Shape(xs.begin() + 1, xs.end() - 1)
+                                         : Shape(xs.begin() + 2, xs.end());
+    WindowGeometry g;
+    if (global_) {
+      g.in = g.kernel = spatial;
+      g.out.assign(spatial.size(), 1);
+      g.strides.assign(spatial.size(), 1);
+      g.pad_begin.assign(spatial.size(), 0);
+      g.pad_end.assign(spatial.size(), 0);
+    } else {
+      g = window_geometry(attrs_, spatial, attrs_.kernel_shape, label_, /*pool=*/true);
+    }
+    // End padding that makes oneDNN's floor rule produce the (ceil-mode) output size.
+    std::vector<int64_t> pad_end = g.pad_end;
+    for (size_t i = 0; i < spatial.size(); ++i) {
+      const int64_t need = (g.out[i] - 1) * g.strides[i] + g.kernel[i] - g.in[i] - g.pad_begin[i];
+      if (need > pad_end[i]) {
+        PI_CHECK(max_ || !include_pad_, UnsupportedOp, label_,
+                 ": count_include_pad with a ceil-mode window past the padding is not "
+                 "implemented in the oneDNN path");
+        pad_end[i] = need;
+      }
+    }
+    auto two_d = [&](const std::vector<int64_t>& v, int64_t pad) {
+      return one_d ? memory::dims{pad, v[0]} : memory::dims{v[0], v[1]};
+    };
+    const memory::dims in_hw = two_d(g.in, 1), out_hw = two_d(g.out, 1);
+    const tag t = channels_last_ ? tag::nhwc : tag::nchw;
+    Plan p;
+    p.src_md = memory::desc({N, C, in_hw[0], in_hw[1]}, dt::f32, t);
+    p.dst_md = memory::desc({N, C, out_hw[0], out_hw[1]}, dt::f32, t);
+    p.y_shape = channels_last_ ? Shape{N} : Shape{N, C};
+    for (int64_t o : g.out) p.y_shape.push_back(o);
+    if (channels_last_) p.y_shape.push_back(C);
+    const auto alg = max_ ? dnnl::algorithm::pooling_max
+                          : include_pad_ ? dnnl::algorithm::pooling_avg_include_padding
+                                         : dnnl::algorithm::pooling_avg_exclude_padding;
+    auto desc = dnnl::pooling_forward::desc(dnnl::prop_kind::forward_inference, alg, p.src_md,
+                                            p.dst_md, two_d(g.strides, 1), two_d(g.kernel, 1),
+                                            two_d(g.pad_begin, 0), two_d(pad_end, 0));
+    dnnl::pooling_forward::primitive_desc pd(desc, onednn::engine());
+    impl_ = onednn::impl_name(pd);
+    p.prim = dnnl::pooling_forward(pd);
+    return p;
+  }
+
+  std::string label_;
+  bool global_ = false, max_ = false, include_pad_ = false, channels_last_ = false;
+  WindowAttrs attrs_;
+  std::map<Shape, Plan> plans_;
+  std::string impl_ = "onednn";
+};
+
+PI_CPU_FAST_KERNEL("", MaxPool, 1, 22, OnednnPool);
+PI_CPU_FAST_KERNEL("", AveragePool, 1, 22, OnednnPool);
+PI_CPU_FAST_KERNEL("", GlobalAveragePool, 1, 22, OnednnPool);
+PI_CPU_FAST_KERNEL("", GlobalMaxPool, 1, 22, OnednnPool);
+PI_CPU_FAST_KERNEL("ai.polyinfer", MaxPool, 1, 1, OnednnPool);
+PI_CPU_FAST_KERNEL("ai.polyinfer", AveragePool, 1, 1, OnednnPool);
+PI_CPU_FAST_KERNEL("ai.polyinfer", GlobalAveragePool, 1, 1, OnednnPool);
+PI_CPU_FAST_KERNEL("ai.polyinfer", GlobalMaxPool, 1, 1, OnednnPool);
+
+}  // namespace
+}  // namespace polyinfer::cpu
