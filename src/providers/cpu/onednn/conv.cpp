@@ -1,13 +1,13 @@
-// Conv and ai.polyinfer.FusedConv through oneDNN (fast tier; the plain kernels in ops/conv.cpp
+// Conv and ai.polyinfer FusedConv / NhwcFusedConv through oneDNN (fast tier; the plain kernels in ops/conv.cpp
 // and ops/fused.cpp are the reference).
 //
 // Covers float32 1-D and 2-D convolutions of any group, stride, dilation and padding whose
 // weights (and bias) are constants — everything torchvision-style models use. FusedConv adds a
 // residual input Z (oneDNN's sum post-op: dst holds Z before the convolution accumulates into
-// it), an activation (eltwise post-ops) and `channels_last` (X, Z and Y in NHWC, which oneDNN's
-// brgconv reads and writes directly; NCHW tensors are reordered to the primitive's blocked
+// it) and an activation (eltwise post-ops); NhwcFusedConv has X, Z and Y in NHWC, which
+// oneDNN's brgconv reads and writes directly. NCHW tensors are reordered to the primitive's blocked
 // layout and back on every run, which costs as much as a small convolution — hence the
-// optimizer's channels-last pass at level 3).
+// optimizer's channels-last pass at level 3 (opt/channels_last.h).
 #include <map>
 #include <optional>
 
@@ -43,7 +43,7 @@ class OnednnConv final : public Kernel {
     attrs_ = WindowAttrs::parse(info);
     if (fused) {
       act_ = FusedActivation::from(info);
-      channels_last_ = info.attr_int("channels_last", 0) != 0;
+      channels_last_ = info.node().op_type == "NhwcFusedConv";
       has_z_ = info.has_input(3);
     }
     dnnl::post_ops probe;
@@ -182,6 +182,7 @@ class OnednnConv final : public Kernel {
 
 PI_CPU_FAST_KERNEL("", Conv, 1, 23, OnednnConv);
 PI_CPU_FAST_KERNEL("ai.polyinfer", FusedConv, 1, 1, OnednnConv);
+PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcFusedConv, 1, 1, OnednnConv);
 
 }  // namespace
 }  // namespace polyinfer::cpu

@@ -1,6 +1,6 @@
 // MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool through oneDNN (fast tier; ops/pool.cpp
-// holds the reference kernels), in NCHW or — for the ai.polyinfer versions the channels-last pass
-// emits (attribute channels_last = 1) — NHWC.
+// holds the reference kernels), in NCHW or — as the ai.polyinfer Nhwc* operators the
+// channels-last pass emits — NHWC.
 //
 // Covers float32 1-D and 2-D pooling without dilation and without MaxPool's Indices output.
 // ceil_mode becomes extra end padding (oneDNN ignores padding for max and, with
@@ -23,10 +23,10 @@ class OnednnPool final : public Kernel {
  public:
   explicit OnednnPool(const KernelInfo& info) : label_(info.node().label()) {
     const std::string& op = info.node().op_type;
-    global_ = op.rfind("Global", 0) == 0;
-    max_ = op == "MaxPool" || op == "GlobalMaxPool";
-    if (info.node().domain == "ai.polyinfer")
-      channels_last_ = info.attr_int("channels_last", 0) != 0;
+    const std::string base = info.node().domain == "ai.polyinfer" ? op.substr(4) : op;  // Nhwc*
+    global_ = base.rfind("Global", 0) == 0;
+    max_ = base == "MaxPool" || base == "GlobalMaxPool";
+    channels_last_ = info.node().domain == "ai.polyinfer";
     const ir::TypeInfo* xt = info.input_type(0);
     if (!xt || (xt->elem != DType::Undefined && xt->elem != DType::Float32))
       info.unsupported("oneDNN path: dtype other than float32");
@@ -135,10 +135,10 @@ PI_CPU_FAST_KERNEL("", MaxPool, 1, 22, OnednnPool);
 PI_CPU_FAST_KERNEL("", AveragePool, 1, 22, OnednnPool);
 PI_CPU_FAST_KERNEL("", GlobalAveragePool, 1, 22, OnednnPool);
 PI_CPU_FAST_KERNEL("", GlobalMaxPool, 1, 22, OnednnPool);
-PI_CPU_FAST_KERNEL("ai.polyinfer", MaxPool, 1, 1, OnednnPool);
-PI_CPU_FAST_KERNEL("ai.polyinfer", AveragePool, 1, 1, OnednnPool);
-PI_CPU_FAST_KERNEL("ai.polyinfer", GlobalAveragePool, 1, 1, OnednnPool);
-PI_CPU_FAST_KERNEL("ai.polyinfer", GlobalMaxPool, 1, 1, OnednnPool);
+PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcMaxPool, 1, 1, OnednnPool);
+PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcAveragePool, 1, 1, OnednnPool);
+PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcGlobalAveragePool, 1, 1, OnednnPool);
+PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcGlobalMaxPool, 1, 1, OnednnPool);
 
 }  // namespace
 }  // namespace polyinfer::cpu

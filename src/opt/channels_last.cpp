@@ -1,0 +1,227 @@
+#include "opt/channels_last.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace polyinfer::opt {
+namespace {
+
+const std::vector<int64_t> kToNhwc{0, 2, 3, 1}, kToNchw{0, 3, 1, 2};
+
+bool is(const ir::Node& n, const char* op, const char* domain = "") {
+  return n.op_type == op && n.domain == domain;
+}
+
+// Static rank-4 float type of `name`, or nullptr.
+const ir::TypeInfo* rank4_float(const ir::Graph& g, const std::string& name) {
+  const ir::TypeInfo* t = g.type_of(name);
+  if (!t || t->kind != ir::TypeInfo::Kind::Tensor || !t->has_shape || t->dims.size() != 4 ||
+      t->elem != DType::Float32)
+    return nullptr;
+  return t;
+}
+
+ir::TypeInfo permuted(const ir::TypeInfo& t, const std::vector<int64_t>& perm) {
+  ir::TypeInfo out = t;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    out.dims[i] = t.dims[perm[i]];
+    if (!t.dim_params.empty()) out.dim_params[i] = t.dim_params[perm[i]];
+  }
+  return out;
+}
+
+// A 2-D float convolution (Conv or FusedConv) with constant 4-D weights.
+bool convertible_conv(const ir::Graph& g, const ir::Node& n) {
+  if (!is(n, "Conv") && !is(n, "FusedConv", "ai.polyinfer")) return false;
+  if (n.inputs.size() < 2 || !rank4_float(g, n.inputs[0])) return false;
+  auto w = g.initializers.find(n.inputs[1]);
+  if (w == g.initializers.end() || w->second.rank() != 4 ||
+      w->second.dtype() != DType::Float32)
+    return false;
+  if (n.inputs.size() > 2 && !n.inputs[2].empty() && !g.initializers.count(n.inputs[2]))
+    return false;
+  return true;
+}
+
+bool convertible_pool(const ir::Graph& g, const ir::Node& n) {
+  const bool windowed = is(n, "MaxPool") || is(n, "AveragePool");
+  if (!windowed && !is(n, "GlobalAveragePool") && !is(n, "GlobalMaxPool")) return false;
+  if (n.outputs.size() > 1 && !n.outputs[1].empty()) return false;  // MaxPool's Indices
+  if (const ir::Attribute* d = n.attr("dilations"))
+    for (int64_t v : d->ints)
+      if (v != 1) return false;
+  return rank4_float(g, n.inputs[0]) != nullptr;
+}
+
+// Operators that compute the same thing in any layout, given their first input and (for the
+// binary ones) their second in the same layout.
+bool unary_agnostic(const ir::Node& n) {
+  static const std::set<std::string> ops{"Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu",
+                                         "HardSigmoid", "HardSwish", "Elu", "Selu", "Softplus",
+                                         "Neg", "Abs", "Exp", "Sqrt", "Erf"};
+  return n.domain.empty() && ops.count(n.op_type);
+}
+bool binary_agnostic(const ir::Node& n) {
+  return n.domain.empty() && (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" ||
+                              n.op_type == "Div" || n.op_type == "Max" || n.op_type == "Min");
+}
+
+// A value that broadcasts the same way in both layouts: a constant of one element.
+bool scalar_constant(const ir::Graph& g, const std::string& name) {
+  auto it = g.initializers.find(name);
+  return it != g.initializers.end() && it->second.numel() == 1 && it->second.rank() <= 1;
+}
+
+class Rewriter {
+ public:
+  explicit Rewriter(ir::Graph& g) : g_(g) {
+    for (const auto& n : g.nodes) {
+      for (const auto& o : n.outputs) used_.insert(o);
+      for (const auto& i : n.inputs) used_.insert(i);
+    }
+    for (const auto& v : g.inputs) used_.insert(v.name);
+    for (const auto& [name, t] : g.initializers) used_.insert(name);
+  }
+
+  bool run() {
+    std::vector<ir::Node> out;
+    for (ir::Node& n : g_.nodes) {
+      if (convertible_conv(g_, n) || convertible_pool(g_, n)) {
+        convert(n, out, /*layout_inputs=*/n.op_type == "FusedConv" ? std::vector<size_t>{0, 3}
+                                                                    : std::vector<size_t>{0},
+                /*rename=*/true);
+        changed_ = true;
+        continue;
+      }
+      if (unary_agnostic(n) && nhwc_.count(n.inputs[0]) && rest_scalar(n, 1)) {
+        convert(n, out, {0}, false);
+        continue;
+      }
+      if (binary_agnostic(n) && n.inputs.size() == 2 && nhwc_.count(n.inputs[0]) &&
+          nhwc_.count(n.inputs[1]) && same_static_shape(n.inputs[0], n.inputs[1])) {
+        convert(n, out, {0, 1}, false);
+        continue;
+      }
+      if (is(n, "Concat") && concat_channels(n)) {
+        convert(n, out, all_inputs(n), false);
+        out.back().attrs["axis"].i = 3;  // convert() pushes the rewritten node last
+        continue;
+      }
+      for (const auto& name : n.inputs) materialize(name, out);
+      for (const auto& name : n.implicit_inputs) materialize(name, out);
+      out.push_back(std::move(n));
+    }
+    if (!changed_) return false;
+    for (const auto& v : g_.outputs) materialize(v.name, out);
+    g_.nodes = std::move(out);
+    g_.opsets.emplace("ai.polyinfer", 1);
+    return true;
+  }
+
+ private:
+  static std::vector<size_t> all_inputs(const ir::Node& n) {
+    std::vector<size_t> v(n.inputs.size());
+    for (size_t i = 0; i < v.size(); ++i) v[i] = i;
+    return v;
+  }
+
+  bool rest_scalar(const ir::Node& n, size_t from) const {
+    for (size_t i = from; i < n.inputs.size(); ++i)
+      if (!n.inputs[i].empty() && !scalar_constant(g_, n.inputs[i])) return false;
+    return true;
+  }
+
+  bool same_static_shape(const std::string& a, const std::string& b) const {
+    const ir::TypeInfo *ta = rank4_float(g_, a), *tb = rank4_float(g_, b);
+    if (!ta || !tb) return false;
+    for (size_t i = 0; i < 4; ++i)
+      if (ta->dims[i] < 0 || ta->dims[i] != tb->dims[i]) return false;
+    return true;
+  }
+
+  bool concat_channels(const ir::Node& n) const {
+    const ir::Attribute* a = n.attr("axis");
+    if (!a || (a->i != 1 && a->i != -3)) return false;
+    bool any = false;
+    for (const auto& in : n.inputs) {
+      if (!rank4_float(g_, in)) return false;
+      any = any || nhwc_.count(in);
+    }
+    return any;
+  }
+
+  std::string fresh(const std::string& base) {
+    std::string name = base;
+    for (int i = 1; used_.count(name); ++i) name = base + "_" + std::to_string(i);
+    used_.insert(name);
+    return name;
+  }
+
+  // The NHWC version of `name`, adding a Transpose when there is none yet.
+  std::string nhwc_of(const std::string& name, std::vector<ir::Node>& out) {
+    auto it = nhwc_.find(name);
+    if (it != nhwc_.end()) return it->second;
+    const ir::TypeInfo* t = g_.type_of(name);
+    ir::Node tr = transpose(name, fresh(name + "_nhwc"), kToNhwc, "to_nhwc");
+    if (t) g_.value_types[tr.outputs[0]] = permuted(*t, kToNhwc);
+    nhwc_[name] = tr.outputs[0];
+    nchw_ready_.insert(name);
+    out.push_back(std::move(tr));
+    return nhwc_[name];
+  }
+
+  // Makes the NCHW value `name` exist when only its NHWC version is computed.
+  void materialize(const std::string& name, std::vector<ir::Node>& out) {
+    if (!nhwc_.count(name) || nchw_ready_.count(name)) return;
+    out.push_back(transpose(nhwc_[name], name, kToNchw, "to_nchw"));
+    nchw_ready_.insert(name);
+  }
+
+  ir::Node transpose(const std::string& in, const std::string& out, std::vector<int64_t> perm,
+                     const char* what) {
+    ir::Node tr;
+    tr.name = fresh(in + "_" + what);
+    tr.op_type = "Transpose";
+    tr.opset = g_.opsets.count("") ? g_.opsets.at("") : 13;
+    tr.inputs = {in};
+    tr.outputs = {out};
+    ir::Attribute a;
+    a.type = ir::Attribute::Type::Ints;
+    a.ints = std::move(perm);
+    tr.attrs["perm"] = a;
+    return tr;
+  }
+
+  // Rewrites `n` to read the NHWC versions of its inputs `layout_inputs` and produce an NHWC
+  // output; `rename` turns it into the ai.polyinfer Nhwc* operator.
+  void convert(ir::Node& n, std::vector<ir::Node>& out, const std::vector<size_t>& layout_inputs,
+               bool rename) {
+    ir::Node m = n;
+    for (size_t i : layout_inputs)
+      if (i < m.inputs.size() && !m.inputs[i].empty()) m.inputs[i] = nhwc_of(n.inputs[i], out);
+    if (rename) {
+      m.op_type = "Nhwc" + (n.op_type == "Conv" ? std::string("FusedConv") : n.op_type);
+      m.domain = "ai.polyinfer";
+      m.opset = 1;
+    }
+    const std::string y = n.outputs[0];
+    m.outputs[0] = fresh(y + "_nhwc");
+    if (const ir::TypeInfo* t = g_.type_of(y); t && t->has_shape && t->dims.size() == 4)
+      g_.value_types[m.outputs[0]] = permuted(*t, kToNhwc);
+    nhwc_[y] = m.outputs[0];
+    out.push_back(std::move(m));
+  }
+
+  ir::Graph& g_;
+  std::set<std::string> used_;
+  std::map<std::string, std::string> nhwc_;  // NCHW name → its NHWC version
+  std::set<std::string> nchw_ready_;         // NCHW names that exist as values
+  bool changed_ = false;
+};
+
+}  // namespace
+
+bool to_channels_last(ir::Graph& g) { return Rewriter(g).run(); }
+
+}  // namespace polyinfer::opt

@@ -1,0 +1,114 @@
+// The channels-last pass (src/opt/channels_last.h): the rewrite it makes, and that the rewritten
+// model computes what the original does — on the fast kernels and on the reference ones.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "model_builder.h"
+#include "onnx/export.h"
+#include "onnx/import.h"
+#include "opt/channels_last.h"
+#include "polyinfer/session.h"
+
+namespace polyinfer {
+namespace {
+
+using test::ModelBuilder;
+
+std::vector<float> random_values(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+void add_ints(ModelBuilder& m, const std::string& name, std::vector<int64_t> v) {
+  auto* g = m.proto().mutable_graph();
+  auto* a = g->mutable_node(g->node_size() - 1)->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (auto x : v) a->add_ints(x);
+}
+void add_int(ModelBuilder& m, const std::string& name, int64_t v) {
+  auto* g = m.proto().mutable_graph();
+  auto* a = g->mutable_node(g->node_size() - 1)->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+// conv → relu → maxpool → conv ─┬─ add(residual) → concat(channels) → GAP → Flatten
+//                     └────────┘                 (with the pooled value)
+std::string residual_model() {
+  ModelBuilder m(17);
+  m.input("x", {2, 3, 15, 13}).output("y", {2, 16});
+  m.initializer("w1", {8, 3, 3, 3}, random_values(8 * 27, 1));
+  m.initializer("b1", {8}, random_values(8, 2));
+  m.initializer("w2", {8, 8, 3, 3}, random_values(8 * 72, 3));
+  m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1");
+  add_ints(m, "pads", {1, 1, 1, 1});
+  m.node("Relu", {"c1"}, {"r1"}, "relu1");
+  m.node("MaxPool", {"r1"}, {"p1"}, "pool1");
+  add_ints(m, "kernel_shape", {2, 2});
+  add_ints(m, "strides", {2, 2});
+  add_int(m, "ceil_mode", 1);
+  m.node("Conv", {"p1", "w2"}, {"c2"}, "conv2");
+  add_ints(m, "pads", {1, 1, 1, 1});
+  m.node("Add", {"c2", "p1"}, {"s"}, "add");
+  m.node("Concat", {"s", "p1"}, {"cat"}, "concat");
+  add_int(m, "axis", 1);
+  m.node("GlobalAveragePool", {"cat"}, {"gap"}, "gap");
+  m.node("Flatten", {"gap"}, {"y"}, "flatten");
+  return m.bytes();
+}
+
+Tensor run(const std::string& bytes, const std::string& provider, const Tensor& x) {
+  SessionOptions o;
+  o.optimization_level = 0;
+  o.providers = {provider};
+  Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
+  return s.run({{"x", x}})[0].tensor();
+}
+
+TEST(ChannelsLast, RewritesConvolutionsAndPoolingAndKeepsResults) {
+  const std::string original = residual_model();
+  Model model = import_onnx_bytes(original.data(), original.size(), "");
+  ASSERT_TRUE(opt::to_channels_last(*model.graph));
+  model.opsets["ai.polyinfer"] = 1;
+  std::map<std::string, int> ops;
+  for (const auto& n : model.graph->nodes) ops[n.op_type]++;
+  EXPECT_EQ(ops["NhwcFusedConv"], 2);
+  EXPECT_EQ(ops["NhwcMaxPool"], 1);
+  EXPECT_EQ(ops["NhwcGlobalAveragePool"], 1);
+  EXPECT_EQ(ops["Conv"], 0);
+  // One transpose in (x), one out (before Flatten): Relu, Add and Concat stay in NHWC.
+  EXPECT_EQ(ops["Transpose"], 2);
+  const std::string rewritten = export_onnx_bytes(model);
+
+  const Tensor x = Tensor::from_vector<float>({2, 3, 15, 13}, random_values(2 * 3 * 15 * 13, 9));
+  const Tensor want = run(original, "cpu-ref", x);
+  for (const char* provider : {"cpu", "cpu-ref"}) {
+    SCOPED_TRACE(provider);
+    const Tensor got = run(rewritten, provider, x);
+    ASSERT_EQ(got.shape(), want.shape());
+    for (int64_t i = 0; i < got.numel(); ++i)
+      ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i],
+                  1e-5f * (1 + std::fabs(want.data<float>()[i])))
+          << "at " << i;
+  }
+}
+
+TEST(ChannelsLast, LeavesGraphsWithoutConvolutionsAlone) {
+  ModelBuilder m(17);
+  m.input("x", {1, 3, 4, 4}).output("y", {1, 3, 4, 4});
+  m.node("Relu", {"x"}, {"y"}, "relu");
+  const std::string bytes = m.bytes();
+  Model model = import_onnx_bytes(bytes.data(), bytes.size(), "");
+  EXPECT_FALSE(opt::to_channels_last(*model.graph));
+  EXPECT_EQ(model.graph->nodes.size(), 1u);
+}
+
+}  // namespace
+}  // namespace polyinfer
