@@ -107,6 +107,9 @@ class Session {
   const Placement& placement() const;
   // Peak bytes of intermediate tensors held at once during runs so far (per-session pools).
   size_t peak_memory_bytes() const;
+  // Bytes of the planned arena intermediates are served from (runtime/memory_pool.h): planned
+  // after the first run from its recorded lifetimes; 0 before that or when runs differ.
+  size_t memory_arena_bytes() const;
 
   struct Impl;
 

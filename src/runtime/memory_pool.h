@@ -1,13 +1,25 @@
-// A caching allocator per session and device: buffers of intermediates that the executor
-// releases (their last reader has run) go back to the pool and serve the next request of a
-// similar size, so a steady-state run allocates nothing from the system. The planned static
-// arena of the fast CPU path replaces this for static shapes; the pool stays for dynamic ones.
+// The per-session, per-device allocator of intermediate tensors, in two modes.
+//
+// Caching pool: buffers the executor releases (their last reader has run) go back to the pool
+// and serve the next request of a similar size, so a steady-state run allocates nothing from
+// the system.
+//
+// Planned arena: the first run of a session is recorded — every allocation's size and when it
+// was freed. Its lifetimes are then packed into one arena (greedy by size: each block takes the
+// lowest offset that no block alive at the same time uses), and later runs serve the n-th
+// allocation from its planned offset. The executor is deterministic, so a run with the same
+// input shapes repeats the recorded sequence; buffers still alive after the recorded run (the
+// outputs handed to the caller) are never planned. Each replayed allocation is checked — same
+// size, and no overlap with an arena block still alive — and anything else is served by the
+// pool, so a run that differs (new shapes, a data-dependent branch) stays correct; a run that
+// differed is re-recorded.
 #pragma once
 
 #include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "polyinfer/tensor.h"
 
@@ -25,19 +37,43 @@ class MemoryPool final : public Allocator {
   // Returns every cached (free) buffer to the backing allocator.
   void release_cached();
 
+  // Bracket one top-level run (Session::run): the first is recorded, later ones replay the plan.
+  void begin_run();
+  void end_run();
+
   struct Stats {
     size_t in_use = 0;       // bytes handed out now
     size_t peak_in_use = 0;  // most bytes handed out at once
     size_t reserved = 0;     // bytes held from the backing allocator (in use + cached)
     size_t system_allocs = 0;
+    size_t arena = 0;        // bytes of the planned arena (0 until a run has been planned)
+    size_t planned_allocs = 0;  // allocations served from the arena so far
   };
   Stats stats() const;
 
  private:
   static size_t size_class(size_t bytes);
 
+  void* pool_allocate(size_t cls);  // caller holds mu_
+  void plan_arena();               // caller holds mu_
+
+  struct Event {
+    size_t size = 0;
+    size_t begin = 0, end = 0;  // event indices of the allocation and of its release
+    bool escaped = false;       // still alive at the end of the recorded run
+    size_t offset = 0;
+  };
+  enum class Mode { Idle, Recording, Replaying };
+
   std::shared_ptr<Allocator> backing_;
   mutable std::mutex mu_;
+  Mode mode_ = Mode::Idle;
+  bool planned_ = false, diverged_ = false, disabled_ = false;
+  std::vector<Event> events_;           // the recorded run's allocations, in order
+  std::map<void*, size_t> recording_;   // live recorded buffer → its event
+  size_t clock_ = 0, cursor_ = 0;
+  char* arena_ = nullptr;
+  std::map<size_t, size_t> arena_live_; // offset → size of arena blocks in use
   std::multimap<size_t, void*> free_;  // size class → cached buffer
   std::map<void*, size_t> live_;       // buffer → size class
   Stats stats_;

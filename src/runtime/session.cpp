@@ -174,6 +174,12 @@ const std::vector<ValueSpec>& Session::inputs() const { return impl_->inputs; }
 const std::vector<ValueSpec>& Session::outputs() const { return impl_->outputs; }
 const Placement& Session::placement() const { return impl_->placement; }
 
+size_t Session::memory_arena_bytes() const {
+  size_t total = 0;
+  for (const auto& p : impl_->rt->pools) total += p->stats().arena;
+  return total;
+}
+
 size_t Session::peak_memory_bytes() const {
   size_t peak = 0;
   for (const auto& p : impl_->rt->pools) peak += p->stats().peak_in_use;
@@ -200,7 +206,21 @@ std::vector<Value> Session::run(const std::map<std::string, Value>& inputs) {
              "'; its inputs are: ", list_inputs(impl_->inputs));
   omp_set_num_threads(impl_->rt->threads);
   const bool first = impl_->executor->first_run_flops().empty();
-  auto out = impl_->executor->run(ordered, {});
+  // The pools record the first run's allocations and replay them from a planned arena after.
+  struct RunBracket {
+    const std::vector<std::shared_ptr<MemoryPool>>& pools;
+    explicit RunBracket(const std::vector<std::shared_ptr<MemoryPool>>& p) : pools(p) {
+      for (const auto& pool : pools) pool->begin_run();
+    }
+    ~RunBracket() {
+      for (const auto& pool : pools) pool->end_run();
+    }
+  };
+  std::vector<Value> out;
+  {
+    RunBracket bracket(impl_->rt->pools);
+    out = impl_->executor->run(ordered, {});
+  }
   impl_->placement.device_copies = impl_->executor->last_copies();
   if (first && impl_->placement.flops_basis.empty())
     fill_placement(*impl_->executor, *impl_->rt, impl_->executor->first_run_flops(), "first run",
