@@ -86,7 +86,10 @@ Value to_device(const Value& v, Device device, int* copies) {
   return Value(v.tensor().to(device));
 }
 
+// FLOPs of a node from the shapes it ran with; a released weight's recorded shape stands in
+// for its value.
 double measured_flops(const ir::Node& node, const std::vector<Value>& in,
+                      const std::vector<int>& in_slots, const std::map<int, Shape>& released,
                       const std::vector<Value>& out) {
   auto shapes = [](const std::vector<Value>& v) {
     std::vector<const Shape*> s(v.size(), nullptr);
@@ -94,7 +97,10 @@ double measured_flops(const ir::Node& node, const std::vector<Value>& in,
       if (v[i].is_tensor()) s[i] = &v[i].tensor().shape();
     return s;
   };
-  return node_flops(node, shapes(in), shapes(out));
+  std::vector<const Shape*> si = shapes(in);
+  for (size_t i = 0; i < si.size(); ++i)
+    if (auto r = released.find(in_slots[i]); !si[i] && r != released.end()) si[i] = &r->second;
+  return node_flops(node, si, shapes(out));
 }
 
 }  // namespace
@@ -132,10 +138,38 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
     for (int sl : s.implicit) last_use[sl] = static_cast<int>(i);
     for (int sl : s.out) if (sl >= 0 && last_use[sl] < static_cast<int>(i)) last_use[sl] = static_cast<int>(i);
   }
+  release_prepacked_constants(last_use);
   std::set<int> keep(output_slots_.begin(), output_slots_.end());
   for (const auto& [sl, v] : constants_) keep.insert(sl);
   for (int sl = 0; sl < num_slots_; ++sl)
     if (last_use[sl] >= 0 && !keep.count(sl)) steps_[last_use[sl]].release.push_back(sl);
+}
+
+void Executor::release_prepacked_constants(const std::vector<int>& last_use) {
+  // A weight whose every reader prepacked it is never read again: drop it from the slots.
+  std::map<int, bool> all_prepacked;
+  for (const auto& [sl, v] : constants_)
+    if (last_use[sl] >= 0) all_prepacked[sl] = true;
+  for (int sl : output_slots_) all_prepacked.erase(sl);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Step& s = steps_[i];
+    for (int sl : s.implicit) all_prepacked.erase(sl);
+    for (size_t k = 0; k < s.in.size(); ++k) {
+      auto it = all_prepacked.find(s.in[k]);
+      if (it != all_prepacked.end() && !nodes_[i].kernel->prepacked(k)) it->second = false;
+    }
+  }
+  for (const auto& [name, sl] : slots_) {
+    auto it = all_prepacked.find(sl);
+    if (it == all_prepacked.end() || !it->second) continue;
+    released_.push_back(name);
+  }
+  std::erase_if(constants_, [&](const std::pair<int, Value>& c) {
+    auto it = all_prepacked.find(c.first);
+    if (it == all_prepacked.end() || !it->second) return false;
+    released_shapes_[c.first] = c.second.tensor().shape();
+    return true;
+  });
 }
 
 int Executor::slot_of(const std::string& name) const {
@@ -184,7 +218,7 @@ std::vector<Value> Executor::run(const std::vector<Value>& inputs,
       if (msg.find(p.node->label()) != std::string::npos) throw;
       throw Error(e.code(), p.node->label() + ": " + msg);
     }
-    if (measure) flops.push_back(measured_flops(*p.node, in, out));
+    if (measure) flops.push_back(measured_flops(*p.node, in, s.in, released_shapes_, out));
     for (size_t k = 0; k < s.out.size(); ++k)
       if (s.out[k] >= 0) slots[s.out[k]] = std::move(out[k]);
     for (int sl : s.release) slots[sl] = Value();

@@ -50,9 +50,13 @@ class Executor final : public SubgraphRunner {
   // Estimated FLOPs of each node (runtime/cost.h) from the shapes of the first run; empty before
   // it. Dynamic models have no static estimate, so this is where their FLOP shares come from.
   const std::vector<double>& first_run_flops() const { return run_flops_; }
+  // Initializers every reader prepacked (Kernel::prepacked): the executor never reads them, so
+  // the session may free the graph's copies.
+  const std::vector<std::string>& released_constants() const { return released_; }
 
  private:
   int slot_of(const std::string& name) const;
+  void release_prepacked_constants(const std::vector<int>& last_use);
 
   std::shared_ptr<const ir::Graph> graph_;
   std::shared_ptr<const RuntimeContext> rt_;
@@ -69,6 +73,8 @@ class Executor final : public SubgraphRunner {
   std::vector<Step> steps_;
   int copies_ = 0;
   std::vector<double> run_flops_;
+  std::vector<std::string> released_;
+  std::map<int, Shape> released_shapes_;  // slot → shape of a released initializer
 };
 
 }  // namespace polyinfer

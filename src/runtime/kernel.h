@@ -114,6 +114,10 @@ class Kernel {
   // Which implementation runs the node, for the placement report and profiles: "reference" for
   // the plain kernels; fast kernels name their path ("onednn:brgconv:avx512_core", "avx512").
   virtual std::string impl() const { return "reference"; }
+  // True when the kernel copied constant input `i` into its own form at creation (reordered,
+  // transposed, scaled) and never reads the original again. When every reader of a weight says
+  // so, the session frees the original: weights are held once, in the form the kernels use.
+  virtual bool prepacked(size_t i) const { return false; }
 };
 
 using KernelFactory = std::unique_ptr<Kernel> (*)(const KernelInfo&);

@@ -133,6 +133,9 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts) {
   for (const auto& p : impl->executor->nodes())
     flops.push_back(estimate_flops(*p.node, *impl->model.graph));
   fill_placement(*impl->executor, *impl->rt, flops, "static shapes", &impl->placement);
+  // Weights the kernels hold in their own (prepacked) form are not kept twice.
+  for (const auto& name : impl->executor->released_constants())
+    impl->model.graph->initializers.erase(name);
   return impl;
 }
 

@@ -131,6 +131,20 @@ TEST(OnednnConv, DynamicBatchPlansPerShape) {
   expect_matches_reference(m, {{"x", {3, 4, 9, 9}}});
 }
 
+TEST(OnednnConv, AWeightAnotherNodeAlsoReadsIsKept) {
+  // The convolution prepacks w and would let the session free it; the Mul still reads it.
+  ModelBuilder m(17);
+  m.input("x", {1, 2, 5, 5}).output("y", {}).output("w2", {});
+  m.initializer("w", {3, 2, 3, 3}, random_values(54, 3));
+  m.node("Conv", {"x", "w"}, {"y"}, "conv");
+  m.node("Mul", {"w", "w"}, {"w2"}, "square");
+  const std::string bytes = m.bytes();
+  Session s = Session::load_bytes(bytes.data(), bytes.size());
+  const auto out = s.run({{"x", Tensor::from_vector<float>({1, 2, 5, 5}, random_values(50, 1))}});
+  const std::vector<float> w = random_values(54, 3), w2 = out[1].tensor().to_vector<float>();
+  for (size_t i = 0; i < w.size(); ++i) EXPECT_FLOAT_EQ(w2[i], w[i] * w[i]);
+}
+
 struct MatMulCase {
   const char* name;
   Shape a, b;

@@ -33,12 +33,13 @@ class OnednnConv final : public Kernel {
     if (xt && xt->elem != DType::Undefined && xt->elem != DType::Float32)
       info.unsupported("oneDNN path: dtype other than float32");
     weights_ = *w;
+    w_shape_ = w->shape();
     if (info.has_input(2)) {
       const Tensor* b = info.constant_input(2);
       if (!b || b->dtype() != DType::Float32) info.unsupported("oneDNN path: non-constant bias");
       PI_CHECK(b->numel() == w->shape()[0], ShapeMismatch, label_, ": bias has ", b->numel(),
                " values but the weights have ", w->shape()[0], " output channels");
-      bias_ = *b;
+      bias_ = b->clone();
     }
     attrs_ = WindowAttrs::parse(info);
     if (fused) {
@@ -52,9 +53,16 @@ class OnednnConv final : public Kernel {
     if (xt && xt->has_shape && xt->dims.size() == static_cast<size_t>(w->rank())) {
       bool known = true;
       for (int64_t d : xt->dims) known = known && d > 0;
-      if (known) plan_for(xt->dims);
+      if (known) {
+        plan_for(xt->dims);
+        // The shape cannot change (the session checks inputs against it): the prepacked copy
+        // is all this kernel needs, and the original may be freed (prepacked()).
+        weights_ = Tensor();
+      }
     }
   }
+
+  bool prepacked(size_t i) const override { return (i == 1 && !weights_.defined()) || i == 2; }
 
   std::string impl() const override { return impl_; }
 
@@ -62,8 +70,8 @@ class OnednnConv final : public Kernel {
     const Tensor& x = ctx.input(0);
     PI_CHECK(x.dtype() == DType::Float32, InvalidArgument, label_, ": X must be float32, got ",
              dtype_name(x.dtype()));
-    PI_CHECK(x.rank() == weights_.rank(), ShapeMismatch, label_, ": X has rank ", x.rank(),
-             " but the weights have rank ", weights_.rank());
+    PI_CHECK(x.rank() == static_cast<int>(w_shape_.size()), ShapeMismatch, label_, ": X has rank ",
+             x.rank(), " but the weights have rank ", w_shape_.size());
     Plan& p = plan_for(x.shape());
     Tensor& y = ctx.output(0, DType::Float32, p.y_shape);
     dnnl::stream s(onednn::engine());
@@ -111,7 +119,9 @@ class OnednnConv final : public Kernel {
   }
 
   Plan make_plan(const Shape& xs) {
-    const Shape& ws = weights_.shape();
+    PI_CHECK(weights_.defined(), Internal, label_, ": input shape ", shape_str(xs),
+             " differs from the statically known one the weights were prepacked for");
+    const Shape& ws = w_shape_;
     const bool one_d = ws.size() == 3;
     const int64_t N = xs[0], C = channels_last_ ? xs.back() : xs[1], M = ws[0];
     const int64_t G = attrs_.group;
@@ -172,7 +182,8 @@ class OnednnConv final : public Kernel {
   }
 
   std::string label_;
-  Tensor weights_, bias_;
+  Tensor weights_, bias_;  // weights_ is released once prepacked for the only possible shape
+  Shape w_shape_;
   WindowAttrs attrs_;
   FusedActivation act_;
   bool channels_last_ = false, has_z_ = false;

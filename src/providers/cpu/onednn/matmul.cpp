@@ -57,6 +57,7 @@ class OnednnMatMul final : public Kernel {
       beta = info.attr_float("beta", 1.f);
       if (!b || b->rank() != 2 || ra != 2) info.unsupported("oneDNN path: Gemm with computed B");
       weights_ = trans_b ? transpose2d(*b) : b->clone();
+      copied_b_ = true;
       if (alpha != 1.f) {
         float* w = weights_.data<float>();
         for (int64_t i = 0; i < weights_.numel(); ++i) w[i] *= alpha;
@@ -64,11 +65,13 @@ class OnednnMatMul final : public Kernel {
     } else if (b && b->rank() == 2) {
       weights_ = *b;
     }
+    const_b_ = weights_.defined();
+    if (const_b_) w_shape_ = weights_.shape();
     const size_t bias_input = 2;
     if (info.has_input(bias_input)) {
       const Tensor* c = info.constant_input(bias_input);
-      const int64_t n = weights_.defined() ? weights_.shape()[1] : -1;
-      if (!c || c->dtype() != DType::Float32 || !weights_.defined() || c->numel() != n ||
+      const int64_t n = const_b_ ? w_shape_[1] : -1;
+      if (!c || c->dtype() != DType::Float32 || !const_b_ || c->numel() != n ||
           (c->rank() == 2 && c->shape()[0] != 1) || c->rank() > 2)
         info.unsupported("oneDNN path: a bias that is not a constant per-column vector");
       bias_ = c->clone();
@@ -79,10 +82,15 @@ class OnednnMatMul final : public Kernel {
       bias_ = bias_.reshaped({1, n});
     }
     const ir::TypeInfo* at = info.input_type(0);
-    if (weights_.defined() && at && at->has_shape &&
+    if (const_b_ && at && at->has_shape &&
         std::all_of(at->dims.begin(), at->dims.end(), [](int64_t d) { return d > 0; })) {
       plan_for(at->dims, {});
+      weights_ = Tensor();  // prepacked for the only possible shape (see prepacked())
     }
+  }
+
+  bool prepacked(size_t i) const override {
+    return (i == 1 && const_b_ && (copied_b_ || !weights_.defined())) || (i == 2 && bias_.defined());
   }
 
   std::string impl() const override { return impl_; }
@@ -94,7 +102,7 @@ class OnednnMatMul final : public Kernel {
     PI_CHECK(a.rank() >= 2, ShapeMismatch, label_, ": A must have rank >= 2 here, got ",
              shape_str(a.shape()));
     const Tensor* b = nullptr;
-    if (!weights_.defined()) {
+    if (!const_b_) {
       b = &ctx.input(1);
       PI_CHECK(b->dtype() == DType::Float32 && b->rank() >= 2, ShapeMismatch, label_,
                ": B must be float32 of rank >= 2 here, got ", dtype_name(b->dtype()),
@@ -144,9 +152,11 @@ class OnednnMatMul final : public Kernel {
     Plan p;
     memory::dims src_d, w_d, dst_d;
     tag src_tag = tag::ab;
-    if (weights_.defined()) {
+    if (const_b_) {
       // A linear layer: fold A's batch dimensions into M.
-      const int64_t K = weights_.shape()[0], N = weights_.shape()[1];
+      PI_CHECK(weights_.defined(), Internal, label_, ": input shape ", shape_str(as),
+               " differs from the statically known one the weights were prepacked for");
+      const int64_t K = w_shape_[0], N = w_shape_[1];
       const int64_t ka = trans_a_ ? as[0] : as.back();
       PI_CHECK(ka == K, ShapeMismatch, label_, ": A ", shape_str(as), " has K = ", ka,
                " but B has ", K, " rows");
@@ -184,7 +194,7 @@ class OnednnMatMul final : public Kernel {
     p.src_md = src_md;
     p.dst_md = memory::desc(dst_d, dt::f32, dense_strides(dst_d));
     const memory::desc w_user(w_d, dt::f32, dense_strides(w_d));
-    const memory::desc w_any = weights_.defined() ? memory::desc(w_d, dt::f32, tag::any) : w_user;
+    const memory::desc w_any = const_b_ ? memory::desc(w_d, dt::f32, tag::any) : w_user;
     memory::desc bias_md;
     if (bias_.defined()) bias_md = memory::desc({1, w_d[1]}, dt::f32, tag::ab);
     dnnl::post_ops ops;
@@ -197,7 +207,7 @@ class OnednnMatMul final : public Kernel {
     impl_ = onednn::impl_name(pd);
     p.prim = dnnl::matmul(pd);
     p.w_md = w_user;
-    if (weights_.defined()) {
+    if (const_b_) {
       dnnl::stream s(onednn::engine());
       memory user = onednn::wrap(w_user, weights_);
       p.weights = memory(pd.weights_desc(), onednn::engine());
@@ -210,6 +220,8 @@ class OnednnMatMul final : public Kernel {
 
   std::string label_;
   bool gemm_ = false, trans_a_ = false;
+  bool const_b_ = false, copied_b_ = false;  // B is a constant; we hold our own copy of it
+  Shape w_shape_;
   FusedActivation act_;
   Tensor weights_, bias_;  // weights_: constant [K, N] (alpha folded in), bias_: [1, N]
   std::map<std::pair<Shape, Shape>, Plan> plans_;
