@@ -32,11 +32,11 @@ TEST_P(FastReduce, TrailingAxesAsAttributeAndAsInput) {
       SCOPED_TRACE(shape_str(c.shape) + " keepdims " + std::to_string(keep));
       auto a = OracleOp(op, attr_opset).attr("keepdims", keep).random(c.shape);
       if (!c.axes.empty()) a.attr("axes", c.axes);
-      EXPECT_EQ(a.check(1e-6, 1e-5).impl, "fast");
+      EXPECT_EQ(a.check(1e-6, 1e-5).impl.rfind("fast:", 0), 0u);
       auto b = OracleOp(op, input_opset).attr("keepdims", keep).random(c.shape);
       if (!c.axes.empty())
         b.input(Tensor::from_vector<int64_t>({static_cast<int64_t>(c.axes.size())}, c.axes));
-      EXPECT_EQ(b.check(1e-6, 1e-5).impl, "fast");
+      EXPECT_EQ(b.check(1e-6, 1e-5).impl.rfind("fast:", 0), 0u);
     }
 }
 

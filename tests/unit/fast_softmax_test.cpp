@@ -18,7 +18,7 @@ TEST_P(FastSoftmax, LastAxisAtOpset13) {
   for (const Shape& s : kShapes) {
     SCOPED_TRACE(shape_str(s));
     const auto r = OracleOp(GetParam(), 13).random(s, -20.0f, 20.0f).check(1e-6, 1e-5);
-    EXPECT_EQ(r.impl, "fast");
+    EXPECT_EQ(r.impl.rfind("fast:", 0), 0u);
   }
 }
 
@@ -26,7 +26,7 @@ TEST_P(FastSoftmax, CoercedTo2DBeforeOpset13) {
   for (int64_t axis : {0, 1, 2, -1}) {
     SCOPED_TRACE(axis);
     const auto r = OracleOp(GetParam(), 11).attr("axis", axis).random({3, 5, 129}).check(1e-6, 1e-5);
-    EXPECT_EQ(r.impl, "fast");
+    EXPECT_EQ(r.impl.rfind("fast:", 0), 0u);
   }
 }
 

@@ -38,7 +38,7 @@ TEST(FastTranspose, MatchesReference) {
     SCOPED_TRACE(shape_str(c.shape));
     auto op = OracleOp("Transpose", 13).random(c.shape);
     if (!c.perm.empty()) op.attr("perm", c.perm);
-    EXPECT_EQ(op.check(0, 0).impl, "fast");
+    EXPECT_EQ(op.check(0, 0).impl.rfind("fast:", 0), 0u);
   }
 }
 
@@ -47,7 +47,7 @@ TEST(FastTranspose, EightByteElements) {
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>(i) * 1000003;
   const auto r = OracleOp("Transpose", 13).input(Tensor::from_vector<int64_t>({3, 5, 7}, v))
                      .attr("perm", std::vector<int64_t>{2, 0, 1}).check();
-  EXPECT_EQ(r.impl, "fast");
+  EXPECT_EQ(r.impl.rfind("fast:", 0), 0u);
 }
 
 TEST(FastTranspose, BadPermIsTheReferenceKernelsError) {

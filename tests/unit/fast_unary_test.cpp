@@ -37,27 +37,25 @@ TEST(FastUnary, MatchesReference) {
     for (const Shape& s : kShapes) {
       SCOPED_TRACE(std::string(c.op) + " " + shape_str(s));
       const auto r = OracleOp(c.op, c.opset).random(s, c.lo, c.hi).check(c.atol, c.rtol);
-      EXPECT_EQ(r.impl, "fast");
+      EXPECT_EQ(r.impl.rfind("fast:", 0), 0u);
     }
 }
 
 TEST(FastUnary, AttributesAreRead) {
   const Shape s = {3, 1000 + 3};
-  EXPECT_EQ(OracleOp("LeakyRelu", 16).attr("alpha", 0.3f).random(s).check(0, 0).impl, "fast");
+  EXPECT_EQ(OracleOp("LeakyRelu", 16).attr("alpha", 0.3f).random(s).check(0, 0).impl.rfind("fast:", 0), 0u);
   EXPECT_EQ(OracleOp("HardSigmoid", 6).attr("alpha", 0.25f).attr("beta", 0.4f).random(s)
-                .check(1e-7, 1e-6).impl,
-            "fast");
-  EXPECT_EQ(OracleOp("Clip", 6).attr("min", -0.5f).attr("max", 1.5f).random(s).check(0, 0).impl,
-            "fast");
+                .check(1e-7, 1e-6).impl.rfind("fast:", 0), 0u);
+  EXPECT_EQ(OracleOp("Clip", 6).attr("min", -0.5f).attr("max", 1.5f).random(s).check(0, 0).impl.rfind("fast:", 0), 0u);
 }
 
 TEST(FastUnary, ClipBoundsAsInputs) {
   const Shape s = {2, 517};
   const Tensor lo = Tensor::scalar<float>(-1.0f), hi = Tensor::scalar<float>(0.5f);
-  EXPECT_EQ(OracleOp("Clip", 13).random(s).input(lo).input(hi).check(0, 0).impl, "fast");
-  EXPECT_EQ(OracleOp("Clip", 13).random(s).input(Tensor()).input(hi).check(0, 0).impl, "fast");
-  EXPECT_EQ(OracleOp("Clip", 13).random(s).input(lo).check(0, 0).impl, "fast");
-  EXPECT_EQ(OracleOp("Clip", 13).random(s).check(0, 0).impl, "fast");
+  EXPECT_EQ(OracleOp("Clip", 13).random(s).input(lo).input(hi).check(0, 0).impl.rfind("fast:", 0), 0u);
+  EXPECT_EQ(OracleOp("Clip", 13).random(s).input(Tensor()).input(hi).check(0, 0).impl.rfind("fast:", 0), 0u);
+  EXPECT_EQ(OracleOp("Clip", 13).random(s).input(lo).check(0, 0).impl.rfind("fast:", 0), 0u);
+  EXPECT_EQ(OracleOp("Clip", 13).random(s).check(0, 0).impl.rfind("fast:", 0), 0u);
   // lo > hi: numpy.clip gives hi everywhere.
   OracleOp("Clip", 13).random(s).input(hi).input(lo).check(0, 0);
 }
@@ -68,10 +66,10 @@ TEST(FastUnary, GeluBothForms) {
     // Absolute tolerance: the reference's own 1 + erf / 1 + tanh cancels for x << 0.
     const auto r = OracleOp("Gelu", 20).attr("approximate", std::string(mode))
                        .random({7, 1000 + 3}, -8, 8).check(1e-6, 1e-5);
-    EXPECT_EQ(r.impl, "fast");
+    EXPECT_EQ(r.impl.rfind("fast:", 0), 0u);
     const auto p = OracleOp("Gelu", 1, "ai.polyinfer").reference_as("Gelu", 20).attr("approximate", std::string(mode))
                        .random({33}, -8, 8).check(1e-6, 1e-5);
-    EXPECT_EQ(p.impl, "fast");
+    EXPECT_EQ(p.impl.rfind("fast:", 0), 0u);
   }
 }
 

@@ -6,7 +6,7 @@
 //   using polyinfer::test::OracleOp;
 //   TEST(FastBinary, BiasAdd) {
 //     auto r = OracleOp("Add", 14).random({2, 7, 768}).random({768}).check();
-//     EXPECT_EQ(r.impl, "fast");             // the node did not fall back to "reference"
+//     EXPECT_NE(r.impl, "reference");        // the fast tier ran it ("fast:avx512", "onednn:...")
 //   }
 //   OracleOp("Softmax", 13).attr("axis", int64_t{-1}).random({33, 1003}).check(1e-6, 1e-5);
 //   OracleOp("Gather", 13).random({100, 64}).input(Tensor::from_vector<int64_t>({3}, {0, 99, -1}));

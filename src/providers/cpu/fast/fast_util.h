@@ -51,8 +51,19 @@
 
 namespace polyinfer::fast {
 
-// The name fast kernels report from impl().
-inline const char* kImpl = "fast";
+// The name fast kernels report from impl(): "fast:" and the instruction set PI_FAST_CLONES picks
+// on this CPU ("avx512", "avx2", "baseline"; "portable" where there are no clones), so a
+// placement report shows which loops ran.
+inline std::string impl_name() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+  static const std::string name = __builtin_cpu_supports("x86-64-v4")   ? "fast:avx512"
+                                  : __builtin_cpu_supports("x86-64-v3") ? "fast:avx2"
+                                                                        : "fast:baseline";
+#else
+  static const std::string name = "fast:portable";
+#endif
+  return name;
+}
 
 // Elements per thread below which a loop is not worth splitting (fork/join costs ~1-5 us).
 constexpr int64_t kGrain = 1 << 14;

@@ -74,23 +74,26 @@ class FastMapKernel : public Kernel {
       : ref_(info, onnx_op, onnx_opset), fn_(fn), p0_(p0), p1_(p1) {
     require_float_input(info, 0);
   }
-  std::string impl() const override { return kImpl; }
+  std::string impl() const override { return impl_name(); }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    if (x.dtype() != DType::Float32 || !bounds(ctx)) return ref_.run(ctx);
+    // Parameters are locals: one kernel may serve concurrent runs of a session.
+    float p0 = p0_, p1 = p1_;
+    if (x.dtype() != DType::Float32 || !bounds(ctx, p0, p1)) return ref_.run(ctx);
     Tensor& y = ctx.output(0, DType::Float32, x.shape());
     const float* in = x.data<float>();
     float* out = y.data<float>();
     parallel_for(x.numel(), ctx.threads(), grain_, [&](int64_t b, int64_t e) {
-      fn_(in + b, out + b, e - b, p0_, p1_);
+      fn_(in + b, out + b, e - b, p0, p1);
       if (fn_ == &gelu_erf_loop) gelu_erf_fixup(in + b, out + b, e - b);
     });
   }
 
  protected:
-  // Reads run-time parameters (Clip's min/max inputs); false sends the node to the reference.
-  virtual bool bounds(KernelContext&) { return true; }
+  // Reads run-time parameters (Clip's min/max inputs) into p0/p1; false sends the node to the
+  // reference kernel.
+  virtual bool bounds(KernelContext&, float&, float&) { return true; }
 
   RefFallback ref_;
   MapFn fn_;
@@ -153,11 +156,11 @@ class FastClip final : public FastMapKernel {
         attr_form_(i.opset() < 11) {}
 
  private:
-  bool bounds(KernelContext& ctx) override {
+  bool bounds(KernelContext& ctx, float& lo, float& hi) override {
     if (attr_form_) return true;
-    p0_ = std::numeric_limits<float>::lowest();
-    p1_ = std::numeric_limits<float>::max();
-    return read(ctx, 1, p0_) && read(ctx, 2, p1_);
+    lo = std::numeric_limits<float>::lowest();
+    hi = std::numeric_limits<float>::max();
+    return read(ctx, 1, lo) && read(ctx, 2, hi);
   }
   // An optional bound input: absent keeps v; a float32 one-element tensor sets it; anything
   // else (the reference kernel's errors included) goes to the reference kernel.
