@@ -149,10 +149,11 @@ PI_FAST_INLINE float fast_exp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  // 2^n as two factors so n in [-150, 128] never leaves the exponent range of either.
+  // 2^n as two factors so n in [-150, 128] never leaves the exponent range of either. Shifts are
+  // unsigned: for NaN, n is garbage (the result is NaN anyway) and must not be UB.
   const int32_t h = n >> 1;
-  const float s1 = __builtin_bit_cast(float, (h + 127) << 23);
-  const float s2 = __builtin_bit_cast(float, (n - h + 127) << 23);
+  const float s1 = __builtin_bit_cast(float, static_cast<uint32_t>(h + 127) << 23);
+  const float s2 = __builtin_bit_cast(float, static_cast<uint32_t>(n - h + 127) << 23);
   const float y = p * s1 * s2;
   // NaN fails both comparisons and stays NaN through p.
   return x > hi ? __builtin_inff() : (x < lo ? 0.0f : y);
