@@ -54,6 +54,17 @@ TEST_P(FastBinary, AlsoAtOpset7AndWithThreadsOne) {
 
 INSTANTIATE_TEST_SUITE_P(Ops, FastBinary, ::testing::Values("Add", "Sub", "Mul", "Div"));
 
+TEST(FastBinarySpecial, DivisionByZeroAndInfinitiesMatchTheReference) {
+  const float inf = INFINITY;
+  const Tensor a = Tensor::from_vector<float>({6}, {1.0f, -1.0f, 0.0f, inf, -inf, NAN});
+  const Tensor b = Tensor::from_vector<float>({6}, {0.0f, 0.0f, 0.0f, inf, 2.0f, 1.0f});
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    SCOPED_TRACE(op);
+    OracleOp(op, 14).input(a).input(b).check(0, 0);
+    OracleOp(op, 14).input(a).input(Tensor::scalar<float>(0.0f)).check(0, 0);
+  }
+}
+
 TEST(FastBinaryFallback, OtherDtypesAndLegacyOpsetsRunTheReferenceKernel) {
   const Tensor a = Tensor::from_vector<int64_t>({3}, {1, -2, 3});
   const Tensor b = Tensor::from_vector<int64_t>({3}, {4, 5, -6});

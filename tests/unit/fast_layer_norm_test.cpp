@@ -33,6 +33,13 @@ TEST(FastLayerNorm, AxisBeforeLastNoBiasStatisticsAndThreads) {
   EXPECT_EQ(r.impl.rfind("fast:", 0), 0u);
 }
 
+TEST(FastLayerNorm, ConstantRowsHaveZeroVariance) {
+  const Tensor x = Tensor::from_vector<float>({2, 5}, {3, 3, 3, 3, 3, -1, 0, 1, 2, 3});
+  const auto r = OracleOp("LayerNormalization", 17).input(x).random({5}).random({5}).outputs(3)
+                     .check(2e-5, 1e-4);
+  EXPECT_EQ(r.impl.rfind("fast:", 0), 0u);
+}
+
 TEST(FastLayerNorm, PolyinferDomainFormRunsTheSameKernel) {
   const auto r = OracleOp("LayerNormalization", 1, "ai.polyinfer")
                      .reference_as("LayerNormalization", 17)

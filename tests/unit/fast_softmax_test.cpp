@@ -39,6 +39,14 @@ TEST_P(FastSoftmax, LargeLogitsDoNotOverflow) {
   OracleOp(GetParam(), 13).input(x).check(1e-6, 1e-5);
 }
 
+TEST_P(FastSoftmax, MaskedEntriesOfMinusInfinity) {
+  // Attention masks: -inf (or a large negative) entries must give exactly 0 / -inf.
+  const float ninf = -INFINITY;
+  const Tensor x = Tensor::from_vector<float>(
+      {3, 4}, {0.5f, ninf, 1.5f, ninf, ninf, ninf, ninf, 2.0f, -1e4f, 0.0f, -1e4f, 3.0f});
+  OracleOp(GetParam(), 13).input(x).check(1e-6, 1e-5);
+}
+
 INSTANTIATE_TEST_SUITE_P(Ops, FastSoftmax, ::testing::Values("Softmax", "LogSoftmax"));
 
 }  // namespace
