@@ -1,0 +1,172 @@
+// Fast float32 Add, Sub, Mul, Div (opset 7+, numpy broadcasting).
+//
+// Every broadcast is first collapsed: output dimensions of size 1 are dropped and neighbouring
+// dimensions where A and B both have the full extent (or where the same one of them is broadcast)
+// are merged. [N,C,H,W] * [1,C,1,1] becomes [N | C | H*W] with B present only on the middle one,
+// [B,S,768] + [768] becomes [B*S | 768], same shapes become one run. The innermost collapsed
+// dimension is then a contiguous run of one of three kinds — vector op vector, vector op scalar,
+// scalar op vector — done by a vectorized loop, and the outer dimensions only pick each run's
+// start in A and B. Division stays a division (no reciprocal) so results match the reference
+// bit for bit.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/shape_util.h"
+#include "providers/cpu/fast/fast_util.h"
+
+namespace polyinfer::fast {
+namespace {
+
+using RunFn = void (*)(const float*, const float*, float*, int64_t);
+
+PI_FAST_MATH_BEGIN
+
+// The three contiguous-run loops of one operator, compiled per ISA (PI_FAST_CLONES).
+#define PI_FAST_BINARY_LOOPS(NAME, EXPR)                                                    \
+  PI_FAST_CLONES void NAME##_vv(const float* __restrict a, const float* __restrict b,       \
+                                float* __restrict y, int64_t n) {                          \
+    _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                                  \
+      const float x0 = a[i], x1 = b[i];                                                    \
+      y[i] = (EXPR);                                                                       \
+    }                                                                                      \
+  }                                                                                        \
+  PI_FAST_CLONES void NAME##_vs(const float* __restrict a, const float* __restrict b,       \
+                                float* __restrict y, int64_t n) {                          \
+    const float x1 = b[0];                                                                 \
+    _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                                  \
+      const float x0 = a[i];                                                               \
+      y[i] = (EXPR);                                                                       \
+    }                                                                                      \
+  }                                                                                        \
+  PI_FAST_CLONES void NAME##_sv(const float* __restrict a, const float* __restrict b,       \
+                                float* __restrict y, int64_t n) {                          \
+    const float x0 = a[0];                                                                 \
+    _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                                  \
+      const float x1 = b[i];                                                               \
+      y[i] = (EXPR);                                                                       \
+    }                                                                                      \
+  }
+
+PI_FAST_BINARY_LOOPS(add, x0 + x1)
+PI_FAST_BINARY_LOOPS(sub, x0 - x1)
+PI_FAST_BINARY_LOOPS(mul, x0 * x1)
+PI_FAST_BINARY_LOOPS(div, x0 / x1)
+#undef PI_FAST_BINARY_LOOPS
+
+PI_FAST_MATH_END
+
+// Loops of one operator, indexed by run kind: 0 vector-vector, 1 vector-scalar, 2 scalar-vector.
+struct OpLoops {
+  RunFn run[3];
+};
+constexpr OpLoops kAdd{{add_vv, add_vs, add_sv}};
+constexpr OpLoops kSub{{sub_vv, sub_vs, sub_sv}};
+constexpr OpLoops kMul{{mul_vv, mul_vs, mul_sv}};
+constexpr OpLoops kDiv{{div_vv, div_vs, div_sv}};
+
+// The broadcast of A and B to `out`, collapsed as described at the top of the file. dims[i] is
+// an extent, sa/sb the element strides of A and B along it (0 where broadcast).
+struct Collapsed {
+  std::vector<int64_t> dims, sa, sb;
+};
+
+Collapsed collapse(const Shape& a, const Shape& b, const Shape& out) {
+  const size_t r = out.size();
+  // Per output dimension (skipping extent 1): does A / B have the full extent?
+  std::vector<int64_t> ext;
+  std::vector<bool> fa, fb;
+  for (size_t d = 0; d < r; ++d) {
+    if (out[d] == 1) continue;
+    const size_t oa = r - a.size(), ob = r - b.size();
+    const bool ha = d >= oa && a[d - oa] == out[d];
+    const bool hb = d >= ob && b[d - ob] == out[d];
+    if (!ext.empty() && fa.back() == ha && fb.back() == hb) {
+      ext.back() *= out[d];
+    } else {
+      ext.push_back(out[d]);
+      fa.push_back(ha);
+      fb.push_back(hb);
+    }
+  }
+  if (ext.empty()) {  // every extent is 1: one element
+    ext.push_back(1);
+    fa.push_back(true);
+    fb.push_back(true);
+  }
+  Collapsed c;
+  c.dims = ext;
+  c.sa.assign(ext.size(), 0);
+  c.sb.assign(ext.size(), 0);
+  int64_t pa = 1, pb = 1;
+  for (size_t i = ext.size(); i-- > 0;) {
+    if (fa[i]) c.sa[i] = pa, pa *= ext[i];
+    if (fb[i]) c.sb[i] = pb, pb *= ext[i];
+  }
+  return c;
+}
+
+template <const OpLoops& L>
+class FastArithKernel final : public Kernel {
+ public:
+  explicit FastArithKernel(const KernelInfo& info) : ref_(info) {
+    require_float_input(info, 0);
+    require_float_input(info, 1);
+  }
+  std::string impl() const override { return impl_name(); }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    if (a.dtype() != DType::Float32 || b.dtype() != DType::Float32) return ref_.run(ctx);
+    const std::string who = ctx.node().label();
+    const Shape shape = broadcast_shapes(a.shape(), b.shape(), who.c_str());
+    Tensor& y = ctx.output(0, DType::Float32, shape);
+    const int64_t n = y.numel();
+    if (n == 0) return;
+    const Collapsed c = collapse(a.shape(), b.shape(), shape);
+    const size_t k = c.dims.size() - 1;
+    const int64_t inner = c.dims[k];
+    const int kind = c.sa[k] && c.sb[k] ? 0 : (c.sa[k] ? 1 : 2);
+    const RunFn fn = L.run[kind];
+    const float* pa = a.data<float>();
+    const float* pb = b.data<float>();
+    float* py = y.data<float>();
+    // Each thread takes a contiguous range of output elements and walks it run by run.
+    parallel_for(n, ctx.threads(), kGrain, [&](int64_t begin, int64_t end) {
+      int64_t i = begin;
+      while (i < end) {
+        int64_t row = i / inner;
+        const int64_t col = i - row * inner;
+        const int64_t len = std::min(inner - col, end - i);
+        int64_t oa = 0, ob = 0;
+        for (size_t d = k; d-- > 0;) {  // the run's start in A and B from its outer index
+          const int64_t q = row % c.dims[d];
+          row /= c.dims[d];
+          oa += q * c.sa[d];
+          ob += q * c.sb[d];
+        }
+        fn(pa + oa + (kind == 2 ? 0 : col), pb + ob + (kind == 1 ? 0 : col), py + i, len);
+        i += len;
+      }
+    });
+  }
+
+ private:
+  RefFallback ref_;
+};
+
+using FastAdd = FastArithKernel<kAdd>;
+using FastSub = FastArithKernel<kSub>;
+using FastMul = FastArithKernel<kMul>;
+using FastDiv = FastArithKernel<kDiv>;
+
+}  // namespace
+
+// Opsets 1-6 use the legacy broadcast/axis attributes: the reference kernel keeps those.
+PI_CPU_FAST_KERNEL("", Add, 7, 23, FastAdd);
+PI_CPU_FAST_KERNEL("", Sub, 7, 23, FastSub);
+PI_CPU_FAST_KERNEL("", Mul, 7, 23, FastMul);
+PI_CPU_FAST_KERNEL("", Div, 7, 23, FastDiv);
+
+}  // namespace polyinfer::fast

@@ -1,0 +1,230 @@
+// The oracle harness for fast kernels: run one operator on the `cpu` provider (fast tier first)
+// and on `cpu-ref` (reference kernels only), compare the outputs, and report which
+// implementation `cpu` picked — so a test can assert both "same answer" and "the fast path ran".
+//
+//   #include "oracle.h"
+//   using polyinfer::test::OracleOp;
+//   TEST(FastBinary, BiasAdd) {
+//     auto r = OracleOp("Add", 14).random({2, 7, 768}).random({768}).check();
+//     EXPECT_NE(r.impl, "reference");        // the fast tier ran it ("fast:avx512", "onednn:...")
+//   }
+//   OracleOp("Softmax", 13).attr("axis", int64_t{-1}).random({33, 1003}).check(1e-6, 1e-5);
+//   OracleOp("Gather", 13).random({100, 64}).input(Tensor::from_vector<int64_t>({3}, {0, 99, -1}));
+//   OracleOp("Gelu", 1, "ai.polyinfer").reference_as("Gelu", 20).random({33}).check();
+//
+// How it works: a one-node model (ModelBuilder) whose inputs are all run-time inputs (never
+// initializers, so nothing is constant-folded; the session also runs at optimization level 0),
+// named in0, in1, ... in the order given; an input given as Tensor() is left out (an optional
+// input). Outputs out0..out{n-1} (set with outputs(n)) have no declared shape. check() loads the
+// model on both providers with `threads` intra-op threads, runs it, and EXPECTs (gtest) equal
+// dtypes and shapes and, element by element, |fast - ref| <= atol + rtol * |ref| for floats (NaN
+// matches NaN, inf matches the same inf) and equality for other dtypes. It returns the node's
+// impl on `cpu` and the largest errors seen, for further assertions or for printing.
+//
+// Random inputs come from a fixed-seed generator (reproducible): uniform in [lo, hi).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model_builder.h"
+#include "polyinfer/session.h"
+
+namespace polyinfer::test {
+
+// A float32 tensor of `shape`, uniform in [lo, hi), from a generator seeded with `seed`.
+inline Tensor random_tensor(const Shape& shape, uint32_t seed = 1, float lo = -3.0f,
+                            float hi = 3.0f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
+  for (float& x : v) x = dist(gen);
+  return Tensor::from_vector<float>(shape, v);
+}
+
+struct OracleResult {
+  std::string impl;       // the node's implementation on `cpu` ("reference" if none faster)
+  double max_abs = 0;     // largest |fast - ref| over all float outputs
+  double max_rel = 0;     // largest |fast - ref| / |ref| where |ref| > 0
+};
+
+class OracleOp {
+ public:
+  // op in ONNX `domain` ("" is the default domain) at `opset`.
+  explicit OracleOp(std::string op, int opset, std::string domain = "")
+      : op_(std::move(op)), opset_(opset), domain_(std::move(domain)) {}
+
+  // A run-time input. Tensor() leaves an optional input out.
+  OracleOp& input(Tensor t) {
+    inputs_.push_back(std::move(t));
+    return *this;
+  }
+  // A random float32 input (seeded from its position unless `seed` is given).
+  OracleOp& random(const Shape& shape, float lo = -3.0f, float hi = 3.0f, uint32_t seed = 0) {
+    return input(random_tensor(shape, seed ? seed : 17u + 31u * uint32_t(inputs_.size()), lo, hi));
+  }
+  OracleOp& attr(const std::string& name, int64_t v) {
+    auto* a = add_attr(name, onnx::AttributeProto::INT);
+    a->set_i(v);
+    return *this;
+  }
+  OracleOp& attr(const std::string& name, float v) {
+    auto* a = add_attr(name, onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+    return *this;
+  }
+  OracleOp& attr(const std::string& name, const std::string& v) {
+    auto* a = add_attr(name, onnx::AttributeProto::STRING);
+    a->set_s(v);
+    return *this;
+  }
+  OracleOp& attr(const std::string& name, const std::vector<int64_t>& v) {
+    auto* a = add_attr(name, onnx::AttributeProto::INTS);
+    for (int64_t x : v) a->add_ints(x);
+    return *this;
+  }
+  OracleOp& outputs(int n) {
+    outputs_ = n;
+    return *this;
+  }
+  OracleOp& threads(int n) {
+    threads_ = n;
+    return *this;
+  }
+  // The oracle runs this ONNX-domain op instead (same inputs and attributes): for ai.polyinfer
+  // ops that are defined as an ONNX op and have no reference kernel of their own.
+  OracleOp& reference_as(std::string op, int opset) {
+    ref_op_ = std::move(op);
+    ref_opset_ = opset;
+    return *this;
+  }
+
+  // The one-node model, serialized (`for_reference`: the reference_as form, if one is set).
+  std::string model(bool for_reference = false) const {
+    const bool swap = for_reference && !ref_op_.empty();
+    const std::string op = swap ? ref_op_ : op_, domain = swap ? "" : domain_;
+    const int opset = swap ? ref_opset_ : opset_;
+    ModelBuilder b(domain.empty() ? opset : 17);
+    onnx::ModelProto& m = b.proto();
+    if (!domain.empty()) {
+      auto* imp = m.add_opset_import();
+      imp->set_domain(domain);
+      imp->set_version(opset);
+    }
+    auto* g = m.mutable_graph();
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_domain(domain);
+    n->set_name("oracle_node");
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if (!inputs_[i].defined()) {
+        n->add_input("");
+        continue;
+      }
+      const std::string name = "in" + std::to_string(i);
+      n->add_input(name);
+      auto* v = g->add_input();
+      v->set_name(name);
+      auto* tt = v->mutable_type()->mutable_tensor_type();
+      tt->set_elem_type(onnx_elem(inputs_[i].dtype()));
+      auto* sh = tt->mutable_shape();
+      for (int64_t d : inputs_[i].shape()) sh->add_dim()->set_dim_value(d);
+    }
+    for (int i = 0; i < outputs_; ++i) {
+      const std::string name = "out" + std::to_string(i);
+      n->add_output(name);
+      g->add_output()->set_name(name);
+    }
+    for (const auto& a : attrs_) *n->add_attribute() = a;
+    return m.SerializeAsString();
+  }
+
+  // Runs on `cpu` and `cpu-ref` and compares (see the top of the file).
+  OracleResult check(double atol = 1e-6, double rtol = 1e-5) const {
+    const std::string bytes = model(), ref_bytes = model(true);
+    std::map<std::string, Value> feeds;
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      if (inputs_[i].defined()) feeds["in" + std::to_string(i)] = Value(inputs_[i]);
+    SessionOptions fast_o, ref_o;
+    fast_o.providers = {"cpu"};
+    ref_o.providers = {"cpu-ref"};
+    fast_o.threads = ref_o.threads = threads_;
+    fast_o.optimization_level = ref_o.optimization_level = 0;
+    Session fast = Session::load_bytes(bytes.data(), bytes.size(), fast_o);
+    Session ref = Session::load_bytes(ref_bytes.data(), ref_bytes.size(), ref_o);
+    OracleResult r;
+    if (!fast.placement().nodes.empty()) r.impl = fast.placement().nodes[0].impl;
+    const std::vector<Value> got = fast.run(feeds);
+    const std::vector<Value> want = ref.run(feeds);
+    EXPECT_EQ(got.size(), want.size());
+    for (size_t o = 0; o < got.size() && o < want.size(); ++o) {
+      if (!want[o].is_tensor()) continue;
+      const Tensor& g = got[o].tensor();
+      const Tensor& w = want[o].tensor();
+      EXPECT_EQ(g.dtype(), w.dtype()) << op_ << " output " << o;
+      EXPECT_EQ(g.shape(), w.shape()) << op_ << " output " << o;
+      if (g.dtype() != w.dtype() || g.shape() != w.shape()) continue;
+      if (w.dtype() == DType::Float32) {
+        compare_floats(g.to_vector<float>(), w.to_vector<float>(), atol, rtol, o, r);
+      } else if (w.dtype() == DType::Int64) {
+        EXPECT_EQ(g.to_vector<int64_t>(), w.to_vector<int64_t>()) << op_ << " output " << o;
+      }
+    }
+    return r;
+  }
+
+ private:
+  onnx::AttributeProto* add_attr(const std::string& name, onnx::AttributeProto::AttributeType t) {
+    attrs_.emplace_back();
+    attrs_.back().set_name(name);
+    attrs_.back().set_type(t);
+    return &attrs_.back();
+  }
+  static int onnx_elem(DType d) {
+    switch (d) {
+      case DType::Float32: return onnx::TensorProto::FLOAT;
+      case DType::Float64: return onnx::TensorProto::DOUBLE;
+      case DType::Int64: return onnx::TensorProto::INT64;
+      case DType::Int32: return onnx::TensorProto::INT32;
+      case DType::Bool: return onnx::TensorProto::BOOL;
+      default: ADD_FAILURE() << "oracle.h: add this dtype to onnx_elem"; return 0;
+    }
+  }
+  void compare_floats(const std::vector<float>& g, const std::vector<float>& w, double atol,
+                      double rtol, size_t o, OracleResult& r) const {
+    int reported = 0;
+    for (size_t i = 0; i < w.size(); ++i) {
+      const double a = g[i], b = w[i];
+      if (std::isnan(b) || std::isinf(b)) {
+        const bool same = std::isnan(b) ? std::isnan(a) : a == b;
+        if (!same && reported++ < 5)
+          ADD_FAILURE() << op_ << " output " << o << "[" << i << "]: fast " << a << ", ref " << b;
+        continue;
+      }
+      const double err = std::fabs(a - b);
+      if (!(err <= r.max_abs)) r.max_abs = std::isnan(err) ? INFINITY : err;
+      if (b != 0 && err / std::fabs(b) > r.max_rel) r.max_rel = err / std::fabs(b);
+      if (!(err <= atol + rtol * std::fabs(b)) && reported++ < 5)
+        ADD_FAILURE() << op_ << " output " << o << "[" << i << "]: fast " << a << ", ref " << b
+                      << " (|err| " << err << " > " << atol << " + " << rtol << " * |ref|)";
+    }
+  }
+
+  std::string op_;
+  int opset_;
+  std::string domain_;
+  std::vector<Tensor> inputs_;
+  std::vector<onnx::AttributeProto> attrs_;
+  int outputs_ = 1;
+  int threads_ = 3;
+  std::string ref_op_;
+  int ref_opset_ = 0;
+};
+
+}  // namespace polyinfer::test
