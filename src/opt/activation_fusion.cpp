@@ -109,7 +109,7 @@ class ActivationFusion final : public Pass {
         if (n.inputs[k].empty()) continue;
         const auto v = scalar_constant(g, n.inputs[k]);
         if (!v) return std::nullopt;
-        bound[k - 1] = static_cast<float>(*v);
+        bound[k - 1] = to_float(*v);
       }
       if (n.inputs.size() > 3) return std::nullopt;
       return Act{op, {bound[0], bound[1]}};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/dispatch.h"
 
@@ -68,8 +69,18 @@ bool is_scalar(const ir::Graph& g, const std::string& v, double want, double tol
   return s && std::fabs(*s - want) <= std::max(1e-6, tol * std::fabs(want));
 }
 
+float to_float(double v) {
+  // A double beyond float's range converts to infinity, as float arithmetic would have given;
+  // a plain cast would be undefined behaviour.
+  constexpr double kMax = std::numeric_limits<float>::max();
+  if (v > kMax) return std::numeric_limits<float>::infinity();
+  if (v < -kMax) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(v);
+}
+
 Tensor float_tensor(const Shape& shape, const std::vector<double>& values) {
-  std::vector<float> f(values.begin(), values.end());
+  std::vector<float> f(values.size());
+  for (size_t i = 0; i < f.size(); ++i) f[i] = to_float(values[i]);
   return Tensor::from_vector<float>(shape, f);
 }
 

@@ -53,7 +53,9 @@ std::optional<double> scalar_constant(const ir::Graph& g, const std::string& v);
 bool is_scalar(const ir::Graph& g, const std::string& v, double want, double tol = 1e-5);
 // The elements of a numeric constant as doubles (float16/bfloat16 converted exactly).
 std::vector<double> to_doubles(const Tensor& t);
-// A float32 tensor of `shape` with `values`.
+// `v` as float; values beyond float's range become ±infinity (NaN stays NaN).
+float to_float(double v);
+// A float32 tensor of `shape` with `values` (converted with to_float).
 Tensor float_tensor(const Shape& shape, const std::vector<double>& values);
 
 // The full static shape of `v` (an initializer's, or a declared/inferred type whose every

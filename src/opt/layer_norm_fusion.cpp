@@ -118,7 +118,7 @@ class LayerNormFusion final : public Pass {
     const std::string e = other_input(*add, m2->outputs[0]);
     const auto ev = scalar_constant(g, e);
     if (!ev || *ev < 0) return -1;
-    *eps = static_cast<float>(*ev);
+    *eps = to_float(*ev);
     const ir::Node* sqrt = reader(add->outputs[0], "Sqrt");
     if (!sqrt || div->inputs[1] != sqrt->outputs[0] || !u.single_reader(sqrt->outputs[0]))
       return -1;

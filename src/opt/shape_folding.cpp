@@ -28,8 +28,12 @@ class ShapeFolding final : public Pass {
       if (!shape) continue;
       Tensor t;
       if (n.op_type == "Size") {
-        int64_t numel = 1;
-        for (int64_t d : *shape) numel *= d;
+        int64_t numel = 0;
+        try {
+          numel = shape_numel(*shape);  // checked: a malformed declared shape may overflow
+        } catch (const Error&) {
+          continue;
+        }
         t = Tensor::scalar<int64_t>(numel);
       } else {
         // Opset 15 slices the shape with start/end (negative counts from the back, clamped).
