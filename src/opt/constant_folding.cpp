@@ -33,6 +33,16 @@ Tensor host_copy(const Tensor& t) {
   return Tensor::from_host(host.dtype(), host.shape(), host.raw_data(), host.nbytes());
 }
 
+bool too_big(const std::optional<Shape>& shape, int64_t in_elems) {
+  if (!shape) return false;
+  try {
+    const int64_t n = shape_numel(*shape);
+    return n > kMaxElements && n > in_elems;
+  } catch (const Error&) {
+    return true;  // beyond the element limit
+  }
+}
+
 class ConstantFolding final : public Pass {
  public:
   const char* name() const override { return "constant-folding"; }
@@ -56,7 +66,11 @@ class ConstantFolding final : public Pass {
         foldable = foldable && t != nullptr;
         if (t) in_elems += t->numel();
       }
-      for (const auto& o : n.outputs) foldable = foldable && !o.empty() && !u.is_graph_output(o);
+      for (const auto& o : n.outputs) {
+        foldable = foldable && !o.empty() && !u.is_graph_output(o);
+        // Known too big before evaluating it (a ConstantOfShape of a large shape): skip early.
+        if (foldable && too_big(static_shape(g, o), in_elems)) foldable = false;
+      }
       if (!foldable) continue;
       std::vector<Value> out;
       if (!evaluate(g, n, &out)) continue;

@@ -203,3 +203,80 @@ TEST(OptLevels, LevelZeroChangesNothingAndLevelOneStaysStandard) {
 
 }  // namespace
 }  // namespace polyinfer
+
+namespace polyinfer {
+namespace {
+
+using test::ModelBuilder;
+
+// An If whose branches read `a` from the outer graph: the Identity producing `a` must stay
+// (renaming would mean rewriting the bodies), and nothing inside the bodies changes.
+TEST(OptSubgraphs, OuterScopeReadsKeepTheirNames) {
+  ModelBuilder b(13);
+  b.input("x", {2}).input("c", {}, 9).output("y", {2});
+  b.node("Identity", {"x"}, {"a"});
+  b.node("If", {"c"}, {"y"}, "if");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* attr = test::last_node(b)->add_attribute();
+    attr->set_name(branch);
+    attr->set_type(onnx::AttributeProto::GRAPH);
+    auto* g = attr->mutable_g();
+    g->set_name(branch);
+    auto* n = g->add_node();
+    n->set_op_type(std::string(branch) == "then_branch" ? "Relu" : "Neg");
+    n->add_input("a");
+    n->add_output("r");
+    auto* n2 = g->add_node();
+    n2->set_op_type("Identity");
+    n2->add_input("r");
+    n2->add_output("out");
+    auto* o = g->add_output();
+    o->set_name("out");
+    auto* tt = o->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(1);
+    tt->mutable_shape()->add_dim()->set_dim_value(2);
+  }
+  Model m = test::import_bytes(b.bytes());
+  opt::optimize(*m.graph, 3);
+  EXPECT_EQ(test::count_op(*m.graph, "Identity"), 1);
+  ASSERT_EQ(m.graph->nodes.size(), 2u);
+  EXPECT_EQ(m.graph->nodes[1].attr("then_branch")->g->nodes.size(), 2u);
+  // And the session at the default level runs it.
+  SessionOptions o;
+  const std::string bytes = b.bytes();
+  Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
+  const auto out = s.run({{"x", Tensor::from_vector<float>({2}, {-1, 2})},
+                          {"c", Tensor::scalar<bool>(false)}});
+  EXPECT_EQ(out[0].tensor().to_vector<float>(), (std::vector<float>{1, -2}));
+}
+
+TEST(OptIdentity, DropoutWithConstantFalseTrainingModeGoes) {
+  ModelBuilder b(13);
+  b.input("x", {4}).output("y", {4});
+  b.node("Dropout", {"x", "ratio", "train"}, {"d", "mask"}).node("Relu", {"d"}, {"y"});
+  b.initializer("ratio", {}, {0.3f});
+  auto* t = b.proto().mutable_graph()->add_initializer();
+  t->set_name("train");
+  t->set_data_type(9);
+  t->add_int32_data(0);
+  auto pass = opt::make_identity_elimination();
+  Model m = test::run_pass_and_compare(b.bytes(), *pass, 1, 0);
+  EXPECT_EQ(m.graph->nodes.size(), 1u);
+}
+
+TEST(OptConstantFolding, HugeOutputsStayNodes) {
+  ModelBuilder b(13);
+  b.input("x", {1}).output("y", {1});
+  test::int64_initializer(b, "shape", {2}, {4096, 4096});
+  b.node("ConstantOfShape", {"shape"}, {"big"});
+  b.node("ReduceSum", {"big"}, {"s"});
+  test::set_int(test::last_node(b), "keepdims", 0);
+  b.node("Add", {"x", "s"}, {"y"});
+  Model m = test::import_bytes(b.bytes());
+  opt::make_constant_folding()->run(*m.graph);
+  EXPECT_EQ(test::count_op(*m.graph, "ConstantOfShape"), 1);
+  EXPECT_FALSE(m.graph->initializers.count("big"));
+}
+
+}  // namespace
+}  // namespace polyinfer

@@ -237,3 +237,51 @@ TEST(OptFusedKernels, RejectBadAttributesWithTheNodeName) {
 
 }  // namespace
 }  // namespace polyinfer
+
+namespace polyinfer {
+namespace {
+
+using test::ModelBuilder;
+
+// The fused reference kernels on the less common shapes: grouped strided Conv without bias and
+// with a residual, Gemm with transB and alpha/beta, MatMul with a broadcast batch.
+TEST(OptFusedKernels, OddConfigurationsMatchTheUnfusedGraph) {
+  ModelBuilder b(13);
+  b.input("x", {2, 4, 7, 5}).input("res", {2, 6, 4, 3}).input("a", {3, 5});
+  b.input("a4", {2, 3, 1, 5});
+  b.output("y1", {2, 6, 4, 3}).output("y2", {3, 4}).output("y3", {2, 3, 1, 4});
+  test::random_initializer(b, "w", {6, 2, 3, 2}, 1);
+  b.node("Conv", {"x", "w"}, {"c"}, "gconv");
+  test::set_int(test::last_node(b), "group", 2);
+  test::set_ints(test::last_node(b), "strides", {2, 2});
+  test::set_ints(test::last_node(b), "pads", {1, 0, 1, 1});
+  b.node("Add", {"c", "res"}, {"s"}).node("LeakyRelu", {"s"}, {"y1"});
+  test::set_float(test::last_node(b), "alpha", 0.2f);
+  test::random_initializer(b, "gw", {4, 5}, 2);
+  test::random_initializer(b, "gc", {1, 4}, 3);
+  b.node("Gemm", {"a", "gw", "gc"}, {"g"}, "gemm");
+  test::set_int(test::last_node(b), "transB", 1);
+  test::set_float(test::last_node(b), "alpha", 0.5f);
+  test::set_float(test::last_node(b), "beta", 2.0f);
+  b.node("HardSigmoid", {"g"}, {"y2"});
+  test::random_initializer(b, "mw", {5, 4}, 4);
+  test::random_initializer(b, "mb", {4}, 5);
+  b.node("MatMul", {"a4", "mw"}, {"mm"}).node("Add", {"mm", "mb"}, {"ma"});
+  b.node("Tanh", {"ma"}, {"y3"});
+  const std::string bytes = b.bytes();
+  Model m = test::import_bytes(bytes);
+  opt::optimize(*m.graph, 3);
+  ASSERT_EQ(m.graph->nodes.size(), 3u);
+  EXPECT_EQ(m.graph->nodes[0].op_type, "FusedConv");
+  EXPECT_EQ(m.graph->nodes[0].inputs, (std::vector<std::string>{"x", "w", "", "res"}));
+  EXPECT_EQ(m.graph->nodes[1].op_type, "FusedGemm");
+  EXPECT_EQ(m.graph->nodes[2].op_type, "FusedMatMul");
+  const auto in = test::random_inputs(bytes);
+  EXPECT_LE(test::max_rel_diff(test::run_model(test::export_bytes(m), 0, in),
+                               test::run_model(bytes, 0, in)), 1e-6);
+  EXPECT_LE(test::max_rel_diff(test::run_model(bytes, 3, in, "cpu"),
+                               test::run_model(bytes, 0, in)), 1e-5);
+}
+
+}  // namespace
+}  // namespace polyinfer
