@@ -3,8 +3,8 @@
 // fast kernels apply it while the result is still in cache (oneDNN post-ops).
 //
 // Activations: Relu, LeakyRelu, Clip (constant bounds), Sigmoid, HardSigmoid, HardSwish, Tanh,
-// Gelu (the standard op or ai.polyinfer's, erf or tanh form: the GELU pass runs first), and Silu
-// written as Mul(x, Sigmoid(x)). Only float32 products fuse (the fused ops are float32).
+// Gelu (the standard op or ai.polyinfer's, erf or tanh form: the GELU pass runs first), Silu
+// written as Mul(x, Sigmoid(x)) and HardSwish written as Mul(x, HardSigmoid(x, 1/6, 0.5)). Only float32 products fuse (the fused ops are float32).
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -18,7 +18,7 @@ namespace {
 struct Act {
   std::string name;
   std::vector<float> params;
-  int sigmoid = -1;  // Silu: index of the Sigmoid node that goes with the Mul
+  int gate = -1;  // Silu, HardSwish: index of the Sigmoid / HardSigmoid the Mul multiplies by
 };
 
 class ActivationFusion final : public Pass {
@@ -35,11 +35,11 @@ class ActivationFusion final : public Pass {
       if (an.outputs.size() != 1 || an.inputs.empty()) continue;
       std::string x;
       const std::optional<Act> act = activation(g, u, an, &x);
-      if (!act || (act->sigmoid >= 0 && dead[act->sigmoid])) continue;
+      if (!act || (act->gate >= 0 && dead[act->gate])) continue;
       const int pi = u.producer(x);
       if (pi < 0 || dead[pi]) continue;
-      // Silu's input has two readers (Sigmoid and Mul), both in the pattern.
-      if (act->sigmoid >= 0 ? (u.readers(x).size() != 2 || u.is_graph_output(x) ||
+      // Silu's input has two readers (the gate and the Mul), both in the pattern.
+      if (act->gate >= 0 ? (u.readers(x).size() != 2 || u.is_graph_output(x) ||
                                u.read_by_subgraph(x))
                             : !u.single_reader(x))
         continue;
@@ -55,7 +55,7 @@ class ActivationFusion final : public Pass {
       fused.attrs["activation"] = make_string(act->name);
       if (!act->params.empty()) fused.attrs["activation_params"] = make_floats(act->params);
       dead[pi] = true;
-      if (act->sigmoid >= 0) dead[act->sigmoid] = true;
+      if (act->gate >= 0) dead[act->gate] = true;
       an = std::move(fused);
       ++count;
     }
@@ -115,17 +115,23 @@ class ActivationFusion final : public Pass {
       return Act{op, {bound[0], bound[1]}};
     }
     if (op == "Mul" && n.inputs.size() == 2) {
-      // Silu: Mul(x, Sigmoid(x)) in either order, the Sigmoid read by this Mul alone.
+      // Silu: Mul(x, Sigmoid(x)); HardSwish as torch exports it below opset 14:
+      // Mul(x, HardSigmoid(x, alpha=1/6, beta=0.5)). Either order, the gate read by this Mul
+      // alone.
       for (int side = 0; side < 2; ++side) {
         const std::string& s = n.inputs[side];
         const int si = u.producer(s);
         if (si < 0 || !u.single_reader(s)) continue;
-        const ir::Node& sig = g.nodes[si];
-        if (sig.op_type != "Sigmoid" || !sig.domain.empty() || sig.inputs.size() != 1 ||
-            sig.inputs[0] != n.inputs[1 - side])
+        const ir::Node& gate = g.nodes[si];
+        if (!gate.domain.empty() || gate.inputs.size() != 1 ||
+            gate.inputs[0] != n.inputs[1 - side])
           continue;
-        *x = sig.inputs[0];
-        return Act{"Silu", {}, si};
+        *x = gate.inputs[0];
+        if (gate.op_type == "Sigmoid") return Act{"Silu", {}, si};
+        if (gate.op_type == "HardSigmoid" &&
+            std::fabs(attr_float(gate, "alpha", 0.2f) - 1.0f / 6) < 1e-6f &&
+            attr_float(gate, "beta", 0.5f) == 0.5f)
+          return Act{"HardSwish", {}, si};
       }
     }
     return std::nullopt;

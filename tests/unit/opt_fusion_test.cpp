@@ -68,15 +68,21 @@ TEST(OptActivation, SiluAndSharedOutputsAreHandled) {
   b.node("Conv", {"x", "w"}, {"c"}).node("Sigmoid", {"c"}, {"s"}).node("Mul", {"s", "c"}, {"y"});
   // A Conv whose output is also a graph output cannot take the activation.
   b.node("Conv", {"x", "w"}, {"c2"}).node("Relu", {"c2"}, {"z"});
+  // HardSwish as torch writes it below opset 14.
+  b.output("h", {1, 3, 4, 4});
+  b.node("Conv", {"x", "w"}, {"c3"}).node("HardSigmoid", {"c3"}, {"hs"});
+  test::set_float(test::last_node(b), "alpha", 1.0f / 6);
+  b.node("Mul", {"c3", "hs"}, {"h"});
   auto pass = opt::make_activation_fusion();
-  Model m = test::run_pass_and_compare(b.bytes(), *pass, 1, 1e-6);
-  EXPECT_EQ(test::count_op(*m.graph, "FusedConv", kPoly), 1);
+  Model m = test::run_pass_and_compare(b.bytes(), *pass, 2, 1e-6);
+  EXPECT_EQ(test::count_op(*m.graph, "FusedConv", kPoly), 2);
   EXPECT_EQ(test::count_op(*m.graph, "Sigmoid"), 0);
+  EXPECT_EQ(test::count_op(*m.graph, "HardSigmoid"), 0);
   EXPECT_EQ(test::count_op(*m.graph, "Relu"), 1);
+  std::vector<std::string> acts;
   for (const auto& n : m.graph->nodes)
-    if (n.op_type == "FusedConv") {
-      EXPECT_EQ(attr_s(n, "activation"), "Silu");
-    }
+    if (n.op_type == "FusedConv") acts.push_back(attr_s(n, "activation"));
+  EXPECT_EQ(acts, (std::vector<std::string>{"Silu", "HardSwish"}));
 }
 
 TEST(OptResidual, ConvAddReluBecomesOneFusedConv) {
