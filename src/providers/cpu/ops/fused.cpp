@@ -60,7 +60,7 @@ class PlainContext final : public KernelContext {
   }
   void set_output(size_t i, Value value) override {
     // A view of an input would be finished in place, writing into the input: copy it.
-    if (i == 0 && value.is_tensor()) {
+    if (i == 0 && value.is_tensor() && value.tensor().dtype() != DType::String) {
       Tensor& t = output(0, value.tensor().dtype(), value.tensor().shape());
       const Tensor src = value.tensor().to(Device::cpu());
       if (src.nbytes()) std::memcpy(t.raw_data(), src.raw_data(), src.nbytes());
