@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "onnx/import.h"
+#include "opt/optimizer.h"
 #include "runtime/cost.h"
 #include "runtime/executor.h"
 
@@ -126,6 +127,8 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts) {
   impl->model = std::move(model);
   impl->rt = make_runtime(opts, &impl->placement);
   omp_set_num_threads(impl->rt->threads);
+  // Rewrite the graph before placement (docs/optimizer.md); level 0 runs it as imported.
+  opt::optimize(*impl->model.graph, opts.optimization_level);
   impl->executor = std::make_unique<Executor>(impl->model.graph, impl->rt);
   for (const auto& v : impl->model.graph->inputs) impl->inputs.push_back(spec_of(v));
   for (const auto& v : impl->model.graph->outputs) impl->outputs.push_back(spec_of(v));

@@ -77,6 +77,7 @@ Session load(const std::string& bytes, std::vector<std::string> providers, bool 
   SessionOptions o;
   o.providers = std::move(providers);
   o.allow_missing = allow_missing;
+  o.optimization_level = 0;  // the Identity in these models must stay a node of its own
   return Session::load_bytes(bytes.data(), bytes.size(), o);
 }
 

@@ -1,0 +1,116 @@
+// Helpers the optimizer passes share: who reads which value, constants, static shapes,
+// attributes, fresh names, and removing the nodes a rewrite made dead.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace polyinfer::opt {
+
+// The domain of polyinfer's own fused operators (docs/optimizer.md) and its opset version.
+inline constexpr const char* kPolyDomain = "ai.polyinfer";
+inline constexpr int kPolyOpset = 1;
+
+// Who reads each value of a graph, as of when it was built: node inputs (one entry per input
+// slot), outer-scope reads of subgraphs (a node's implicit_inputs) and graph outputs. Passes build
+// it once per run; rewrites in that run only ever make its counts too high (never too low), so
+// checks like single_reader stay safe until the next run rebuilds it.
+class Uses {
+ public:
+  explicit Uses(const ir::Graph& g);
+
+  // Index of the node that produces `v`, or -1 (a graph input, an initializer, or nothing).
+  int producer(const std::string& v) const;
+  // Indices of the nodes reading `v` through an input slot (a node reading it twice is listed
+  // twice).
+  const std::vector<int>& readers(const std::string& v) const;
+  bool is_graph_output(const std::string& v) const { return outputs_.count(v) > 0; }
+  bool read_by_subgraph(const std::string& v) const { return subgraph_reads_.count(v) > 0; }
+  // True when `v` is an intermediate read by exactly one input slot of one node: not a graph
+  // output, not read by a subgraph. Such a value may disappear when its reader is fused.
+  bool single_reader(const std::string& v) const;
+  // True when nothing reads `v` (no node, no subgraph, not a graph output).
+  bool unused(const std::string& v) const;
+
+ private:
+  std::map<std::string, int> producer_;
+  std::map<std::string, std::vector<int>> readers_;
+  std::set<std::string> outputs_, subgraph_reads_;
+};
+
+// The initializer named `v`, or nullptr.
+const Tensor* constant(const ir::Graph& g, const std::string& v);
+// The value of a one-element numeric constant, as double; nullopt if `v` is not one.
+std::optional<double> scalar_constant(const ir::Graph& g, const std::string& v);
+// True when `v` is a one-element constant within `tol` (relative to |want|, at least 1e-6
+// absolute) of `want`: how patterns recognize 0.5, sqrt(2) or an exporter's epsilon.
+bool is_scalar(const ir::Graph& g, const std::string& v, double want, double tol = 1e-5);
+// The elements of a numeric constant as doubles (float16/bfloat16 converted exactly).
+std::vector<double> to_doubles(const Tensor& t);
+// `v` as float; values beyond float's range become ±infinity (NaN stays NaN).
+float to_float(double v);
+// A float32 tensor of `shape` with `values` (converted with to_float).
+Tensor float_tensor(const Shape& shape, const std::vector<double>& values);
+
+// The full static shape of `v` (an initializer's, or a declared/inferred type whose every
+// dimension is a number); nullopt when any dimension or the rank is unknown.
+std::optional<Shape> static_shape(const ir::Graph& g, const std::string& v);
+// The rank of `v` when known, else -1.
+int known_rank(const ir::Graph& g, const std::string& v);
+// The element type of `v` when known, else Undefined.
+DType elem_type(const ir::Graph& g, const std::string& v);
+// True when the types of `a` and `b` are known to be equal tensor shapes: every dimension is the
+// same number, or the same named symbol.
+bool same_shape(const ir::Graph& g, const std::string& a, const std::string& b);
+
+// Attribute readers with defaults (a present attribute of another type reads as the default).
+int64_t attr_int(const ir::Node& n, const std::string& key, int64_t def);
+float attr_float(const ir::Node& n, const std::string& key, float def);
+std::string attr_string(const ir::Node& n, const std::string& key, const std::string& def);
+std::vector<int64_t> attr_ints(const ir::Node& n, const std::string& key);
+// Attribute makers.
+ir::Attribute make_int(int64_t v);
+ir::Attribute make_float(float v);
+ir::Attribute make_string(const std::string& v);
+ir::Attribute make_floats(const std::vector<float>& v);
+ir::Attribute make_ints(const std::vector<int64_t>& v);
+
+// True when the node owns a subgraph (If, Loop, Scan, SequenceMap) or reads outer-scope values.
+bool has_subgraph(const ir::Node& n);
+// For a binary node (Add, Mul, ...) with input `v`: the other input (inputs[1] when both are `v`).
+std::string other_input(const ir::Node& n, const std::string& v);
+
+// Unique value names: "base", else "base_1", "base_2", ... never clashing with any name the graph
+// (or a name handed out before) uses.
+class NameGen {
+ public:
+  explicit NameGen(const ir::Graph& g);
+  std::string fresh(const std::string& base);
+
+ private:
+  std::set<std::string> used_;
+};
+
+// Declares the ai.polyinfer opset on `g` (fused nodes carry it as their opset).
+void use_poly_domain(ir::Graph& g);
+// A new node of ai.polyinfer (domain and opset set).
+ir::Node poly_node(ir::Graph& g, const std::string& op, const std::string& name);
+
+// Erases nodes whose index is marked in `dead`, keeping the order of the others.
+void erase_dead(ir::Graph& g, const std::vector<bool>& dead);
+
+}  // namespace polyinfer::opt
+
+namespace polyinfer::opt {
+// True when every node reads only graph inputs, initializers, outer-scope values (names nothing
+// in `g` defines) and outputs of nodes before it. Tests check every pass leaves this true.
+bool is_topological(const ir::Graph& g);
+// Drops initializers nothing reads and value_types of names that no longer exist.
+void prune_unused(ir::Graph& g);
+}  // namespace polyinfer::opt

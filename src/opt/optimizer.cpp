@@ -1,0 +1,73 @@
+#include "opt/optimizer.h"
+
+#include "opt/graph_util.h"
+#include "opt/passes.h"
+
+namespace polyinfer::opt {
+
+std::vector<std::unique_ptr<Pass>> all_passes() {
+  std::vector<std::unique_ptr<Pass>> p;
+  // Cleanups first, so the patterns below see through Identity and folded shape arithmetic.
+  p.push_back(make_identity_elimination());
+  p.push_back(make_shape_folding());
+  p.push_back(make_constant_folding());
+  p.push_back(make_dead_node_elimination());
+  p.push_back(make_conv_bn_folding());
+  p.push_back(make_matmul_add_to_gemm());
+  // Fusions: whole-pattern ones first (LayerNorm, GELU become single nodes), then bias and
+  // residual inputs, then the activation that follows (it may be a GELU found just before).
+  p.push_back(make_layer_norm_fusion());
+  p.push_back(make_gelu_fusion());
+  p.push_back(make_matmul_bias_fusion());
+  p.push_back(make_conv_add_fusion());
+  p.push_back(make_activation_fusion());
+  return p;
+}
+
+OptimizeReport optimize(ir::Graph& g, int level) {
+  PI_CHECK(level >= 0 && level <= 3, InvalidArgument, "optimization level must be 0..3, got ",
+           level);
+  OptimizeReport r;
+  r.level = level;
+  r.nodes_before = static_cast<int>(g.nodes.size());
+  if (level > 0) {
+    auto passes = all_passes();
+    std::vector<int> counts(passes.size(), 0);
+    // Each round runs every pass once; a rewrite can enable another pass's pattern (folding a
+    // Shape makes a Reshape's shape constant, a Conv+Add fusion lets the Relu after it fuse), so
+    // rounds repeat until nothing changes. The cap only guards against a pass pair that undoes
+    // each other's work, which would be a bug.
+    constexpr int kMaxRounds = 10;
+    bool changed = true;
+    while (changed && r.rounds < kMaxRounds) {
+      changed = false;
+      ++r.rounds;
+      for (size_t i = 0; i < passes.size(); ++i) {
+        if (passes[i]->min_level() > level) continue;
+        const int n = passes[i]->run(g);
+        counts[i] += n;
+        changed = changed || n > 0;
+      }
+    }
+    prune_unused(g);
+    // Passes keep the order themselves (tests check each); sorting here would only hide a bug.
+    PI_CHECK(is_topological(g), Internal, "the optimizer left graph '", g.name,
+             "' out of topological order (a pass bug; run with optimization level 0)");
+    for (size_t i = 0; i < passes.size(); ++i)
+      if (passes[i]->min_level() <= level) r.rewrites.push_back({passes[i]->name(), counts[i]});
+  }
+  r.nodes_after = static_cast<int>(g.nodes.size());
+  for (const auto& n : g.nodes) r.polyinfer_only = r.polyinfer_only || n.domain == kPolyDomain;
+  return r;
+}
+
+std::string OptimizeReport::summary() const {
+  std::string s = std::to_string(nodes_before) + " -> " + std::to_string(nodes_after) + " nodes";
+  std::string parts;
+  for (const auto& [name, n] : rewrites)
+    if (n > 0) parts += (parts.empty() ? "" : ", ") + name + " " + std::to_string(n);
+  s += " (" + (parts.empty() ? std::string("no rewrites") : parts) + ")";
+  return s;
+}
+
+}  // namespace polyinfer::opt

@@ -1,0 +1,26 @@
+// The optimizer's passes, one file each (src/opt/<name>.cpp); optimizer.cpp lists them in order.
+// Tests create them one at a time to check each rewrite alone.
+#pragma once
+
+#include <memory>
+
+#include "opt/pass.h"
+
+namespace polyinfer::opt {
+
+// Level 1: standard ONNX.
+std::unique_ptr<Pass> make_constant_folding();   // all-constant nodes → initializers
+std::unique_ptr<Pass> make_shape_folding();      // Shape/Size of a static shape → initializer
+std::unique_ptr<Pass> make_identity_elimination();  // Identity, inference Dropout
+std::unique_ptr<Pass> make_dead_node_elimination(); // nodes whose outputs nothing reads
+std::unique_ptr<Pass> make_conv_bn_folding();    // Conv + BatchNormalization → Conv
+std::unique_ptr<Pass> make_matmul_add_to_gemm(); // 2-D MatMul + Add → Gemm
+
+// Level 2: ai.polyinfer operators.
+std::unique_ptr<Pass> make_layer_norm_fusion();  // the decomposed LayerNorm → LayerNormalization
+std::unique_ptr<Pass> make_gelu_fusion();        // erf / tanh GELU patterns → Gelu
+std::unique_ptr<Pass> make_matmul_bias_fusion(); // MatMul + Add(bias) → FusedMatMul
+std::unique_ptr<Pass> make_conv_add_fusion();    // Conv + Add(residual) → FusedConv with Z
+std::unique_ptr<Pass> make_activation_fusion();  // Conv/Gemm/MatMul + activation → Fused*
+
+}  // namespace polyinfer::opt

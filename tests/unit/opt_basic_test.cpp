@@ -1,0 +1,282 @@
+// Level-1 passes (standard ONNX): each rewrites what it should, leaves alone what it must not,
+// and the rewritten model computes what the original does. Reference kernels on both sides, so
+// differences are float rounding of reordered arithmetic only.
+#include "opt_test_util.h"
+
+namespace polyinfer {
+namespace {
+
+using test::ModelBuilder;
+
+TEST(OptIdentity, RemovesIdentityAndInferenceDropoutKeepsOutputNames) {
+  ModelBuilder b(13);
+  b.input("x", {2, 3}).output("y", {2, 3}).output("z", {2, 3});
+  b.node("Identity", {"x"}, {"a"}).node("Relu", {"a"}, {"r"}).node("Dropout", {"r"}, {"d"});
+  b.node("Identity", {"d"}, {"y"});            // a graph output: the Dropout... chain writes y
+  b.node("Sigmoid", {"y"}, {"s"}).node("Identity", {"s"}, {"z"});
+  auto pass = opt::make_identity_elimination();
+  Model m = test::run_pass_and_compare(b.bytes(), *pass, 4, 0);
+  EXPECT_EQ(test::count_op(*m.graph, "Identity"), 0);
+  EXPECT_EQ(test::count_op(*m.graph, "Dropout"), 0);
+  ASSERT_EQ(m.graph->nodes.size(), 2u);
+  EXPECT_EQ(m.graph->nodes[0].inputs[0], "x");
+  EXPECT_EQ(m.graph->nodes[0].outputs[0], "y");
+  EXPECT_EQ(m.graph->nodes[1].outputs[0], "z");
+}
+
+TEST(OptIdentity, KeepsInputToOutputIdentityAndTrainingDropout) {
+  ModelBuilder b(13);
+  b.input("x", {4}).output("y", {4}).output("z", {4});
+  b.node("Identity", {"x"}, {"y"});  // input → output: nothing to rename
+  b.node("Dropout", {"x", "ratio", "train"}, {"d"}).node("Relu", {"d"}, {"z"});
+  b.initializer("ratio", {}, {0.0f});
+  auto* t = b.proto().mutable_graph()->add_initializer();
+  t->set_name("train");
+  t->set_data_type(9);
+  t->add_int32_data(1);
+  Model m = test::import_bytes(b.bytes());
+  EXPECT_EQ(opt::make_identity_elimination()->run(*m.graph), 0);
+}
+
+TEST(OptDeadNodes, RemovesUnreadChains) {
+  ModelBuilder b(13);
+  b.input("x", {3}).output("y", {3});
+  b.node("Relu", {"x"}, {"y"}).node("Exp", {"x"}, {"e"}).node("Log", {"e"}, {"l"});
+  auto pass = opt::make_dead_node_elimination();
+  Model m = test::run_pass_and_compare(b.bytes(), *pass, 2, 0);
+  EXPECT_EQ(m.graph->nodes.size(), 1u);
+}
+
+TEST(OptConstantFolding, FoldsConstantChainsButNotOutputsOrRandom) {
+  ModelBuilder b(13);
+  b.input("x", {2, 3}).output("y", {2, 3}).output("r", {2, 3});
+  b.initializer("w", {3, 2}, {1, 2, 3, 4, 5, 6});
+  b.node("Transpose", {"w"}, {"wt"});           // [2, 3], foldable
+  b.node("Exp", {"wt"}, {"we"});                // foldable once wt is (same round: in order)
+  b.node("Add", {"x", "we"}, {"y"});            // reads x: stays
+  b.node("RandomUniformLike", {"wt"}, {"u"});   // random: stays
+  b.node("Mul", {"u", "x"}, {"m"}).node("Mul", {"m", "m"}, {"r0"}).node("Sub", {"r0", "r0"}, {"r"});
+  Model m = test::import_bytes(b.bytes());
+  EXPECT_EQ(opt::make_constant_folding()->run(*m.graph), 2);
+  EXPECT_EQ(test::count_op(*m.graph, "Transpose"), 0);
+  EXPECT_EQ(test::count_op(*m.graph, "Exp"), 0);
+  EXPECT_EQ(test::count_op(*m.graph, "RandomUniformLike"), 1);
+  ASSERT_TRUE(m.graph->initializers.count("we"));
+  const auto we = m.graph->initializers.at("we").to_vector<float>();
+  ASSERT_EQ(we.size(), 6u);
+  EXPECT_FLOAT_EQ(we[1], std::exp(3.0f));  // wt = [[1,3,5],[2,4,6]]
+  EXPECT_TRUE(opt::is_topological(*m.graph));
+  // Outputs computed by folded constants: y = x + exp(w^T).
+  const auto in = test::random_inputs(b.bytes());
+  const auto want = test::run_model(b.bytes(), 0, in);
+  const auto got = test::run_model(test::export_bytes(m), 0, in);
+  EXPECT_LE(test::max_rel_diff({got[0]}, {want[0]}), 0);
+}
+
+TEST(OptConstantFolding, ConstantNodeWritingAGraphOutputStays) {
+  ModelBuilder b(13);
+  b.input("x", {1}).output("c", {2}).output("y", {1});
+  b.node("Constant", {}, {"c"});
+  auto* a = test::last_node(b)->add_attribute();
+  a->set_name("value_floats");
+  a->set_type(onnx::AttributeProto::FLOATS);
+  a->add_floats(1);
+  a->add_floats(2);
+  b.node("Relu", {"x"}, {"y"});
+  Model m = test::import_bytes(b.bytes());
+  EXPECT_EQ(opt::make_constant_folding()->run(*m.graph), 0);
+}
+
+TEST(OptShapeFolding, StaticShapeChainBecomesAConstantReshapeTarget) {
+  // Flatten as exporters write it: Reshape(x, Concat(Gather(Shape(x), 0), [-1])).
+  ModelBuilder b(13);
+  b.input("x", {2, 3, 4}).output("y", {2, 12});
+  b.node("Shape", {"x"}, {"s"});
+  test::int64_initializer(b, "zero", {}, {0});
+  test::int64_initializer(b, "minus1", {1}, {-1});
+  test::int64_initializer(b, "axes", {1}, {0});
+  b.node("Gather", {"s", "zero"}, {"n"});
+  b.node("Unsqueeze", {"n", "axes"}, {"n1"});
+  b.node("Concat", {"n1", "minus1"}, {"target"});
+  test::set_int(test::last_node(b), "axis", 0);
+  b.node("Reshape", {"x", "target"}, {"y"});
+  Model m = test::import_bytes(b.bytes());
+  const auto r = opt::optimize(*m.graph, 1);
+  EXPECT_EQ(m.graph->nodes.size(), 1u);
+  EXPECT_EQ(test::count_op(*m.graph, "Reshape"), 1);
+  ASSERT_TRUE(m.graph->initializers.count("target"));
+  EXPECT_EQ(m.graph->initializers.at("target").to_vector<int64_t>(), (std::vector<int64_t>{2, -1}));
+  EXPECT_FALSE(r.polyinfer_only);
+  const auto in = test::random_inputs(b.bytes());
+  EXPECT_EQ(test::max_rel_diff(test::run_model(test::export_bytes(m), 0, in),
+                               test::run_model(b.bytes(), 0, in)), 0);
+}
+
+TEST(OptShapeFolding, SymbolicDimensionsAreLeft) {
+  ModelBuilder b(15);
+  b.input("x", {-1, 3}).output("s", {2}).output("t", {1});
+  b.node("Shape", {"x"}, {"s"});
+  b.node("Shape", {"x"}, {"s1"});
+  test::set_int(test::last_node(b), "start", 1);
+  b.node("Identity", {"s1"}, {"t"});
+  Model m = test::import_bytes(b.bytes());
+  EXPECT_EQ(opt::make_shape_folding()->run(*m.graph), 0);
+}
+
+TEST(OptShapeFolding, Opset15StartEndSlicesTheShape) {
+  ModelBuilder b(15);
+  b.input("x", {2, 3, 4, 5}).output("y", {2});
+  b.node("Shape", {"x"}, {"s"});
+  test::set_int(test::last_node(b), "start", 1);
+  test::set_int(test::last_node(b), "end", -1);
+  b.node("Identity", {"s"}, {"y"});
+  Model m = test::import_bytes(b.bytes());
+  EXPECT_EQ(opt::make_shape_folding()->run(*m.graph), 1);
+  EXPECT_EQ(m.graph->initializers.at("s").to_vector<int64_t>(), (std::vector<int64_t>{3, 4}));
+}
+
+ModelBuilder conv_bn_model(bool conv_bias, bool extra_reader) {
+  ModelBuilder b(13);
+  b.input("x", {2, 3, 7, 6}).output("y", {2, 4, 7, 6});
+  test::random_initializer(b, "w", {4, 3, 3, 3}, 1);
+  test::random_initializer(b, "b", {4}, 2);
+  test::random_initializer(b, "scale", {4}, 3, 0.5f, 2.0f);
+  test::random_initializer(b, "bias", {4}, 4);
+  test::random_initializer(b, "mean", {4}, 5);
+  test::random_initializer(b, "var", {4}, 6, 0.1f, 3.0f);
+  b.node("Conv", conv_bias ? std::vector<std::string>{"x", "w", "b"}
+                           : std::vector<std::string>{"x", "w"}, {"c"}, "conv");
+  test::set_ints(test::last_node(b), "pads", {1, 1, 1, 1});
+  b.node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"bn"});
+  test::set_float(test::last_node(b), "epsilon", 1e-3f);
+  if (extra_reader) {
+    b.output("c2", {2, 4, 7, 6});
+    b.node("Relu", {"c"}, {"c2"});
+  }
+  b.node("Relu", {"bn"}, {"y"});
+  return b;
+}
+
+TEST(OptConvBn, FoldsIntoWeightsWithAndWithoutConvBias) {
+  for (bool bias : {false, true}) {
+    auto pass = opt::make_conv_bn_folding();
+    // Folded weights change the order of rounding: about 1e-6 relative to the output scale.
+    Model m = test::run_pass_and_compare(conv_bn_model(bias, false).bytes(), *pass, 1, 2e-6);
+    EXPECT_EQ(test::count_op(*m.graph, "BatchNormalization"), 0);
+    ASSERT_EQ(test::count_op(*m.graph, "Conv"), 1);
+    EXPECT_EQ(m.graph->nodes[0].name, "conv");
+    EXPECT_EQ(m.graph->nodes[0].outputs[0], "bn");
+  }
+}
+
+TEST(OptConvBn, ConvOutputWithAnotherReaderIsLeft) {
+  Model m = test::import_bytes(conv_bn_model(true, true).bytes());
+  EXPECT_EQ(opt::make_conv_bn_folding()->run(*m.graph), 0);
+}
+
+TEST(OptGemm, TwoDimensionalMatMulPlusBiasBecomesGemm) {
+  ModelBuilder b(13);
+  b.input("x", {3, 5}).output("y", {3, 4}).output("z", {2, 3, 4});
+  b.input("x3", {2, 3, 5});
+  test::random_initializer(b, "w", {5, 4}, 1);
+  test::random_initializer(b, "bias", {4}, 2);
+  b.node("MatMul", {"x", "w"}, {"mm"}, "fc").node("Add", {"bias", "mm"}, {"y"});
+  b.node("MatMul", {"x3", "w"}, {"mm3"}).node("Add", {"mm3", "bias"}, {"z"});  // 3-D A: stays
+  auto pass = opt::make_matmul_add_to_gemm();
+  Model m = test::run_pass_and_compare(b.bytes(), *pass, 1, 1e-6);
+  EXPECT_EQ(test::count_op(*m.graph, "Gemm"), 1);
+  EXPECT_EQ(test::count_op(*m.graph, "MatMul"), 1);
+}
+
+TEST(OptLevels, LevelZeroChangesNothingAndLevelOneStaysStandard) {
+  Model m0 = test::import_bytes(conv_bn_model(true, false).bytes());
+  const size_t before = m0.graph->nodes.size();
+  EXPECT_EQ(opt::optimize(*m0.graph, 0).nodes_after, static_cast<int>(before));
+  EXPECT_EQ(m0.graph->nodes.size(), before);
+  Model m1 = test::import_bytes(conv_bn_model(true, false).bytes());
+  const auto r = opt::optimize(*m1.graph, 1);
+  EXPECT_FALSE(r.polyinfer_only);
+  for (const auto& n : m1.graph->nodes) EXPECT_EQ(n.domain, "");
+  EXPECT_FALSE(m1.graph->initializers.count("scale"));  // folded BN parameters are dropped
+  EXPECT_THROW(opt::optimize(*m1.graph, 4), Error);
+}
+
+}  // namespace
+}  // namespace polyinfer
+
+namespace polyinfer {
+namespace {
+
+using test::ModelBuilder;
+
+// An If whose branches read `a` from the outer graph: the Identity producing `a` must stay
+// (renaming would mean rewriting the bodies), and nothing inside the bodies changes.
+TEST(OptSubgraphs, OuterScopeReadsKeepTheirNames) {
+  ModelBuilder b(13);
+  b.input("x", {2}).input("c", {}, 9).output("y", {2});
+  b.node("Identity", {"x"}, {"a"});
+  b.node("If", {"c"}, {"y"}, "if");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* attr = test::last_node(b)->add_attribute();
+    attr->set_name(branch);
+    attr->set_type(onnx::AttributeProto::GRAPH);
+    auto* g = attr->mutable_g();
+    g->set_name(branch);
+    auto* n = g->add_node();
+    n->set_op_type(std::string(branch) == "then_branch" ? "Relu" : "Neg");
+    n->add_input("a");
+    n->add_output("r");
+    auto* n2 = g->add_node();
+    n2->set_op_type("Identity");
+    n2->add_input("r");
+    n2->add_output("out");
+    auto* o = g->add_output();
+    o->set_name("out");
+    auto* tt = o->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(1);
+    tt->mutable_shape()->add_dim()->set_dim_value(2);
+  }
+  Model m = test::import_bytes(b.bytes());
+  opt::optimize(*m.graph, 3);
+  EXPECT_EQ(test::count_op(*m.graph, "Identity"), 1);
+  ASSERT_EQ(m.graph->nodes.size(), 2u);
+  EXPECT_EQ(m.graph->nodes[1].attr("then_branch")->g->nodes.size(), 2u);
+  // And the session at the default level runs it.
+  SessionOptions o;
+  const std::string bytes = b.bytes();
+  Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
+  const auto out = s.run({{"x", Tensor::from_vector<float>({2}, {-1, 2})},
+                          {"c", Tensor::scalar<bool>(false)}});
+  EXPECT_EQ(out[0].tensor().to_vector<float>(), (std::vector<float>{1, -2}));
+}
+
+TEST(OptIdentity, DropoutWithConstantFalseTrainingModeGoes) {
+  ModelBuilder b(13);
+  b.input("x", {4}).output("y", {4});
+  b.node("Dropout", {"x", "ratio", "train"}, {"d", "mask"}).node("Relu", {"d"}, {"y"});
+  b.initializer("ratio", {}, {0.3f});
+  auto* t = b.proto().mutable_graph()->add_initializer();
+  t->set_name("train");
+  t->set_data_type(9);
+  t->add_int32_data(0);
+  auto pass = opt::make_identity_elimination();
+  Model m = test::run_pass_and_compare(b.bytes(), *pass, 1, 0);
+  EXPECT_EQ(m.graph->nodes.size(), 1u);
+}
+
+TEST(OptConstantFolding, HugeOutputsStayNodes) {
+  ModelBuilder b(13);
+  b.input("x", {1}).output("y", {1});
+  test::int64_initializer(b, "shape", {2}, {4096, 4096});
+  b.node("ConstantOfShape", {"shape"}, {"big"});
+  b.node("ReduceSum", {"big"}, {"s"});
+  test::set_int(test::last_node(b), "keepdims", 0);
+  b.node("Add", {"x", "s"}, {"y"});
+  Model m = test::import_bytes(b.bytes());
+  opt::make_constant_folding()->run(*m.graph);
+  EXPECT_EQ(test::count_op(*m.graph, "ConstantOfShape"), 1);
+  EXPECT_FALSE(m.graph->initializers.count("big"));
+}
+
+}  // namespace
+}  // namespace polyinfer
