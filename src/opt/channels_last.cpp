@@ -110,7 +110,7 @@ class Rewriter {
       }
       for (const auto& name : n.inputs) materialize(name, out);
       for (const auto& name : n.implicit_inputs) materialize(name, out);
-      out.push_back(std::move(n));
+      out.push_back(n);  // copied: the graph stays as it was when nothing converts
     }
     if (!changed_) return false;
     for (const auto& v : g_.outputs) materialize(v.name, out);

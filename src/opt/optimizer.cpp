@@ -1,5 +1,6 @@
 #include "opt/optimizer.h"
 
+#include "opt/channels_last.h"
 #include "opt/graph_util.h"
 #include "opt/passes.h"
 
@@ -49,6 +50,9 @@ OptimizeReport optimize(ir::Graph& g, int level) {
         changed = changed || n > 0;
       }
     }
+    // Layout last, once the fusions have settled: it rewrites the fused convolutions into
+    // their channels-last forms, which no fusion pattern matches.
+    if (level >= 3) r.rewrites.push_back({"channels-last", to_channels_last(g) ? 1 : 0});
     prune_unused(g);
     // Passes keep the order themselves (tests check each); sorting here would only hide a bug.
     PI_CHECK(is_topological(g), Internal, "the optimizer left graph '", g.name,

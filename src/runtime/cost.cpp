@@ -23,7 +23,14 @@ double node_flops(const ir::Node& node, const std::vector<const Shape*>& inputs,
                   const std::vector<const Shape*>& outputs) {
   const double out = known_numel(at(outputs, 0));
   if (out < 0) return -1;
-  const std::string& op = node.op_type;
+  // polyinfer's fused operators cost what their main operator does (the bias, residual and
+  // activation they absorb are a few FLOPs per output).
+  std::string op = node.op_type;
+  if (node.domain == "ai.polyinfer") {
+    if (op == "FusedConv" || op == "NhwcFusedConv") op = "Conv";
+    if (op == "FusedGemm") op = "Gemm";
+    if (op == "FusedMatMul") op = "MatMul";
+  }
   if (op == "Conv" || op == "ConvTranspose" || op == "ConvInteger" || op == "QLinearConv") {
     const Shape* w = at(inputs, op == "QLinearConv" ? 3 : 1);
     if (!w || w->size() < 3) return -1;
