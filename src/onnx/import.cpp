@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <fcntl.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <unistd.h>
+
 #include <set>
 
 #include <onnx/checker.h>
@@ -50,8 +53,12 @@ ir::TypeInfo convert_type(const onnx::TypeProto& tp) {
 
 class GraphImporter {
  public:
-  GraphImporter(const std::map<std::string, int>& opsets, ExternalDataPolicy ext)
-      : opsets_(opsets), ext_(std::move(ext)) {}
+  // With strip_weights, each large floating-point initializer's data is dropped from the
+  // (caller-owned, mutable) proto as soon as it is converted, so a model's weights are never
+  // held twice; shape inference afterwards needs only their dims and the small integer tensors.
+  GraphImporter(const std::map<std::string, int>& opsets, ExternalDataPolicy ext,
+                bool strip_weights = false)
+      : opsets_(opsets), ext_(std::move(ext)), strip_weights_(strip_weights) {}
 
   std::shared_ptr<ir::Graph> convert(const onnx::GraphProto& gp, int depth) {
     PI_CHECK(depth < 64, InvalidModel, "subgraphs are nested more than 64 levels deep");
@@ -62,6 +69,7 @@ class GraphImporter {
       PI_CHECK(!tp.name().empty(), InvalidModel, "graph '", g->name, "' has an unnamed initializer");
       g->initializers[tp.name()] =
           onnx_io::tensor_from_proto(tp, ext_, "initializer '" + tp.name() + "'");
+      if (depth == 0 && strip_weights_) strip(const_cast<onnx::TensorProto&>(tp));
     }
     for (const auto& sp : gp.sparse_initializer()) {
       const std::string name = sp.values().name();
@@ -201,8 +209,24 @@ class GraphImporter {
     return a;
   }
 
+  static void strip(onnx::TensorProto& tp) {
+    using TP = onnx::TensorProto;
+    const bool integer = tp.data_type() == TP::INT64 || tp.data_type() == TP::INT32 ||
+                         tp.data_type() == TP::UINT64 || tp.data_type() == TP::UINT32;
+    if (integer || tp.data_location() == TP::EXTERNAL) return;
+    const bool big = tp.raw_data().size() > 4096 || tp.float_data_size() > 1024 ||
+                     tp.double_data_size() > 1024;
+    if (!big) return;
+    tp.clear_float_data();
+    tp.clear_double_data();
+    // One placeholder element keeps the checker's "one value field" rule satisfied (it does
+    // not compare sizes with dims); swapping frees the buffer, which clearing would keep.
+    std::string(8, '\0').swap(*tp.mutable_raw_data());
+  }
+
   std::map<std::string, int> opsets_;
   ExternalDataPolicy ext_;
+  bool strip_weights_ = false;
 };
 
 void sort_all(ir::Graph& g, const std::vector<std::string>& outer) {
@@ -317,7 +341,7 @@ Model import_proto(onnx::ModelProto& mp, const std::string& base_dir) {
            "the model defines local functions, which polyinfer does not inline yet");
 
   // Our own checks first: libonnx's shape inference trusts the graph it is given.
-  GraphImporter importer(m.opsets, ExternalDataPolicy{base_dir});
+  GraphImporter importer(m.opsets, ExternalDataPolicy{base_dir}, /*strip_weights=*/true);
   m.graph = importer.convert(mp.graph(), 0);
   sort_all(*m.graph, {});
   PI_CHECK(!m.graph->outputs.empty(), InvalidModel, "the model's graph declares no outputs");
@@ -356,12 +380,26 @@ Model import_onnx_file(const std::string& path) {
   std::error_code ec;
   PI_CHECK(fs::is_regular_file(path, ec), Io, "model file '", path,
            "' does not exist or is not a file");
-  std::ifstream in(path, std::ios::binary);
-  PI_CHECK(in.good(), Io, "cannot open model file '", path, "': check its permissions");
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto size = fs::file_size(path, ec);
+  PI_CHECK(!ec, Io, "cannot read model file '", path, "': ", ec.message());
   try {
+    PI_CHECK(size > 0, InvalidModel, "the model is empty (0 bytes)");
+    PI_CHECK(size < (uintmax_t{1} << 31), InvalidModel,
+             "the model is larger than protobuf's 2 GiB limit; save its weights as external data");
+    // Parsed straight from the file: no second in-memory copy of a large model's bytes.
+    onnx::ModelProto mp;
+    {
+      struct File {
+        int fd;
+        ~File() { if (fd >= 0) ::close(fd); }
+      } f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+      PI_CHECK(f.fd >= 0, Io, "cannot open model file '", path, "': check its permissions");
+      google::protobuf::io::FileInputStream stream(f.fd);
+      PI_CHECK(mp.ParseFromZeroCopyStream(&stream), InvalidModel,
+               "the model is not a valid ONNX protobuf (truncated or not an .onnx file)");
+    }
     const fs::path dir = fs::path(path).parent_path();
-    return import_onnx_bytes(data.data(), data.size(), dir.empty() ? "." : dir.string());
+    return import_proto(mp, dir.empty() ? "." : dir.string());
   } catch (const Error& e) {
     throw Error(e.code(), path + ": " + e.what());
   }

@@ -105,7 +105,8 @@ double measured_flops(const ir::Node& node, const std::vector<Value>& in,
 
 }  // namespace
 
-Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const RuntimeContext> rt)
+Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const RuntimeContext> rt,
+                   ReleaseConstant release)
     : graph_(std::move(graph)), rt_(std::move(rt)) {
   const ir::Graph& g = *graph_;
   auto define = [&](const std::string& name) {
@@ -113,7 +114,7 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
     if (inserted) ++num_slots_;
     return it->second;
   };
-  for (const auto& [name, t] : g.initializers) constants_.push_back({define(name), Value(t)});
+  for (const auto& [name, t] : g.initializers) define(name);
   for (const auto& v : g.inputs) input_slots_.push_back(define(v.name));
   for (const auto& name : g.free_values()) outer_.push_back({define(name), name});
   for (const auto& n : g.nodes)
@@ -121,9 +122,34 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
       if (!o.empty()) define(o);
   for (const auto& v : g.outputs) output_slots_.push_back(slot_of(v.name));
 
-  nodes_ = partition(g, *rt_, [&](const ir::Node& n) {
-    return std::make_unique<KernelInfoImpl>(n, graph_, rt_);
-  });
+  // A weight is freed once every node that reads it has prepacked it (Kernel::prepacked): count
+  // its readers, and never free one a graph output or a subgraph reads.
+  std::map<std::string, int> pending;
+  std::set<std::string> needed;
+  for (const auto& n : g.nodes) {
+    for (const auto& name : n.inputs)
+      if (g.initializers.count(name)) ++pending[name];
+    for (const auto& name : n.implicit_inputs) needed.insert(name);
+  }
+  for (const auto& v : g.outputs) needed.insert(v.name);
+  std::set<std::string> released;
+  auto on_placed = [&](const PlacedNode& p) {
+    for (size_t k = 0; k < p.node->inputs.size(); ++k) {
+      const std::string& name = p.node->inputs[k];
+      auto it = pending.find(name);
+      if (it == pending.end()) continue;
+      if (!p.kernel->prepacked(k)) needed.insert(name);
+      if (--it->second > 0 || needed.count(name)) continue;
+      released_shapes_[slots_.at(name)] = g.initializers.at(name).shape();
+      released.insert(name);
+      if (release) release(name);
+    }
+  };
+  nodes_ = partition(
+      g, *rt_, [&](const ir::Node& n) { return std::make_unique<KernelInfoImpl>(n, graph_, rt_); },
+      on_placed);
+  for (const auto& [name, t] : g.initializers)
+    if (!released.count(name)) constants_.push_back({slots_.at(name), Value(t)});
 
   // Steps with their slots, then each slot's last reader, so values die as early as possible.
   std::vector<int> last_use(num_slots_, -1);
@@ -138,38 +164,10 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
     for (int sl : s.implicit) last_use[sl] = static_cast<int>(i);
     for (int sl : s.out) if (sl >= 0 && last_use[sl] < static_cast<int>(i)) last_use[sl] = static_cast<int>(i);
   }
-  release_prepacked_constants(last_use);
   std::set<int> keep(output_slots_.begin(), output_slots_.end());
   for (const auto& [sl, v] : constants_) keep.insert(sl);
   for (int sl = 0; sl < num_slots_; ++sl)
     if (last_use[sl] >= 0 && !keep.count(sl)) steps_[last_use[sl]].release.push_back(sl);
-}
-
-void Executor::release_prepacked_constants(const std::vector<int>& last_use) {
-  // A weight whose every reader prepacked it is never read again: drop it from the slots.
-  std::map<int, bool> all_prepacked;
-  for (const auto& [sl, v] : constants_)
-    if (last_use[sl] >= 0) all_prepacked[sl] = true;
-  for (int sl : output_slots_) all_prepacked.erase(sl);
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    const Step& s = steps_[i];
-    for (int sl : s.implicit) all_prepacked.erase(sl);
-    for (size_t k = 0; k < s.in.size(); ++k) {
-      auto it = all_prepacked.find(s.in[k]);
-      if (it != all_prepacked.end() && !nodes_[i].kernel->prepacked(k)) it->second = false;
-    }
-  }
-  for (const auto& [name, sl] : slots_) {
-    auto it = all_prepacked.find(sl);
-    if (it == all_prepacked.end() || !it->second) continue;
-    released_.push_back(name);
-  }
-  std::erase_if(constants_, [&](const std::pair<int, Value>& c) {
-    auto it = all_prepacked.find(c.first);
-    if (it == all_prepacked.end() || !it->second) return false;
-    released_shapes_[c.first] = c.second.tensor().shape();
-    return true;
-  });
 }
 
 int Executor::slot_of(const std::string& name) const {

@@ -5,6 +5,7 @@
 // pool (runtime/memory_pool.h) and the next allocation of similar size reuses it.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,8 +36,13 @@ struct PlacedNode {
 
 class Executor final : public SubgraphRunner {
  public:
+  // Called with the name of each initializer whose readers have all prepacked it
+  // (Kernel::prepacked), as soon as the last of them is created: the graph's owner may free it.
+  using ReleaseConstant = std::function<void(const std::string&)>;
+
   // Places every node of `graph` (runtime/partitioner.h) and creates its kernel.
-  Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const RuntimeContext> rt);
+  Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const RuntimeContext> rt,
+           ReleaseConstant release = {});
 
   // Binds graph inputs in order (None leaves an optional input out), resolves outer-scope names
   // from `scope`, runs every node, returns the graph outputs in order.
@@ -50,13 +56,9 @@ class Executor final : public SubgraphRunner {
   // Estimated FLOPs of each node (runtime/cost.h) from the shapes of the first run; empty before
   // it. Dynamic models have no static estimate, so this is where their FLOP shares come from.
   const std::vector<double>& first_run_flops() const { return run_flops_; }
-  // Initializers every reader prepacked (Kernel::prepacked): the executor never reads them, so
-  // the session may free the graph's copies.
-  const std::vector<std::string>& released_constants() const { return released_; }
 
  private:
   int slot_of(const std::string& name) const;
-  void release_prepacked_constants(const std::vector<int>& last_use);
 
   std::shared_ptr<const ir::Graph> graph_;
   std::shared_ptr<const RuntimeContext> rt_;
@@ -73,7 +75,6 @@ class Executor final : public SubgraphRunner {
   std::vector<Step> steps_;
   int copies_ = 0;
   std::vector<double> run_flops_;
-  std::vector<std::string> released_;
   std::map<int, Shape> released_shapes_;  // slot → shape of a released initializer
 };
 

@@ -3,7 +3,8 @@
 namespace polyinfer {
 
 std::vector<PlacedNode> partition(const ir::Graph& graph, const RuntimeContext& rt,
-                                  const KernelInfoFactory& make_info) {
+                                  const KernelInfoFactory& make_info,
+                                  const std::function<void(const PlacedNode&)>& on_placed) {
   std::vector<PlacedNode> placed;
   placed.reserve(graph.nodes.size());
   for (const ir::Node& node : graph.nodes) {
@@ -30,6 +31,7 @@ std::vector<PlacedNode> partition(const ir::Graph& graph, const RuntimeContext& 
            has_cpu ? "" : "; add cpu to the provider list (--providers ...,cpu) to fall back to it");
     }
     placed.push_back(std::move(p));
+    if (on_placed) on_placed(placed.back());
   }
   return placed;
 }

@@ -18,7 +18,10 @@ using KernelInfoFactory = std::function<std::unique_ptr<KernelInfo>(const ir::No
 //         the first that can, takes it; each refusal's reason is kept.
 // Pass 2: a node that nobody took is an UnsupportedOp error that names the op, the node and
 //         every provider's reason, and suggests adding cpu when it is not listed.
+// `on_placed`, when given, sees each node as soon as its kernel exists (the executor frees
+// prepacked weights there, before the next kernel makes its own copy).
 std::vector<PlacedNode> partition(const ir::Graph& graph, const RuntimeContext& rt,
-                                  const KernelInfoFactory& make_info);
+                                  const KernelInfoFactory& make_info,
+                                  const std::function<void(const PlacedNode&)>& on_placed = {});
 
 }  // namespace polyinfer

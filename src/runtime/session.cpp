@@ -129,16 +129,19 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts) {
   omp_set_num_threads(impl->rt->threads);
   // Rewrite the graph before placement (docs/optimizer.md); level 0 runs it as imported.
   opt::optimize(*impl->model.graph, opts.optimization_level);
-  impl->executor = std::make_unique<Executor>(impl->model.graph, impl->rt);
+  // FLOP estimates read the weights' shapes, so they come before the executor frees weights.
+  std::vector<double> flops;
+  for (const auto& n : impl->model.graph->nodes)
+    flops.push_back(estimate_flops(n, *impl->model.graph));
+  // Weights the kernels hold in their own (prepacked) form are not kept twice: each original is
+  // freed as soon as its last reader has prepacked it, before the next kernel copies its own.
+  ir::Graph& graph = *impl->model.graph;
+  impl->executor = std::make_unique<Executor>(
+      impl->model.graph, impl->rt,
+      [&graph](const std::string& name) { graph.initializers.erase(name); });
   for (const auto& v : impl->model.graph->inputs) impl->inputs.push_back(spec_of(v));
   for (const auto& v : impl->model.graph->outputs) impl->outputs.push_back(spec_of(v));
-  std::vector<double> flops;
-  for (const auto& p : impl->executor->nodes())
-    flops.push_back(estimate_flops(*p.node, *impl->model.graph));
   fill_placement(*impl->executor, *impl->rt, flops, "static shapes", &impl->placement);
-  // Weights the kernels hold in their own (prepacked) form are not kept twice.
-  for (const auto& name : impl->executor->released_constants())
-    impl->model.graph->initializers.erase(name);
   return impl;
 }
 
