@@ -139,6 +139,7 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts) {
   // Weights the kernels hold in their own (prepacked) form are not kept twice.
   for (const auto& name : impl->executor->released_constants())
     impl->model.graph->initializers.erase(name);
+  impl->executor->set_profiling(opts.profile);
   return impl;
 }
 
@@ -191,6 +192,33 @@ size_t Session::peak_memory_bytes() const {
   for (const auto& p : impl_->rt->pools) peak += p->stats().peak_in_use;
   return peak;
 }
+
+int Session::threads() const { return impl_->rt->threads; }
+
+std::vector<NodeProfile> Session::profile() const {
+  const Executor& ex = *impl_->executor;
+  // FLOPs from the shapes actually run when known; else from the model's static shapes.
+  const std::vector<double>& measured = ex.first_run_flops();
+  std::vector<NodeProfile> out;
+  out.reserve(ex.nodes().size());
+  for (size_t i = 0; i < ex.nodes().size(); ++i) {
+    const PlacedNode& p = ex.nodes()[i];
+    NodeProfile r;
+    r.node = p.node->name;
+    r.op = p.node->domain.empty() ? p.node->op_type : p.node->domain + "." + p.node->op_type;
+    r.provider = impl_->rt->providers[p.provider]->name();
+    r.impl = p.kernel->impl();
+    if (i < ex.timings().size()) {
+      r.calls = ex.timings()[i].calls;
+      r.total_ms = static_cast<double>(ex.timings()[i].total_ns) * 1e-6;
+    }
+    r.flops = i < measured.size() ? measured[i] : estimate_flops(*p.node, *impl_->model.graph);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void Session::reset_profile() { impl_->executor->reset_timings(); }
 
 std::vector<Value> Session::run(const std::map<std::string, Value>& inputs) {
   std::set<std::string> known;
