@@ -6,11 +6,11 @@ anything: two convolutional networks (a heavy one and a depthwise/mobile one) an
 encoder. Weights are random with a fixed seed; the numbers are meaningless as predictions but the
 kernels, shapes and FLOPs are those of the real models.
 
-    resnet50       torchvision ResNet-50, opset 13, input [1,3,224,224]     (~4.1 GFLOP)
-    mobilenet_v2   torchvision MobileNetV2, opset 13, input [1,3,224,224]   (~0.3 GFLOP)
+    resnet50       torchvision ResNet-50, opset 13, input [1,3,224,224]     (4.1 GMAC)
+    mobilenet_v2   torchvision MobileNetV2, opset 13, input [1,3,224,224]   (0.3 GMAC)
     bert_base      BERT-base-like encoder in plain torch ops, opset 17: 12 layers, hidden 768,
                    12 heads, FFN 3072, GELU (erf), LayerNorm, batch 1, sequence 128; input the
-                   float32 embeddings [1,128,768]                           (~22 GFLOP)
+                   float32 embeddings [1,128,768]                 (11 GMAC)
 
 For each NAME it writes NAME.onnx, NAME.input.npy (a seeded input) and NAME.torch.npy (PyTorch's
 output for it), and a manifest.json listing them. The torchvision part is

@@ -190,8 +190,9 @@ std::string gflops_cell(double g) {
   return buf;
 }
 
+// Keeps the end of long names: "/layer4/layer4.0/conv1/Conv" differ in their tails.
 std::string clip(const std::string& s, size_t n) {
-  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+  return s.size() <= n ? s : "..." + s.substr(s.size() - (n - 3));
 }
 
 void print_profile(const std::vector<NodeProfile>& prof, int runs, int top, double mean_ms) {
