@@ -274,7 +274,8 @@ const char* kUsage =
     "         [--iterations N | --duration S] [--profile] [--top N] [--json]\n"
     "         [-i NAME=FILE]... [--shape NAME=DIMS]... [--seed N] [--allow-missing]\n"
     "Times session creation, the first run, then repeated runs of one input set: latency\n"
-    "min/median/p90/p99/max, throughput, peak RSS and peak intermediate memory.\n"
+    "min/median/p90/p99/max, throughput, peak RSS, peak intermediate memory and the planned\n"
+    "arena.\n"
     "  --warmup N      runs before measuring, the first timed on its own (default 1)\n"
     "  --iterations N  measure exactly N runs\n"
     "  --duration S    measure runs for S seconds, at least one (default: 3 s and at least 3)\n"
@@ -343,6 +344,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const double throughput = st.wall_ms > 0 ? 1000.0 * runs / st.wall_ms : 0;
   const double rss_mb = peak_rss_mb();
   const double inter_mb = static_cast<double>(session.peak_memory_bytes()) / (1024.0 * 1024.0);
+  const double arena_mb = static_cast<double>(session.memory_arena_bytes()) / (1024.0 * 1024.0);
   const std::vector<NodeProfile> prof = session.profile();
   double flops = 0;
   for (const auto& r : prof) flops = r.flops < 0 || flops < 0 ? -1 : flops + r.flops;
@@ -366,6 +368,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
               << ", \"gflops\": " << num(gflop / (st.median / 1000))
               << ", \"peak_rss_mb\": " << num(rss_mb)
               << ", \"peak_intermediate_mb\": " << num(inter_mb)
+              << ", \"memory_arena_mb\": " << num(arena_mb)
               << ", \"placement\": " << placement_json(pl) << ", \"notes\": [";
     for (size_t i = 0; i < notes.size(); ++i) std::cout << (i ? ", " : "") << json_str(notes[i]);
     std::cout << "]";
@@ -386,7 +389,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
   if (std::isfinite(gflop))
     std::printf("; %.3f GFLOP per run, %.2f GFLOP/s at the median", gflop,
                 gflop / (st.median / 1000));
-  std::printf("\nmemory: peak RSS %.1f MB, peak intermediates %.1f MB\n", rss_mb, inter_mb);
+  std::printf("\nmemory: peak RSS %.1f MB, peak intermediates %.2f MB, planned arena %.2f MB\n",
+              rss_mb, inter_mb, arena_mb);
   std::printf("%s\n", pl.summary().c_str());
   if (bo.profile) print_profile(prof, runs, bo.top, st.mean);
   return kExitOk;

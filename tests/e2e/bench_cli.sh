@@ -16,7 +16,7 @@ if "$pi" bench "$model" --iterations 4 --warmup 2 --threads 1 --profile --json >
 import json, sys
 r = json.load(open(sys.argv[1]))
 for k in ["session_create_ms", "first_run_ms", "latency_ms", "throughput", "peak_rss_mb",
-          "peak_intermediate_mb", "threads", "placement", "profile", "samples_ms", "iterations"]:
+          "peak_intermediate_mb", "memory_arena_mb", "threads", "placement", "profile", "samples_ms", "iterations"]:
     assert k in r, f"missing key {k}"
 lat = r["latency_ms"]
 for k in ["min", "median", "p90", "p99", "max"]:
