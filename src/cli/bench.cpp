@@ -202,9 +202,9 @@ void print_profile(const std::vector<NodeProfile>& prof, int runs, int top, doub
   std::printf("\nprofile over %d runs: kernels %.3f ms per run (%.1f%% of the mean latency; the "
               "rest is the executor's bookkeeping)\n",
               runs, per_run, mean_ms > 0 ? 100 * per_run / mean_ms : 0.0);
-  std::printf("%-28s %6s %10s %7s %9s  %s\n", "op", "nodes", "ms/run", "share", "GFLOP/s", "impl");
+  std::printf("%-34s %6s %10s %7s %9s  %s\n", "op", "nodes", "ms/run", "share", "GFLOP/s", "impl");
   for (const auto& t : by_op(prof))
-    std::printf("%-28s %6d %10.3f %6.1f%% %9s  %s\n", clip(t.op, 28).c_str(), t.nodes, t.ms / runs,
+    std::printf("%-34s %6d %10.3f %6.1f%% %9s  %s\n", clip(t.op, 34).c_str(), t.nodes, t.ms / runs,
                 kernel_ms > 0 ? 100 * t.ms / kernel_ms : 0.0,
                 gflops_cell(gflops(t.flops, t.ms, t.flops_known)).c_str(), impl_list(t.impls).c_str());
 
@@ -214,11 +214,11 @@ void print_profile(const std::vector<NodeProfile>& prof, int runs, int top, doub
                    [](const NodeProfile* a, const NodeProfile* b) { return a->total_ms > b->total_ms; });
   const size_t n = std::min(nodes.size(), static_cast<size_t>(top));
   std::printf("\ntop %zu of %zu nodes:\n", n, nodes.size());
-  std::printf("%-32s %-20s %10s %7s %9s  %s\n", "node", "op", "ms/run", "share", "GFLOP/s", "impl");
+  std::printf("%-32s %-26s %10s %7s %9s  %s\n", "node", "op", "ms/run", "share", "GFLOP/s", "impl");
   for (size_t i = 0; i < n; ++i) {
     const NodeProfile& r = *nodes[i];
-    std::printf("%-32s %-20s %10.3f %6.1f%% %9s  %s\n", clip(r.node, 32).c_str(),
-                clip(r.op, 20).c_str(), r.total_ms / runs,
+    std::printf("%-32s %-26s %10.3f %6.1f%% %9s  %s\n", clip(r.node, 32).c_str(),
+                clip(r.op, 26).c_str(), r.total_ms / runs,
                 kernel_ms > 0 ? 100 * r.total_ms / kernel_ms : 0.0,
                 gflops_cell(gflops(r.flops * static_cast<double>(r.calls), r.total_ms)).c_str(),
                 r.impl.c_str());
