@@ -34,6 +34,9 @@ struct SessionOptions {
   int threads = 0;
   // Graph optimization level, 0 (none) to 3 (all); see docs/optimizer.md.
   int optimization_level = 3;
+  // Time every node's kernel on each run, for Session::profile() (`polyinfer bench --profile`).
+  // Costs two clock reads per node per run; off, it costs nothing measurable.
+  bool profile = false;
 };
 
 // A model input or output as the model declares it.
@@ -45,6 +48,17 @@ struct ValueSpec {
   bool has_shape = false;           // false when even the rank is unknown
   std::string kind = "tensor";      // "tensor", "sequence", "optional", "map"
   std::string type;                 // printable: "float32[N,1,8,8]"
+};
+
+// What one node cost over the runs profiled so far (SessionOptions::profile).
+struct NodeProfile {
+  std::string node;      // node name
+  std::string op;        // op type, as in Placement::NodePlacement
+  std::string provider;  // where it ran
+  std::string impl;      // the kernel's implementation
+  int64_t calls = 0;     // times its kernel ran (0 when profiling is off)
+  double total_ms = 0;   // time inside its kernel over all those calls
+  double flops = -1;     // estimated FLOPs of one call (runtime/cost.h); -1 when not known
 };
 
 // Where the nodes of a session run (placement rule 5 of docs/DESIGN.md).
@@ -110,6 +124,22 @@ class Session {
   // Bytes of the planned arena intermediates are served from (runtime/memory_pool.h): planned
   // after the first run from its recorded lifetimes; 0 before that or when runs differ.
   size_t memory_arena_bytes() const;
+  // Intra-op threads the runs use (SessionOptions::threads, with 0 resolved to the core count).
+  int threads() const;
+
+  // One record per top-level node, in execution order. Timings accumulate over every run since
+  // the session was created or reset_profile() was called; FLOPs are known from the model's
+  // static shapes or else from the first run. Without SessionOptions::profile the records still
+  // list every node with its FLOPs, with calls and total_ms 0.
+  //
+  //   opts.profile = true;
+  //   auto s = polyinfer::Session::load("model.onnx", opts);
+  //   s.run(feeds);            // warm-up
+  //   s.reset_profile();
+  //   for (int i = 0; i < 10; ++i) s.run(feeds);
+  //   for (const auto& r : s.profile()) std::cout << r.op << " " << r.total_ms / r.calls << "\n";
+  std::vector<NodeProfile> profile() const;
+  void reset_profile();
 
   struct Impl;
 

@@ -1,10 +1,399 @@
-// polyinfer bench — placeholder until its implementation lands (tracker issue 3).
+// `polyinfer bench MODEL`: how fast a model runs here — session creation, first run, latency
+// percentiles, throughput, memory — and, with --profile, where the time goes op by op.
+//
+// Inputs come from cli/inputs.h exactly as for `run`, so `bench` and `run` with the same flags
+// feed the same values. Measured runs reuse one input map; outputs are dropped after each run.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <set>
+
 #include "cli/cli.h"
+#include "cli/inputs.h"
 
 namespace polyinfer::cli {
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+struct BenchOptions {
+  int warmup = 1;          // untimed runs before measuring; the first is reported on its own
+  int iterations = 0;      // > 0: exactly this many measured runs
+  double duration_s = 3;   // else: measure until this much time has passed...
+  int min_iterations = 3;  // ...and at least this many runs
+  int top = 15;            // nodes listed in the --profile table
+  bool json = false, profile = false;
+};
+
+// A whole-number flag checked here, so that a bad value is a usage error (exit 1).
+int int_flag(const Args& args, const std::string& name, int def, int lo, int hi) {
+  const std::string v = args.get(name);
+  if (v.empty() && !args.options.count(name)) return def;
+  char* end = nullptr;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || n < lo || n > hi)
+    throw UsageError("--" + name + " takes a whole number from " + std::to_string(lo) + " to " +
+                     std::to_string(hi) + ", got '" + v + "'");
+  return static_cast<int>(n);
+}
+
+BenchOptions bench_options(const Args& args) {
+  BenchOptions o;
+  o.warmup = int_flag(args, "warmup", 1, 1, 100000);
+  o.top = int_flag(args, "top", 15, 1, 100000);
+  int_flag(args, "threads", 0, 0, 1024);  // checked here; SessionOptions reads them
+  int_flag(args, "level", 3, 0, 3);
+  int_flag(args, "seed", 0, 0, 1000000);
+  o.json = args.flag("json");
+  o.profile = args.flag("profile");
+  const bool has_iter = args.options.count("iterations") > 0;
+  const bool has_dur = args.options.count("duration") > 0;
+  if (has_iter && has_dur)
+    throw UsageError("--iterations and --duration exclude each other; give one");
+  if (has_iter) o.iterations = int_flag(args, "iterations", 0, 1, 10000000);
+  if (has_dur) {
+    const std::string v = args.get("duration");
+    char* end = nullptr;
+    const double d = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !(d > 0) || d > 86400)
+      throw UsageError("--duration takes seconds, a number above 0 (e.g. 2.5), got '" + v + "'");
+    o.duration_s = d;
+    o.min_iterations = 1;  // an explicit duration is a time budget
+  }
+  return o;
+}
+
+// Linear interpolation between closest ranks (numpy's default), of sorted `v`.
+double percentile(const std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  const double pos = p * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+double peak_rss_mb() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+// A JSON number; null for NaN and infinities, which JSON cannot spell.
+std::string num(double x) {
+  if (!std::isfinite(x)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return buf;
+}
+
+// One line on stderr rewritten in place, only on a terminal and only once the bench has taken
+// more than 2 s: short benches stay quiet and logs get no carriage returns.
+class Progress {
+ public:
+  explicit Progress(Clock::time_point start) : start_(start), tty_(isatty(2) != 0) {}
+  void update(const std::string& text) {
+    const auto now = Clock::now();
+    if (!tty_ || ms_between(start_, now) < 2000 || ms_between(last_, now) < 200) return;
+    last_ = now;
+    std::fprintf(stderr, "\r\033[Kbench: %s", text.c_str());
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void clear() {
+    if (shown_) std::fprintf(stderr, "\r\033[K");
+    shown_ = false;
+  }
+
+ private:
+  Clock::time_point start_, last_{};
+  bool tty_, shown_ = false;
+};
+
+struct Stats {
+  std::vector<double> samples;  // ms, in run order
+  double min = 0, mean = 0, median = 0, p90 = 0, p99 = 0, max = 0, wall_ms = 0;
+};
+
+Stats summarize(std::vector<double> samples, double wall_ms) {
+  Stats s;
+  s.samples = samples;
+  s.wall_ms = wall_ms;
+  std::sort(samples.begin(), samples.end());
+  if (samples.empty()) return s;
+  s.min = samples.front();
+  s.max = samples.back();
+  double sum = 0;
+  for (double x : samples) sum += x;
+  s.mean = sum / static_cast<double>(samples.size());
+  s.median = percentile(samples, 0.5);
+  s.p90 = percentile(samples, 0.9);
+  s.p99 = percentile(samples, 0.99);
+  return s;
+}
+
+// The profile folded by op type: where a model's time goes at a glance.
+struct OpTotal {
+  std::string op;
+  int nodes = 0;
+  int64_t calls = 0;
+  double ms = 0, flops = 0;
+  bool flops_known = true;
+  std::map<std::string, int> impls;  // implementation → nodes using it
+};
+
+std::vector<OpTotal> by_op(const std::vector<NodeProfile>& prof) {
+  std::map<std::string, OpTotal> m;
+  for (const auto& r : prof) {
+    OpTotal& t = m[r.op];
+    t.op = r.op;
+    ++t.nodes;
+    t.calls += r.calls;
+    t.ms += r.total_ms;
+    if (r.flops < 0) t.flops_known = false;
+    else t.flops += r.flops * static_cast<double>(r.calls);
+    ++t.impls[r.impl];
+  }
+  std::vector<OpTotal> v;
+  for (auto& [k, t] : m) v.push_back(std::move(t));
+  std::stable_sort(v.begin(), v.end(), [](const OpTotal& a, const OpTotal& b) { return a.ms > b.ms; });
+  return v;
+}
+
+std::string impl_list(const std::map<std::string, int>& impls) {
+  if (impls.size() == 1) return impls.begin()->first;
+  std::string s;
+  for (const auto& [name, n] : impls) s += (s.empty() ? "" : ", ") + name + " x" + std::to_string(n);
+  return s;
+}
+
+// GFLOP/s of `flops` operations done in `ms`; NaN when not known.
+double gflops(double flops, double ms, bool known = true) {
+  return known && ms > 0 && flops >= 0 ? flops / (ms * 1e6) : NAN;
+}
+
+std::string gflops_cell(double g) {
+  if (!std::isfinite(g)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", g);
+  return buf;
+}
+
+// Keeps the end of long names: "/layer4/layer4.0/conv1/Conv" differ in their tails.
+std::string clip(const std::string& s, size_t n) {
+  return s.size() <= n ? s : "..." + s.substr(s.size() - (n - 3));
+}
+
+void print_profile(const std::vector<NodeProfile>& prof, int runs, int top, double mean_ms) {
+  double kernel_ms = 0;
+  for (const auto& r : prof) kernel_ms += r.total_ms;
+  const double per_run = kernel_ms / runs;
+  std::printf("\nprofile over %d runs: kernels %.3f ms per run (%.1f%% of the mean latency; the "
+              "rest is the executor's bookkeeping)\n",
+              runs, per_run, mean_ms > 0 ? 100 * per_run / mean_ms : 0.0);
+  std::printf("%-34s %6s %10s %7s %9s  %s\n", "op", "nodes", "ms/run", "share", "GFLOP/s", "impl");
+  for (const auto& t : by_op(prof))
+    std::printf("%-34s %6d %10.3f %6.1f%% %9s  %s\n", clip(t.op, 34).c_str(), t.nodes, t.ms / runs,
+                kernel_ms > 0 ? 100 * t.ms / kernel_ms : 0.0,
+                gflops_cell(gflops(t.flops, t.ms, t.flops_known)).c_str(), impl_list(t.impls).c_str());
+
+  std::vector<const NodeProfile*> nodes;
+  for (const auto& r : prof) nodes.push_back(&r);
+  std::stable_sort(nodes.begin(), nodes.end(),
+                   [](const NodeProfile* a, const NodeProfile* b) { return a->total_ms > b->total_ms; });
+  const size_t n = std::min(nodes.size(), static_cast<size_t>(top));
+  std::printf("\ntop %zu of %zu nodes:\n", n, nodes.size());
+  std::printf("%-32s %-26s %10s %7s %9s  %s\n", "node", "op", "ms/run", "share", "GFLOP/s", "impl");
+  for (size_t i = 0; i < n; ++i) {
+    const NodeProfile& r = *nodes[i];
+    std::printf("%-32s %-26s %10.3f %6.1f%% %9s  %s\n", clip(r.node, 32).c_str(),
+                clip(r.op, 26).c_str(), r.total_ms / runs,
+                kernel_ms > 0 ? 100 * r.total_ms / kernel_ms : 0.0,
+                gflops_cell(gflops(r.flops * static_cast<double>(r.calls), r.total_ms)).c_str(),
+                r.impl.c_str());
+  }
+}
+
+std::string profile_json(const std::vector<NodeProfile>& prof, int runs) {
+  double kernel_ms = 0;
+  for (const auto& r : prof) kernel_ms += r.total_ms;
+  std::string s = "{\"runs\": " + std::to_string(runs) +
+                  ", \"kernel_ms_per_run\": " + num(kernel_ms / runs) + ", \"ops\": [";
+  bool first = true;
+  for (const auto& t : by_op(prof)) {
+    s += std::string(first ? "" : ", ") + "{\"op\": " + json_str(t.op) +
+         ", \"nodes\": " + std::to_string(t.nodes) + ", \"calls\": " + std::to_string(t.calls) +
+         ", \"total_ms\": " + num(t.ms) + ", \"ms_per_run\": " + num(t.ms / runs) +
+         ", \"share\": " + num(kernel_ms > 0 ? t.ms / kernel_ms : 0) +
+         ", \"gflops\": " + num(gflops(t.flops, t.ms, t.flops_known)) + ", \"impls\": {";
+    bool f2 = true;
+    for (const auto& [name, n] : t.impls) {
+      s += std::string(f2 ? "" : ", ") + json_str(name) + ": " + std::to_string(n);
+      f2 = false;
+    }
+    s += "}}";
+    first = false;
+  }
+  s += "], \"nodes\": [";
+  first = true;
+  for (const auto& r : prof) {
+    s += std::string(first ? "" : ", ") + "{\"node\": " + json_str(r.node) +
+         ", \"op\": " + json_str(r.op) + ", \"provider\": " + json_str(r.provider) +
+         ", \"impl\": " + json_str(r.impl) + ", \"calls\": " + std::to_string(r.calls) +
+         ", \"total_ms\": " + num(r.total_ms) + ", \"flops\": " + num(r.flops) +
+         ", \"gflops\": " + num(gflops(r.flops * static_cast<double>(r.calls), r.total_ms)) + "}";
+    first = false;
+  }
+  return s + "]}";
+}
+
+std::string placement_json(const Placement& pl) {
+  std::string s = "{\"summary\": " + json_str(pl.summary()) + ", \"providers\": [";
+  for (size_t i = 0; i < pl.providers.size(); ++i)
+    s += std::string(i ? ", " : "") + "{\"name\": " + json_str(pl.providers[i].provider) +
+         ", \"nodes\": " + std::to_string(pl.providers[i].nodes) +
+         ", \"flops_share\": " + num(pl.providers[i].flops_share) + "}";
+  return s + "], \"total_nodes\": " + std::to_string(pl.total_nodes) +
+         ", \"fallbacks\": " + std::to_string(pl.fallbacks.size()) +
+         ", \"device_copies\": " + std::to_string(pl.device_copies) + "}";
+}
+
+const char* kUsage =
+    "usage: polyinfer bench MODEL [--providers LIST] [--threads N] [--level N] [--warmup N]\n"
+    "         [--iterations N | --duration S] [--profile] [--top N] [--json]\n"
+    "         [-i NAME=FILE]... [--shape NAME=DIMS]... [--seed N] [--allow-missing]\n"
+    "Times session creation, the first run, then repeated runs of one input set: latency\n"
+    "min/median/p90/p99/max, throughput, peak RSS, peak intermediate memory and the planned\n"
+    "arena.\n"
+    "  --warmup N      runs before measuring, the first timed on its own (default 1)\n"
+    "  --iterations N  measure exactly N runs\n"
+    "  --duration S    measure runs for S seconds, at least one (default: 3 s and at least 3)\n"
+    "  --profile       time every node: per-op and top-node tables with GFLOP/s and kernel impl\n"
+    "  --top N         nodes listed by --profile (default 15; --json lists all)\n"
+    "  --json          one JSON object on stdout instead of the report\n"
+    "Inputs not given with -i are seeded random data as for `polyinfer run`.\n";
+
+}  // namespace
+
 int cmd_bench(const std::vector<std::string>& argv) {
-  throw UsageError("'bench' is not implemented yet");
+  const Args args = parse_args(
+      argv, {"json", "profile", "allow-missing", "help"},
+      {"input", "providers", "threads", "level", "warmup", "iterations", "duration", "shape",
+       "seed", "top"},
+      "bench");
+  if (args.flag("help")) {
+    std::cout << kUsage;
+    return kExitOk;
+  }
+  if (args.positional.size() != 1)
+    throw UsageError(args.positional.empty()
+                         ? "bench needs a MODEL; run `polyinfer bench --help`"
+                         : "bench takes one MODEL, got " + std::to_string(args.positional.size()) +
+                               " positional arguments");
+  const BenchOptions bo = bench_options(args);
+  SessionOptions so = session_options(args);
+  so.profile = bo.profile;
+
+  const auto t_start = Clock::now();
+  Session session = Session::load(args.positional[0], so);
+  const double create_ms = ms_between(t_start, Clock::now());
+  std::vector<std::string> notes;
+  const std::map<std::string, Value> feeds = make_inputs(session, args, &notes);
+
+  Progress progress(t_start);
+  double first_ms = 0;
+  for (int i = 0; i < bo.warmup; ++i) {
+    progress.update("warm-up run " + std::to_string(i + 1) + "/" + std::to_string(bo.warmup));
+    const auto t0 = Clock::now();
+    session.run(feeds);
+    if (i == 0) first_ms = ms_between(t0, Clock::now());
+  }
+  session.reset_profile();
+
+  std::vector<double> samples;
+  const auto m0 = Clock::now();
+  for (;;) {
+    const double elapsed_s = ms_between(m0, Clock::now()) / 1000;
+    const int n = static_cast<int>(samples.size());
+    if (bo.iterations > 0 ? n >= bo.iterations
+                          : (elapsed_s >= bo.duration_s && n >= bo.min_iterations) || n >= 10000000)
+      break;
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%d runs in %.1f s, last %.2f ms", n, elapsed_s,
+                  samples.empty() ? 0.0 : samples.back());
+    progress.update(buf);
+    const auto t0 = Clock::now();
+    session.run(feeds);
+    samples.push_back(ms_between(t0, Clock::now()));
+  }
+  const Stats st = summarize(samples, ms_between(m0, Clock::now()));
+  progress.clear();
+
+  const int runs = static_cast<int>(samples.size());
+  const double throughput = st.wall_ms > 0 ? 1000.0 * runs / st.wall_ms : 0;
+  const double rss_mb = peak_rss_mb();
+  const double inter_mb = static_cast<double>(session.peak_memory_bytes()) / (1024.0 * 1024.0);
+  const double arena_mb = static_cast<double>(session.memory_arena_bytes()) / (1024.0 * 1024.0);
+  const std::vector<NodeProfile> prof = session.profile();
+  double flops = 0;
+  for (const auto& r : prof) flops = r.flops < 0 || flops < 0 ? -1 : flops + r.flops;
+  const double gflop = flops >= 0 ? flops * 1e-9 : NAN;
+  const Placement& pl = session.placement();
+
+  if (bo.json) {
+    std::string providers;
+    for (const auto& p : so.providers) providers += (providers.empty() ? "" : ", ") + json_str(p);
+    std::cout << "{\"model\": " << json_str(args.positional[0]) << ", \"providers\": ["
+              << providers << "], \"threads\": " << session.threads()
+              << ", \"optimization_level\": " << so.optimization_level
+              << ", \"warmup\": " << bo.warmup << ", \"iterations\": " << runs
+              << ", \"session_create_ms\": " << num(create_ms)
+              << ", \"first_run_ms\": " << num(first_ms) << ", \"latency_ms\": {\"min\": "
+              << num(st.min) << ", \"mean\": " << num(st.mean) << ", \"median\": "
+              << num(st.median) << ", \"p90\": " << num(st.p90) << ", \"p99\": " << num(st.p99)
+              << ", \"max\": " << num(st.max) << "}, \"samples_ms\": [";
+    for (size_t i = 0; i < samples.size(); ++i) std::cout << (i ? ", " : "") << num(samples[i]);
+    std::cout << "], \"throughput\": " << num(throughput) << ", \"gflop_per_run\": " << num(gflop)
+              << ", \"gflops\": " << num(gflop / (st.median / 1000))
+              << ", \"peak_rss_mb\": " << num(rss_mb)
+              << ", \"peak_intermediate_mb\": " << num(inter_mb)
+              << ", \"memory_arena_mb\": " << num(arena_mb)
+              << ", \"placement\": " << placement_json(pl) << ", \"notes\": [";
+    for (size_t i = 0; i < notes.size(); ++i) std::cout << (i ? ", " : "") << json_str(notes[i]);
+    std::cout << "]";
+    if (bo.profile) std::cout << ", \"profile\": " << profile_json(prof, runs);
+    std::cout << "}\n";
+    return kExitOk;
+  }
+
+  for (const auto& n : notes) std::cout << "note: " << n << "\n";
+  std::printf("model: %s\n", args.positional[0].c_str());
+  std::printf("session: created in %.1f ms; first run %.2f ms; %d warm-up run%s; %d thread%s\n",
+              create_ms, first_ms, bo.warmup, bo.warmup == 1 ? "" : "s", session.threads(),
+              session.threads() == 1 ? "" : "s");
+  std::printf("latency over %d runs (ms): min %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f"
+              "  (mean %.3f)\n",
+              runs, st.min, st.median, st.p90, st.p99, st.max, st.mean);
+  std::printf("throughput: %.2f runs/s", throughput);
+  if (std::isfinite(gflop))
+    std::printf("; %.3f GFLOP per run, %.2f GFLOP/s at the median", gflop,
+                gflop / (st.median / 1000));
+  std::printf("\nmemory: peak RSS %.1f MB, peak intermediates %.2f MB, planned arena %.2f MB\n",
+              rss_mb, inter_mb, arena_mb);
+  std::printf("%s\n", pl.summary().c_str());
+  if (bo.profile) print_profile(prof, runs, bo.top, st.mean);
+  return kExitOk;
 }
 
 }  // namespace polyinfer::cli

@@ -1,5 +1,6 @@
 #include "runtime/executor.h"
 
+#include <chrono>
 #include <set>
 
 #include "runtime/cost.h"
@@ -170,6 +171,13 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
     if (last_use[sl] >= 0 && !keep.count(sl)) steps_[last_use[sl]].release.push_back(sl);
 }
 
+void Executor::set_profiling(bool on) {
+  profiling_ = on;
+  timings_.assign(on ? nodes_.size() : 0, NodeTiming{});
+}
+
+void Executor::reset_timings() { timings_.assign(timings_.size(), NodeTiming{}); }
+
 int Executor::slot_of(const std::string& name) const {
   auto it = slots_.find(name);
   PI_CHECK(it != slots_.end(), InvalidModel, "graph '", graph_->name, "' reads '", name,
@@ -210,7 +218,15 @@ std::vector<Value> Executor::run(const std::vector<Value>& inputs,
     KernelContextImpl ctx(*p.node, in, out, s.implicit.empty() ? kNoScope : node_scope,
                           rt_->pools[p.provider], rt_->threads);
     try {
-      p.kernel->run(ctx);
+      if (profiling_) {
+        const auto t0 = std::chrono::steady_clock::now();
+        p.kernel->run(ctx);
+        const auto t1 = std::chrono::steady_clock::now();
+        timings_[i].calls += 1;
+        timings_[i].total_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+      } else {
+        p.kernel->run(ctx);
+      }
     } catch (const Error& e) {
       const std::string msg = e.what();
       if (msg.find(p.node->label()) != std::string::npos) throw;

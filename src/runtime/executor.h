@@ -5,6 +5,7 @@
 // pool (runtime/memory_pool.h) and the next allocation of similar size reuses it.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -57,6 +58,21 @@ class Executor final : public SubgraphRunner {
   // it. Dynamic models have no static estimate, so this is where their FLOP shares come from.
   const std::vector<double>& first_run_flops() const { return run_flops_; }
 
+  // Per-node timing of the kernels (not of the executor's bookkeeping around them), for
+  // Session::profile(). Off by default; when off the only cost is one untaken branch per node.
+  // Subgraph executors (If/Loop/Scan bodies) are never profiled: their time counts toward the
+  // node that runs them.
+  struct NodeTiming {
+    int64_t calls = 0;
+    int64_t total_ns = 0;
+  };
+  void set_profiling(bool on);
+  bool profiling() const { return profiling_; }
+  // One entry per node, in execution order; empty when profiling is off.
+  const std::vector<NodeTiming>& timings() const { return timings_; }
+  // Zeroes the timings (e.g. after warm-up runs).
+  void reset_timings();
+
  private:
   int slot_of(const std::string& name) const;
 
@@ -76,6 +92,8 @@ class Executor final : public SubgraphRunner {
   int copies_ = 0;
   std::vector<double> run_flops_;
   std::map<int, Shape> released_shapes_;  // slot → shape of a released initializer
+  bool profiling_ = false;
+  std::vector<NodeTiming> timings_;
 };
 
 }  // namespace polyinfer

@@ -20,6 +20,7 @@ struct Session::Impl {
   std::unique_ptr<Executor> executor;
   std::vector<ValueSpec> inputs, outputs;
   Placement placement;
+  std::vector<double> static_flops;  // per node, from the model's static shapes (-1 unknown)
 };
 
 namespace {
@@ -142,6 +143,8 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts) {
   for (const auto& v : impl->model.graph->inputs) impl->inputs.push_back(spec_of(v));
   for (const auto& v : impl->model.graph->outputs) impl->outputs.push_back(spec_of(v));
   fill_placement(*impl->executor, *impl->rt, flops, "static shapes", &impl->placement);
+  impl->static_flops = std::move(flops);
+  impl->executor->set_profiling(opts.profile);
   return impl;
 }
 
@@ -194,6 +197,34 @@ size_t Session::peak_memory_bytes() const {
   for (const auto& p : impl_->rt->pools) peak += p->stats().peak_in_use;
   return peak;
 }
+
+int Session::threads() const { return impl_->rt->threads; }
+
+std::vector<NodeProfile> Session::profile() const {
+  const Executor& ex = *impl_->executor;
+  // FLOPs from the shapes actually run when known; else from the model's static shapes.
+  const std::vector<double>& measured = ex.first_run_flops();
+  std::vector<NodeProfile> out;
+  out.reserve(ex.nodes().size());
+  for (size_t i = 0; i < ex.nodes().size(); ++i) {
+    const PlacedNode& p = ex.nodes()[i];
+    NodeProfile r;
+    r.node = p.node->name;
+    r.op = p.node->domain.empty() ? p.node->op_type : p.node->domain + "." + p.node->op_type;
+    r.provider = impl_->rt->providers[p.provider]->name();
+    r.impl = p.kernel->impl();
+    if (i < ex.timings().size()) {
+      r.calls = ex.timings()[i].calls;
+      r.total_ms = static_cast<double>(ex.timings()[i].total_ns) * 1e-6;
+    }
+    r.flops = i < measured.size() ? measured[i]
+              : i < impl_->static_flops.size() ? impl_->static_flops[i] : -1;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void Session::reset_profile() { impl_->executor->reset_timings(); }
 
 std::vector<Value> Session::run(const std::map<std::string, Value>& inputs) {
   std::set<std::string> known;

@@ -1,0 +1,113 @@
+#include "cli/inputs.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+
+#include "core/dispatch.h"
+#include "onnx/npy.h"
+#include "onnx/tensor_file.h"
+
+namespace polyinfer::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// "1x3x224x224" or "1,3,224,224".
+Shape parse_dims(const std::string& text, const std::string& what) {
+  Shape s;
+  std::string cur;
+  for (char c : text + "x") {
+    if (c == 'x' || c == ',') {
+      char* end = nullptr;
+      const long long v = std::strtoll(cur.c_str(), &end, 10);
+      PI_CHECK(!cur.empty() && *end == '\0' && v >= 0, InvalidArgument, "bad dimension '", cur,
+               "' in ", what, "; write e.g. --shape input=1x3x224x224");
+      s.push_back(v);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  return s;
+}
+
+Tensor random_tensor(const ValueSpec& spec, const Shape& shape, std::mt19937& rng) {
+  Tensor t = Tensor::empty(spec.dtype, shape);
+  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> small(0, 3);
+  dispatch(AllTypes{}, spec.dtype, "random input", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = t.data<T>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if constexpr (std::is_same_v<T, std::string>) p[i] = "s" + std::to_string(small(rng));
+      else if constexpr (std::is_same_v<T, bool>) p[i] = small(rng) & 1;
+      else if constexpr (std::is_integral_v<T>) p[i] = static_cast<T>(small(rng));
+      else p[i] = static_cast<T>(real(rng));
+    }
+  });
+  return t;
+}
+
+Value load_input(const std::string& path, const ValueSpec& spec) {
+  const std::string ext = fs::path(path).extension().string();
+  if (ext == ".npy") return Value(read_npy(path));
+  if (ext == ".pb") {
+    ir::TypeInfo t;
+    if (spec.kind == "sequence") t.kind = ir::TypeInfo::Kind::Sequence;
+    if (spec.kind == "optional") t.kind = ir::TypeInfo::Kind::Optional;
+    return read_value_pb(path, &t);
+  }
+  fail(ErrorCode::InvalidArgument, "input file '", path,
+       "' must be a .npy (numpy.save) or .pb (ONNX TensorProto) file");
+}
+
+}  // namespace
+
+std::map<std::string, Value> make_inputs(const Session& session, const Args& args,
+                                         std::vector<std::string>* notes) {
+  std::map<std::string, std::string> files, shapes;
+  auto split_kv = [](const std::string& kv, const char* opt) {
+    const auto eq = kv.find('=');
+    PI_CHECK(eq != std::string::npos && eq > 0, InvalidArgument, "--", opt, " takes NAME=VALUE, got '",
+             kv, "'");
+    return std::make_pair(kv.substr(0, eq), kv.substr(eq + 1));
+  };
+  for (const auto& kv : args.all("input")) files.insert(split_kv(kv, "input"));
+  for (const auto& kv : args.all("shape")) shapes.insert(split_kv(kv, "shape"));
+  auto known = [&](const std::string& name) {
+    for (const auto& s : session.inputs()) if (s.name == name) return true;
+    return false;
+  };
+  for (const auto& [n, f] : files)
+    PI_CHECK(known(n), InvalidArgument, "-i ", n, "=...: the model has no input named '", n, "'");
+  for (const auto& [n, f] : shapes)
+    PI_CHECK(known(n), InvalidArgument, "--shape ", n, "=...: the model has no input named '", n, "'");
+
+  std::mt19937 rng(static_cast<unsigned>(args.get_int("seed", 0)));
+  std::map<std::string, Value> feeds;
+  for (const auto& spec : session.inputs()) {
+    if (auto f = files.find(spec.name); f != files.end()) {
+      feeds[spec.name] = load_input(f->second, spec);
+      continue;
+    }
+    PI_CHECK(spec.kind == "tensor", InvalidArgument, "input '", spec.name, "' is a ", spec.kind,
+             "; give it with -i ", spec.name, "=FILE.pb");
+    Shape shape;
+    if (auto s = shapes.find(spec.name); s != shapes.end()) {
+      shape = parse_dims(s->second, "--shape " + spec.name);
+    } else {
+      PI_CHECK(spec.has_shape, InvalidArgument, "input '", spec.name,
+               "' has no declared shape; give one with --shape ", spec.name, "=DIMS");
+      shape = spec.shape;
+      for (auto& d : shape) d = d < 0 ? 1 : d;
+      if (std::find(spec.shape.begin(), spec.shape.end(), -1) != spec.shape.end())
+        notes->push_back("input '" + spec.name + "': dynamic dimensions set to 1 (use --shape)");
+    }
+    feeds[spec.name] = Value(random_tensor(spec, shape, rng));
+  }
+  return feeds;
+}
+
+}  // namespace polyinfer::cli

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `polyinfer bench`: --json is one parseable object with the documented keys, --profile lists
+# every node, and bad flags exit 1 with one clear error line. No timing assertions.
+#   bench_cli.sh POLYINFER DIGITS_FOLDER
+set -u
+pi=$1
+model=$2/digits_cnn.onnx
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+
+# JSON report: keys, types and a per-node profile covering the placement's nodes.
+if "$pi" bench "$model" --iterations 4 --warmup 2 --threads 1 --profile --json >"$tmp/out.json" 2>"$tmp/err"; then
+  python3 - "$tmp/out.json" <<'PY' || fail "json: keys or values wrong"
+import json, sys
+r = json.load(open(sys.argv[1]))
+for k in ["session_create_ms", "first_run_ms", "latency_ms", "throughput", "peak_rss_mb",
+          "peak_intermediate_mb", "memory_arena_mb", "threads", "placement", "profile", "samples_ms", "iterations"]:
+    assert k in r, f"missing key {k}"
+lat = r["latency_ms"]
+for k in ["min", "median", "p90", "p99", "max"]:
+    assert isinstance(lat[k], (int, float)) and lat[k] >= 0, f"latency_ms.{k} = {lat[k]}"
+assert lat["min"] <= lat["median"] <= lat["p90"] <= lat["p99"] <= lat["max"], lat
+assert r["iterations"] == 4 and len(r["samples_ms"]) == 4, r["iterations"]
+assert r["threads"] == 1, r["threads"]
+assert r["peak_rss_mb"] > 0
+pl = r["placement"]
+assert pl["summary"].startswith("placement:") and pl["providers"][0]["name"] == "cpu", pl
+nodes = r["profile"]["nodes"]
+assert len(nodes) == pl["total_nodes"] > 0, (len(nodes), pl["total_nodes"])
+for n in nodes:
+    assert n["calls"] == 4, n  # measured runs only: warm-up runs are not counted
+    assert n["total_ms"] >= 0 and n["impl"] and n["op"], n
+assert sum(o["nodes"] for o in r["profile"]["ops"]) == len(nodes)
+print("ok   json: keys, percentiles in order, profile covers", len(nodes), "nodes")
+PY
+else
+  fail "json run: exit $?: $(cat "$tmp/err")"
+fi
+
+# The human report names its sections.
+if "$pi" bench "$model" --duration 0.2 --profile --top 3 >"$tmp/out.txt" 2>"$tmp/err"; then
+  for want in "latency over" "throughput:" "peak RSS" "placement: cpu" "top 3 of"; do
+    grep -q "$want" "$tmp/out.txt" || fail "text report lacks '$want'"
+  done
+  echo "ok   text report"
+else
+  fail "text run: exit $?: $(cat "$tmp/err")"
+fi
+
+expect_usage() {  # NAME PATTERN ARGS...
+  local name=$1 pattern=$2; shift 2
+  "$pi" bench "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -ne 1 ] || [ "$(grep -c . "$tmp/err")" -ne 1 ] || ! grep -q "^error: .*$pattern" "$tmp/err"; then
+    fail "$name: exit $rc, stderr: $(cat "$tmp/err")"
+  else
+    echo "ok   $name: $(cat "$tmp/err")"
+  fi
+}
+expect_usage no-model "needs a MODEL"
+expect_usage zero-iterations "--iterations takes a whole number" "$model" --iterations 0
+expect_usage bad-duration "--duration takes seconds" "$model" --duration soon
+expect_usage both-modes "exclude each other" "$model" --iterations 2 --duration 1
+expect_usage bad-threads "--threads takes a whole number" "$model" --threads many
+expect_usage bad-level "--level takes a whole number from 0 to 3" "$model" --level 9
+expect_usage unknown-flag "unknown option '--fast'" "$model" --fast
+
+echo "$failures failed"
+[ "$failures" -eq 0 ]
