@@ -265,6 +265,10 @@ std::vector<Value> Session::run(const std::map<std::string, Value>& inputs) {
   if (first && impl_->placement.flops_basis.empty())
     fill_placement(*impl_->executor, *impl_->rt, impl_->executor->first_run_flops(), "first run",
                    &impl_->placement);
+  // Kernels that plan per input shape know their implementation once they have run.
+  if (first)
+    for (size_t i = 0; i < impl_->placement.nodes.size(); ++i)
+      impl_->placement.nodes[i].impl = impl_->executor->nodes()[i].kernel->impl();
   return out;
 }
 
