@@ -1,6 +1,7 @@
 #include "opt/channels_last.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -94,6 +95,10 @@ class Rewriter {
         changed_ = true;
         continue;
       }
+      if (is(n, "BatchNormalization") && nhwc_.count(n.inputs[0]) && inference_bn(n)) {
+        bn_as_scale_shift(n, out);
+        continue;
+      }
       if (unary_agnostic(n) && nhwc_.count(n.inputs[0]) && rest_scalar(n, 1)) {
         convert(n, out, {0}, false);
         continue;
@@ -130,6 +135,62 @@ class Rewriter {
     for (size_t i = from; i < n.inputs.size(); ++i)
       if (!n.inputs[i].empty() && !scalar_constant(g_, n.inputs[i])) return false;
     return true;
+  }
+
+  // BatchNormalization in inference form with constant float32 [C] parameters and one output.
+  bool inference_bn(const ir::Node& n) const {
+    if (n.inputs.size() != 5 || g_.opsets.count("") == 0 || g_.opsets.at("") < 7) return false;
+    for (size_t i = 1; i < n.outputs.size(); ++i)
+      if (!n.outputs[i].empty()) return false;
+    if (const ir::Attribute* t = n.attr("training_mode"); t && t->i != 0) return false;
+    const ir::TypeInfo* x = rank4_float(g_, n.inputs[0]);
+    if (!x || x->dims[1] <= 0) return false;
+    for (size_t i = 1; i < 5; ++i) {
+      auto it = g_.initializers.find(n.inputs[i]);
+      if (it == g_.initializers.end() || it->second.dtype() != DType::Float32 ||
+          it->second.rank() != 1 || it->second.numel() != x->dims[1])
+        return false;
+    }
+    return true;
+  }
+
+  // In NHWC the channel is the last axis, so BatchNormalization becomes x * scale + shift with
+  // [C] constants that broadcast along it: two elementwise ops, no transposes around them.
+  void bn_as_scale_shift(const ir::Node& n, std::vector<ir::Node>& out) {
+    const Tensor& gamma = g_.initializers.at(n.inputs[1]);
+    const Tensor& beta = g_.initializers.at(n.inputs[2]);
+    const Tensor& mean = g_.initializers.at(n.inputs[3]);
+    const Tensor& var = g_.initializers.at(n.inputs[4]);
+    const ir::Attribute* e = n.attr("epsilon");
+    const double eps = e ? e->f : 1e-5;
+    const int64_t c = gamma.numel();
+    std::vector<float> scale(c), shift(c);
+    for (int64_t i = 0; i < c; ++i) {
+      const double sc = gamma.data<float>()[i] / std::sqrt(double(var.data<float>()[i]) + eps);
+      scale[i] = static_cast<float>(sc);
+      shift[i] = static_cast<float>(beta.data<float>()[i] - mean.data<float>()[i] * sc);
+    }
+    const std::string sc_name = fresh(n.name + "_scale"), sh_name = fresh(n.name + "_shift");
+    g_.initializers[sc_name] = Tensor::from_vector<float>({c}, scale);
+    g_.initializers[sh_name] = Tensor::from_vector<float>({c}, shift);
+    const std::string y = n.outputs[0];
+    ir::Node mul, add;
+    mul.name = fresh(n.name + "_mul");
+    mul.op_type = "Mul";
+    mul.opset = add.opset = g_.opsets.at("");
+    mul.inputs = {nhwc_.at(n.inputs[0]), sc_name};
+    mul.outputs = {fresh(y + "_scaled_nhwc")};
+    add.name = fresh(n.name + "_add");
+    add.op_type = "Add";
+    add.inputs = {mul.outputs[0], sh_name};
+    add.outputs = {fresh(y + "_nhwc")};
+    if (const ir::TypeInfo* t = g_.type_of(y); t && t->has_shape && t->dims.size() == 4) {
+      g_.value_types[mul.outputs[0]] = permuted(*t, kToNhwc);
+      g_.value_types[add.outputs[0]] = permuted(*t, kToNhwc);
+    }
+    nhwc_[y] = add.outputs[0];
+    out.push_back(std::move(mul));
+    out.push_back(std::move(add));
   }
 
   bool same_static_shape(const std::string& a, const std::string& b) const {

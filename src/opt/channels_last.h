@@ -5,7 +5,8 @@
 // layers costs as much as the convolution itself. This pass rewrites 2-D float convolutions with
 // constant weights, and poolings, into ai.polyinfer Nhwc* operators (docs/optimizer.md), keeps
 // layout-agnostic operators (activations, same-shape binary ops, channel Concat) in NHWC between
-// them, and inserts one Transpose at each border with the rest of the graph. Graph inputs,
+// them — and inference BatchNormalization too, as a Mul and an Add by per-channel constants —
+// and inserts one Transpose at each border with the rest of the graph. Graph inputs,
 // outputs and every value an unconverted node reads keep their names and NCHW layout.
 #pragma once
 

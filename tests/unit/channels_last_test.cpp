@@ -39,7 +39,7 @@ void add_int(ModelBuilder& m, const std::string& name, int64_t v) {
   a->set_i(v);
 }
 
-// conv → relu → maxpool → conv ─┬─ add(residual) → concat(channels) → GAP → Flatten
+// conv → BN → relu → maxpool → conv ─┬─ add(residual) → concat(channels) → GAP → Flatten
 //                     └────────┘                 (with the pooled value)
 std::string residual_model() {
   ModelBuilder m(17);
@@ -49,7 +49,14 @@ std::string residual_model() {
   m.initializer("w2", {8, 8, 3, 3}, random_values(8 * 72, 3));
   m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1");
   add_ints(m, "pads", {1, 1, 1, 1});
-  m.node("Relu", {"c1"}, {"r1"}, "relu1");
+  m.initializer("bn_g", {8}, random_values(8, 4));
+  m.initializer("bn_b", {8}, random_values(8, 5));
+  m.initializer("bn_m", {8}, random_values(8, 6));
+  std::vector<float> var = random_values(8, 7);
+  for (auto& v : var) v = v * v + 0.1f;
+  m.initializer("bn_v", {8}, var);
+  m.node("BatchNormalization", {"c1", "bn_g", "bn_b", "bn_m", "bn_v"}, {"n1"}, "bn1");
+  m.node("Relu", {"n1"}, {"r1"}, "relu1");
   m.node("MaxPool", {"r1"}, {"p1"}, "pool1");
   add_ints(m, "kernel_shape", {2, 2});
   add_ints(m, "strides", {2, 2});
@@ -83,7 +90,9 @@ TEST(ChannelsLast, RewritesConvolutionsAndPoolingAndKeepsResults) {
   EXPECT_EQ(ops["NhwcMaxPool"], 1);
   EXPECT_EQ(ops["NhwcGlobalAveragePool"], 1);
   EXPECT_EQ(ops["Conv"], 0);
-  // One transpose in (x), one out (before Flatten): Relu, Add and Concat stay in NHWC.
+  EXPECT_EQ(ops["BatchNormalization"], 0);  // a Mul and an Add by per-channel constants
+  EXPECT_EQ(ops["Mul"], 1);
+  // One transpose in (x), one out (before Flatten): BN, Relu, Add and Concat stay in NHWC.
   EXPECT_EQ(ops["Transpose"], 2);
   const std::string rewritten = export_onnx_bytes(model);
 
