@@ -74,11 +74,11 @@ class OnednnConv final : public Kernel {
              x.rank(), " but the weights have rank ", w_shape_.size());
     Plan& p = plan_for(x.shape());
     Tensor& y = ctx.output(0, DType::Float32, p.y_shape);
-    dnnl::stream s(onednn::engine());
+    dnnl::stream& s = stream_;
     onednn::guarded(label_, [&] {
       memory src = onednn::wrap(p.user_src, x);
       if (p.src_buf) {
-        dnnl::reorder(src, *p.src_buf).execute(s, src, *p.src_buf);
+        p.to_src->execute(s, src, *p.src_buf);
         src = *p.src_buf;
       }
       memory dst(p.user_dst, onednn::engine(), y.raw_data());
@@ -89,14 +89,14 @@ class OnednnConv final : public Kernel {
                  ": Z has shape ", shape_str(z.shape()), " but the output has ",
                  shape_str(y.shape()));
         memory zm = onednn::wrap(p.user_dst, z);
-        dnnl::reorder(zm, conv_dst).execute(s, zm, conv_dst);
+        p.z_in->execute(s, zm, conv_dst);  // the sum post-op accumulates into what dst holds
       }
       std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},
                                            {DNNL_ARG_WEIGHTS, p.weights},
                                            {DNNL_ARG_DST, conv_dst}};
       if (p.bias) args.emplace(DNNL_ARG_BIAS, *p.bias);
       p.prim.execute(s, args);
-      if (p.dst_buf) dnnl::reorder(*p.dst_buf, dst).execute(s, *p.dst_buf, dst);
+      if (p.dst_buf) p.from_dst->execute(s, *p.dst_buf, dst);
       s.wait();
     });
   }
@@ -108,6 +108,8 @@ class OnednnConv final : public Kernel {
     memory::desc user_src, user_dst;
     memory weights;
     std::optional<memory> bias, src_buf, dst_buf;
+    // Made with the plan, not per run: layout changes in and out, and Z into dst.
+    std::optional<dnnl::reorder> to_src, from_dst, z_in;
   };
 
   // The primitive for input shape `xs` (NCHW, or NHWC when channels_last), made on first use.
@@ -187,14 +189,25 @@ class OnednnConv final : public Kernel {
     const dnnl::convolution_forward::primitive_desc& pd = *chosen;
     impl_ = onednn::impl_name(pd);
     p.prim = dnnl::convolution_forward(pd);
-    dnnl::stream s(onednn::engine());
+    dnnl::stream& s = stream_;
     memory user_w(memory::desc(w_d, dt::f32, G == 1 ? tag::oihw : tag::goihw), onednn::engine(),
                   const_cast<void*>(weights_.raw_data()));
     p.weights = memory(pd.weights_desc(), onednn::engine());
     dnnl::reorder(user_w, p.weights).execute(s, user_w, p.weights);
     if (bias_.defined()) p.bias = onednn::wrap(bias_md, bias_);
-    if (pd.src_desc() != p.user_src) p.src_buf = memory(pd.src_desc(), onednn::engine());
-    if (pd.dst_desc() != p.user_dst) p.dst_buf = memory(pd.dst_desc(), onednn::engine());
+    if (pd.src_desc() != p.user_src) {
+      p.src_buf = memory(pd.src_desc(), onednn::engine());
+      p.to_src = dnnl::reorder(dnnl::reorder::primitive_desc(onednn::engine(), p.user_src,
+                                                             onednn::engine(), pd.src_desc()));
+    }
+    if (pd.dst_desc() != p.user_dst) {
+      p.dst_buf = memory(pd.dst_desc(), onednn::engine());
+      p.from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(onednn::engine(), pd.dst_desc(),
+                                                               onednn::engine(), p.user_dst));
+    }
+    if (has_z_)
+      p.z_in = dnnl::reorder(dnnl::reorder::primitive_desc(onednn::engine(), p.user_dst,
+                                                           onednn::engine(), pd.dst_desc()));
     s.wait();
     return p;
   }
@@ -206,6 +219,7 @@ class OnednnConv final : public Kernel {
   FusedActivation act_;
   bool channels_last_ = false, has_z_ = false;
   std::map<Shape, Plan> plans_;
+  dnnl::stream stream_{onednn::engine()};  // one per kernel, not one per run
   std::string impl_ = "onednn";
 };
 

@@ -110,7 +110,7 @@ class OnednnMatMul final : public Kernel {
     }
     Plan& p = plan_for(a.shape(), b ? b->shape() : Shape{});
     Tensor& y = ctx.output(0, DType::Float32, p.y_shape);
-    dnnl::stream s(onednn::engine());
+    dnnl::stream& s = stream_;
     onednn::guarded(label_, [&] {
       std::unordered_map<int, memory> args{
           {DNNL_ARG_SRC, onednn::wrap(p.src_md, a)},
@@ -208,7 +208,7 @@ class OnednnMatMul final : public Kernel {
     p.prim = dnnl::matmul(pd);
     p.w_md = w_user;
     if (const_b_) {
-      dnnl::stream s(onednn::engine());
+      dnnl::stream& s = stream_;
       memory user = onednn::wrap(w_user, weights_);
       p.weights = memory(pd.weights_desc(), onednn::engine());
       dnnl::reorder(user, *p.weights).execute(s, user, *p.weights);
@@ -225,6 +225,7 @@ class OnednnMatMul final : public Kernel {
   FusedActivation act_;
   Tensor weights_, bias_;  // weights_: constant [K, N] (alpha folded in), bias_: [1, N]
   std::map<std::pair<Shape, Shape>, Plan> plans_;
+  dnnl::stream stream_{onednn::engine()};  // one per kernel, not one per run
   std::string impl_ = "onednn";
 };
 

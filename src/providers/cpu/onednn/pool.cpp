@@ -60,7 +60,7 @@ class OnednnPool final : public Kernel {
                .first;
     Plan& p = it->second;
     Tensor& y = ctx.output(0, DType::Float32, p.y_shape);
-    dnnl::stream s(onednn::engine());
+    dnnl::stream& s = stream_;
     onednn::guarded(label_, [&] {
       p.prim.execute(s, {{DNNL_ARG_SRC, onednn::wrap(p.src_md, x)},
                          {DNNL_ARG_DST, memory(p.dst_md, onednn::engine(), y.raw_data())}});
@@ -128,6 +128,7 @@ class OnednnPool final : public Kernel {
   bool global_ = false, max_ = false, include_pad_ = false, channels_last_ = false;
   WindowAttrs attrs_;
   std::map<Shape, Plan> plans_;
+  dnnl::stream stream_{onednn::engine()};  // one per kernel, not one per run
   std::string impl_ = "onednn";
 };
 
