@@ -33,7 +33,7 @@ class FastBatchNormKernel final : public Kernel {
       info.unsupported("the fast kernel in training_mode");
     if (info.num_outputs() > 1) info.unsupported("the fast kernel with statistics outputs");
   }
-  std::string impl() const override { return impl_name(); }
+  std::string impl() const override { return ref_.impl(); }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);

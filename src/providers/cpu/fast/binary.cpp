@@ -113,7 +113,7 @@ class FastArithKernel final : public Kernel {
     require_float_input(info, 0);
     require_float_input(info, 1);
   }
-  std::string impl() const override { return impl_name(); }
+  std::string impl() const override { return ref_.impl(); }
 
   void run(KernelContext& ctx) override {
     const Tensor& a = ctx.input(0);

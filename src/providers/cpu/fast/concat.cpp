@@ -17,7 +17,7 @@ class FastConcatKernel final : public Kernel {
  public:
   explicit FastConcatKernel(const KernelInfo& info)
       : ref_(info), axis_(info.opset() < 4 ? info.attr_int("axis", 1) : info.attr_int("axis")) {}
-  std::string impl() const override { return impl_name(); }
+  std::string impl() const override { return ref_.impl(); }
 
   void run(KernelContext& ctx) override {
     if (ctx.num_inputs() == 0 || !ctx.has_input(0)) return ref_.run(ctx);

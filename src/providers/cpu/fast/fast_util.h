@@ -110,7 +110,14 @@ class RefFallback {
     // Without a reference kernel the fast one would have nothing to hand odd inputs to.
     if (!ref_) info.unsupported("a fast kernel without a reference kernel");
   }
-  void run(KernelContext& ctx) { ref_->run(ctx); }
+  void run(KernelContext& ctx) {
+    fell_back_ = true;
+    ref_->run(ctx);
+  }
+  // What the owning fast kernel reports from impl(): its fast path, or — once a run has handed
+  // its inputs to the reference kernel — that, so placement reports and tests see a fallback.
+  // (The session refreshes the placement's impl after the first run.)
+  std::string impl() const { return fell_back_ ? "reference (fast path declined)" : impl_name(); }
 
  private:
   static std::unique_ptr<Kernel> make(const KernelInfo& info, const std::string& domain,
@@ -120,6 +127,7 @@ class RefFallback {
     return nullptr;
   }
   std::unique_ptr<Kernel> ref_;
+  bool fell_back_ = false;
 };
 
 PI_FAST_MATH_BEGIN

@@ -17,7 +17,7 @@ class FastGatherKernel final : public Kernel {
  public:
   explicit FastGatherKernel(const KernelInfo& info)
       : ref_(info), axis_(info.attr_int("axis", 0)) {}
-  std::string impl() const override { return impl_name(); }
+  std::string impl() const override { return ref_.impl(); }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);

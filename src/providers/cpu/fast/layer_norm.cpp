@@ -76,7 +76,7 @@ class FastLayerNormKernel final : public Kernel {
     require_float_input(info, 0);
     if (info.attr_int("stash_type", 1) != 1) info.unsupported("the fast kernel for stash_type!=1");
   }
-  std::string impl() const override { return impl_name(); }
+  std::string impl() const override { return ref_.impl(); }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);

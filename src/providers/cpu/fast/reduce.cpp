@@ -37,7 +37,7 @@ class FastReduceKernel final : public Kernel {
         noop_(info.attr_int("noop_with_empty_axes", 0) != 0) {
     require_float_input(info, 0);
   }
-  std::string impl() const override { return impl_name(); }
+  std::string impl() const override { return ref_.impl(); }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);

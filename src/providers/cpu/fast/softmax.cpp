@@ -68,7 +68,7 @@ class FastSoftmaxKernel final : public Kernel {
         axis_(info.attr_int("axis", info.opset() < 13 ? 1 : -1)) {
     require_float_input(info, 0);
   }
-  std::string impl() const override { return impl_name(); }
+  std::string impl() const override { return ref_.impl(); }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);

@@ -194,7 +194,7 @@ class FastTransposeKernel final : public Kernel {
  public:
   explicit FastTransposeKernel(const KernelInfo& info)
       : ref_(info), perm_(info.attr_ints("perm")), has_perm_(info.has_attr("perm")) {}
-  std::string impl() const override { return impl_name(); }
+  std::string impl() const override { return ref_.impl(); }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);

@@ -74,7 +74,7 @@ class FastMapKernel : public Kernel {
       : ref_(info, onnx_op, onnx_opset), fn_(fn), p0_(p0), p1_(p1) {
     require_float_input(info, 0);
   }
-  std::string impl() const override { return impl_name(); }
+  std::string impl() const override { return ref_.impl(); }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
