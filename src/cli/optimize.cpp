@@ -33,7 +33,6 @@ int cmd_optimize(const std::vector<std::string>& argv) {
   // Passes declare the opsets they emit (ai.polyinfer) on the graph; the file's opset_import
   // comes from the model's list.
   for (const auto& [domain, version] : m.graph->opsets) m.opsets[domain] = version;
-  if (!r.polyinfer_only) m.opsets.erase("ai.polyinfer");
   export_onnx_file(m, args.get("output"));
   std::cout << "optimize level " << level << ": " << r.summary() << "; wrote "
             << args.get("output")

@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "opt/graph_util.h"
+
 namespace polyinfer::opt {
 namespace {
 
@@ -68,12 +70,6 @@ bool binary_agnostic(const ir::Node& n) {
                               n.op_type == "Div" || n.op_type == "Max" || n.op_type == "Min");
 }
 
-// A value that broadcasts the same way in both layouts: a constant of one element.
-bool scalar_constant(const ir::Graph& g, const std::string& name) {
-  auto it = g.initializers.find(name);
-  return it != g.initializers.end() && it->second.numel() == 1 && it->second.rank() <= 1;
-}
-
 class Rewriter {
  public:
   explicit Rewriter(ir::Graph& g) : g_(g) {
@@ -133,6 +129,7 @@ class Rewriter {
 
   bool rest_scalar(const ir::Node& n, size_t from) const {
     for (size_t i = from; i < n.inputs.size(); ++i)
+      // A one-element constant broadcasts the same way in both layouts.
       if (!n.inputs[i].empty() && !scalar_constant(g_, n.inputs[i])) return false;
     return true;
   }
@@ -142,7 +139,7 @@ class Rewriter {
     if (n.inputs.size() != 5 || g_.opsets.count("") == 0 || g_.opsets.at("") < 7) return false;
     for (size_t i = 1; i < n.outputs.size(); ++i)
       if (!n.outputs[i].empty()) return false;
-    if (const ir::Attribute* t = n.attr("training_mode"); t && t->i != 0) return false;
+    if (attr_int(n, "training_mode", 0) != 0) return false;
     const ir::TypeInfo* x = rank4_float(g_, n.inputs[0]);
     if (!x || x->dims[1] <= 0) return false;
     for (size_t i = 1; i < 5; ++i) {
@@ -161,8 +158,7 @@ class Rewriter {
     const Tensor& beta = g_.initializers.at(n.inputs[2]);
     const Tensor& mean = g_.initializers.at(n.inputs[3]);
     const Tensor& var = g_.initializers.at(n.inputs[4]);
-    const ir::Attribute* e = n.attr("epsilon");
-    const double eps = e ? e->f : 1e-5;
+    const double eps = attr_float(n, "epsilon", 1e-5f);
     const int64_t c = gamma.numel();
     std::vector<float> scale(c), shift(c);
     for (int64_t i = 0; i < c; ++i) {

@@ -122,14 +122,24 @@ bool same_shape(const ir::Graph& g, const std::string& a, const std::string& b) 
   return true;
 }
 
-int64_t attr_int(const ir::Node& n, const std::string& key, int64_t def) {
+// A present attribute of another type is a malformed model: say so now rather than rewrite
+// with the default (the kernels would reject the same node at load, KernelInfo::attr_*).
+static const ir::Attribute* typed_attr(const ir::Node& n, const std::string& key,
+                                       ir::Attribute::Type type, const char* type_name) {
   const ir::Attribute* a = n.attr(key);
-  return a && a->type == ir::Attribute::Type::Int ? a->i : def;
+  PI_CHECK(!a || a->type == type, InvalidModel, n.label(), ": attribute '", key, "' must be ",
+           type_name);
+  return a;
+}
+
+int64_t attr_int(const ir::Node& n, const std::string& key, int64_t def) {
+  const ir::Attribute* a = typed_attr(n, key, ir::Attribute::Type::Int, "an int");
+  return a ? a->i : def;
 }
 
 float attr_float(const ir::Node& n, const std::string& key, float def) {
-  const ir::Attribute* a = n.attr(key);
-  return a && a->type == ir::Attribute::Type::Float ? a->f : def;
+  const ir::Attribute* a = typed_attr(n, key, ir::Attribute::Type::Float, "a float");
+  return a ? a->f : def;
 }
 
 std::string attr_string(const ir::Node& n, const std::string& key, const std::string& def) {

@@ -69,7 +69,8 @@ DType elem_type(const ir::Graph& g, const std::string& v);
 // same number, or the same named symbol.
 bool same_shape(const ir::Graph& g, const std::string& a, const std::string& b);
 
-// Attribute readers with defaults (a present attribute of another type reads as the default).
+// Attribute readers with defaults; a present int/float attribute of another type throws
+// InvalidModel naming the node.
 int64_t attr_int(const ir::Node& n, const std::string& key, int64_t def);
 float attr_float(const ir::Node& n, const std::string& key, float def);
 std::string attr_string(const ir::Node& n, const std::string& key, const std::string& def);

@@ -13,7 +13,8 @@ int rewrite_matmul_bias(
   int count = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     ir::Node& add = g.nodes[i];
-    if (add.op_type != "Add" || !add.domain.empty() || add.inputs.size() != 2 || add.opset < 7)
+    if (add.op_type != "Add" || !add.domain.empty() || add.inputs.size() != 2 ||
+        add.outputs.size() != 1 || add.opset < 7)
       continue;
     for (int side = 0; side < 2; ++side) {
       const std::string& mm_out = add.inputs[side];

@@ -52,16 +52,19 @@ OptimizeReport optimize(ir::Graph& g, int level) {
     }
     // Layout last, once the fusions have settled: it rewrites the fused convolutions into
     // their channels-last forms, which no fusion pattern matches.
-    if (level >= 3) r.rewrites.push_back({"channels-last", to_channels_last(g) ? 1 : 0});
+    const bool layout = level >= 3 && to_channels_last(g);
     prune_unused(g);
     // Passes keep the order themselves (tests check each); sorting here would only hide a bug.
     PI_CHECK(is_topological(g), Internal, "the optimizer left graph '", g.name,
              "' out of topological order (a pass bug; run with optimization level 0)");
     for (size_t i = 0; i < passes.size(); ++i)
       if (passes[i]->min_level() <= level) r.rewrites.push_back({passes[i]->name(), counts[i]});
+    if (level >= 3) r.rewrites.push_back({"channels-last", layout ? 1 : 0});
   }
   r.nodes_after = static_cast<int>(g.nodes.size());
   for (const auto& n : g.nodes) r.polyinfer_only = r.polyinfer_only || n.domain == kPolyDomain;
+  // Passes declare the domain when they emit an operator of it; one removed again leaves no need.
+  if (!r.polyinfer_only) g.opsets.erase(kPolyDomain);
   return r;
 }
 

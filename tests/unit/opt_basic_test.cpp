@@ -174,6 +174,23 @@ TEST(OptConvBn, ConvOutputWithAnotherReaderIsLeft) {
   EXPECT_EQ(opt::make_conv_bn_folding()->run(*m.graph), 0);
 }
 
+TEST(OptConvBn, AnEpsilonOfTheWrongTypeIsAnErrorNotTheDefault) {
+  ModelBuilder b = conv_bn_model(true, false);
+  auto* bn = b.proto().mutable_graph()->mutable_node(1);
+  ASSERT_EQ(bn->op_type(), "BatchNormalization");
+  bn->mutable_attribute(0)->set_type(onnx::AttributeProto::INT);  // epsilon stored as an int
+  bn->mutable_attribute(0)->set_i(1);
+  Model m = test::import_bytes(b.bytes());
+  try {
+    opt::make_conv_bn_folding()->run(*m.graph);
+    FAIL() << "folding used a default epsilon";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidModel);
+    EXPECT_NE(std::string(e.what()).find("'epsilon' must be a float"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(OptGemm, TwoDimensionalMatMulPlusBiasBecomesGemm) {
   ModelBuilder b(13);
   b.input("x", {3, 5}).output("y", {3, 4}).output("z", {2, 3, 4});
