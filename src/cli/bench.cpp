@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
-#include <set>
 
 #include "cli/cli.h"
 #include "cli/inputs.h"
@@ -37,32 +36,17 @@ struct BenchOptions {
   bool json = false, profile = false;
 };
 
-// A whole-number flag checked here, so that a bad value is a usage error (exit 1).
-int int_flag(const Args& args, const std::string& name, int def, int lo, int hi) {
-  const std::string v = args.get(name);
-  if (v.empty() && !args.options.count(name)) return def;
-  char* end = nullptr;
-  const long n = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || n < lo || n > hi)
-    throw UsageError("--" + name + " takes a whole number from " + std::to_string(lo) + " to " +
-                     std::to_string(hi) + ", got '" + v + "'");
-  return static_cast<int>(n);
-}
-
 BenchOptions bench_options(const Args& args) {
   BenchOptions o;
-  o.warmup = int_flag(args, "warmup", 1, 1, 100000);
-  o.top = int_flag(args, "top", 15, 1, 100000);
-  int_flag(args, "threads", 0, 0, 1024);  // checked here; SessionOptions reads them
-  int_flag(args, "level", 3, 0, 3);
-  int_flag(args, "seed", 0, 0, 1000000);
+  o.warmup = args.get_int("warmup", 1, 1, 100000);
+  o.top = args.get_int("top", 15, 1, 100000);
   o.json = args.flag("json");
   o.profile = args.flag("profile");
   const bool has_iter = args.options.count("iterations") > 0;
   const bool has_dur = args.options.count("duration") > 0;
   if (has_iter && has_dur)
     throw UsageError("--iterations and --duration exclude each other; give one");
-  if (has_iter) o.iterations = int_flag(args, "iterations", 0, 1, 10000000);
+  if (has_iter) o.iterations = args.get_int("iterations", 0, 1, 10000000);
   if (has_dur) {
     const std::string v = args.get("duration");
     char* end = nullptr;
@@ -122,13 +106,11 @@ class Progress {
 };
 
 struct Stats {
-  std::vector<double> samples;  // ms, in run order
   double min = 0, mean = 0, median = 0, p90 = 0, p99 = 0, max = 0, wall_ms = 0;
 };
 
 Stats summarize(std::vector<double> samples, double wall_ms) {
   Stats s;
-  s.samples = samples;
   s.wall_ms = wall_ms;
   std::sort(samples.begin(), samples.end());
   if (samples.empty()) return s;

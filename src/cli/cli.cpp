@@ -18,13 +18,14 @@ std::vector<std::string> Args::all(const std::string& name) const {
   return out;
 }
 
-int Args::get_int(const std::string& name, int def) const {
+int Args::get_int(const std::string& name, int def, int lo, int hi) const {
   auto it = options.find(name);
   if (it == options.end()) return def;
   char* end = nullptr;
   const long v = std::strtol(it->second.c_str(), &end, 10);
-  PI_CHECK(!it->second.empty() && *end == '\0' && v >= -1000000 && v <= 1000000, InvalidArgument,
-           "--", name, " takes a whole number, got '", it->second, "'");
+  if (it->second.empty() || *end != '\0' || v < lo || v > hi)
+    throw UsageError("--" + name + " takes a whole number from " + std::to_string(lo) + " to " +
+                     std::to_string(hi) + ", got '" + it->second + "'");
   return static_cast<int>(v);
 }
 
@@ -88,9 +89,9 @@ SessionOptions session_options(const Args& args) {
   SessionOptions o;
   if (args.flag("providers") || args.options.count("providers"))
     o.providers = split_list(args.get("providers"));
-  o.threads = args.get_int("threads", 0);
+  o.threads = args.get_int("threads", 0, 0, 1024);
   o.allow_missing = args.flag("allow-missing");
-  o.optimization_level = args.get_int("level", 3);
+  o.optimization_level = args.get_int("level", 3, 0, 3);
   return o;
 }
 

@@ -30,7 +30,9 @@ struct Args {
   bool flag(const std::string& name) const { return options.count(name) > 0; }
   std::string get(const std::string& name, const std::string& def = "") const;
   std::vector<std::string> all(const std::string& name) const;
-  int get_int(const std::string& name, int def) const;
+  // A whole-number option in [lo, hi], or `def` when absent; anything else is a UsageError
+  // naming the option and the range (exit 1).
+  int get_int(const std::string& name, int def, int lo = -1000000, int hi = 1000000) const;
 };
 
 // Parses `argv`; `flags` lists options that take no value, `valued` those that take one. An

@@ -74,8 +74,13 @@ std::map<std::string, Value> make_inputs(const Session& session, const Args& arg
              kv, "'");
     return std::make_pair(kv.substr(0, eq), kv.substr(eq + 1));
   };
-  for (const auto& kv : args.all("input")) files.insert(split_kv(kv, "input"));
-  for (const auto& kv : args.all("shape")) shapes.insert(split_kv(kv, "shape"));
+  auto add = [&](std::map<std::string, std::string>& to, const std::string& kv, const char* opt) {
+    auto [it, fresh] = to.insert(split_kv(kv, opt));
+    PI_CHECK(fresh, InvalidArgument, "--", opt, " gives '", it->first,
+             "' twice; give each input once");
+  };
+  for (const auto& kv : args.all("input")) add(files, kv, "input");
+  for (const auto& kv : args.all("shape")) add(shapes, kv, "shape");
   auto known = [&](const std::string& name) {
     for (const auto& s : session.inputs()) if (s.name == name) return true;
     return false;

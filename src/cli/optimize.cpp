@@ -26,8 +26,7 @@ int cmd_optimize(const std::vector<std::string>& argv) {
     std::cerr << usage;
     return kExitUsage;
   }
-  const int level = args.get_int("level", 3);
-  if (level < 0 || level > 3) throw UsageError("--level must be 0..3, got " + args.get("level"));
+  const int level = args.get_int("level", 3, 0, 3);
   Model m = import_onnx_file(args.positional[0]);
   const opt::OptimizeReport r = opt::optimize(*m.graph, level);
   // Passes declare the opsets they emit (ai.polyinfer) on the graph; the file's opset_import

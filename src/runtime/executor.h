@@ -67,7 +67,6 @@ class Executor final : public SubgraphRunner {
     int64_t total_ns = 0;
   };
   void set_profiling(bool on);
-  bool profiling() const { return profiling_; }
   // One entry per node, in execution order; empty when profiling is off.
   const std::vector<NodeTiming>& timings() const { return timings_; }
   // Zeroes the timings (e.g. after warm-up runs).
