@@ -11,6 +11,8 @@ packages=(
   libonnx-testdata                                # the ONNX backend test data (conformance)
   clang libclang-rt-14-dev                        # libFuzzer targets
   python3-venv                                    # tools/pyenv.sh (ONNX Runtime comparisons)
+  libvulkan-dev mesa-vulkan-drivers               # Vulkan headers + loader, llvmpipe (doctor, tests)
+  opencl-c-headers ocl-icd-libopencl1 pocl-opencl-icd   # OpenCL headers, ICD loader, PoCL
 )
 if [ "${1:-}" = "--print" ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
 
