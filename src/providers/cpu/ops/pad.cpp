@@ -1,5 +1,6 @@
 // Pad. Opset 1 names the pads 'paddings', 2..10 'pads' (attributes, with a float 'value');
-// 11+ take pads and constant_value as inputs, 18+ an optional axes input, 19+ mode=wrap.
+// 11+ take pads and constant_value as inputs, 18+ an optional axes input, 19+ mode=wrap
+// (ops/pad_params.h reads them).
 // Negative pads crop; reflect/edge/wrap read relative to the whole input, so a crop on one side
 // does not change what the other side's padding copies.
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "core/dispatch.h"
 #include "core/shape_util.h"
 #include "providers/cpu/ops/op_util.h"
+#include "providers/cpu/ops/pad_params.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
@@ -21,56 +23,22 @@ enum class Mode { Constant, Reflect, Edge, Wrap };
 class PadKernel final : public Kernel {
  public:
   explicit PadKernel(const KernelInfo& info)
-      : label_(info.node().label()), from_attr_(info.opset() < 11) {
-    const std::string mode = info.attr_string("mode", "constant");
+      : attrs_(info), label_(attrs_.label), from_attr_(attrs_.from_attr) {
+    const std::string& mode = attrs_.mode;
     if (mode == "constant") mode_ = Mode::Constant;
     else if (mode == "reflect") mode_ = Mode::Reflect;
     else if (mode == "edge") mode_ = Mode::Edge;
     else if (mode == "wrap" && info.opset() >= 19) mode_ = Mode::Wrap;
     else info.unsupported("mode=" + mode);
-    if (from_attr_) {
-      pads_ = info.attr_ints(info.opset() == 1 ? "paddings" : "pads");
-      value_ = info.attr_float("value", 0.0f);
-    }
+    value_ = attrs_.value;
   }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     const int r = x.rank();
-    std::vector<int64_t> pads = pads_;
-    std::vector<int64_t> axes;
-    if (!from_attr_) {
-      pads = read_int_list(ctx.input(1), label_.c_str());
-      if (ctx.has_input(3)) axes = read_int_list(ctx.input(3), label_.c_str());
-    }
-    if (axes.empty()) {
-      for (int d = 0; d < r; ++d) axes.push_back(d);
-    }
-    const size_t n = axes.size();
-    PI_CHECK(pads.size() == 2 * n, InvalidArgument, label_, ": pads ", int_list_str(pads),
-             " must have 2 entries per padded axis (", n, ")");
-    // No real pad is near 2^40 (the element limit); the bound keeps the sums below exact.
-    for (int64_t p : pads)
-      PI_CHECK(p >= -(int64_t{1} << 40) && p <= (int64_t{1} << 40), InvalidArgument, label_,
-               ": pad ", p, " is out of range");
-    std::vector<int64_t> before(r, 0), after(r, 0);
-    std::vector<bool> seen(r, false);
-    for (size_t i = 0; i < n; ++i) {
-      const int64_t a = normalize_axis(axes[i], r, label_.c_str());
-      PI_CHECK(!seen[a], InvalidArgument, label_, ": axis ", axes[i], " is listed twice");
-      seen[a] = true;
-      before[a] = pads[i];
-      after[a] = pads[i + n];
-    }
-    Shape out(r);
-    for (int d = 0; d < r; ++d) {
-      const int64_t dim = x.shape()[d];
-      out[d] = dim + before[d] + after[d];
-      PI_CHECK(out[d] >= 0, InvalidArgument, label_, ": pads ", int_list_str(pads),
-               " crop more than dimension ", d, " of ", x.describe(), " holds");
-      PI_CHECK(mode_ == Mode::Constant || dim > 0 || out[d] == 0, InvalidArgument, label_,
-               ": cannot pad an empty dimension in this mode (", x.describe(), ")");
-    }
+    const PadPlan plan = plan_pad(attrs_, ctx);
+    const std::vector<int64_t>& before = plan.before;
+    const Shape& out = plan.out;
     Tensor& y = ctx.output(0, x.dtype(), out);
     if (y.numel() == 0) return;
 
@@ -147,10 +115,10 @@ class PadKernel final : public Kernel {
     return -1;
   }
 
+  PadAttrs attrs_;
   std::string label_;
   bool from_attr_;
   Mode mode_ = Mode::Constant;
-  std::vector<int64_t> pads_;
   float value_ = 0;
 };
 

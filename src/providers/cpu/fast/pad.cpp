@@ -1,0 +1,78 @@
+// Fast constant-mode Pad for float32: each output row (all dimensions but the last) is either all
+// fill value, or fill / one memcpy of an input row / fill, and rows are split over threads. The
+// reference kernel maps every element through per-dimension tables; a DenseNet or YOLO border pad
+// is a few row copies here. Shapes, pads and their errors come from ops/pad_params.h, shared with
+// the reference kernel; other modes and dtypes, and a constant_value input that is not one float,
+// go to it.
+#include <cstring>
+
+#include "core/shape_util.h"
+#include "providers/cpu/fast/fast_util.h"
+#include "providers/cpu/ops/pad_params.h"
+
+namespace polyinfer::fast {
+namespace {
+
+class FastPadKernel final : public Kernel {
+ public:
+  explicit FastPadKernel(const KernelInfo& info) : attrs_(info), ref_(info) {
+    if (attrs_.mode != "constant") info.unsupported("the fast kernel for mode=" + attrs_.mode);
+    require_float_input(info);
+  }
+  std::string impl() const override { return ref_.impl(); }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != DType::Float32 || x.rank() == 0) return ref_.run(ctx);
+    float fill = attrs_.value;
+    if (!attrs_.from_attr && ctx.has_input(2)) {
+      const Tensor& v = ctx.input(2);
+      if (v.dtype() != DType::Float32 || v.numel() != 1) return ref_.run(ctx);  // its error
+      fill = v.data<float>()[0];
+    }
+    const PadPlan p = plan_pad(attrs_, ctx);
+    Tensor& y = ctx.output(0, x.dtype(), p.out);
+    if (y.numel() == 0) return;
+    const int r = x.rank();
+    const int64_t in_w = x.shape()[r - 1], out_w = p.out[r - 1], lead = p.before[r - 1];
+    // Output columns [c0, c1) come from input columns [c0 - lead, c1 - lead); the rest is fill.
+    const int64_t c0 = std::clamp<int64_t>(lead, 0, out_w);
+    const int64_t c1 = std::clamp<int64_t>(lead + in_w, 0, out_w);
+    const int64_t rows = y.numel() / out_w;
+    const std::vector<int64_t> xs = strides_of(x.shape());
+    const float* src = x.data<float>();
+    float* dst = y.data<float>();
+    const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, out_w));
+    parallel_for(rows, ctx.threads(), grain, [&](int64_t b, int64_t e) {
+      for (int64_t row = b; row < e; ++row) {
+        float* o = dst + row * out_w;
+        // The input row this output row reads: its index digit by digit, shifted by the pads.
+        int64_t rest = row, off = 0;
+        bool inside = c1 > c0;
+        for (int d = r - 2; d >= 0 && inside; --d) {
+          const int64_t i = rest % p.out[d] - p.before[d];
+          rest /= p.out[d];
+          inside = i >= 0 && i < x.shape()[d];
+          off += i * xs[d];
+        }
+        if (!inside) {
+          std::fill(o, o + out_w, fill);
+          continue;
+        }
+        std::fill(o, o + c0, fill);
+        std::memcpy(o + c0, src + off + (c0 - lead), static_cast<size_t>(c1 - c0) * sizeof(float));
+        std::fill(o + c1, o + out_w, fill);
+      }
+    });
+  }
+
+ private:
+  PadAttrs attrs_;
+  RefFallback ref_;
+};
+
+}  // namespace
+
+PI_CPU_FAST_KERNEL("", Pad, 1, 23, FastPadKernel);
+
+}  // namespace polyinfer::fast

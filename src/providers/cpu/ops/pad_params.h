@@ -1,0 +1,77 @@
+// Pad's pads resolved against an input: how much each dimension gains before and after (negative
+// crops) and the output shape. The reference kernel (ops/pad.cpp) and the fast one (fast/pad.cpp)
+// both read them here, so their checks and errors are one.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/shape_util.h"
+#include "providers/cpu/ops/op_util.h"
+#include "runtime/kernel.h"
+
+namespace polyinfer {
+
+// Where Pad's pads come from: attributes 'paddings' (opset 1) or 'pads' (2..10) with a float
+// 'value'; inputs pads, constant_value and (18+) axes from opset 11.
+struct PadAttrs {
+  explicit PadAttrs(const KernelInfo& info)
+      : label(info.node().label()), from_attr(info.opset() < 11),
+        mode(info.attr_string("mode", "constant")) {
+    if (from_attr) {
+      pads = info.attr_ints(info.opset() == 1 ? "paddings" : "pads");
+      value = info.attr_float("value", 0.0f);
+    }
+  }
+  std::string label;
+  bool from_attr;
+  std::string mode;
+  std::vector<int64_t> pads;
+  float value = 0;
+};
+
+struct PadPlan {
+  std::vector<int64_t> before, after;  // per dimension
+  Shape out;
+};
+
+inline PadPlan plan_pad(const PadAttrs& a, KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int r = x.rank();
+  const std::string& label = a.label;
+  std::vector<int64_t> pads = a.pads;
+  std::vector<int64_t> axes;
+  if (!a.from_attr) {
+    pads = read_int_list(ctx.input(1), label.c_str());
+    if (ctx.has_input(3)) axes = read_int_list(ctx.input(3), label.c_str());
+  }
+  if (axes.empty())
+    for (int d = 0; d < r; ++d) axes.push_back(d);
+  const size_t n = axes.size();
+  PI_CHECK(pads.size() == 2 * n, InvalidArgument, label, ": pads ", int_list_str(pads),
+           " must have 2 entries per padded axis (", n, ")");
+  // No real pad is near 2^40 (the element limit); the bound keeps the sums below exact.
+  for (int64_t p : pads)
+    PI_CHECK(p >= -(int64_t{1} << 40) && p <= (int64_t{1} << 40), InvalidArgument, label,
+             ": pad ", p, " is out of range");
+  PadPlan p{std::vector<int64_t>(r, 0), std::vector<int64_t>(r, 0), Shape(r)};
+  std::vector<bool> seen(r, false);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t ax = normalize_axis(axes[i], r, label.c_str());
+    PI_CHECK(!seen[ax], InvalidArgument, label, ": axis ", axes[i], " is listed twice");
+    seen[ax] = true;
+    p.before[ax] = pads[i];
+    p.after[ax] = pads[i + n];
+  }
+  for (int d = 0; d < r; ++d) {
+    const int64_t dim = x.shape()[d];
+    p.out[d] = dim + p.before[d] + p.after[d];
+    PI_CHECK(p.out[d] >= 0, InvalidArgument, label, ": pads ", int_list_str(pads),
+             " crop more than dimension ", d, " of ", x.describe(), " holds");
+    PI_CHECK(a.mode == "constant" || dim > 0 || p.out[d] == 0, InvalidArgument, label,
+             ": cannot pad an empty dimension in this mode (", x.describe(), ")");
+  }
+  return p;
+}
+
+}  // namespace polyinfer
