@@ -104,6 +104,7 @@ class Rewriter {
         convert(n, out, {0, 1}, false);
         continue;
       }
+      if (is(n, "Slice") && nhwc_.count(n.inputs[0]) && slice_nhwc(n, out)) continue;
       if (is(n, "Concat") && concat_channels(n)) {
         convert(n, out, all_inputs(n), false);
         out.back().attrs["axis"].i = 3;  // convert() pushes the rewritten node last
@@ -194,6 +195,49 @@ class Rewriter {
     if (!ta || !tb) return false;
     for (size_t i = 0; i < 4; ++i)
       if (ta->dims[i] < 0 || ta->dims[i] != tb->dims[i]) return false;
+    return true;
+  }
+
+  // Slice of an NHWC value with constant axes: the same Slice with each axis renumbered for
+  // NHWC, so a channel slice (ShuffleNet's split in two) needs no transposes around it. Starts,
+  // ends and steps are per listed axis and do not change.
+  bool slice_nhwc(ir::Node& n, std::vector<ir::Node>& out) {
+    if (!rank4_float(g_, n.inputs[0]) || n.outputs.size() != 1) return false;
+    std::vector<int64_t> axes;
+    const bool from_attr = n.opset < 10;
+    if (from_attr) {
+      const std::vector<int64_t> starts = attr_ints(n, "starts");
+      axes = n.attr("axes") ? attr_ints(n, "axes") : std::vector<int64_t>{};
+      if (!n.attr("axes"))
+        for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    } else {
+      if (n.inputs.size() < 3) return false;
+      if (n.inputs.size() > 3 && !n.inputs[3].empty()) {
+        const Tensor* t = constant(g_, n.inputs[3]);
+        if (!t || (t->dtype() != DType::Int64 && t->dtype() != DType::Int32)) return false;
+        for (double v : to_doubles(*t)) axes.push_back(static_cast<int64_t>(v));
+      } else {
+        const Tensor* starts = constant(g_, n.inputs[1]);
+        if (!starts) return false;  // how many axes the default covers is only known at run time
+        for (int64_t i = 0; i < starts->numel(); ++i) axes.push_back(i);
+      }
+    }
+    // NCHW axis a sits at position kToNchw[a] in NHWC: C (1) → 3, H (2) → 1, W (3) → 2.
+    std::vector<int64_t> mapped;
+    for (int64_t a : axes) {
+      if (a < -4 || a > 3) return false;  // the kernel reports the bad axis on the original
+      mapped.push_back(kToNchw[a < 0 ? a + 4 : a]);
+    }
+    convert(n, out, {0}, false);
+    ir::Node& m = out.back();
+    if (from_attr) {
+      m.attrs["axes"] = make_ints(mapped);
+    } else {
+      const std::string name = fresh(n.name + "_nhwc_axes");
+      g_.initializers[name] = Tensor::from_vector<int64_t>({static_cast<int64_t>(mapped.size())}, mapped);
+      if (m.inputs.size() < 4) m.inputs.resize(4);
+      m.inputs[3] = name;
+    }
     return true;
   }
 

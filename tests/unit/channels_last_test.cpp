@@ -109,6 +109,76 @@ TEST(ChannelsLast, RewritesConvolutionsAndPoolingAndKeepsResults) {
   }
 }
 
+void add_int_initializer(ModelBuilder& m, const std::string& name, std::vector<int64_t> v) {
+  auto* t = m.proto().mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(7);  // int64
+  t->add_dims(static_cast<int64_t>(v.size()));
+  for (auto x : v) t->add_int64_data(x);
+}
+
+// ShuffleNet's unit without the shuffle: conv → split the channels in two with Slice (opset 13:
+// inputs, negative axis; opset 9: attributes) → conv on one half → concat with the other → GAP.
+std::string channel_split_model(int opset) {
+  ModelBuilder m(opset);
+  m.input("x", {2, 3, 9, 7}).output("y", {2, 8});
+  m.initializer("w1", {8, 3, 3, 3}, random_values(8 * 27, 11));
+  m.initializer("w2", {4, 4, 1, 1}, random_values(16, 12));
+  m.node("Conv", {"x", "w1"}, {"c1"}, "conv1");
+  add_ints(m, "pads", {1, 1, 1, 1});
+  if (opset >= 10) {
+    add_int_initializer(m, "lo_s", {0});
+    add_int_initializer(m, "lo_e", {4});
+    add_int_initializer(m, "hi_s", {4});
+    add_int_initializer(m, "hi_e", {1000});
+    add_int_initializer(m, "ax", {-3});
+    m.node("Slice", {"c1", "lo_s", "lo_e", "ax"}, {"lo"}, "slice_lo");
+    m.node("Slice", {"c1", "hi_s", "hi_e", "ax"}, {"hi"}, "slice_hi");
+  } else {
+    m.node("Slice", {"c1"}, {"lo"}, "slice_lo");
+    add_ints(m, "starts", {0, 1});
+    add_ints(m, "ends", {4, 1000});
+    add_ints(m, "axes", {1, 2});  // also drops the first row: H changes too
+    m.node("Slice", {"c1"}, {"hi"}, "slice_hi");
+    add_ints(m, "starts", {4, 1});
+    add_ints(m, "ends", {8, 1000});
+    add_ints(m, "axes", {1, 2});
+  }
+  m.node("Conv", {"hi", "w2"}, {"c2"}, "conv2");
+  m.node("Concat", {"lo", "c2"}, {"cat"}, "concat");
+  add_int(m, "axis", 1);
+  m.node("GlobalAveragePool", {"cat"}, {"gap"}, "gap");
+  m.node("Flatten", {"gap"}, {"y"}, "flatten");
+  return m.bytes();
+}
+
+TEST(ChannelsLast, ChannelSlicesStayChannelsLast) {
+  for (int opset : {13, 9}) {
+    SCOPED_TRACE(opset);
+    const std::string original = channel_split_model(opset);
+    Model model = import_onnx_bytes(original.data(), original.size(), "");
+    ASSERT_TRUE(opt::to_channels_last(*model.graph));
+    model.opsets["ai.polyinfer"] = 1;
+    std::map<std::string, int> ops;
+    for (const auto& n : model.graph->nodes) ops[n.op_type]++;
+    EXPECT_EQ(ops["NhwcFusedConv"], 2);
+    EXPECT_EQ(ops["Slice"], 2);
+    EXPECT_EQ(ops["Transpose"], 2);  // x in, the pooled value out: none around the slices
+    const std::string rewritten = export_onnx_bytes(model);
+    const Tensor x = Tensor::from_vector<float>({2, 3, 9, 7}, random_values(2 * 3 * 9 * 7, 13));
+    const Tensor want = run(original, "cpu-ref", x);
+    for (const char* provider : {"cpu", "cpu-ref"}) {
+      SCOPED_TRACE(provider);
+      const Tensor got = run(rewritten, provider, x);
+      ASSERT_EQ(got.shape(), want.shape());
+      for (int64_t i = 0; i < got.numel(); ++i)
+        ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i],
+                    1e-5f * (1 + std::fabs(want.data<float>()[i])))
+            << "at " << i;
+    }
+  }
+}
+
 TEST(ChannelsLast, LeavesGraphsWithoutConvolutionsAlone) {
   ModelBuilder m(17);
   m.input("x", {1, 3, 4, 4}).output("y", {1, 3, 4, 4});
