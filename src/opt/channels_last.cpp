@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -77,13 +78,21 @@ class Rewriter {
       for (const auto& o : n.outputs) used_.insert(o);
       for (const auto& i : n.inputs) used_.insert(i);
     }
+    for (const auto& n : g.nodes) {
+      for (const auto& i : n.inputs) ++readers_[i];
+      for (const auto& i : n.implicit_inputs) ++readers_[i];
+    }
+    for (const auto& v : g.outputs) ++readers_[v.name];
     for (const auto& v : g.inputs) used_.insert(v.name);
     for (const auto& [name, t] : g.initializers) used_.insert(name);
   }
 
   bool run() {
     std::vector<ir::Node> out;
-    for (ir::Node& n : g_.nodes) {
+    for (size_t k = 0; k < g_.nodes.size(); ++k) {
+      ir::Node& n = g_.nodes[k];
+      if (skip_.count(k)) continue;  // rewritten as part of an earlier pattern
+      if (is(n, "Reshape") && nhwc_.count(n.inputs[0]) && channel_shuffle_nhwc(k, out)) continue;
       if (convertible_conv(g_, n) || convertible_pool(g_, n)) {
         convert(n, out, /*layout_inputs=*/n.op_type == "FusedConv" ? std::vector<size_t>{0, 3}
                                                                     : std::vector<size_t>{0},
@@ -241,6 +250,83 @@ class Rewriter {
     return true;
   }
 
+  // The channel shuffle of ShuffleNet, on NCHW: Reshape [N,C,H,W] → [N,g,C/g,H,W], Transpose
+  // [0,2,1,3,4], Reshape back to [N,C,H,W]. On NHWC the same permutation of channels is Reshape
+  // [N,H,W,C] → [N,H,W,g,C/g], Transpose [0,1,2,4,3], Reshape back: channel j*g+i of the result
+  // is channel i*(C/g)+j of the input either way. The three nodes (node k and its two single
+  // readers) are replaced by their NHWC versions, so the shuffle needs no layout transposes.
+  bool channel_shuffle_nhwc(size_t k, std::vector<ir::Node>& out) {
+    const ir::Node& r1 = g_.nodes[k];
+    const auto in = static_shape(g_, r1.inputs[0]);
+    const auto mid = static_shape(g_, r1.outputs[0]);
+    if (!in || !mid || in->size() != 4 || mid->size() != 5 || !rank4_float(g_, r1.inputs[0])) return false;
+    const Shape& x = *in;
+    const int64_t groups = (*mid)[1];
+    if ((*mid)[0] != x[0] || groups <= 0 || (*mid)[1] * (*mid)[2] != x[1] || (*mid)[3] != x[2] ||
+        (*mid)[4] != x[3])
+      return false;
+    const size_t t = sole_reader(k, r1.outputs[0]);
+    if (t == SIZE_MAX || !is(g_.nodes[t], "Transpose") ||
+        attr_ints(g_.nodes[t], "perm") != std::vector<int64_t>{0, 2, 1, 3, 4})
+      return false;
+    const size_t r2 = sole_reader(t, g_.nodes[t].outputs[0]);
+    if (r2 == SIZE_MAX || !is(g_.nodes[r2], "Reshape") || static_shape(g_, g_.nodes[r2].outputs[0]) != in)
+      return false;
+
+    const std::string src = nhwc_.at(r1.inputs[0]);
+    const Shape split = {x[0], x[2], x[3], groups, x[1] / groups};
+    const Shape swapped = {x[0], x[2], x[3], x[1] / groups, groups};
+    const Shape back = {x[0], x[2], x[3], x[1]};
+    const std::string y = g_.nodes[r2].outputs[0];
+    const std::string a = fresh(r1.outputs[0] + "_nhwc"), b = fresh(g_.nodes[t].outputs[0] + "_nhwc"),
+                      c = fresh(y + "_nhwc");
+    out.push_back(reshape(r1, src, a, split));
+    ir::Node tr = g_.nodes[t];
+    tr.inputs = {a};
+    tr.outputs = {b};
+    tr.attrs["perm"] = make_ints({0, 1, 2, 4, 3});
+    g_.value_types[b] = float_type(swapped);
+    out.push_back(std::move(tr));
+    out.push_back(reshape(g_.nodes[r2], b, c, back));
+    nhwc_[y] = c;
+    skip_.insert(t);
+    skip_.insert(r2);
+    changed_ = true;
+    return true;
+  }
+
+  // The index of the only node reading `value` (which node `after` writes), when it is later in
+  // the graph and nothing else (no graph output) reads it; SIZE_MAX otherwise.
+  size_t sole_reader(size_t after, const std::string& value) const {
+    auto it = readers_.find(value);
+    if (it == readers_.end() || it->second != 1) return SIZE_MAX;
+    for (size_t j = after + 1; j < g_.nodes.size(); ++j)
+      for (const auto& i : g_.nodes[j].inputs)
+        if (i == value) return j;
+    return SIZE_MAX;
+  }
+
+  static ir::TypeInfo float_type(const Shape& s) {
+    ir::TypeInfo t;
+    t.kind = ir::TypeInfo::Kind::Tensor;
+    t.elem = DType::Float32;
+    t.has_shape = true;
+    t.dims = s;
+    return t;
+  }
+
+  // `like` (a Reshape) reading `in` and writing `out` with the constant shape `shape`.
+  ir::Node reshape(const ir::Node& like, const std::string& in, const std::string& out, const Shape& shape) {
+    ir::Node r = like;
+    const std::string shape_name = fresh(out + "_shape");
+    g_.initializers[shape_name] = Tensor::from_vector<int64_t>({static_cast<int64_t>(shape.size())}, shape);
+    r.name = fresh(like.name + "_nhwc");
+    r.inputs = {in, shape_name};
+    r.outputs = {out};
+    g_.value_types[out] = float_type(shape);
+    return r;
+  }
+
   bool concat_channels(const ir::Node& n) const {
     const ir::Attribute* a = n.attr("axis");
     if (!a || (a->i != 1 && a->i != -3)) return false;
@@ -318,6 +404,8 @@ class Rewriter {
   std::set<std::string> used_;
   std::map<std::string, std::string> nhwc_;  // NCHW name → its NHWC version
   std::set<std::string> nchw_ready_;         // NCHW names that exist as values
+  std::map<std::string, int> readers_;       // value → nodes (and graph outputs) reading it
+  std::set<size_t> skip_;                    // nodes already rewritten with an earlier one
   bool changed_ = false;
 };
 

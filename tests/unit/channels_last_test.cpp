@@ -179,6 +179,78 @@ TEST(ChannelsLast, ChannelSlicesStayChannelsLast) {
   }
 }
 
+// ShuffleNet's channel shuffle between two convolutions: Reshape to [N, g, C/g, H, W],
+// Transpose [0,2,1,3,4], Reshape back (with a -1, as torch exports it).
+std::string channel_shuffle_model(int64_t groups) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 5, 7}).output("y", {2, 6, 5, 7});
+  m.initializer("w1", {12, 3, 1, 1}, random_values(36, 21));
+  m.initializer("w2", {6, 12, 1, 1}, random_values(72, 22));
+  m.node("Conv", {"x", "w1"}, {"c1"}, "conv1");
+  add_int_initializer(m, "split", {2, groups, 12 / groups, 5, 7});
+  add_int_initializer(m, "merge", {2, -1, 5, 7});
+  m.node("Reshape", {"c1", "split"}, {"r1"}, "reshape1");
+  m.node("Transpose", {"r1"}, {"t"}, "transpose");
+  add_ints(m, "perm", {0, 2, 1, 3, 4});
+  m.node("Reshape", {"t", "merge"}, {"r2"}, "reshape2");
+  m.node("Conv", {"r2", "w2"}, {"y"}, "conv2");
+  return m.bytes();
+}
+
+TEST(ChannelsLast, ChannelShuffleStaysChannelsLast) {
+  for (int64_t groups : {2, 3}) {
+    SCOPED_TRACE(groups);
+    const std::string original = channel_shuffle_model(groups);
+    Model model = import_onnx_bytes(original.data(), original.size(), "");
+    ASSERT_TRUE(opt::to_channels_last(*model.graph));
+    model.opsets["ai.polyinfer"] = 1;
+    int layout_transposes = 0, reshapes = 0;
+    for (const auto& n : model.graph->nodes) {
+      if (n.op_type == "Reshape") ++reshapes;
+      if (n.op_type == "Transpose" && n.attr("perm")->ints.size() == 4) ++layout_transposes;
+    }
+    EXPECT_EQ(reshapes, 2);
+    EXPECT_EQ(layout_transposes, 2);  // x in, y out: none around the shuffle
+    const std::string rewritten = export_onnx_bytes(model);
+    const Tensor x = Tensor::from_vector<float>({2, 3, 5, 7}, random_values(2 * 3 * 5 * 7, 23));
+    const Tensor want = run(original, "cpu-ref", x);
+    for (const char* provider : {"cpu", "cpu-ref"}) {
+      SCOPED_TRACE(provider);
+      const Tensor got = run(rewritten, provider, x);
+      ASSERT_EQ(got.shape(), want.shape());
+      for (int64_t i = 0; i < got.numel(); ++i)
+        ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i],
+                    1e-5f * (1 + std::fabs(want.data<float>()[i])))
+            << "at " << i;
+    }
+  }
+}
+
+TEST(ChannelsLast, ShuffleWithASecondReaderIsLeftAsItIs) {
+  // The transposed value also leaves the graph: the NCHW pattern must stay.
+  ModelBuilder m(13);
+  m.input("x", {1, 3, 2, 2}).output("y", {1, 4, 2, 2}).output("t", {1, 2, 2, 2, 2});
+  m.initializer("w1", {4, 3, 1, 1}, random_values(12, 31));
+  m.node("Conv", {"x", "w1"}, {"c1"}, "conv1");
+  add_int_initializer(m, "split", {1, 2, 2, 2, 2});
+  add_int_initializer(m, "merge", {1, 4, 2, 2});
+  m.node("Reshape", {"c1", "split"}, {"r1"}, "reshape1");
+  m.node("Transpose", {"r1"}, {"t"}, "transpose");
+  add_ints(m, "perm", {0, 2, 1, 3, 4});
+  m.node("Reshape", {"t", "merge"}, {"y"}, "reshape2");
+  const std::string bytes = m.bytes();
+  Model model = import_onnx_bytes(bytes.data(), bytes.size(), "");
+  ASSERT_TRUE(opt::to_channels_last(*model.graph));  // the conv still converts
+  int shuffles = 0;
+  for (const auto& n : model.graph->nodes) {
+    if (n.op_type == "Transpose" && n.attr("perm")->ints.size() == 5) {
+      EXPECT_EQ(n.attr("perm")->ints, (std::vector<int64_t>{0, 2, 1, 3, 4}));
+      ++shuffles;
+    }
+  }
+  EXPECT_EQ(shuffles, 1);
+}
+
 TEST(ChannelsLast, LeavesGraphsWithoutConvolutionsAlone) {
   ModelBuilder m(17);
   m.input("x", {1, 3, 4, 4}).output("y", {1, 3, 4, 4});
