@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "opt/graph_util.h"
@@ -26,8 +27,16 @@ const ir::TypeInfo* rank4_float(const ir::Graph& g, const std::string& name) {
   return t;
 }
 
+// `t` with its dimensions permuted; a type whose rank is not the permutation's (unknown shape)
+// keeps only its element type.
 ir::TypeInfo permuted(const ir::TypeInfo& t, const std::vector<int64_t>& perm) {
   ir::TypeInfo out = t;
+  if (!t.has_shape || t.dims.size() != perm.size()) {
+    out.has_shape = false;
+    out.dims.clear();
+    out.dim_params.clear();
+    return out;
+  }
   for (size_t i = 0; i < perm.size(); ++i) {
     out.dims[i] = t.dims[perm[i]];
     if (!t.dim_params.empty()) out.dim_params[i] = t.dim_params[perm[i]];
@@ -35,10 +44,12 @@ ir::TypeInfo permuted(const ir::TypeInfo& t, const std::vector<int64_t>& perm) {
   return out;
 }
 
-// A 2-D float convolution (Conv or FusedConv) with constant 4-D weights.
+// A 2-D float convolution (Conv or FusedConv) with constant 4-D weights. The weights alone
+// settle it: ONNX requires X to have W's rank and type, and the input's own type is often not
+// known after folding (a Slice whose bounds were computed from Shape ops).
 bool convertible_conv(const ir::Graph& g, const ir::Node& n) {
   if (!is(n, "Conv") && !is(n, "FusedConv", "ai.polyinfer")) return false;
-  if (n.inputs.size() < 2 || !rank4_float(g, n.inputs[0])) return false;
+  if (n.inputs.size() < 2) return false;
   auto w = g.initializers.find(n.inputs[1]);
   if (w == g.initializers.end() || w->second.rank() != 4 ||
       w->second.dtype() != DType::Float32)
@@ -211,7 +222,7 @@ class Rewriter {
   // NHWC, so a channel slice (ShuffleNet's split in two) needs no transposes around it. Starts,
   // ends and steps are per listed axis and do not change.
   bool slice_nhwc(ir::Node& n, std::vector<ir::Node>& out) {
-    if (!rank4_float(g_, n.inputs[0]) || n.outputs.size() != 1) return false;
+    if (n.outputs.size() != 1) return false;
     std::vector<int64_t> axes;
     const bool from_attr = n.opset < 10;
     if (from_attr) {
@@ -257,10 +268,14 @@ class Rewriter {
   // readers) are replaced by their NHWC versions, so the shuffle needs no layout transposes.
   bool channel_shuffle_nhwc(size_t k, std::vector<ir::Node>& out) {
     const ir::Node& r1 = g_.nodes[k];
-    const auto in = static_shape(g_, r1.inputs[0]);
-    const auto mid = static_shape(g_, r1.outputs[0]);
-    if (!in || !mid || in->size() != 4 || mid->size() != 5 || !rank4_float(g_, r1.inputs[0])) return false;
-    const Shape& x = *in;
+    if (r1.inputs.size() != 2) return false;
+    // The split shape [N, g, C/g, H, W]: from shape inference, else from the constant shape
+    // input when it is fully given (after folding it usually is, even where types are not).
+    std::optional<Shape> mid = static_shape(g_, r1.outputs[0]);
+    if (!mid) mid = literal_shape(r1.inputs[1]);
+    if (!mid || mid->size() != 5) return false;
+    const Shape x = {(*mid)[0], (*mid)[1] * (*mid)[2], (*mid)[3], (*mid)[4]};
+    if (const auto in = static_shape(g_, r1.inputs[0]); in && *in != x) return false;
     const int64_t groups = (*mid)[1];
     if ((*mid)[0] != x[0] || groups <= 0 || (*mid)[1] * (*mid)[2] != x[1] || (*mid)[3] != x[2] ||
         (*mid)[4] != x[3])
@@ -270,8 +285,16 @@ class Rewriter {
         attr_ints(g_.nodes[t], "perm") != std::vector<int64_t>{0, 2, 1, 3, 4})
       return false;
     const size_t r2 = sole_reader(t, g_.nodes[t].outputs[0]);
-    if (r2 == SIZE_MAX || !is(g_.nodes[r2], "Reshape") || static_shape(g_, g_.nodes[r2].outputs[0]) != in)
-      return false;
+    if (r2 == SIZE_MAX || !is(g_.nodes[r2], "Reshape") || g_.nodes[r2].inputs.size() != 2) return false;
+    // Back to [N, C, H, W]: a -1 in the constant shape can only be C here.
+    std::optional<Shape> merged = static_shape(g_, g_.nodes[r2].outputs[0]);
+    if (!merged) {
+      const Tensor* c = constant(g_, g_.nodes[r2].inputs[1]);
+      if (!c || c->dtype() != DType::Int64 || c->numel() != 4) return false;
+      merged = Shape(c->data<int64_t>(), c->data<int64_t>() + 4);
+      if ((*merged)[1] == -1) (*merged)[1] = x[1];
+    }
+    if (*merged != x) return false;
 
     const std::string src = nhwc_.at(r1.inputs[0]);
     const Shape split = {x[0], x[2], x[3], groups, x[1] / groups};
@@ -293,6 +316,16 @@ class Rewriter {
     skip_.insert(r2);
     changed_ = true;
     return true;
+  }
+
+  // A constant int64 shape with every dimension given (no -1 or 0), or nullopt.
+  std::optional<Shape> literal_shape(const std::string& name) const {
+    const Tensor* c = constant(g_, name);
+    if (!c || c->dtype() != DType::Int64 || c->rank() != 1) return std::nullopt;
+    Shape s(c->data<int64_t>(), c->data<int64_t>() + c->numel());
+    for (int64_t d : s)
+      if (d <= 0) return std::nullopt;
+    return s;
   }
 
   // The index of the only node reading `value` (which node `after` writes), when it is later in
@@ -330,10 +363,18 @@ class Rewriter {
   bool concat_channels(const ir::Node& n) const {
     const ir::Attribute* a = n.attr("axis");
     if (!a || (a->i != 1 && a->i != -3)) return false;
+    // A value with an NHWC version is a rank-4 float (only those get one), and ONNX requires
+    // Concat's inputs to share rank and type: an input whose shape is not known (bounds folded
+    // after shape inference ran) is one too, unless its known type says otherwise.
     bool any = false;
     for (const auto& in : n.inputs) {
-      if (!rank4_float(g_, in)) return false;
-      any = any || nhwc_.count(in);
+      if (nhwc_.count(in)) {
+        any = true;
+        continue;
+      }
+      const ir::TypeInfo* t = g_.type_of(in);
+      if (t && t->elem != DType::Undefined && t->elem != DType::Float32) return false;
+      if (t && t->has_shape && t->dims.size() != 4) return false;
     }
     return any;
   }

@@ -251,6 +251,35 @@ TEST(ChannelsLast, ShuffleWithASecondReaderIsLeftAsItIs) {
   EXPECT_EQ(shuffles, 1);
 }
 
+TEST(ChannelsLast, ConvolutionOfAValueOfUnknownShape) {
+  // The Slice's end is a graph input: its output's shape is unknown until run time, and the
+  // convolution after it still goes channels-last (its 4-D weights say it is a 2-D conv).
+  ModelBuilder m(13);
+  m.input("x", {1, 4, 5, 5}).input("end", {1}, 7).output("y", {1, 2, 5, 5});
+  m.initializer("w", {2, 2, 3, 3}, random_values(36, 41));
+  add_int_initializer(m, "start", {1});
+  add_int_initializer(m, "axis", {1});
+  m.node("Slice", {"x", "start", "end", "axis"}, {"s"}, "slice");
+  m.node("Conv", {"s", "w"}, {"y"}, "conv");
+  add_ints(m, "pads", {1, 1, 1, 1});
+  const std::string original = m.bytes();
+  Model model = import_onnx_bytes(original.data(), original.size(), "");
+  ASSERT_TRUE(opt::to_channels_last(*model.graph));
+  model.opsets["ai.polyinfer"] = 1;
+  const std::string rewritten = export_onnx_bytes(model);
+  SessionOptions o;
+  o.optimization_level = 0;
+  const Tensor x = Tensor::from_vector<float>({1, 4, 5, 5}, random_values(100, 42));
+  const Tensor end = Tensor::from_vector<int64_t>({1}, {3});
+  Session want_s = Session::load_bytes(original.data(), original.size(), o);
+  Session got_s = Session::load_bytes(rewritten.data(), rewritten.size(), o);
+  const Tensor want = want_s.run({{"x", x}, {"end", end}})[0].tensor();
+  const Tensor got = got_s.run({{"x", x}, {"end", end}})[0].tensor();
+  ASSERT_EQ(got.shape(), want.shape());
+  for (int64_t i = 0; i < got.numel(); ++i)
+    ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-5f * (1 + std::fabs(want.data<float>()[i])));
+}
+
 TEST(ChannelsLast, LeavesGraphsWithoutConvolutionsAlone) {
   ModelBuilder m(17);
   m.input("x", {1, 3, 4, 4}).output("y", {1, 3, 4, 4});

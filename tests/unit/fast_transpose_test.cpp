@@ -28,6 +28,10 @@ const std::vector<TransposeCase> kCases = {
     {{1, 1, 1}, {2, 0, 1}},                // all ones
     {{13, 1}, {1, 0}},                     // identity in disguise
     {{0, 3}, {1, 0}},                      // empty
+    {{1, 5, 7, 2, 29}, {0, 1, 2, 4, 3}},   // channel shuffle in NHWC: 2 rows interleaved
+    {{2, 3, 3, 3, 31}, {0, 1, 2, 4, 3}},   // 3 rows
+    {{2, 3, 4, 4, 9}, {0, 1, 2, 4, 3}},    // 4 rows
+    {{64, 40, 2, 116}, {0, 1, 3, 2}},      // interleave split over threads
     {{3, 5, 7, 2, 4}, {2, 0, 4, 1, 3}},    // arbitrary rank 5
     {{64, 1000 + 3}, {1, 0}},              // threaded tiles
     {{8, 96, 7, 7}, {0, 2, 3, 1}},         // threaded NCHW -> NHWC

@@ -117,6 +117,24 @@ struct Walk {
   }
 };
 
+// dst[j * NA + k] = src[k * sa + j] for j < n, k < NA: NA input rows interleaved into one
+// output run. With NA a constant the compiler unrolls k and vectorizes over j with shuffles;
+// the tiled path below would handle these 2- to 4-wide tiles one element at a time.
+template <int NA, class T>
+PI_FAST_CLONES void interleave(const T* src, int64_t sa, T* dst, int64_t n) {
+  for (int64_t j = 0; j < n; ++j)
+    for (int k = 0; k < NA; ++k) dst[j * NA + k] = src[k * sa + j];
+}
+
+template <class T>
+void interleave_rows(int64_t na, const T* src, int64_t sa, T* dst, int64_t n) {
+  switch (na) {
+    case 2: return interleave<2>(src, sa, dst, n);
+    case 3: return interleave<3>(src, sa, dst, n);
+    default: return interleave<4>(src, sa, dst, n);
+  }
+}
+
 template <class T>
 void transpose(const T* in, T* out, const Simplified& s, int threads) {
   const size_t r = s.dims.size();
@@ -156,6 +174,19 @@ void transpose(const T* in, T* out, const Simplified& s, int threads) {
     w.out_stride.push_back(os[i]);
   }
   const int64_t batches = shape_numel(w.ext);
+  // A short output row (ShuffleNet's channel shuffle in NHWC: [.., g, C/g] → [.., C/g, g] with g
+  // = 2): when that row sits right after the input's last dimension in the output, each batch is
+  // na input rows interleaved into one contiguous run.
+  if (na <= 4 && b + 1 == a && tb == na) {
+    parallel_for(batches, threads, std::max<int64_t>(1, kGrain / (na * nb)), [&](int64_t lo, int64_t hi) {
+      for (int64_t it = lo; it < hi; ++it) {
+        int64_t io, oo;
+        w.offsets(it, io, oo);
+        interleave_rows(na, in + io, sa, out + oo, nb);
+      }
+    });
+    return;
+  }
   const int64_t tiles_b = (nb + kTile - 1) / kTile;
   const int64_t items = batches * tiles_b;  // one item: a kTile-wide strip of b, all of a
   const int64_t per_item = kTile * na;
