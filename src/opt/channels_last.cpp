@@ -112,7 +112,7 @@ class Rewriter {
         continue;
       }
       if (is(n, "BatchNormalization") && nhwc_.count(n.inputs[0]) && inference_bn(n)) {
-        bn_as_scale_shift(n, out);
+        bn_as_channel_affine(k, out);
         continue;
       }
       if (unary_agnostic(n) && nhwc_.count(n.inputs[0]) && rest_scalar(n, 1)) {
@@ -172,9 +172,11 @@ class Rewriter {
     return true;
   }
 
-  // In NHWC the channel is the last axis, so BatchNormalization becomes x * scale + shift with
-  // [C] constants that broadcast along it: two elementwise ops, no transposes around them.
-  void bn_as_scale_shift(const ir::Node& n, std::vector<ir::Node>& out) {
+  // In NHWC the channel is the last axis, so BatchNormalization becomes ChannelAffine: x * scale
+  // + shift with [C] constants along it, in one pass with the Relu or LeakyRelu that follows
+  // when that is its only reader (DenseNet's pre-activation BN → ReLU → conv), instead of three.
+  void bn_as_channel_affine(size_t k, std::vector<ir::Node>& out) {
+    const ir::Node& n = g_.nodes[k];
     const Tensor& gamma = g_.initializers.at(n.inputs[1]);
     const Tensor& beta = g_.initializers.at(n.inputs[2]);
     const Tensor& mean = g_.initializers.at(n.inputs[3]);
@@ -190,24 +192,27 @@ class Rewriter {
     const std::string sc_name = fresh(n.name + "_scale"), sh_name = fresh(n.name + "_shift");
     g_.initializers[sc_name] = Tensor::from_vector<float>({c}, scale);
     g_.initializers[sh_name] = Tensor::from_vector<float>({c}, shift);
-    const std::string y = n.outputs[0];
-    ir::Node mul, add;
-    mul.name = fresh(n.name + "_mul");
-    mul.op_type = "Mul";
-    mul.opset = add.opset = g_.opsets.at("");
-    mul.inputs = {nhwc_.at(n.inputs[0]), sc_name};
-    mul.outputs = {fresh(y + "_scaled_nhwc")};
-    add.name = fresh(n.name + "_add");
-    add.op_type = "Add";
-    add.inputs = {mul.outputs[0], sh_name};
-    add.outputs = {fresh(y + "_nhwc")};
-    if (const ir::TypeInfo* t = g_.type_of(y); t && t->has_shape && t->dims.size() == 4) {
-      g_.value_types[mul.outputs[0]] = permuted(*t, kToNhwc);
-      g_.value_types[add.outputs[0]] = permuted(*t, kToNhwc);
+    ir::Node a;
+    a.name = fresh(n.name + "_nhwc");
+    a.op_type = "ChannelAffine";
+    a.domain = "ai.polyinfer";
+    a.opset = 1;
+    a.inputs = {nhwc_.at(n.inputs[0]), sc_name, sh_name};
+    std::string y = n.outputs[0];
+    const size_t act = sole_reader(k, y);
+    if (act != SIZE_MAX && g_.nodes[act].domain.empty() &&
+        (g_.nodes[act].op_type == "Relu" || g_.nodes[act].op_type == "LeakyRelu")) {
+      const ir::Node& r = g_.nodes[act];
+      a.attrs["activation"] = make_string(r.op_type);
+      if (r.op_type == "LeakyRelu") a.attrs["activation_params"] = make_floats({attr_float(r, "alpha", 0.01f)});
+      skip_.insert(act);
+      y = r.outputs[0];
     }
-    nhwc_[y] = add.outputs[0];
-    out.push_back(std::move(mul));
-    out.push_back(std::move(add));
+    a.outputs = {fresh(y + "_nhwc")};
+    if (const ir::TypeInfo* t = g_.type_of(n.outputs[0]); t && t->has_shape && t->dims.size() == 4)
+      g_.value_types[a.outputs[0]] = permuted(*t, kToNhwc);
+    nhwc_[y] = a.outputs[0];
+    out.push_back(std::move(a));
   }
 
   bool same_static_shape(const std::string& a, const std::string& b) const {

@@ -90,8 +90,9 @@ TEST(ChannelsLast, RewritesConvolutionsAndPoolingAndKeepsResults) {
   EXPECT_EQ(ops["NhwcMaxPool"], 1);
   EXPECT_EQ(ops["NhwcGlobalAveragePool"], 1);
   EXPECT_EQ(ops["Conv"], 0);
-  EXPECT_EQ(ops["BatchNormalization"], 0);  // a Mul and an Add by per-channel constants
-  EXPECT_EQ(ops["Mul"], 1);
+  EXPECT_EQ(ops["BatchNormalization"], 0);  // with the Relu after it: one ChannelAffine
+  EXPECT_EQ(ops["ChannelAffine"], 1);
+  EXPECT_EQ(ops["Relu"], 0);
   // One transpose in (x), one out (before Flatten): BN, Relu, Add and Concat stay in NHWC.
   EXPECT_EQ(ops["Transpose"], 2);
   const std::string rewritten = export_onnx_bytes(model);

@@ -91,6 +91,11 @@ class OracleOp {
     for (int64_t x : v) a->add_ints(x);
     return *this;
   }
+  OracleOp& attr(const std::string& name, const std::vector<float>& v) {
+    auto* a = add_attr(name, onnx::AttributeProto::FLOATS);
+    for (float x : v) a->add_floats(x);
+    return *this;
+  }
   OracleOp& outputs(int n) {
     outputs_ = n;
     return *this;
