@@ -28,6 +28,8 @@ struct SessionOptions {
   // listed provider that is not usable on this machine is an error (ProviderUnavailable, with
   // the probe's reason) unless allow_missing is set, in which case it is skipped and the skip
   // is reported in the placement.
+  // {"auto"} takes the usable accelerator providers `doctor` finds, best first, then cpu
+  // (Placement::auto_choice says what it chose and why).
   std::vector<std::string> providers{"cpu"};
   bool allow_missing = false;
   // Intra-op threads; 0 means one per physical core.
@@ -88,6 +90,9 @@ struct Placement {
   std::vector<NodePlacement> nodes; // every top-level node, in execution order
   std::vector<Fallback> fallbacks; // nodes that did not run on the first usable provider
   std::vector<Skipped> skipped;    // unusable providers skipped under allow_missing
+  // With providers {"auto"}: what it chose and why the others were not taken ("auto chose cpu
+  // (cuda not in this build; vulkan not in this build)"); "" for an explicit list.
+  std::string auto_choice;
   int device_copies = 0;           // tensor copies across device borders per run
   int total_nodes = 0;
   // Where flops_share comes from: "static shapes" (known at load), "first run" (shapes of the
@@ -154,7 +159,8 @@ struct ProviderInfo {
   std::string device;
   bool usable = false;
   std::string reason;
-  int kernels = 0;  // operator kernels it registers
+  int kernels = 0;     // operator kernels it registers
+  std::string detail;  // how it runs: "oneDNN 2.6.2 (avx512_core_amx), fast:avx512 loops, ..."
 };
 std::vector<ProviderInfo> available_providers();
 

@@ -53,5 +53,7 @@ int cmd_conformance(const std::vector<std::string>& argv);
 int cmd_providers(const std::vector<std::string>& argv);
 int cmd_optimize(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
+int cmd_doctor(const std::vector<std::string>& argv);
+int cmd_monitor(const std::vector<std::string>& argv);
 
 }  // namespace polyinfer::cli

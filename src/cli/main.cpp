@@ -20,6 +20,8 @@ const Command kCommands[] = {
     {"conformance", polyinfer::cli::cmd_conformance, "run ONNX backend test folders"},
     {"bench", polyinfer::cli::cmd_bench, "latency percentiles, throughput, memory, per-op profile"},
     {"optimize", polyinfer::cli::cmd_optimize, "write the optimized graph as ONNX (--level 0..3)"},
+    {"doctor", polyinfer::cli::cmd_doctor, "what compute is here, which providers can use it, problems and fixes"},
+    {"monitor", polyinfer::cli::cmd_monitor, "CPU/GPU utilization, clocks, temperature, memory over time"},
     {"providers", polyinfer::cli::cmd_providers, "providers built in, and whether each is usable"},
 };
 

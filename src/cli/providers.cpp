@@ -19,7 +19,8 @@ int cmd_providers(const std::vector<std::string>& argv) {
                 << ", \"device\": " << json_str(list[i].device)
                 << ", \"usable\": " << (list[i].usable ? "true" : "false")
                 << ", \"reason\": " << json_str(list[i].reason)
-                << ", \"kernels\": " << list[i].kernels << "}";
+                << ", \"kernels\": " << list[i].kernels
+                << ", \"detail\": " << json_str(list[i].detail) << "}";
     std::cout << "]}\n";
     return kExitOk;
   }
@@ -27,6 +28,7 @@ int cmd_providers(const std::vector<std::string>& argv) {
     std::cout << (p.usable ? "✓ " : "✗ ") << p.name << " (" << p.device << ", " << p.kernels
               << " kernels)";
     if (!p.usable) std::cout << ": " << p.reason;
+    else if (!p.detail.empty()) std::cout << ": " << p.detail;
     std::cout << "\n";
   }
   return kExitOk;

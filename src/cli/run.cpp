@@ -106,7 +106,8 @@ int cmd_run(const std::vector<std::string>& argv) {
       std::cout << (i ? ", " : "") << "{\"name\": " << json_str(pl.providers[i].provider)
                 << ", \"nodes\": " << pl.providers[i].nodes
                 << ", \"flops_share\": " << pl.providers[i].flops_share << "}";
-    std::cout << "], \"fallbacks\": " << pl.fallbacks.size()
+    std::cout << "], \"auto_choice\": " << json_str(pl.auto_choice)
+              << ", \"fallbacks\": " << pl.fallbacks.size()
               << ", \"device_copies\": " << pl.device_copies << "}}\n";
     return kExitOk;
   }
@@ -116,6 +117,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   char buf[96];
   std::snprintf(buf, sizeof buf, "latency: session %.1f ms, run %.2f ms", create_ms, run_ms);
   std::cout << buf << "\n" << pl.summary() << "\n";
+  if (!pl.auto_choice.empty()) std::cout << "  providers: " << pl.auto_choice << "\n";
   for (const auto& f : pl.fallbacks)
     std::cout << "  fallback: " << f.op << " '" << f.node << "' ran on " << f.provider << " ("
               << f.reason << ")\n";

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hw/system.h"
@@ -149,7 +150,11 @@ OpenClInfo probe_opencl(const LibraryLoader& libs);
 struct NpuDevice {
   std::string kind;          // "Rockchip RKNPU", "Intel NPU", "Huawei Ascend", "AMD XDNA", ...
   std::string node;          // the device node found ("/dev/accel/accel0"), "" when none
-  std::string module;        // the kernel module that drives it ("rknpu", "intel_vpu", ...)
+  std::string module;        // the kernel module that drives it ("rknpu", "intel_vpu", ...);
+                             // "" when none is needed (Coral USB) or the driver is unknown
+  // The kernel side is ready: /sys/module/MODULE exists, a driver is bound to the device, or the
+  // kernel registered the node (built-in drivers). false with a node or PCI id in `evidence` is
+  // the "hardware present, kernel module not loaded" case.
   bool module_loaded = false;
   std::string evidence;      // what showed the hardware: node, PCI id, device-tree entry
   std::string toolchain;     // the vendor stack to use until polyinfer has a provider for it
@@ -177,6 +182,25 @@ struct Diagnosis {
   std::string fix;
 };
 
-std::vector<Diagnosis> diagnose(const SystemReport& report);
+// Every known problem the report shows, most severe first. `built_providers` are the providers
+// compiled into this binary (provider_names()): a usable GPU with no provider for it in this
+// build is itself a diagnosis (models would run on the CPU while the GPU sits idle).
+std::vector<Diagnosis> diagnose(const SystemReport& report,
+                                const std::vector<std::string>& built_providers);
+
+// Whether the machine's software stack could run a provider, and if not, why and what fixes it.
+// The GPU providers' probe() return this, and `doctor` prints it: one text, so they cannot
+// disagree.
+struct StackCheck {
+  bool usable = false;
+  std::string reason;        // why not (empty when usable), with the fix
+  std::string detail;        // what it would run on when usable ("NVIDIA H200, CUDA 13.0")
+};
+StackCheck check_cuda_stack(const NvidiaInfo& nvidia);
+StackCheck check_vulkan_stack(const VulkanInfo& vulkan);
+StackCheck check_opencl_stack(const OpenClInfo& opencl);
+
+// {major, minor} of "13.0.2"; {-1, -1} when not a version.
+std::pair<int, int> major_minor(const std::string& version);
 
 }  // namespace polyinfer::hw

@@ -67,7 +67,8 @@ std::unique_ptr<Provider> create_provider(const std::string& name) {
   if (!f) {
     std::string known;
     for (const auto& n : provider_names()) known += (known.empty() ? "" : ", ") + n;
-    fail(ErrorCode::InvalidArgument, "unknown provider '", name, "'; built-in providers: ", known);
+    fail(ErrorCode::InvalidArgument, "unknown provider '", name, "'; built-in providers: ", known,
+         " (or auto: the usable ones `polyinfer doctor` finds, best first)");
   }
   return f();
 }

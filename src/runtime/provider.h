@@ -28,6 +28,9 @@ class Provider {
   virtual std::string name() const = 0;  // "cpu", "vulkan", ...
   virtual Device device() const = 0;
   virtual ProviderStatus probe() const = 0;
+  // How it runs, for `providers` and `doctor` ("oneDNN 2.6.2 (avx512_core_amx), fast:avx512
+  // loops, 2 threads"); "" when there is nothing to add to the device.
+  virtual std::string describe() const { return ""; }
   // Creates the kernel for info.node(). Throws UnsupportedOp with the reason ("Resize
   // mode=cubic is not implemented", "no kernel for LSTM at opset 14") when this provider cannot
   // run the node; the partitioner then tries the next provider and reports the reason.

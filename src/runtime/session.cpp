@@ -3,10 +3,12 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <thread>
 
+#include "hw/report.h"
 #include "onnx/import.h"
 #include "opt/optimizer.h"
 #include "runtime/cost.h"
@@ -58,7 +60,44 @@ int physical_cores() {
   return std::max(1, static_cast<int>(logical) / siblings);
 }
 
-std::shared_ptr<RuntimeContext> make_runtime(const SessionOptions& opts, Placement* placement) {
+// Placement rule 1's `auto`: the usable accelerator providers, best first, then cpu. A GPU
+// provider that is not built in, or not usable, is named in the note with the reason (the hw
+// probes' text, the same `doctor` prints), so the choice is never silent.
+std::vector<std::string> resolve_auto(std::string* note) {
+  const std::vector<std::string> built = provider_names();
+  auto is_built = [&](const std::string& n) {
+    return std::find(built.begin(), built.end(), n) != built.end();
+  };
+  std::vector<std::string> chosen;
+  std::string why;
+  auto add_reason = [&](const std::string& text) { why += (why.empty() ? "" : "; ") + text; };
+  for (const std::string name : {"cuda", "vulkan"}) {
+    if (is_built(name)) {
+      const ProviderStatus st = create_provider(name)->probe();
+      if (st.usable) chosen.push_back(name);
+      else add_reason(name + " not usable: " + st.reason);
+      continue;
+    }
+    const hw::StackCheck stack = name == "cuda"
+                                     ? hw::check_cuda_stack(hw::probe_nvidia(hw::system_files(), hw::system_loader()))
+                                     : hw::check_vulkan_stack(hw::probe_vulkan(hw::system_loader()));
+    add_reason(name + " not in this build" + (stack.usable ? " (" + stack.detail + " is here)" : ""));
+  }
+  chosen.push_back("cpu");
+  std::string list;
+  for (const auto& c : chosen) list += (list.empty() ? "" : ",") + c;
+  *note = "auto chose " + list + (why.empty() ? "" : " (" + why + ")");
+  return chosen;
+}
+
+std::shared_ptr<RuntimeContext> make_runtime(const SessionOptions& requested, Placement* placement) {
+  SessionOptions opts = requested;
+  if (std::find(opts.providers.begin(), opts.providers.end(), "auto") != opts.providers.end()) {
+    PI_CHECK(opts.providers.size() == 1, InvalidArgument,
+             "'auto' picks the providers itself and cannot be combined with others; give either "
+             "--providers auto or an explicit list");
+    opts.providers = resolve_auto(&placement->auto_choice);
+  }
   PI_CHECK(!opts.providers.empty(), InvalidArgument,
            "the provider list is empty; give at least one, e.g. --providers cpu");
   PI_CHECK(opts.threads >= 0 && opts.threads <= 1024, InvalidArgument, "threads must be 0..1024, got ",
@@ -308,7 +347,7 @@ std::vector<ProviderInfo> available_providers() {
     auto p = create_provider(name);
     const ProviderStatus st = p->probe();
     out.push_back({name, p->device().str(), st.usable, st.reason,
-                   static_cast<int>(p->kernels().size())});
+                   static_cast<int>(p->kernels().size()), p->describe()});
   }
   return out;
 }

@@ -5,6 +5,8 @@
 // wrong output comes from a fast path.
 #include <omp.h>
 
+#include "providers/cpu/fast/fast_util.h"
+#include "providers/cpu/onednn/onednn.h"
 #include "runtime/provider.h"
 
 namespace polyinfer {
@@ -15,6 +17,9 @@ class CpuProvider final : public RegistryProvider {
   std::string name() const override { return "cpu"; }
   Device device() const override { return Device::cpu(); }
   ProviderStatus probe() const override { return {true, ""}; }
+  std::string describe() const override {
+    return cpu::onednn::describe() + ", " + fast::impl_name() + " loops, OpenMP threads";
+  }
   std::shared_ptr<Allocator> allocator() const override { return host_allocator(); }
 };
 
@@ -23,6 +28,7 @@ class CpuReferenceProvider final : public RegistryProvider {
   std::string name() const override { return "cpu-ref"; }
   Device device() const override { return Device::cpu(); }
   ProviderStatus probe() const override { return {true, ""}; }
+  std::string describe() const override { return "plain C++ reference kernels, one thread"; }
   std::shared_ptr<Allocator> allocator() const override { return host_allocator(); }
 
  protected:

@@ -36,6 +36,10 @@ bool append_activation(dnnl::post_ops& ops, const FusedActivation& act);
 // "onednn:<implementation>" for Kernel::impl(), e.g. "onednn:brgconv:avx512_core".
 std::string impl_name(const dnnl::primitive_desc_base& pd);
 
+// "oneDNN 2.6.2, avx512_core_amx": the library's version and the instruction set its JIT kernels
+// use on this CPU (for the provider's description in `providers` and `doctor`).
+std::string describe();
+
 // Runs `f`, turning a dnnl::error into polyinfer's Internal error naming `who`.
 template <class F>
 auto guarded(const std::string& who, F&& f) -> decltype(f()) {
