@@ -13,9 +13,11 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <memory>
 
 #include "cli/cli.h"
 #include "cli/inputs.h"
+#include "cli/monitor.h"
 
 namespace polyinfer::cli {
 
@@ -34,6 +36,7 @@ struct BenchOptions {
   int min_iterations = 3;  // ...and at least this many runs
   int top = 15;            // nodes listed in the --profile table
   bool json = false, profile = false;
+  int monitor_ms = 0;      // > 0: sample telemetry this often during the measured runs
 };
 
 BenchOptions bench_options(const Args& args) {
@@ -42,6 +45,8 @@ BenchOptions bench_options(const Args& args) {
   o.top = args.get_int("top", 15, 1, 100000);
   o.json = args.flag("json");
   o.profile = args.flag("profile");
+  if (args.flag("monitor") || args.options.count("monitor-interval"))
+    o.monitor_ms = args.get_int("monitor-interval", 100, 10, 60000);
   const bool has_iter = args.options.count("iterations") > 0;
   const bool has_dur = args.options.count("duration") > 0;
   if (has_iter && has_dur)
@@ -254,6 +259,7 @@ std::string placement_json(const Placement& pl) {
 const char* kUsage =
     "usage: polyinfer bench MODEL [--providers LIST] [--threads N] [--level N] [--warmup N]\n"
     "         [--iterations N | --duration S] [--profile] [--top N] [--json]\n"
+    "         [--monitor [--monitor-interval MS]]\n"
     "         [-i NAME=FILE]... [--shape NAME=DIMS]... [--seed N] [--allow-missing]\n"
     "Times session creation, the first run, then repeated runs of one input set: latency\n"
     "min/median/p90/p99/max, throughput, peak RSS, peak intermediate memory and the planned\n"
@@ -263,6 +269,8 @@ const char* kUsage =
     "  --duration S    measure runs for S seconds, at least one (default: 3 s and at least 3)\n"
     "  --profile       time every node: per-op and top-node tables with GFLOP/s and kernel impl\n"
     "  --top N         nodes listed by --profile (default 15; --json lists all)\n"
+    "  --monitor       sample CPU/GPU utilization, clocks, temperature and memory during the\n"
+    "                  measured runs (every 100 ms, or --monitor-interval MS): min/avg/max\n"
     "  --json          one JSON object on stdout instead of the report\n"
     "Inputs not given with -i are seeded random data as for `polyinfer run`.\n";
 
@@ -270,9 +278,9 @@ const char* kUsage =
 
 int cmd_bench(const std::vector<std::string>& argv) {
   const Args args = parse_args(
-      argv, {"json", "profile", "allow-missing", "help"},
+      argv, {"json", "profile", "allow-missing", "monitor", "help"},
       {"input", "providers", "threads", "level", "warmup", "iterations", "duration", "shape",
-       "seed", "top"},
+       "seed", "top", "monitor-interval"},
       "bench");
   if (args.flag("help")) {
     std::cout << kUsage;
@@ -304,6 +312,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
   session.reset_profile();
 
   std::vector<double> samples;
+  std::unique_ptr<MonitorThread> monitor;
+  if (bo.monitor_ms > 0) monitor = std::make_unique<MonitorThread>(bo.monitor_ms);
   const auto m0 = Clock::now();
   for (;;) {
     const double elapsed_s = ms_between(m0, Clock::now()) / 1000;
@@ -320,6 +330,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     samples.push_back(ms_between(t0, Clock::now()));
   }
   const Stats st = summarize(samples, ms_between(m0, Clock::now()));
+  const std::vector<hw::Sample> readings = monitor ? monitor->stop() : std::vector<hw::Sample>{};
   progress.clear();
 
   const int runs = static_cast<int>(samples.size());
@@ -351,10 +362,12 @@ int cmd_bench(const std::vector<std::string>& argv) {
               << ", \"peak_rss_mb\": " << num(rss_mb)
               << ", \"peak_intermediate_mb\": " << num(inter_mb)
               << ", \"memory_arena_mb\": " << num(arena_mb)
-              << ", \"placement\": " << placement_json(pl) << ", \"notes\": [";
+              << ", \"placement\": " << placement_json(pl)
+              << ", \"auto_choice\": " << json_str(pl.auto_choice) << ", \"notes\": [";
     for (size_t i = 0; i < notes.size(); ++i) std::cout << (i ? ", " : "") << json_str(notes[i]);
     std::cout << "]";
     if (bo.profile) std::cout << ", \"profile\": " << profile_json(prof, runs);
+    if (monitor) std::cout << ", \"monitor\": " << monitor_json(hw::summarize(readings), readings.size());
     std::cout << "}\n";
     return kExitOk;
   }
@@ -374,6 +387,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
   std::printf("\nmemory: peak RSS %.1f MB, peak intermediates %.2f MB, planned arena %.2f MB\n",
               rss_mb, inter_mb, arena_mb);
   std::printf("%s\n", pl.summary().c_str());
+  if (!pl.auto_choice.empty()) std::printf("  providers: %s\n", pl.auto_choice.c_str());
+  if (monitor) std::printf("%s\n", monitor_text(hw::summarize(readings), readings.size()).c_str());
   if (bo.profile) print_profile(prof, runs, bo.top, st.mean);
   return kExitOk;
 }

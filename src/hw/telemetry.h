@@ -25,8 +25,9 @@ struct GpuSample {
 
 struct Sample {
   double t_ms = 0;                      // since the Sampler was made
-  std::vector<double> core_util_pct;    // per logical CPU since the previous sample; the
-                                        // first sample covers the time since boot
+  std::vector<double> core_util_pct;    // per logical CPU since the previous sample (the
+                                        // first: since the Sampler was made); -1 when no
+                                        // scheduler tick passed in between
   double cpu_util_pct = -1;             // all CPUs together
   std::vector<int64_t> core_mhz;        // per logical CPU; empty when not exposed
   double temperature_c = -1;            // hottest CPU/package sensor; -1 when none is exposed
@@ -35,11 +36,16 @@ struct Sample {
   std::vector<GpuSample> gpus;
 };
 
-// NVIDIA GPUs through libnvidia-ml (hw/nvidia.cpp); empty when NVML does not load.
-std::vector<GpuSample> sample_nvidia_gpus(const LibraryLoader& libs);
+class Nvml;
 
-// Takes samples; keeps NVML loaded between them and the previous /proc/stat counters for the
-// utilization deltas.
+// NVIDIA GPUs through libnvidia-ml (hw/nvidia.cpp); empty when NVML does not load. The loader
+// form loads and initializes NVML for this one call; a Sampler keeps one Nvml for all its samples.
+std::vector<GpuSample> sample_nvidia_gpus(const LibraryLoader& libs);
+std::vector<GpuSample> sample_nvidia_gpus(const Nvml& nvml);
+
+// Takes samples, keeping the previous /proc/stat counters for the utilization deltas and NVML
+// loaded between them. The constructor reads the first counters, so sample() always reports a
+// delta; `libs` must outlive the Sampler.
 class Sampler {
  public:
   explicit Sampler(const FileSystem& fs = system_files(),
