@@ -40,7 +40,13 @@ class DlLoader : public LibraryLoader {
                                 std::string* error) const override {
     std::string first;
     for (const auto& name : names) {
-      if (void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) return std::make_unique<DlLibrary>(h);
+      // RTLD_NODELETE: dlclose drops the handle but never unmaps the library. Vendor libraries
+      // keep process-lifetime state from load time (the CUDA runtime and cuBLAS carry a static
+      // libstdc++ whose 71 KiB exception pool leaks when unmapped — LeakSanitizer fails CI on
+      // it; ocl-icd keeps its ICD list; a libcuda unloaded and reloaded re-initialises the
+      // driver), and probing them twice must cost nothing.
+      if (void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE))
+        return std::make_unique<DlLibrary>(h);
       const char* e = dlerror();
       if (first.empty()) first = e ? e : name + ": cannot be loaded";
     }

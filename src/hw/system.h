@@ -64,7 +64,8 @@ class LibraryLoader {
                                         std::string* error) const = 0;
 };
 
-// dlopen(RTLD_NOW | RTLD_LOCAL) through the system's search path.
+// dlopen(RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) through the system's search path: a library once
+// loaded stays mapped for the life of the process, whatever its handles do.
 const LibraryLoader& system_loader();
 // The real machine: FileSystem("/").
 const FileSystem& system_files();
