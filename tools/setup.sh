@@ -13,6 +13,7 @@ packages=(
   python3-venv                                    # tools/pyenv.sh (ONNX Runtime comparisons)
   libvulkan-dev mesa-vulkan-drivers               # Vulkan headers + loader, llvmpipe (doctor, tests)
   opencl-c-headers ocl-icd-libopencl1 pocl-opencl-icd   # OpenCL headers, ICD loader, PoCL
+  nlohmann-json3-dev                              # reading plan's target catalog and caches
 )
 if [ "${1:-}" = "--print" ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
 
