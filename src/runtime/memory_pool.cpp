@@ -1,5 +1,7 @@
 #include "runtime/memory_pool.h"
 
+#include "runtime/arena_plan.h"
+
 #include <algorithm>
 #include <iterator>
 
@@ -10,16 +12,6 @@ MemoryPool::~MemoryPool() {
   if (arena_) backing_->deallocate(arena_, stats_.arena);
   // Buffers still live belong to tensors that outlive the session (returned outputs); they hold
   // a reference to this pool through their storage, so reaching here means none are left.
-}
-
-size_t MemoryPool::size_class(size_t bytes) {
-  // Round to 256 bytes below 64 KiB and to 1/8 of the next power of two above, so reuse finds
-  // a match without wasting more than 12.5%.
-  if (bytes <= 65536) return (bytes + 255) / 256 * 256;
-  size_t p = 65536;
-  while (p < bytes) p <<= 1;
-  const size_t step = p / 8;
-  return (bytes + step - 1) / step * step;
 }
 
 void* MemoryPool::allocate(size_t bytes) {
@@ -140,31 +132,15 @@ void MemoryPool::end_run() {
 }
 
 void MemoryPool::plan_arena() {
-  std::vector<size_t> order;
-  for (size_t i = 0; i < events_.size(); ++i)
-    if (!events_[i].escaped) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return events_[a].size > events_[b].size; });
-  std::vector<size_t> placed;
-  size_t total = 0;
-  for (size_t i : order) {
-    Event& e = events_[i];
-    // Blocks alive at the same time as e, by offset; take the first gap that fits.
-    std::vector<std::pair<size_t, size_t>> busy;
-    for (size_t j : placed) {
-      const Event& o = events_[j];
-      if (o.begin < e.end && e.begin < o.end) busy.push_back({o.offset, o.offset + o.size});
-    }
-    std::sort(busy.begin(), busy.end());
-    size_t off = 0;
-    for (const auto& [b, en] : busy) {
-      if (off + e.size <= b) break;
-      off = std::max(off, en);
-    }
-    e.offset = off;
-    total = std::max(total, off + e.size);
-    placed.push_back(i);
+  std::vector<size_t> index;
+  std::vector<Lifetime> buffers;
+  for (size_t i = 0; i < events_.size(); ++i) {
+    if (events_[i].escaped) continue;
+    index.push_back(i);
+    buffers.push_back({events_[i].size, events_[i].begin, events_[i].end, 0});
   }
+  const size_t total = polyinfer::plan_arena(buffers);
+  for (size_t k = 0; k < index.size(); ++k) events_[index[k]].offset = buffers[k].offset;
   if (total == 0 || !arena_live_.empty()) return;  // nothing to plan, or the old arena is in use
   if (arena_) {
     backing_->deallocate(arena_, stats_.arena);

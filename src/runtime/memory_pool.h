@@ -5,8 +5,8 @@
 // the system.
 //
 // Planned arena: the first run of a session is recorded — every allocation's size and when it
-// was freed. Its lifetimes are then packed into one arena (greedy by size: each block takes the
-// lowest offset that no block alive at the same time uses), and later runs serve the n-th
+// was freed. Its lifetimes are then packed into one arena (runtime/arena_plan.h: greedy by size,
+// each block takes the lowest offset that no block alive at the same time uses), and later runs serve the n-th
 // allocation from its planned offset. The executor is deterministic, so a run with the same
 // input shapes repeats the recorded sequence; buffers still alive after the recorded run (the
 // outputs handed to the caller) are never planned. Each replayed allocation is checked — same
@@ -52,8 +52,6 @@ class MemoryPool final : public Allocator {
   Stats stats() const;
 
  private:
-  static size_t size_class(size_t bytes);
-
   void* pool_allocate(size_t cls);  // caller holds mu_
   void plan_arena();               // caller holds mu_
 

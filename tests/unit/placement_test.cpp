@@ -63,12 +63,12 @@ const bool fake_registered = register_provider("fake", [] {
 const bool broken_registered =
     register_provider("broken", [] { return std::unique_ptr<Provider>(new BrokenProvider()); });
 
-std::string neg_identity_neg() {
+std::string neg_abs_neg() {
   return test::ModelBuilder()
       .input("x", {2})
       .output("y", {2})
       .node("Neg", {"x"}, {"a"}, "neg1")
-      .node("Identity", {"a"}, {"b"}, "id")
+      .node("Abs", {"a"}, {"b"}, "abs")
       .node("Neg", {"b"}, {"y"}, "neg2")
       .bytes();
 }
@@ -77,15 +77,16 @@ Session load(const std::string& bytes, std::vector<std::string> providers, bool 
   SessionOptions o;
   o.providers = std::move(providers);
   o.allow_missing = allow_missing;
-  o.optimization_level = 0;  // the Identity in these models must stay a node of its own
+  o.optimization_level = 0;  // no pass may touch these models
   return Session::load_bytes(bytes.data(), bytes.size(), o);
 }
 
 TEST(Placement, NodesGoToTheFirstProviderThatCanRunThemAndFallbacksAreReported) {
-  Session s = load(neg_identity_neg(), {"fake", "cpu"});
+  Session s = load(neg_abs_neg(), {"fake", "cpu"});
   auto out = s.run({{"x", Tensor::from_vector<float>({2}, {1.5f, -2})}});
   EXPECT_EQ(out[0].tensor().device(), kFakeDevice);
-  EXPECT_EQ(out[0].tensor().to_vector<float>(), (std::vector<float>{1.5f, -2}));
+  // -|-x| = -|x|
+  EXPECT_EQ(out[0].tensor().to_vector<float>(), (std::vector<float>{-1.5f, -2}));
 
   const Placement& p = s.placement();
   ASSERT_EQ(p.providers.size(), 2u);
@@ -94,10 +95,10 @@ TEST(Placement, NodesGoToTheFirstProviderThatCanRunThemAndFallbacksAreReported) 
   EXPECT_EQ(p.providers[1].provider, "cpu");
   EXPECT_EQ(p.providers[1].nodes, 1);
   ASSERT_EQ(p.fallbacks.size(), 1u);
-  EXPECT_EQ(p.fallbacks[0].node, "id");
+  EXPECT_EQ(p.fallbacks[0].node, "abs");
   EXPECT_EQ(p.fallbacks[0].provider, "cpu");
-  EXPECT_NE(p.fallbacks[0].reason.find("no fake kernel for Identity"), std::string::npos);
-  // x: host → fake; a: fake → host (Identity on cpu); b: host → fake.
+  EXPECT_NE(p.fallbacks[0].reason.find("no fake kernel for Abs"), std::string::npos);
+  // x: host → fake; a: fake → host (Abs on cpu); b: host → fake.
   EXPECT_EQ(p.device_copies, 3);
   EXPECT_NE(p.summary().find("fake 2/3 nodes (67% of FLOPs)"), std::string::npos) << p.summary();
   EXPECT_EQ(p.flops_basis, "static shapes");
@@ -110,7 +111,7 @@ TEST(Placement, DynamicShapesGetTheirFlopSharesFromTheFirstRun) {
                             .input("x", {-1})
                             .output("y", {-1})
                             .node("Neg", {"x"}, {"a"}, "neg1")
-                            .node("Identity", {"a"}, {"b"}, "id")
+                            .node("Abs", {"a"}, {"b"}, "abs")
                             .node("Neg", {"b"}, {"y"}, "neg2")
                             .bytes();
   Session s = load(m, {"fake", "cpu"});
@@ -123,26 +124,26 @@ TEST(Placement, DynamicShapesGetTheirFlopSharesFromTheFirstRun) {
 
 TEST(Placement, ANodeNoListedProviderSupportsIsAnErrorThatSuggestsCpu) {
   try {
-    load(neg_identity_neg(), {"fake"});
+    load(neg_abs_neg(), {"fake"});
     FAIL() << "expected UnsupportedOp";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::UnsupportedOp);
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("Identity 'id'"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("fake: no fake kernel for Identity"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Abs 'abs'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("fake: no fake kernel for Abs"), std::string::npos) << msg;
     EXPECT_NE(msg.find("add cpu"), std::string::npos) << msg;
   }
 }
 
 TEST(Placement, AnUnusableProviderIsAnErrorUnlessMissingOnesAreAllowed) {
   try {
-    load(neg_identity_neg(), {"broken", "cpu"});
+    load(neg_abs_neg(), {"broken", "cpu"});
     FAIL() << "expected ProviderUnavailable";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::ProviderUnavailable);
     EXPECT_NE(std::string(e.what()).find("no broken device on this machine"), std::string::npos);
   }
-  Session s = load(neg_identity_neg(), {"broken", "fake", "cpu"}, /*allow_missing=*/true);
+  Session s = load(neg_abs_neg(), {"broken", "fake", "cpu"}, /*allow_missing=*/true);
   ASSERT_EQ(s.placement().skipped.size(), 1u);
   EXPECT_EQ(s.placement().skipped[0].provider, "broken");
   EXPECT_NE(s.placement().summary().find("skipped broken"), std::string::npos);
@@ -150,7 +151,7 @@ TEST(Placement, AnUnusableProviderIsAnErrorUnlessMissingOnesAreAllowed) {
 
 TEST(Placement, UnknownProviderNamesTheBuiltInOnes) {
   try {
-    load(neg_identity_neg(), {"tpu"});
+    load(neg_abs_neg(), {"tpu"});
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
