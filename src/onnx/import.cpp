@@ -321,7 +321,40 @@ std::string unsafe_for_shape_inference(const onnx::ModelProto& mp) {
   return "";
 }
 
-Model import_proto(onnx::ModelProto& mp, const std::string& base_dir) {
+// Rewrites graph input dims in the proto (before conversion and shape inference).
+void apply_input_shapes(onnx::ModelProto& mp, const ImportOptions& options) {
+  std::set<std::string> seen;
+  for (auto& in : *mp.mutable_graph()->mutable_input()) {
+    if (!in.type().has_tensor_type()) continue;
+    auto* tt = in.mutable_type()->mutable_tensor_type();
+    if (auto it = options.input_shapes.find(in.name()); it != options.input_shapes.end()) {
+      seen.insert(in.name());
+      auto* shape = tt->mutable_shape();
+      shape->clear_dim();
+      for (int64_t d : it->second) {
+        PI_CHECK(d >= 0, InvalidArgument, "input '", in.name(), "': shape ", shape_str(it->second),
+                 " has a negative dimension");
+        shape->add_dim()->set_dim_value(d);
+      }
+      continue;
+    }
+    if (!tt->has_shape()) continue;
+    for (auto& dim : *tt->mutable_shape()->mutable_dim())
+      if (dim.has_dim_param())
+        if (auto v = options.dim_values.find(dim.dim_param()); v != options.dim_values.end())
+          dim.set_dim_value(v->second);
+  }
+  for (const auto& [name, shape] : options.input_shapes) {
+    if (seen.count(name)) continue;
+    std::string names;
+    for (const auto& in : mp.graph().input()) names += (names.empty() ? "" : ", ") + in.name();
+    fail(ErrorCode::InvalidArgument, "the model has no input '", name, "' (its inputs: ", names, ")");
+  }
+}
+
+Model import_proto(onnx::ModelProto& mp, const std::string& base_dir,
+                   const ImportOptions& options) {
+  apply_input_shapes(mp, options);
   Model m;
   m.ir_version = mp.ir_version();
   m.producer = mp.producer_name() + (mp.producer_version().empty() ? "" : " " + mp.producer_version());
@@ -341,7 +374,8 @@ Model import_proto(onnx::ModelProto& mp, const std::string& base_dir) {
            "the model defines local functions, which polyinfer does not inline yet");
 
   // Our own checks first: libonnx's shape inference trusts the graph it is given.
-  GraphImporter importer(m.opsets, ExternalDataPolicy{base_dir}, /*strip_weights=*/true);
+  GraphImporter importer(m.opsets, ExternalDataPolicy{base_dir, options.read_external_data},
+                         /*strip_weights=*/true);
   m.graph = importer.convert(mp.graph(), 0);
   sort_all(*m.graph, {});
   PI_CHECK(!m.graph->outputs.empty(), InvalidModel, "the model's graph declares no outputs");
@@ -365,17 +399,18 @@ Model import_proto(onnx::ModelProto& mp, const std::string& base_dir) {
 
 }  // namespace
 
-Model import_onnx_bytes(const void* data, size_t size, const std::string& base_dir) {
+Model import_onnx_bytes(const void* data, size_t size, const std::string& base_dir,
+                        const ImportOptions& options) {
   PI_CHECK(size > 0, InvalidModel, "the model is empty (0 bytes)");
   PI_CHECK(size < (size_t{1} << 31), InvalidModel,
            "the model is larger than protobuf's 2 GiB limit; save its weights as external data");
   onnx::ModelProto mp;
   PI_CHECK(mp.ParseFromArray(data, static_cast<int>(size)), InvalidModel,
            "the model is not a valid ONNX protobuf (truncated or not an .onnx file)");
-  return import_proto(mp, base_dir);
+  return import_proto(mp, base_dir, options);
 }
 
-Model import_onnx_file(const std::string& path) {
+Model import_onnx_file(const std::string& path, const ImportOptions& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
   PI_CHECK(fs::is_regular_file(path, ec), Io, "model file '", path,
@@ -399,7 +434,7 @@ Model import_onnx_file(const std::string& path) {
                "the model is not a valid ONNX protobuf (truncated or not an .onnx file)");
     }
     const fs::path dir = fs::path(path).parent_path();
-    return import_proto(mp, dir.empty() ? "." : dir.string());
+    return import_proto(mp, dir.empty() ? "." : dir.string(), options);
   } catch (const Error& e) {
     throw Error(e.code(), path + ": " + e.what());
   }

@@ -23,10 +23,23 @@ struct Model {
   std::vector<std::string> notes;     // what import could not do (e.g. shape inference failed)
 };
 
+struct ImportOptions {
+  // Graph input shapes to use instead of the model's (name → dims), before shape inference, so
+  // every value's shape follows from them. A name the graph does not take is an error.
+  std::map<std::string, Shape> input_shapes;
+  // Values for symbolic dimensions ("batch" → 8, "past_sequence_length" → 4096) in every graph
+  // input, applied before shape inference.
+  std::map<std::string, int64_t> dim_values;
+  // false: external-data weights are checked but not read (their tensors hold garbage); for
+  // tools that look only at the graph and its shapes.
+  bool read_external_data = true;
+};
+
 // Loads a model file; external data is read from the file's folder.
-Model import_onnx_file(const std::string& path);
+Model import_onnx_file(const std::string& path, const ImportOptions& options = {});
 // Loads a model from memory; external data is read from `base_dir` (empty: not allowed).
-Model import_onnx_bytes(const void* data, size_t size, const std::string& base_dir);
+Model import_onnx_bytes(const void* data, size_t size, const std::string& base_dir,
+                        const ImportOptions& options = {});
 
 // The highest default-domain opset polyinfer knows the semantics of.
 constexpr int kMaxOpset = 23;

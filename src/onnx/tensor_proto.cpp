@@ -35,8 +35,10 @@ fs::path safe_external_path(const std::string& location, const ExternalDataPolic
   return full;
 }
 
-std::string read_external(const onnx::TensorProto& proto, const ExternalDataPolicy& ext,
-                          const std::string& what, size_t expected) {
+// Checks an external tensor's location and size, then reads its bytes into `out` (nullptr: only
+// checks).
+void read_external(const onnx::TensorProto& proto, const ExternalDataPolicy& ext,
+                   const std::string& what, size_t expected, void* out) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : proto.external_data()) {
@@ -62,11 +64,10 @@ std::string read_external(const onnx::TensorProto& proto, const ExternalDataPoli
            " (", file_size, " bytes)");
   PI_CHECK(static_cast<size_t>(length) == expected, InvalidModel, what, ": external data holds ",
            length, " bytes, the tensor needs ", expected);
-  std::string buf(static_cast<size_t>(length), '\0');
+  if (!out || length == 0) return;
   in.seekg(offset);
-  in.read(buf.data(), length);
-  PI_CHECK(in.good() || length == 0, Io, what, ": short read from ", path.string());
-  return buf;
+  in.read(static_cast<char*>(out), length);
+  PI_CHECK(in.good(), Io, what, ": short read from ", path.string());
 }
 
 template <class Field>
@@ -100,9 +101,10 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataPolic
     return t;
   }
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    const std::string buf = read_external(proto, ext, what, bytes);
+    // Checked before allocating, read straight into the tensor (no second copy).
+    read_external(proto, ext, what, bytes, nullptr);
     Tensor t = Tensor::empty(dt, shape);
-    if (bytes) std::memcpy(t.raw_data(), buf.data(), bytes);
+    if (ext.read && bytes) read_external(proto, ext, what, bytes, t.raw_data());
     return t;
   }
   if (proto.has_raw_data()) {

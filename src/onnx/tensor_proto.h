@@ -15,6 +15,10 @@ namespace polyinfer::onnx_io {
 // base_dir forbids external data (a model loaded from bytes without a folder).
 struct ExternalDataPolicy {
   std::string base_dir;
+  // false: an external tensor's location and size are checked but its bytes are not read; the
+  // tensor is allocated and left untouched (no memory is committed until written). For tools
+  // that look only at shapes (`plan` on a 7B model).
+  bool read = true;
 };
 
 // Converts a TensorProto; `what` names it in errors ("initializer 'conv1.weight'").

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace polyinfer::plan {
@@ -36,6 +37,9 @@ struct Target {
   std::map<Precision, Figure> peak;  // dense peak per precision
   Figure memory;         // capacity, bytes
   Figure bandwidth;      // main-memory bandwidth, bytes/s
+  // Measured bandwidth by working set (bytes → bytes/s, ascending): a node whose bytes fit a
+  // cache level streams at that level's rate. Empty for catalog targets (DRAM rate only).
+  std::vector<std::pair<double, double>> bandwidth_tiers;
   Figure power;          // watts (TDP or board power as the source states)
   // Fixed cost per node (kernel launch / dispatch), seconds; 0 when unknown.
   Figure node_overhead;
