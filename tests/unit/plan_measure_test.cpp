@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -267,9 +268,12 @@ TEST(PlanMeasure, QuickRealMeasurementIsSane) {
       EXPECT_GT(m.bandwidth[i].working_set, m.bandwidth[i - 1].working_set) << i;
     }
   }
-  // oneDNN cannot beat the FMA peak; the margin allows for a peak loop slowed by a neighbour.
+  // oneDNN cannot beat the FMA peak. The margin and the second look at the peak (the best one
+  // seen counts) allow for a quick peak loop slowed by a neighbour, e.g. under ctest -j.
   EXPECT_GT(m.gemm_fp32_flops, 0);
-  EXPECT_LE(m.gemm_fp32_flops, 1.5 * m.fp32_flops);
+  double peak = m.fp32_flops;
+  if (m.gemm_fp32_flops > 1.5 * peak) peak = std::max(peak, fp32_fma_peak(1, 0.1));
+  EXPECT_LE(m.gemm_fp32_flops, 1.5 * peak);
   EXPECT_GT(m.node_overhead_s, 0);
   if (m.memory_total > 0) {
     EXPECT_LE(m.memory_available, m.memory_total);
