@@ -153,7 +153,7 @@ def main():
     onnx.save(model, path)
     params = sum(int(np.prod(t.dims)) for t in inits if t.data_type == elem and len(t.dims) > 0)
     print(f"{path}: {L} layers, hidden {H}, {NH} heads, MLP {F}, vocabulary {V}: "
-          f"{params / 1e9:.3f} B parameters ({args.dtype}), weights in {data_path} "
+          f"{params:,} parameters ({args.dtype}), weights in {data_path} "
           f"({offset[0] / 1e9:.2f} GB)")
 
 

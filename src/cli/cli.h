@@ -55,5 +55,6 @@ int cmd_optimize(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
 int cmd_doctor(const std::vector<std::string>& argv);
 int cmd_monitor(const std::vector<std::string>& argv);
+int cmd_plan(const std::vector<std::string>& argv);
 
 }  // namespace polyinfer::cli

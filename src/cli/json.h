@@ -42,7 +42,8 @@ class JsonWriter {
   JsonWriter& value(double v) {
     if (!std::isfinite(v)) return null();
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
+    // 15 significant digits: byte counts and FLOPs up to 10^15 stay exact integers.
+    std::snprintf(buf, sizeof buf, "%.15g", v);
     return raw(buf);
   }
   JsonWriter& null() { return raw("null"); }

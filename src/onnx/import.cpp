@@ -69,7 +69,8 @@ class GraphImporter {
       PI_CHECK(!tp.name().empty(), InvalidModel, "graph '", g->name, "' has an unnamed initializer");
       g->initializers[tp.name()] =
           onnx_io::tensor_from_proto(tp, ext_, "initializer '" + tp.name() + "'");
-      if (depth == 0 && strip_weights_) strip(const_cast<onnx::TensorProto&>(tp));
+      if (depth == 0 && strip_weights_)
+        strip(const_cast<onnx::TensorProto&>(tp), g->initializers[tp.name()], ext_.read);
     }
     for (const auto& sp : gp.sparse_initializer()) {
       const std::string name = sp.values().name();
@@ -209,11 +210,24 @@ class GraphImporter {
     return a;
   }
 
-  static void strip(onnx::TensorProto& tp) {
+  // Also called for external tensors, which we have checked (and read, unless the policy says
+  // not to): they become inline, so the ONNX checker and shape inference never look for their
+  // files (the checker would resolve them against the working directory, not the model's).
+  static void strip(onnx::TensorProto& tp, const Tensor& converted, bool have_data) {
     using TP = onnx::TensorProto;
     const bool integer = tp.data_type() == TP::INT64 || tp.data_type() == TP::INT32 ||
                          tp.data_type() == TP::UINT64 || tp.data_type() == TP::UINT32;
-    if (integer || tp.data_location() == TP::EXTERNAL) return;
+    if (tp.data_location() == TP::EXTERNAL) {
+      tp.clear_external_data();
+      tp.set_data_location(TP::DEFAULT);
+      // Integer tensors may be shapes that inference reads: keep their values when small.
+      if (integer && have_data && converted.nbytes() <= 4096)
+        tp.set_raw_data(std::string(static_cast<const char*>(converted.raw_data()), converted.nbytes()));
+      else
+        std::string(8, '\0').swap(*tp.mutable_raw_data());
+      return;
+    }
+    if (integer) return;
     const bool big = tp.raw_data().size() > 4096 || tp.float_data_size() > 1024 ||
                      tp.double_data_size() > 1024;
     if (!big) return;
@@ -391,6 +405,17 @@ Model import_proto(onnx::ModelProto& mp, const std::string& base_dir,
     std::map<std::string, ir::TypeInfo> inferred;
     collect_value_info(mp.graph(), &inferred);
     absorb_types(inferred, *m.graph);
+    // Inference refines the declared outputs in place (a symbolic dimension that the inputs fix
+    // becomes a number); take the refinement, never a loss of information.
+    for (int i = 0; i < mp.graph().output_size() && i < static_cast<int>(m.graph->outputs.size()); ++i) {
+      ir::TypeInfo& ours = m.graph->outputs[i].type;
+      const ir::TypeInfo t = convert_type(mp.graph().output(i).type());
+      if (t.kind != ours.kind || !t.has_shape) continue;
+      if (ours.has_shape && ours.dims.size() != t.dims.size()) continue;
+      bool more = !ours.has_shape;
+      for (size_t d = 0; !more && d < t.dims.size(); ++d) more = ours.dims[d] < 0 && t.dims[d] >= 0;
+      if (more) ours = t;
+    }
   } catch (const std::exception& e) {
     m.notes.push_back(std::string("shape inference failed: ") + e.what());
   }

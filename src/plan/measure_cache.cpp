@@ -270,6 +270,10 @@ Target this_machine_target(const MachineMeasurement& m) {
     t.bandwidth = figure(m.bandwidth.back().bytes_per_s,
                          "STREAM triad over " + bytes_text(m.bandwidth.back().working_set) +
                              ", " + at + "; 2 reads + 1 write counted, write-allocate not");
+  // Every point but the DRAM-sized last: nodes whose bytes fit a cache level stream at its rate.
+  for (size_t i = 0; i + 1 < m.bandwidth.size(); ++i)
+    t.bandwidth_tiers.push_back({static_cast<double>(m.bandwidth[i].working_set),
+                                 m.bandwidth[i].bytes_per_s});
   t.memory = figure(static_cast<double>(m.memory_total), "MemTotal");
   t.node_overhead = figure(m.node_overhead_s,
                            "CPU provider, median run of a chain of tiny Relu nodes ÷ nodes");

@@ -98,6 +98,14 @@ Analysis analyze(const ir::Graph& graph, const ir::Graph& weights_from, Precisio
     a.kv_inputs.push_back(in.name);
     a.kv_cache_bytes += numel(in.type.dims) * priced(in.type.elem, false);
   }
+  if (!a.kv_inputs.empty())
+    for (const auto& out : graph.outputs) {
+      const std::string n = lower(out.name);
+      if ((n.find("present") == std::string::npos && n.find("cache") == std::string::npos) ||
+          out.type.kind != ir::TypeInfo::Kind::Tensor || !out.type.has_shape)
+        continue;
+      a.kv_output_bytes += numel(out.type.dims) * priced(out.type.elem, false);
+    }
   return a;
 }
 
@@ -106,7 +114,8 @@ Prediction predict(const Analysis& a, const Target& t, const ir::Graph& original
   Prediction p;
   p.target = &t;
   const bool peak_known = compute_peak(t, a.precision, &p.peak, &p.peak_precision);
-  if (!peak_known) {
+  const bool chip = t.kind != "toolchain";  // a toolchain target has no figures to miss
+  if (!peak_known && chip) {
     p.notes.push_back(std::string("no ") + precision_name(a.precision) + " peak is known for " +
                       t.name + ": compute time is not predicted (memory time only)");
   } else if (p.peak_precision != a.precision) {
@@ -119,7 +128,7 @@ Prediction predict(const Analysis& a, const Target& t, const ir::Graph& original
   const double ce = efficiency(t.compute_efficiency), be = efficiency(t.bandwidth_efficiency);
   const double peak = p.peak * ce;
   if (t.bandwidth.known) p.bandwidth = t.bandwidth.value * be;
-  else p.notes.push_back("the bandwidth of " + t.name + " is unknown: memory time is not predicted");
+  else if (chip) p.notes.push_back("the bandwidth of " + t.name + " is unknown: memory time is not predicted");
   const double overhead = t.node_overhead.known ? t.node_overhead.value : 0;
   // A node whose bytes fit a measured cache level streams at that level's rate.
   auto bandwidth_for = [&](double bytes) {
@@ -168,15 +177,18 @@ Prediction predict(const Analysis& a, const Target& t, const ir::Graph& original
     (tc > tm ? compute_part : memory_part) += std::max(tc, tm);
   }
   p.bound = compute_part >= memory_part ? "compute" : "memory";
+  if (compute_part == 0 && memory_part == 0) p.bound = "unknown";
   if (p.overhead_seconds > std::max(compute_part, memory_part)) p.bound = "overhead";
   p.intensity = a.bytes > 0 ? a.flops / a.bytes : 0;
   if (peak > 0 && p.bandwidth > 0) p.ridge = peak / p.bandwidth;
 
   p.memory_needed = a.weight_bytes + static_cast<double>(a.activations.arena_bytes) +
-                    static_cast<double>(a.activations.output_bytes) + a.kv_cache_bytes;
+                    std::max(0.0, static_cast<double>(a.activations.output_bytes) -
+                                      a.kv_output_bytes) +
+                    a.kv_cache_bytes;
   p.memory_known = t.memory.known;
   p.fits = !t.memory.known || p.memory_needed <= t.memory.value;
-  if (!t.memory.known) p.notes.push_back("the memory capacity of " + t.name + " is unknown");
+  if (!t.memory.known && chip) p.notes.push_back("the memory capacity of " + t.name + " is unknown");
 
   if (profile) {
     p.op_support = profile->toolchain + " " + profile->version;

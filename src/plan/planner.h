@@ -42,6 +42,9 @@ struct Analysis {
   ActivationMemory activations;      // the planned arena at `precision`
   double kv_cache_bytes = 0;         // decoder KV-cache inputs ("past…", "…cache…"), 0 if none
   std::vector<std::string> kv_inputs;
+  // Outputs that are the next step's cache ("present…", "…cache…"): a runtime keeps one cache,
+  // so with KV inputs these are not counted again in the memory needed.
+  double kv_output_bytes = 0;
   std::vector<std::string> unknown_shape_nodes;  // nodes priced without their full shapes
   std::vector<std::string> memory_only_ops;      // op types without a FLOP model (sorted, unique)
 };
@@ -75,7 +78,7 @@ struct Prediction {
   std::string bound;             // "compute", "memory" or "overhead": the largest of the three
   double intensity = 0;          // model FLOPs per byte
   double ridge = 0;              // target peak / bandwidth (FLOP per byte); 0 when unknown
-  double memory_needed = 0;      // weights + activations + KV cache + outputs, bytes
+  double memory_needed = 0;      // weights + activations + KV cache + other outputs, bytes
   bool fits = true;              // memory_needed <= target memory (true when memory unknown)
   bool memory_known = false;
   std::vector<ClassTotals> classes;  // by predicted seconds, largest first
