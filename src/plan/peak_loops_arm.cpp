@@ -24,7 +24,7 @@ namespace {
 constexpr int kChains = 24;
 
 // acc = acc * a + b converges to b / (1 - a), never overflowing or turning denormal.
-float fp32_neon(long iters) {
+PI_MEASURE_LOOP float fp32_neon(long iters) {
   float32x4_t acc[kChains];
 #pragma GCC unroll 24
   for (int k = 0; k < kChains; ++k) acc[k] = vdupq_n_f32(1.0f + 0.01f * static_cast<float>(k));
@@ -47,7 +47,7 @@ float fp32_neon(long iters) {
 
 // BFDOT: two bf16 products added into each fp32 lane (8 multiply-adds per instruction). The
 // inputs are 2^-11 (bf16 0x3a00): the sums grow slowly and stay normal.
-float bf16_neon(long iters) {
+PI_MEASURE_LOOP float bf16_neon(long iters) {
   if (iters <= 0) return 0;
   asm volatile(
       "movi v0.8h, #0x3a, lsl #8\n\t"
@@ -70,7 +70,7 @@ float bf16_neon(long iters) {
 
 // SDOT: four s8 products added into each int32 lane (16 multiply-adds per instruction); the
 // lanes wrap silently, which is fine: only the instruction count matters.
-float int8_neon(long iters) {
+PI_MEASURE_LOOP float int8_neon(long iters) {
   if (iters <= 0) return 0;
   asm volatile(
       "movi v0.16b, #3\n\t"
@@ -108,7 +108,7 @@ PeakLoop int8_peak_loop() {
   return {};
 }
 
-void triad(double* __restrict a, const double* __restrict b, const double* __restrict c, double s,
+PI_MEASURE_LOOP void triad(double* __restrict a, const double* __restrict b, const double* __restrict c, double s,
            size_t n) {
 #pragma omp simd
   for (size_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];

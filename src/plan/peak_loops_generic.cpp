@@ -9,7 +9,7 @@ namespace {
 
 constexpr int kChains = 8;
 
-float fp32_scalar(long iters) {
+PI_MEASURE_LOOP float fp32_scalar(long iters) {
   float acc[kChains];
   for (int k = 0; k < kChains; ++k) acc[k] = 1.0f + 0.01f * static_cast<float>(k);
   for (long i = 0; i < iters; ++i)
@@ -25,7 +25,7 @@ PeakLoop fp32_peak_loop() { return {"scalar", kChains * 2.0, fp32_scalar, kChain
 PeakLoop bf16_peak_loop() { return {}; }
 PeakLoop int8_peak_loop() { return {}; }
 
-void triad(double* __restrict a, const double* __restrict b, const double* __restrict c, double s,
+PI_MEASURE_LOOP void triad(double* __restrict a, const double* __restrict b, const double* __restrict c, double s,
            size_t n) {
   for (size_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
 }

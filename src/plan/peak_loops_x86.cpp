@@ -20,7 +20,7 @@ constexpr int kWide = 24;    // chains with 32 registers
 constexpr int kNarrow = 12;  // chains with 16 registers
 
 // fp32: acc = acc * a + b converges to b / (1 - a), never overflowing or turning denormal.
-__attribute__((target("avx512f"))) float fp32_avx512(long iters) {
+PI_MEASURE_LOOP __attribute__((target("avx512f"))) float fp32_avx512(long iters) {
   __m512 acc[kWide];
   for (int k = 0; k < kWide; ++k) acc[k] = _mm512_set1_ps(1.0f + 0.01f * static_cast<float>(k));
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
@@ -37,7 +37,7 @@ __attribute__((target("avx512f"))) float fp32_avx512(long iters) {
   return out[0] + out[15];
 }
 
-__attribute__((target("avx2,fma"))) float fp32_avx2(long iters) {
+PI_MEASURE_LOOP __attribute__((target("avx2,fma"))) float fp32_avx2(long iters) {
   __m256 acc[kNarrow];
   for (int k = 0; k < kNarrow; ++k) acc[k] = _mm256_set1_ps(1.0f + 0.01f * static_cast<float>(k));
   const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
@@ -53,7 +53,7 @@ __attribute__((target("avx2,fma"))) float fp32_avx2(long iters) {
 }
 
 // SSE2 (every x86-64 CPU) has no FMA: a multiply and an add, the same 2 FLOPs per lane.
-float fp32_sse2(long iters) {
+PI_MEASURE_LOOP float fp32_sse2(long iters) {
   __m128 acc[kNarrow];
   for (int k = 0; k < kNarrow; ++k) acc[k] = _mm_set1_ps(1.0f + 0.01f * static_cast<float>(k));
   const __m128 a = _mm_set1_ps(0.999999f), b = _mm_set1_ps(1e-7f);
@@ -71,7 +71,7 @@ float fp32_sse2(long iters) {
 // bf16: vdpbf16ps adds two bf16 products into each fp32 lane (32 multiply-adds per
 // instruction). The products are small (1e-6) and positive, so the sums grow slowly and stay
 // normal: ~1e-3 after 1e9 iterations.
-__attribute__((target("avx512f,avx512bf16"))) float bf16_avx512(long iters) {
+PI_MEASURE_LOOP __attribute__((target("avx512f,avx512bf16"))) float bf16_avx512(long iters) {
   __m512 acc[kWide];
   for (int k = 0; k < kWide; ++k) acc[k] = _mm512_set1_ps(0.01f * static_cast<float>(k));
   const __m512bh x = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(1e-3f));
@@ -91,7 +91,7 @@ __attribute__((target("avx512f,avx512bf16"))) float bf16_avx512(long iters) {
 // iteration when written with intrinsics (its vpdpbusd pattern defeats register allocation),
 // which would measure the store port instead. The chains start at zero and wrap silently; only
 // the instruction count matters, and `asm volatile` cannot be removed, so there is no result.
-__attribute__((target("avx512f,avx512vnni"))) float int8_avx512(long iters) {
+PI_MEASURE_LOOP __attribute__((target("avx512f,avx512vnni"))) float int8_avx512(long iters) {
   if (iters <= 0) return 0;
   asm volatile(
       "vpbroadcastd %[u], %%zmm0\n\t"
@@ -116,7 +116,7 @@ __attribute__((target("avx512f,avx512vnni"))) float int8_avx512(long iters) {
 
 // AVX-VNNI: the same instruction on 256-bit registers (Alder Lake and later without AVX-512);
 // {vex} asks for its VEX encoding, which needs no AVX-512.
-__attribute__((target("avx2,avxvnni"))) float int8_avxvnni(long iters) {
+PI_MEASURE_LOOP __attribute__((target("avx2,avxvnni"))) float int8_avxvnni(long iters) {
   if (iters <= 0) return 0;
   asm volatile(
       "vmovd %[u], %%xmm0\n\t"
@@ -168,7 +168,7 @@ PeakLoop int8_peak_loop() {
 }
 
 // One clone per vector width, picked by an ifunc when the library loads.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void triad(
+PI_MEASURE_LOOP __attribute__((target_clones("avx512f", "avx2", "default"))) void triad(
     double* __restrict a, const double* __restrict b, const double* __restrict c, double s,
     size_t n) {
 #pragma omp simd
