@@ -224,7 +224,8 @@ struct PlannedTarget {
 };
 
 void print_analysis(const std::string& model, const plan::Analysis& a,
-                    const std::map<std::string, Shape>& inputs, int level) {
+                    const std::map<std::string, Shape>& inputs, int level,
+                    const std::vector<std::string>& import_notes) {
   // Inputs grouped by shape: a decoder's 64 KV-cache inputs make one entry.
   std::map<std::string, std::vector<std::string>> by_shape;
   for (const auto& [name, s] : inputs) by_shape[shape_str(s)].push_back(name);
@@ -255,6 +256,7 @@ void print_analysis(const std::string& model, const plan::Analysis& a,
     std::cout << "  " << a.unknown_shape_nodes.size()
               << " nodes have unknown shapes and are priced partially (first: "
               << a.unknown_shape_nodes.front() << ")\n";
+  for (const auto& n : import_notes) std::cout << "  import: " << n << "\n";
   if (!a.memory_only_ops.empty()) {
     std::string ops;
     for (const auto& o : a.memory_only_ops) ops += (ops.empty() ? "" : ", ") + o;
@@ -321,7 +323,10 @@ void print_target(const plan::Analysis& a, const PlannedTarget& pt, int top) {
     if (p.unsupported.empty()) {
       std::cout << "  runs: every node is supported by " << who << "\n";
     } else {
-      std::cout << "  " << p.unsupported.size() << " node(s) " << who << " would not run:\n";
+      size_t certain = 0;
+      for (const auto& r : p.unsupported) certain += r.certain ? 1 : 0;
+      std::cout << "  " << certain << " node(s) " << who << " would not run (x), "
+                << p.unsupported.size() - certain << " to check by hand (?):\n";
       for (size_t i = 0; i < p.unsupported.size() && i < 20; ++i)
         std::cout << "    " << (p.unsupported[i].certain ? "x " : "? ") << p.unsupported[i].node
                   << ": " << p.unsupported[i].reason << "\n";
@@ -333,17 +338,23 @@ void print_target(const plan::Analysis& a, const PlannedTarget& pt, int top) {
   for (const auto& n : p.notes) std::cout << "  note: " << n << "\n";
 }
 
+// "3 (+2)": nodes certainly refused, and those whose constraint must be checked by hand.
+std::string refused(const plan::Prediction& p) {
+  size_t certain = 0;
+  for (const auto& r : p.unsupported) certain += r.certain ? 1 : 0;
+  const size_t open = p.unsupported.size() - certain;
+  return std::to_string(certain) + (open ? " (+" + std::to_string(open) + ")" : "");
+}
+
 void print_table(const std::vector<PlannedTarget>& targets) {
   std::printf("\n%-22s %-10s %-12s %-12s %-9s %s\n", "target", "fits", "needs", "latency", "bound",
-              "unsupported nodes");
+              "would not run (+ to check)");
   for (const auto& pt : targets) {
     const auto& p = pt.prediction;
     std::printf("%-22s %-10s %-12s %-12s %-9s %s\n", pt.target->id.c_str(),
                 !p.memory_known ? "?" : p.fits ? "yes" : "NO", human_bytes(p.memory_needed).c_str(),
                 p.seconds > 0 ? human_seconds(p.seconds).c_str() : "?", p.bound.c_str(),
-                p.op_support.empty() && pt.target->id != "this"
-                    ? "(no list)"
-                    : std::to_string(p.unsupported.size()).c_str());
+                p.op_support.empty() && pt.target->id != "this" ? "(no list)" : refused(p).c_str());
   }
 }
 
@@ -502,7 +513,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     write_json(path, a, targets);
     return kExitOk;
   }
-  print_analysis(path, a, opts.input_shapes, level);
+  print_analysis(path, a, opts.input_shapes, level, m.notes);
   for (const auto& pt : targets) print_target(a, pt, top);
   if (targets.size() > 1) print_table(targets);
   return kExitOk;

@@ -337,12 +337,27 @@ std::string unsafe_for_shape_inference(const onnx::ModelProto& mp) {
 
 // Rewrites graph input dims in the proto (before conversion and shape inference).
 void apply_input_shapes(onnx::ModelProto& mp, const ImportOptions& options) {
+  if (options.input_shapes.empty() && options.dim_values.empty()) return;
+  // Shapes the exporter recorded for intermediates and outputs describe the old inputs (a batch
+  // of 1): inference would stop at the first conflict. It recomputes them all from the new ones.
+  mp.mutable_graph()->clear_value_info();
+  // Outputs keep their rank (the checker requires a shape) with every dimension left open.
+  for (auto& out : *mp.mutable_graph()->mutable_output())
+    if (out.type().has_tensor_type() && out.type().tensor_type().has_shape())
+      for (auto& dim : *out.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+        dim.clear_dim_value();
+        dim.clear_dim_param();
+      }
   std::set<std::string> seen;
   for (auto& in : *mp.mutable_graph()->mutable_input()) {
     if (!in.type().has_tensor_type()) continue;
     auto* tt = in.mutable_type()->mutable_tensor_type();
     if (auto it = options.input_shapes.find(in.name()); it != options.input_shapes.end()) {
       seen.insert(in.name());
+      if (tt->has_shape())
+        PI_CHECK(tt->shape().dim_size() == static_cast<int>(it->second.size()), InvalidArgument,
+                 "input '", in.name(), "' has rank ", tt->shape().dim_size(), "; the shape ",
+                 shape_str(it->second), " given for it has rank ", it->second.size());
       auto* shape = tt->mutable_shape();
       shape->clear_dim();
       for (int64_t d : it->second) {

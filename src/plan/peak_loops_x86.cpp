@@ -7,6 +7,7 @@
 // have 16: 12 chains.
 #if defined(__x86_64__)
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <cstdint>
@@ -158,21 +159,55 @@ PeakLoop bf16_peak_loop() {
   return {};
 }
 
+// AVX-VNNI is CPUID leaf 7, sub-leaf 1, EAX bit 4 (read directly: clang 14's
+// __builtin_cpu_supports does not know "avxvnni").
+static bool has_avx_vnni() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
+  return (eax >> 4) & 1u;
+}
+
 PeakLoop int8_peak_loop() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni"))
     return {"avx512_vnni (vpdpbusd)", kWide * 16 * 4 * 2.0, int8_avx512, kWide};
-  if (__builtin_cpu_supports("avxvnni"))
+  if (has_avx_vnni())
     return {"avx_vnni (vpdpbusd)", kNarrow * 8 * 4 * 2.0, int8_avxvnni, kNarrow};
   return {};
 }
 
-// One clone per vector width, picked by an ifunc when the library loads.
-PI_MEASURE_LOOP __attribute__((target_clones("avx512f", "avx2", "default"))) void triad(
+// One version per vector width, picked per call (a branch per pass is nothing beside the pass).
+// Not target_clones: clang refuses to combine it with no_sanitize.
+static PI_MEASURE_LOOP __attribute__((target("avx512f"))) void triad_avx512(
     double* __restrict a, const double* __restrict b, const double* __restrict c, double s,
     size_t n) {
 #pragma omp simd
   for (size_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
+}
+
+static PI_MEASURE_LOOP __attribute__((target("avx2,fma"))) void triad_avx2(
+    double* __restrict a, const double* __restrict b, const double* __restrict c, double s,
+    size_t n) {
+#pragma omp simd
+  for (size_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
+}
+
+static PI_MEASURE_LOOP void triad_sse2(double* __restrict a, const double* __restrict b,
+                                       const double* __restrict c, double s, size_t n) {
+#pragma omp simd
+  for (size_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
+}
+
+void triad(double* __restrict a, const double* __restrict b, const double* __restrict c, double s,
+           size_t n) {
+  static const int isa = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return 2;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
+  }();
+  if (isa == 2) triad_avx512(a, b, c, s, n);
+  else if (isa == 1) triad_avx2(a, b, c, s, n);
+  else triad_sse2(a, b, c, s, n);
 }
 
 }  // namespace polyinfer::plan::detail

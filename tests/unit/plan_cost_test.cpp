@@ -220,6 +220,29 @@ TEST(PlanImport, InputShapesAndSymbolsFlowThroughShapeInference) {
   }
 }
 
+// An exporter's recorded shapes (value_info, outputs) describe its batch of 1; a new batch
+// replaces them instead of stopping inference at the first conflict.
+TEST(PlanImport, ANewBatchReplacesTheExportersRecordedShapes) {
+  test::ModelBuilder b;
+  b.input("x", {1, 3}).output("y", {1, 3});
+  b.node("Relu", {"x"}, {"a"}, "relu").node("Neg", {"a"}, {"y"}, "neg");
+  auto* vi = b.proto().mutable_graph()->add_value_info();
+  vi->set_name("a");
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(1);
+  tt->mutable_shape()->add_dim()->set_dim_value(1);
+  tt->mutable_shape()->add_dim()->set_dim_value(3);
+  const std::string bytes = b.bytes();
+  ImportOptions o;
+  o.input_shapes["x"] = {8, 3};
+  Model m = import_onnx_bytes(bytes.data(), bytes.size(), "", o);
+  EXPECT_TRUE(m.notes.empty()) << m.notes.front();
+  EXPECT_EQ(m.graph->type_of("a")->dims, (Shape{8, 3}));
+  EXPECT_EQ(m.graph->type_of("y")->dims, (Shape{8, 3}));
+  o.input_shapes["x"] = {8, 3, 1};
+  EXPECT_THROW(import_onnx_bytes(bytes.data(), bytes.size(), "", o), Error);  // rank 3 for rank 2
+}
+
 // Without reading external data, the weights' shapes are known and their file is still
 // checked (a file too short for the tensor stays an error).
 TEST(PlanImport, ExternalDataCanBeCheckedWithoutBeingRead) {
