@@ -164,6 +164,10 @@ struct ProviderInfo {
 };
 std::vector<ProviderInfo> available_providers();
 
+// The threads a session runs with when SessionOptions::threads is 0: this machine's physical
+// cores (SMT siblings share a core's vector units, so they add little to dense kernels).
+int default_thread_count();
+
 // polyinfer's version, "0.1.0".
 const char* version();
 

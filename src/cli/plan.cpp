@@ -13,8 +13,6 @@
 
 #include "cli/cli.h"
 #include "cli/json.h"
-#include "hw/report.h"
-#include "hw/system.h"
 #include "onnx/import.h"
 #include "opt/optimizer.h"
 #include "plan/catalog.h"
@@ -165,11 +163,6 @@ const plan::OpSupportProfile* find_profile(const std::string& id) {
   for (const auto& p : all)
     if (p.id.rfind(id + "-", 0) == 0) return &p;
   return nullptr;
-}
-
-int default_threads() {
-  const hw::CpuInfo cpu = hw::probe_cpu(hw::system_files());
-  return cpu.cores > 0 ? cpu.cores : 1;
 }
 
 // The nodes the CPU provider has no kernel for (read from its kernel registry).
@@ -494,7 +487,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
   const plan::Analysis a = plan::analyze(*m.graph, original, precision);
 
   if (std::find(ids.begin(), ids.end(), "this") != ids.end()) {
-    const int threads = args.get_int("threads", default_threads(), 1, 4096);
+    const int threads = args.get_int("threads", default_thread_count(), 1, 4096);
     std::string cache;
     const plan::MachineMeasurement mm = plan::cached_measurement(
         threads, args.flag("measure"), &cache, plan::MeasureOptions{args.flag("quick-measure")});

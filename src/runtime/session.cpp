@@ -103,7 +103,7 @@ std::shared_ptr<RuntimeContext> make_runtime(const SessionOptions& requested, Pl
   PI_CHECK(opts.threads >= 0 && opts.threads <= 1024, InvalidArgument, "threads must be 0..1024, got ",
            opts.threads);
   auto rt = std::make_shared<RuntimeContext>();
-  rt->threads = opts.threads > 0 ? opts.threads : physical_cores();
+  rt->threads = opts.threads > 0 ? opts.threads : default_thread_count();
   std::set<std::string> seen;
   for (const auto& name : opts.providers) {
     PI_CHECK(seen.insert(name).second, InvalidArgument, "provider '", name,
@@ -211,6 +211,11 @@ void check_input(const ValueSpec& spec, const Value& v) {
 }
 
 }  // namespace
+
+int default_thread_count() {
+  static const int n = physical_cores();
+  return n;
+}
 
 Session Session::load(const std::string& path, const SessionOptions& options) {
   return Session(build(import_onnx_file(path), options));

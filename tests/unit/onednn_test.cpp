@@ -150,6 +150,8 @@ struct MatMulCase {
   Shape a, b;
   bool b_constant;
 };
+// gtest would otherwise print the struct's bytes, padding included (valgrind: uninitialised read).
+void PrintTo(const MatMulCase& c, std::ostream* os) { *os << c.name; }
 
 class OnednnMatMulTest : public ::testing::TestWithParam<MatMulCase> {};
 
