@@ -478,11 +478,16 @@ int cmd_plan(const std::vector<std::string>& argv) {
   const std::string path = args.positional[0];
   ImportOptions probe;
   probe.read_external_data = false;
+  probe.propagate_shape_data = true;
   const Model declared = import_onnx_file(path, probe);
   ImportOptions opts = probe;
   opts.input_shapes = resolve_inputs(*declared.graph, args);
   Model m = import_onnx_file(path, opts);
   const ir::Graph original = *m.graph;
+  // Folding first, then inference again: shapes computed by shape subgraphs (a channel split's
+  // Shape → Gather → Div → Slice) become known before the fusions hide the standard operators.
+  opt::optimize(*m.graph, std::min(level, 1));
+  if (level >= 1) infer_shapes_again(m);
   opt::optimize(*m.graph, level);
   const plan::Analysis a = plan::analyze(*m.graph, original, precision);
 

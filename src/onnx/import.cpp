@@ -11,6 +11,7 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "onnx/graph_proto.h"
 #include "onnx/tensor_proto.h"
 
 namespace polyinfer {
@@ -415,7 +416,7 @@ Model import_proto(onnx::ModelProto& mp, const std::string& base_dir,
     return m;
   }
   try {
-    onnx::ShapeInferenceOptions opts(false, 0, false);
+    onnx::ShapeInferenceOptions opts(false, 0, options.propagate_shape_data);
     onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), opts);
     std::map<std::string, ir::TypeInfo> inferred;
     collect_value_info(mp.graph(), &inferred);
@@ -438,6 +439,48 @@ Model import_proto(onnx::ModelProto& mp, const std::string& base_dir,
 }
 
 }  // namespace
+
+bool infer_shapes_again(Model& model) {
+  onnx::ModelProto mp;
+  mp.set_ir_version(std::max<int64_t>(model.ir_version, 7));
+  for (const auto& [domain, version] : model.opsets) {
+    auto* op = mp.add_opset_import();
+    op->set_domain(domain);
+    op->set_version(version);
+  }
+  write_graph_proto(*model.graph, mp.mutable_graph(), /*weights_as_placeholders=*/true);
+  if (!unsafe_for_shape_inference(mp).empty()) return false;
+  try {
+    onnx::ShapeInferenceOptions opts(false, 0, true);
+    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), opts);
+  } catch (const std::exception&) {
+    return false;
+  }
+  std::map<std::string, ir::TypeInfo> inferred;
+  collect_value_info(mp.graph(), &inferred);
+  for (const auto& out : mp.graph().output()) inferred.emplace(out.name(), convert_type(out.type()));
+  auto complete = [](const ir::TypeInfo& t) {
+    if (t.kind != ir::TypeInfo::Kind::Tensor || !t.has_shape) return false;
+    for (int64_t d : t.dims)
+      if (d < 0) return false;
+    return true;
+  };
+  ir::Graph& g = *model.graph;
+  for (const auto& [name, t] : inferred) {
+    if (!complete(t) || g.initializers.count(name)) continue;
+    const ir::TypeInfo* ours = g.type_of(name);
+    if (ours && complete(*ours)) continue;
+    bool is_io = false;
+    for (const auto& v : g.inputs) is_io |= v.name == name;
+    for (auto& v : g.outputs)
+      if (v.name == name) {
+        v.type = t;
+        is_io = true;
+      }
+    if (!is_io) g.value_types[name] = t;
+  }
+  return true;
+}
 
 Model import_onnx_bytes(const void* data, size_t size, const std::string& base_dir,
                         const ImportOptions& options) {

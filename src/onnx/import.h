@@ -33,6 +33,10 @@ struct ImportOptions {
   // false: external-data weights are checked but not read (their tensors hold garbage); for
   // tools that look only at the graph and its shapes.
   bool read_external_data = true;
+  // Let shape inference compute shape-valued tensors (Shape → Gather → Div → Slice chains), so
+  // shapes that depend on them become known. Off by default: the runtime learns such shapes when
+  // it runs; `plan`, which never runs the model, needs them.
+  bool propagate_shape_data = false;
 };
 
 // Loads a model file; external data is read from the file's folder.
@@ -40,6 +44,14 @@ Model import_onnx_file(const std::string& path, const ImportOptions& options = {
 // Loads a model from memory; external data is read from `base_dir` (empty: not allowed).
 Model import_onnx_bytes(const void* data, size_t size, const std::string& base_dir,
                         const ImportOptions& options = {});
+
+// Runs ONNX shape inference again on the graph as it is now — after the optimizer's folding has
+// turned shape computations (Shape → Gather → Div → Slice) into constants that inference could
+// not see through at import — and records every shape it finds for a value whose shape was not
+// fully known. Large float weights stay out of the copy inference reads. Returns false, leaving
+// the graph as it was, when the graph holds operators inference cannot judge safely or inference
+// fails; `plan` calls it between optimizer levels 1 and 2.
+bool infer_shapes_again(Model& model);
 
 // The highest default-domain opset polyinfer knows the semantics of.
 constexpr int kMaxOpset = 23;

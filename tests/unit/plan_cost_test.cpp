@@ -9,6 +9,7 @@
 
 #include "model_builder.h"
 #include "onnx/import.h"
+#include "opt/optimizer.h"
 #include "plan/memory_sim.h"
 #include "plan/planner.h"
 #include "polyinfer/session.h"
@@ -241,6 +242,41 @@ TEST(PlanImport, ANewBatchReplacesTheExportersRecordedShapes) {
   EXPECT_EQ(m.graph->type_of("y")->dims, (Shape{8, 3}));
   o.input_shapes["x"] = {8, 3, 1};
   EXPECT_THROW(import_onnx_bytes(bytes.data(), bytes.size(), "", o), Error);  // rank 3 for rank 2
+}
+
+void int64_initializer(test::ModelBuilder& b, const std::string& name, std::vector<int64_t> dims,
+                       std::vector<int64_t> values) {
+  auto* t = b.proto().mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(7);
+  for (auto d : dims) t->add_dims(d);
+  for (auto v : values) t->add_int64_data(v);
+}
+
+// A channel split as torch exports it: the Slice's end comes from Shape → Gather → Div, which
+// ONNX 1.12's inference cannot follow through Div. After folding, inference again knows it.
+TEST(PlanImport, ShapesBehindAFoldedShapeSubgraphAreInferredAgain) {
+  test::ModelBuilder b;
+  b.input("x", {1, 6, 2, 2}).output("y", {-1, -1, -1, -1});
+  int64_initializer(b, "one", {}, {1});
+  int64_initializer(b, "two", {}, {2});
+  int64_initializer(b, "zero1", {1}, {0});
+  int64_initializer(b, "axes", {1}, {1});
+  int64_initializer(b, "axes0", {1}, {0});
+  b.node("Shape", {"x"}, {"s"}, "shape")
+      .node("Gather", {"s", "one"}, {"c"}, "gather")
+      .node("Div", {"c", "two"}, {"h"}, "div")
+      .node("Unsqueeze", {"h", "axes0"}, {"hv"}, "unsq")
+      .node("Slice", {"x", "zero1", "hv", "axes"}, {"sl"}, "slice")
+      .node("Relu", {"sl"}, {"y"}, "relu");
+  const std::string bytes = b.bytes();
+  Model m = import_onnx_bytes(bytes.data(), bytes.size(), "");
+  const ir::TypeInfo* before = m.graph->type_of("y");
+  ASSERT_TRUE(before);
+  EXPECT_TRUE(!before->has_shape || before->dims[1] < 0) << before->str();
+  opt::optimize(*m.graph, 1);
+  ASSERT_TRUE(infer_shapes_again(m));
+  EXPECT_EQ(m.graph->type_of("y")->dims, (Shape{1, 3, 2, 2}));
 }
 
 // Without reading external data, the weights' shapes are known and their file is still
