@@ -128,7 +128,8 @@ Prediction predict(const Analysis& a, const Target& t, const ir::Graph& original
   const double ce = efficiency(t.compute_efficiency), be = efficiency(t.bandwidth_efficiency);
   const double peak = p.peak * ce;
   if (t.bandwidth.known) p.bandwidth = t.bandwidth.value * be;
-  else if (chip) p.notes.push_back("the bandwidth of " + t.name + " is unknown: memory time is not predicted");
+  else if (chip)
+    p.notes.push_back("the bandwidth of " + t.name + " is unknown: memory time is not predicted");
   const double overhead = t.node_overhead.known ? t.node_overhead.value : 0;
   // A node whose bytes fit a measured cache level streams at that level's rate.
   auto bandwidth_for = [&](double bytes) {
@@ -139,12 +140,14 @@ Prediction predict(const Analysis& a, const Target& t, const ir::Graph& original
 
   std::map<OpClass, ClassTotals> classes;
   std::vector<TimedNode> timed;
+  double compute_part = 0, memory_part = 0;
   for (const NodeEstimate& e : a.nodes) {
     if (e.cost.cls == OpClass::View) continue;  // views run no kernel of their own
     const double bw = bandwidth_for(e.cost.bytes());
     const double tc = peak > 0 ? e.cost.flops / peak : 0;
     const double tm = bw > 0 ? e.cost.bytes() / bw : 0;
     TimedNode tn{e.node, e.cost.flops, e.cost.bytes(), std::max(tc, tm) + overhead, tc > tm};
+    (tc > tm ? compute_part : memory_part) += std::max(tc, tm);
     p.compute_seconds += tc;
     p.memory_seconds += tm;
     p.overhead_seconds += overhead;
@@ -168,14 +171,6 @@ Prediction predict(const Analysis& a, const Target& t, const ir::Graph& original
 
   // The bound is where the time goes: nodes limited by their compute, by their bytes, or the
   // fixed cost per node when there are many small ones.
-  double compute_part = 0, memory_part = 0;
-  for (const NodeEstimate& e : a.nodes) {
-    if (e.cost.cls == OpClass::View) continue;
-    const double bw = bandwidth_for(e.cost.bytes());
-    const double tc = peak > 0 ? e.cost.flops / peak : 0;
-    const double tm = bw > 0 ? e.cost.bytes() / bw : 0;
-    (tc > tm ? compute_part : memory_part) += std::max(tc, tm);
-  }
   p.bound = compute_part >= memory_part ? "compute" : "memory";
   if (compute_part == 0 && memory_part == 0) p.bound = "unknown";
   if (p.overhead_seconds > std::max(compute_part, memory_part)) p.bound = "overhead";
