@@ -16,20 +16,33 @@ namespace {
 constexpr int kMaxRank = 6;
 constexpr uint32_t kGroupSize = 256;  // local_size_x of the shaders
 
-// Refuses inputs whose static type is known and is not a float32 tensor of rank <= 6.
+// Refuses inputs that are not known, at creation, to be float32 tensors (of rank <= 6 when the
+// rank is known). An unknown dtype (inside a Loop body, say) is refused too: a refusal at run time
+// could not fall back to the next provider.
 void require_float32(const KernelInfo& info) {
   for (size_t i = 0; i < info.num_inputs(); ++i) {
-    const ir::TypeInfo* t = info.input_type(i);
-    if (!t || t->kind != ir::TypeInfo::Kind::Tensor || t->elem == DType::Undefined) continue;
-    if (t->elem != DType::Float32)
-      info.unsupported(std::string("dtype ") + dtype_name(t->elem) +
+    DType dtype = DType::Undefined;
+    int rank = -1;
+    if (const Tensor* c = info.constant_input(i)) {
+      dtype = c->dtype();
+      rank = c->rank();
+    } else if (const ir::TypeInfo* t = info.input_type(i);
+               t && t->kind == ir::TypeInfo::Kind::Tensor) {
+      dtype = t->elem;
+      if (t->has_shape) rank = static_cast<int>(t->dims.size());
+    }
+    if (dtype == DType::Undefined)
+      info.unsupported("input " + std::to_string(i) +
+                       " of unknown dtype (the Vulkan kernels are float32 only)");
+    if (dtype != DType::Float32)
+      info.unsupported(std::string("dtype ") + dtype_name(dtype) +
                        " (the Vulkan kernels are float32 only)");
-    if (t->has_shape && t->dims.size() > kMaxRank)
-      info.unsupported("rank " + std::to_string(t->dims.size()) + " (the Vulkan kernels take rank <= 6)");
+    if (rank > kMaxRank)
+      info.unsupported("rank " + std::to_string(rank) + " (the Vulkan kernels take rank <= 6)");
   }
 }
 
-// The same checks at run time, for inputs whose type was not known at creation.
+// The same checks at run time (a model's declared types can be wrong).
 void check_input(const KernelContext& ctx, const Tensor& t) {
   PI_CHECK(t.dtype() == DType::Float32, UnsupportedOp, ctx.node().label(), ": dtype ",
            dtype_name(t.dtype()), " (the Vulkan kernels are float32 only)");
