@@ -12,6 +12,7 @@ packages=(
   clang libclang-rt-14-dev                        # libFuzzer targets
   python3-venv                                    # tools/pyenv.sh (ONNX Runtime comparisons)
   libvulkan-dev mesa-vulkan-drivers               # Vulkan headers + loader, llvmpipe (doctor, tests)
+  glslang-tools                                   # glslangValidator: Vulkan shaders to SPIR-V at build time
   opencl-c-headers ocl-icd-libopencl1 pocl-opencl-icd   # OpenCL headers, ICD loader, PoCL
   nlohmann-json3-dev                              # reading plan's target catalog and caches
 )

@@ -62,7 +62,9 @@ int physical_cores() {
 
 // Placement rule 1's `auto`: the usable accelerator providers, best first, then cpu. A GPU
 // provider that is not built in, or not usable, is named in the note with the reason (the hw
-// probes' text, the same `doctor` prints), so the choice is never silent.
+// probes' text, the same `doctor` prints), so the choice is never silent. Vulkan whose only
+// devices are software ones on the CPU (llvmpipe) is usable but not an accelerator: auto leaves
+// it out and says so (`--providers vulkan,cpu` still uses it).
 std::vector<std::string> resolve_auto(std::string* note) {
   const std::vector<std::string> built = provider_names();
   auto is_built = [&](const std::string& n) {
@@ -74,8 +76,20 @@ std::vector<std::string> resolve_auto(std::string* note) {
   for (const std::string name : {"cuda", "vulkan"}) {
     if (is_built(name)) {
       const ProviderStatus st = create_provider(name)->probe();
-      if (st.usable) chosen.push_back(name);
-      else add_reason(name + " not usable: " + st.reason);
+      if (!st.usable) {
+        add_reason(name + " not usable: " + st.reason);
+        continue;
+      }
+      if (name == "vulkan") {
+        const hw::VulkanInfo vk = hw::probe_vulkan(hw::system_loader());
+        const bool gpu = std::any_of(vk.devices.begin(), vk.devices.end(),
+                                     [](const hw::VulkanDevice& d) { return d.type != "cpu"; });
+        if (!gpu) {
+          add_reason("vulkan left out: " + hw::check_vulkan_stack(vk).detail);
+          continue;
+        }
+      }
+      chosen.push_back(name);
       continue;
     }
     const hw::StackCheck stack = name == "cuda"

@@ -52,6 +52,7 @@ inline Tensor random_tensor(const Shape& shape, uint32_t seed = 1, float lo = -3
 
 struct OracleResult {
   std::string impl;       // the node's implementation on `cpu` ("reference" if none faster)
+  std::string provider;   // the provider that ran the node (the first of providers() that can)
   double max_abs = 0;     // largest |fast - ref| over all float outputs
   double max_rel = 0;     // largest |fast - ref| / |ref| where |ref| > 0
 };
@@ -102,6 +103,11 @@ class OracleOp {
   }
   OracleOp& threads(int n) {
     threads_ = n;
+    return *this;
+  }
+  // The providers under test (default {"cpu"}), e.g. {"vulkan"}: still checked against cpu-ref.
+  OracleOp& providers(std::vector<std::string> names) {
+    providers_ = std::move(names);
     return *this;
   }
   // The oracle runs this ONNX-domain op instead (same inputs and attributes): for ai.polyinfer
@@ -159,7 +165,7 @@ class OracleOp {
     for (size_t i = 0; i < inputs_.size(); ++i)
       if (inputs_[i].defined()) feeds["in" + std::to_string(i)] = Value(inputs_[i]);
     SessionOptions fast_o, ref_o;
-    fast_o.providers = {"cpu"};
+    fast_o.providers = providers_;
     ref_o.providers = {"cpu-ref"};
     fast_o.threads = ref_o.threads = threads_;
     fast_o.optimization_level = ref_o.optimization_level = 0;
@@ -168,7 +174,10 @@ class OracleOp {
     OracleResult r;
     const std::vector<Value> got = fast.run(feeds);
     // Read after the run: a fast kernel that handed these inputs to the reference one says so.
-    if (!fast.placement().nodes.empty()) r.impl = fast.placement().nodes[0].impl;
+    if (!fast.placement().nodes.empty()) {
+      r.impl = fast.placement().nodes[0].impl;
+      r.provider = fast.placement().nodes[0].provider;
+    }
     const std::vector<Value> want = ref.run(feeds);
     EXPECT_EQ(got.size(), want.size());
     for (size_t o = 0; o < got.size() && o < want.size(); ++o) {
@@ -231,6 +240,7 @@ class OracleOp {
   std::vector<onnx::AttributeProto> attrs_;
   int outputs_ = 1;
   int threads_ = 3;
+  std::vector<std::string> providers_ = {"cpu"};
   std::string ref_op_;
   int ref_opset_ = 0;
 };

@@ -1,0 +1,497 @@
+#include "providers/vulkan/context.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/device_registry.h"
+#include "hw/report.h"
+#include "providers/vulkan/shaders.h"
+
+namespace polyinfer::vulkan {
+namespace {
+
+constexpr uint32_t kSetsPerPool = 1024;   // dispatches per flush before the pool is recycled
+constexpr uint32_t kMaxBindings = 4;
+constexpr size_t kAlign = 256;            // allocation granularity in bytes
+
+void check(VkResult r, const char* what) {
+  PI_CHECK(r == VK_SUCCESS, Internal, "Vulkan: ", what, " failed (VkResult ", static_cast<int>(r),
+           ")");
+}
+
+int type_rank(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 4;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 3;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 1;
+    default: return 0;
+  }
+}
+
+const char* type_name(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+    default: return "other";
+  }
+}
+
+class VulkanAllocator final : public Allocator {
+ public:
+  explicit VulkanAllocator(std::shared_ptr<Context> ctx) : ctx_(std::move(ctx)) {}
+  Device device() const override { return {DeviceKind::Vulkan, 0}; }
+  void* allocate(size_t bytes) override { return ctx_->allocate(bytes); }
+  void deallocate(void* ptr, size_t) override { ctx_->deallocate(ptr); }
+
+ private:
+  std::shared_ptr<Context> ctx_;
+};
+
+// Device memory is mapped host memory: the copies are memcpy once the queue is idle.
+void copy_to_device(const void* host_src, void* device_dst, size_t bytes) {
+  Context::get()->flush();
+  std::memcpy(device_dst, host_src, bytes);
+}
+void copy_to_host(const void* device_src, void* host_dst, size_t bytes) {
+  Context::get()->flush();
+  std::memcpy(host_dst, device_src, bytes);
+}
+
+// The context and its allocator, made once. The holder unregisters the device before dropping
+// them, so the context is destroyed here (at exit, before the driver's own exit handlers, which
+// were registered while the context was being made) and not later from the device registry.
+struct Holder {
+  std::shared_ptr<Context> ctx;
+  std::shared_ptr<Allocator> alloc;
+  std::string error;
+  ~Holder() {
+    if (ctx) unregister_device({DeviceKind::Vulkan, 0});
+    alloc.reset();
+    ctx.reset();
+  }
+};
+
+}  // namespace
+
+// The one place that constructs a Context (a friend of it).
+struct ContextFactory {
+  static std::shared_ptr<Context> make() { return std::shared_ptr<Context>(new Context()); }
+};
+
+namespace {
+Holder& holder() {
+  static Holder h = [] {
+    Holder x;
+    const hw::StackCheck stack = hw::check_vulkan_stack(hw::probe_vulkan(hw::system_loader()));
+    if (!stack.usable) {
+      x.error = stack.reason;
+      return x;
+    }
+    try {
+      x.ctx = ContextFactory::make();
+      x.alloc = std::make_shared<VulkanAllocator>(x.ctx);
+      register_device({DeviceKind::Vulkan, 0}, {x.alloc, &copy_to_device, &copy_to_host});
+    } catch (const Error& e) {
+      x.ctx.reset();
+      x.alloc.reset();
+      x.error = e.what();
+    }
+    return x;
+  }();
+  return h;
+}
+}  // namespace
+
+Status status() {
+  const Holder& h = holder();
+  return {h.ctx != nullptr, h.error};
+}
+
+std::shared_ptr<Context> Context::get() {
+  Holder& h = holder();
+  PI_CHECK(h.ctx != nullptr, ProviderUnavailable, "vulkan is not usable here: ", h.error);
+  return h.ctx;
+}
+
+std::shared_ptr<Allocator> device_allocator() {
+  Context::get();
+  return holder().alloc;
+}
+
+Context::Context() {
+  std::string why;
+  lib_ = hw::system_loader().open({"libvulkan.so.1", "libvulkan.so"}, &why);
+  PI_CHECK(lib_ != nullptr, ProviderUnavailable, "the Vulkan loader does not load: ", why);
+  f_.vkGetInstanceProcAddr = lib_->fn<PFN_vkGetInstanceProcAddr>("vkGetInstanceProcAddr");
+  PI_CHECK(f_.vkGetInstanceProcAddr, ProviderUnavailable, "libvulkan has no vkGetInstanceProcAddr");
+#define PI_VK_LOAD(name) \
+  f_.name = reinterpret_cast<PFN_##name>(f_.vkGetInstanceProcAddr(VK_NULL_HANDLE, #name));
+  PI_VK_GLOBAL_FNS(PI_VK_LOAD)
+#undef PI_VK_LOAD
+  PI_CHECK(f_.vkCreateInstance && f_.vkEnumerateInstanceVersion, ProviderUnavailable,
+           "the Vulkan loader is older than Vulkan 1.1 (the shaders need 1.1)");
+  uint32_t version = 0;
+  check(f_.vkEnumerateInstanceVersion(&version), "vkEnumerateInstanceVersion");
+  PI_CHECK(version >= VK_API_VERSION_1_1, ProviderUnavailable,
+           "the Vulkan loader is older than Vulkan 1.1 (the shaders need 1.1)");
+
+  VkApplicationInfo app{};
+  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+  app.pApplicationName = "polyinfer";
+  app.pEngineName = "polyinfer";
+  app.apiVersion = VK_API_VERSION_1_1;
+  VkInstanceCreateInfo ci{};
+  ci.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+  ci.pApplicationInfo = &app;
+  const VkResult r = f_.vkCreateInstance(&ci, nullptr, &instance_);
+  PI_CHECK(r == VK_SUCCESS, ProviderUnavailable, "vkCreateInstance failed (VkResult ",
+           static_cast<int>(r), ")");
+#define PI_VK_LOAD(name) \
+  f_.name = reinterpret_cast<PFN_##name>(f_.vkGetInstanceProcAddr(instance_, #name));
+  PI_VK_INSTANCE_FNS(PI_VK_LOAD)
+#undef PI_VK_LOAD
+  try {
+    create_device();
+  } catch (...) {
+    if (device_) f_.vkDestroyDevice(device_, nullptr);
+    if (f_.vkDestroyInstance) f_.vkDestroyInstance(instance_, nullptr);
+    throw;
+  }
+}
+
+void Context::create_device() {
+#define PI_VK_REQUIRE(name) \
+  PI_CHECK(f_.name != nullptr, ProviderUnavailable, "the Vulkan loader has no " #name);
+  PI_VK_INSTANCE_FNS(PI_VK_REQUIRE)
+  uint32_t n = 0;
+  check(f_.vkEnumeratePhysicalDevices(instance_, &n, nullptr), "vkEnumeratePhysicalDevices");
+  std::vector<VkPhysicalDevice> devices(n);
+  VkResult er = f_.vkEnumeratePhysicalDevices(instance_, &n, devices.data());
+  PI_CHECK(er == VK_SUCCESS || er == VK_INCOMPLETE, ProviderUnavailable,
+           "vkEnumeratePhysicalDevices failed (VkResult ", static_cast<int>(er), ")");
+  devices.resize(std::min<size_t>(n, devices.size()));
+
+  // discrete > integrated > virtual > cpu; the first of a kind wins. Only Vulkan 1.1 devices
+  // with a compute queue count.
+  int best = -1;
+  VkPhysicalDeviceProperties best_props{};
+  for (VkPhysicalDevice pd : devices) {
+    VkPhysicalDeviceProperties p{};
+    f_.vkGetPhysicalDeviceProperties(pd, &p);
+    if (p.apiVersion < VK_API_VERSION_1_1) continue;
+    uint32_t qn = 0;
+    f_.vkGetPhysicalDeviceQueueFamilyProperties(pd, &qn, nullptr);
+    std::vector<VkQueueFamilyProperties> qs(qn);
+    f_.vkGetPhysicalDeviceQueueFamilyProperties(pd, &qn, qs.data());
+    int family = -1;
+    for (uint32_t i = 0; i < qn && family < 0; ++i)
+      if (qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) family = static_cast<int>(i);
+    if (family < 0 || type_rank(p.deviceType) <= best) continue;
+    best = type_rank(p.deviceType);
+    physical_ = pd;
+    queue_family_ = static_cast<uint32_t>(family);
+    best_props = p;
+  }
+  PI_CHECK(physical_ != VK_NULL_HANDLE, ProviderUnavailable,
+           "no Vulkan 1.1 device with a compute queue among the ", devices.size(), " found");
+  description_ = std::string(best_props.deviceName, strnlen(best_props.deviceName,
+                                                            sizeof best_props.deviceName)) +
+                 " (" + type_name(best_props.deviceType) + "), Vulkan " +
+                 std::to_string(VK_API_VERSION_MAJOR(best_props.apiVersion)) + "." +
+                 std::to_string(VK_API_VERSION_MINOR(best_props.apiVersion)) + "." +
+                 std::to_string(VK_API_VERSION_PATCH(best_props.apiVersion));
+  max_groups_ = std::min<uint32_t>(best_props.limits.maxComputeWorkGroupCount[0], 65535);
+  PI_CHECK(best_props.limits.maxPushConstantsSize >= 128, ProviderUnavailable,
+           "the Vulkan device allows only ", best_props.limits.maxPushConstantsSize,
+           " bytes of push constants (128 needed)");
+  f_.vkGetPhysicalDeviceMemoryProperties(physical_, &memory_props_);
+
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo qci{};
+  qci.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+  qci.queueFamilyIndex = queue_family_;
+  qci.queueCount = 1;
+  qci.pQueuePriorities = &priority;
+  VkDeviceCreateInfo dci{};
+  dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  dci.queueCreateInfoCount = 1;
+  dci.pQueueCreateInfos = &qci;
+  const VkResult r = f_.vkCreateDevice(physical_, &dci, nullptr, &device_);
+  PI_CHECK(r == VK_SUCCESS, ProviderUnavailable, "vkCreateDevice failed (VkResult ",
+           static_cast<int>(r), ")");
+#define PI_VK_LOAD(name) \
+  f_.name = reinterpret_cast<PFN_##name>(f_.vkGetDeviceProcAddr(device_, #name));
+  PI_VK_DEVICE_FNS(PI_VK_LOAD)
+#undef PI_VK_LOAD
+  PI_VK_DEVICE_FNS(PI_VK_REQUIRE)
+#undef PI_VK_REQUIRE
+  f_.vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+
+  VkCommandPoolCreateInfo pci{};
+  pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pci.queueFamilyIndex = queue_family_;
+  check(f_.vkCreateCommandPool(device_, &pci, nullptr, &command_pool_), "vkCreateCommandPool");
+  VkCommandBufferAllocateInfo cai{};
+  cai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  cai.commandPool = command_pool_;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  check(f_.vkAllocateCommandBuffers(device_, &cai, &cmd_), "vkAllocateCommandBuffers");
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * kMaxBindings};
+  VkDescriptorPoolCreateInfo dpi{};
+  dpi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+  dpi.maxSets = kSetsPerPool;
+  dpi.poolSizeCount = 1;
+  dpi.pPoolSizes = &size;
+  check(f_.vkCreateDescriptorPool(device_, &dpi, nullptr, &descriptor_pool_),
+        "vkCreateDescriptorPool");
+  VkFenceCreateInfo fci{};
+  fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  check(f_.vkCreateFence(device_, &fci, nullptr, &fence_), "vkCreateFence");
+}
+
+Context::~Context() {
+  try {
+    flush();
+  } catch (const Error&) {
+    // A lost device at exit: destroy what is left regardless.
+  }
+  f_.vkDeviceWaitIdle(device_);
+  for (auto& [addr, b] : blocks_) {
+    f_.vkDestroyBuffer(device_, b.buffer, nullptr);
+    f_.vkFreeMemory(device_, b.memory, nullptr);
+  }
+  for (auto& [name, p] : pipelines_) {
+    f_.vkDestroyPipeline(device_, p->pipeline, nullptr);
+    f_.vkDestroyPipelineLayout(device_, p->layout, nullptr);
+    f_.vkDestroyDescriptorSetLayout(device_, p->set_layout, nullptr);
+  }
+  f_.vkDestroyFence(device_, fence_, nullptr);
+  f_.vkDestroyDescriptorPool(device_, descriptor_pool_, nullptr);
+  f_.vkDestroyCommandPool(device_, command_pool_, nullptr);
+  f_.vkDestroyDevice(device_, nullptr);
+  f_.vkDestroyInstance(instance_, nullptr);
+}
+
+void* Context::allocate(size_t bytes) {
+  const size_t size = (std::max<size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
+  std::lock_guard<std::mutex> lock(mu_);
+  Block b;
+  b.size = size;
+  VkBufferCreateInfo bci{};
+  bci.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  bci.size = size;
+  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+              VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkResult r = f_.vkCreateBuffer(device_, &bci, nullptr, &b.buffer);
+  PI_CHECK(r == VK_SUCCESS, OutOfMemory, "Vulkan: vkCreateBuffer of ", size,
+           " bytes failed (VkResult ", static_cast<int>(r), ")");
+  VkMemoryRequirements req{};
+  f_.vkGetBufferMemoryRequirements(device_, b.buffer, &req);
+  // Host-visible and coherent, device-local too when there is such a type (UMA, ReBAR).
+  const VkMemoryPropertyFlags need =
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  int type = -1;
+  for (int pass = 0; pass < 2 && type < 0; ++pass) {
+    const VkMemoryPropertyFlags want =
+        pass == 0 ? need | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT : need;
+    for (uint32_t i = 0; i < memory_props_.memoryTypeCount && type < 0; ++i)
+      if ((req.memoryTypeBits & (1u << i)) &&
+          (memory_props_.memoryTypes[i].propertyFlags & want) == want)
+        type = static_cast<int>(i);
+  }
+  if (type < 0) {
+    f_.vkDestroyBuffer(device_, b.buffer, nullptr);
+    fail(ErrorCode::OutOfMemory, "Vulkan: the device has no host-visible coherent memory type");
+  }
+  VkMemoryAllocateInfo mai{};
+  mai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  mai.allocationSize = req.size;
+  mai.memoryTypeIndex = static_cast<uint32_t>(type);
+  r = f_.vkAllocateMemory(device_, &mai, nullptr, &b.memory);
+  void* mapped = nullptr;
+  if (r == VK_SUCCESS) r = f_.vkBindBufferMemory(device_, b.buffer, b.memory, 0);
+  if (r == VK_SUCCESS) r = f_.vkMapMemory(device_, b.memory, 0, VK_WHOLE_SIZE, 0, &mapped);
+  if (r != VK_SUCCESS || mapped == nullptr) {
+    f_.vkDestroyBuffer(device_, b.buffer, nullptr);
+    if (b.memory) f_.vkFreeMemory(device_, b.memory, nullptr);
+    fail(ErrorCode::OutOfMemory, "Vulkan: allocating ", size, " bytes failed (VkResult ",
+         static_cast<int>(r), ")");
+  }
+  blocks_[reinterpret_cast<uintptr_t>(mapped)] = b;
+  return mapped;
+}
+
+void Context::deallocate(void* ptr) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = blocks_.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == blocks_.end()) return;
+  // Recorded work may still use the buffer.
+  if (recording_) flush_locked();
+  f_.vkDestroyBuffer(device_, it->second.buffer, nullptr);
+  f_.vkFreeMemory(device_, it->second.memory, nullptr);  // unmaps too
+  blocks_.erase(it);
+}
+
+BufferRef Context::find(const void* ptr) const {
+  const auto addr = reinterpret_cast<uintptr_t>(ptr);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = blocks_.upper_bound(addr);
+  PI_CHECK(it != blocks_.begin(), Internal, "Vulkan: a tensor's pointer is not device memory");
+  --it;
+  PI_CHECK(addr < it->first + it->second.size, Internal,
+           "Vulkan: a tensor's pointer is not device memory");
+  return {it->second.buffer, addr - it->first};
+}
+
+const Pipeline& Context::pipeline(const std::string& name, uint32_t bindings,
+                                  uint32_t push_bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pipelines_.find(name);
+  if (it != pipelines_.end()) {
+    PI_CHECK(it->second->bindings == bindings && it->second->push_bytes == push_bytes, Internal,
+             "Vulkan: shader '", name, "' asked for with another layout");
+    return *it->second;
+  }
+  auto sit = shaders().find(name);
+  PI_CHECK(sit != shaders().end(), Internal, "Vulkan: no embedded shader '", name, "'");
+  PI_CHECK(bindings <= kMaxBindings, Internal, "Vulkan: too many bindings");
+  auto p = std::make_unique<Pipeline>();
+  p->bindings = bindings;
+  p->push_bytes = push_bytes;
+  std::vector<VkDescriptorSetLayoutBinding> b(bindings);
+  for (uint32_t i = 0; i < bindings; ++i) {
+    b[i].binding = i;
+    b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    b[i].descriptorCount = 1;
+    b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  VkDescriptorSetLayoutCreateInfo sli{};
+  sli.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+  sli.bindingCount = bindings;
+  sli.pBindings = b.data();
+  check(f_.vkCreateDescriptorSetLayout(device_, &sli, nullptr, &p->set_layout),
+        "vkCreateDescriptorSetLayout");
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+  VkPipelineLayoutCreateInfo pli{};
+  pli.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+  pli.setLayoutCount = 1;
+  pli.pSetLayouts = &p->set_layout;
+  pli.pushConstantRangeCount = 1;
+  pli.pPushConstantRanges = &range;
+  VkResult r = f_.vkCreatePipelineLayout(device_, &pli, nullptr, &p->layout);
+  VkShaderModule module = VK_NULL_HANDLE;
+  if (r == VK_SUCCESS) {
+    VkShaderModuleCreateInfo smi{};
+    smi.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+    smi.codeSize = sit->second.count * sizeof(uint32_t);
+    smi.pCode = sit->second.words;
+    r = f_.vkCreateShaderModule(device_, &smi, nullptr, &module);
+  }
+  if (r == VK_SUCCESS) {
+    VkComputePipelineCreateInfo cpi{};
+    cpi.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+    cpi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    cpi.stage.module = module;
+    cpi.stage.pName = "main";
+    cpi.layout = p->layout;
+    r = f_.vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &cpi, nullptr, &p->pipeline);
+    f_.vkDestroyShaderModule(device_, module, nullptr);
+  }
+  if (r != VK_SUCCESS) {
+    if (p->layout) f_.vkDestroyPipelineLayout(device_, p->layout, nullptr);
+    f_.vkDestroyDescriptorSetLayout(device_, p->set_layout, nullptr);
+    fail(ErrorCode::Internal, "Vulkan: creating the pipeline of shader '", name,
+         "' failed (VkResult ", static_cast<int>(r), ")");
+  }
+  return *(pipelines_[name] = std::move(p));
+}
+
+void Context::begin_locked() {
+  VkCommandBufferBeginInfo bi{};
+  bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(f_.vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
+  recording_ = true;
+}
+
+void Context::dispatch(const Pipeline& pl, const std::vector<VkBuffer>& buffers, const void* push,
+                       uint32_t groups) {
+  PI_CHECK(buffers.size() == pl.bindings, Internal, "Vulkan: dispatch with ", buffers.size(),
+           " buffers for ", pl.bindings, " bindings");
+  std::lock_guard<std::mutex> lock(mu_);
+  if (sets_used_ == kSetsPerPool) flush_locked();
+  if (!recording_) begin_locked();
+  VkDescriptorSetAllocateInfo dai{};
+  dai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+  dai.descriptorPool = descriptor_pool_;
+  dai.descriptorSetCount = 1;
+  dai.pSetLayouts = &pl.set_layout;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  check(f_.vkAllocateDescriptorSets(device_, &dai, &set), "vkAllocateDescriptorSets");
+  ++sets_used_;
+  VkDescriptorBufferInfo infos[kMaxBindings]{};
+  VkWriteDescriptorSet writes[kMaxBindings]{};
+  for (uint32_t i = 0; i < pl.bindings; ++i) {
+    infos[i] = {buffers[i], 0, VK_WHOLE_SIZE};
+    writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+    writes[i].dstSet = set;
+    writes[i].dstBinding = i;
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+  }
+  f_.vkUpdateDescriptorSets(device_, pl.bindings, writes, 0, nullptr);
+  if (dispatches_ > 0) {
+    // Every dispatch sees the writes of the ones before it (a pool reuses memory within a run).
+    VkMemoryBarrier mb{};
+    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    f_.vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0,
+                            nullptr);
+  }
+  f_.vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline);
+  f_.vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pl.layout, 0, 1, &set, 0,
+                             nullptr);
+  f_.vkCmdPushConstants(cmd_, pl.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, pl.push_bytes, push);
+  f_.vkCmdDispatch(cmd_, std::max<uint32_t>(1, std::min(groups, max_groups_)), 1, 1);
+  ++dispatches_;
+}
+
+void Context::flush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  flush_locked();
+}
+
+void Context::flush_locked() {
+  if (!recording_) return;
+  recording_ = false;
+  VkMemoryBarrier mb{};
+  mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  f_.vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                          0, 1, &mb, 0, nullptr, 0, nullptr);
+  check(f_.vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
+  VkSubmitInfo si{};
+  si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd_;
+  check(f_.vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit");
+  check(f_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+  check(f_.vkResetFences(device_, 1, &fence_), "vkResetFences");
+  check(f_.vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer");
+  check(f_.vkResetDescriptorPool(device_, descriptor_pool_, 0), "vkResetDescriptorPool");
+  dispatches_ = 0;
+  sets_used_ = 0;
+}
+
+}  // namespace polyinfer::vulkan

@@ -1,0 +1,155 @@
+// The Vulkan provider's one process-wide device: libvulkan opened with dlopen (the binary runs
+// where it is absent), an instance, the chosen physical device with a compute queue, memory, the
+// cached pipelines, and the command buffer that kernels record into.
+//
+// Memory: every allocation is a VkBuffer on host-visible, host-coherent memory, mapped for its
+// whole life. Tensors see the mapped pointer (so views' byte offsets are plain pointer
+// arithmetic); find() maps any pointer inside a live allocation back to (VkBuffer, byte offset).
+// On llvmpipe and integrated GPUs all memory is host-visible; a discrete GPU wants device-local
+// buffers with staging copies, which come later (docs/vulkan.md).
+//
+// Execution: dispatch() records into an open command buffer; nothing runs until flush(), which
+// submits once and waits. Host reads and writes of device memory (to_host/to_device, freeing a
+// buffer, Provider::synchronize) flush first.
+#pragma once
+
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hw/system.h"
+#include "polyinfer/tensor.h"
+
+namespace polyinfer::vulkan {
+
+// Global-level functions (from vkGetInstanceProcAddr(NULL, ...)).
+#define PI_VK_GLOBAL_FNS(X) X(vkCreateInstance) X(vkEnumerateInstanceVersion)
+// Instance-level functions.
+#define PI_VK_INSTANCE_FNS(X)                                                            \
+  X(vkDestroyInstance) X(vkEnumeratePhysicalDevices) X(vkGetPhysicalDeviceProperties)    \
+  X(vkGetPhysicalDeviceQueueFamilyProperties) X(vkGetPhysicalDeviceMemoryProperties)     \
+  X(vkCreateDevice) X(vkGetDeviceProcAddr)
+// Device-level functions (from vkGetDeviceProcAddr: no loader trampoline).
+#define PI_VK_DEVICE_FNS(X)                                                              \
+  X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkCreateBuffer) X(vkDestroyBuffer)            \
+  X(vkGetBufferMemoryRequirements) X(vkAllocateMemory) X(vkFreeMemory)                   \
+  X(vkBindBufferMemory) X(vkMapMemory) X(vkUnmapMemory) X(vkCreateShaderModule)          \
+  X(vkDestroyShaderModule) X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout) \
+  X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout) X(vkCreateComputePipelines)       \
+  X(vkDestroyPipeline) X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool)              \
+  X(vkResetDescriptorPool) X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets)         \
+  X(vkCreateCommandPool) X(vkDestroyCommandPool) X(vkAllocateCommandBuffers)             \
+  X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkResetCommandBuffer)                  \
+  X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants) X(vkCmdDispatch) \
+  X(vkCmdPipelineBarrier) X(vkCreateFence) X(vkDestroyFence) X(vkResetFences)            \
+  X(vkWaitForFences) X(vkQueueSubmit) X(vkDeviceWaitIdle)
+
+struct Fns {
+  PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr = nullptr;
+#define PI_VK_FIELD(name) PFN_##name name = nullptr;
+  PI_VK_GLOBAL_FNS(PI_VK_FIELD)
+  PI_VK_INSTANCE_FNS(PI_VK_FIELD)
+  PI_VK_DEVICE_FNS(PI_VK_FIELD)
+#undef PI_VK_FIELD
+};
+
+// A compute pipeline with `bindings` storage buffers (set 0, bindings 0..n-1) and a push-constant
+// block; created once per process per shader and kept until exit.
+struct Pipeline {
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  uint32_t bindings = 0;
+  uint32_t push_bytes = 0;
+};
+
+// Where a device pointer lives: its buffer and the byte offset in it.
+struct BufferRef {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  size_t offset = 0;
+};
+
+// Whether the Vulkan provider can run here, and if not why: the doctor's check of the Vulkan
+// stack (hw::check_vulkan_stack, the same text) and then this context's own setup. Cached.
+struct Status {
+  bool usable = false;
+  std::string reason;
+};
+Status status();
+
+struct ContextFactory;
+
+class Context {
+ public:
+  // The process-wide context, created on first use; throws ProviderUnavailable with status()'s
+  // reason when Vulkan is not usable. Registers Device{Vulkan, 0} (allocator, copies) on creation.
+  static std::shared_ptr<Context> get();
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  // "llvmpipe (LLVM 15.0.6, 256 bits) (cpu), Vulkan 1.3.230".
+  const std::string& describe() const { return description_; }
+
+  void* allocate(size_t bytes);
+  void deallocate(void* ptr);
+  // The buffer and byte offset of a pointer inside a live allocation; throws Internal otherwise.
+  BufferRef find(const void* ptr) const;
+
+  // The cached pipeline for shader `name` (shaders.h); created on first request.
+  const Pipeline& pipeline(const std::string& name, uint32_t bindings, uint32_t push_bytes);
+  // Records one dispatch of `groups` workgroups (x only) into the open command buffer, with a
+  // barrier after earlier dispatches. `buffers` bind to 0..n-1; `push` is pipeline.push_bytes.
+  void dispatch(const Pipeline& pipeline, const std::vector<VkBuffer>& buffers, const void* push,
+                uint32_t groups);
+  // Submits what was recorded (if anything) and waits for it.
+  void flush();
+  // The most workgroups a dispatch may ask for in x.
+  uint32_t max_groups() const { return max_groups_; }
+
+ private:
+  friend struct ContextFactory;
+  Context();  // throws ProviderUnavailable with the reason
+  void create_device();
+  void begin_locked();
+  void flush_locked();
+
+  struct Block {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    size_t size = 0;
+  };
+
+  std::unique_ptr<hw::Library> lib_;
+  Fns f_;
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  VkPhysicalDeviceMemoryProperties memory_props_{};
+  uint32_t max_groups_ = 65535;
+  std::string description_;
+
+  mutable std::mutex mu_;
+  std::map<uintptr_t, Block> blocks_;  // by mapped address
+  std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+  VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  bool recording_ = false;
+  uint32_t dispatches_ = 0;  // recorded since the last flush
+  uint32_t sets_used_ = 0;   // descriptor sets taken from the pool since the last flush
+};
+
+// The allocator of Device{Vulkan, 0} (the provider's; also registered with the device).
+std::shared_ptr<Allocator> device_allocator();
+
+}  // namespace polyinfer::vulkan

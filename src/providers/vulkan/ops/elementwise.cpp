@@ -1,0 +1,171 @@
+// Float32 element-wise operators on Vulkan: Add, Sub, Mul, Div with numpy broadcasting up to
+// rank 6 (shaders/binary.comp), and Relu, Sigmoid, Tanh, Exp, Neg, Abs (shaders/unary.comp).
+// Each kernel takes its cached pipeline at creation and records one dispatch per run.
+// Anything else (another dtype, rank > 6) is refused at creation, so the partitioner places
+// the node on the next provider and reports why.
+#include <cstring>
+#include <limits>
+
+#include "core/shape_util.h"
+#include "providers/vulkan/context.h"
+#include "runtime/kernel.h"
+
+namespace polyinfer::vulkan {
+namespace {
+
+constexpr int kMaxRank = 6;
+constexpr uint32_t kGroupSize = 256;  // local_size_x of the shaders
+
+// Refuses inputs that are not known, at creation, to be float32 tensors (of rank <= 6 when the
+// rank is known). An unknown dtype (inside a Loop body, say) is refused too: a refusal at run time
+// could not fall back to the next provider.
+void require_float32(const KernelInfo& info) {
+  for (size_t i = 0; i < info.num_inputs(); ++i) {
+    DType dtype = DType::Undefined;
+    int rank = -1;
+    if (const Tensor* c = info.constant_input(i)) {
+      dtype = c->dtype();
+      rank = c->rank();
+    } else if (const ir::TypeInfo* t = info.input_type(i);
+               t && t->kind == ir::TypeInfo::Kind::Tensor) {
+      dtype = t->elem;
+      if (t->has_shape) rank = static_cast<int>(t->dims.size());
+    }
+    if (dtype == DType::Undefined)
+      info.unsupported("input " + std::to_string(i) +
+                       " of unknown dtype (the Vulkan kernels are float32 only)");
+    if (dtype != DType::Float32)
+      info.unsupported(std::string("dtype ") + dtype_name(dtype) +
+                       " (the Vulkan kernels are float32 only)");
+    if (rank > kMaxRank)
+      info.unsupported("rank " + std::to_string(rank) + " (the Vulkan kernels take rank <= 6)");
+  }
+}
+
+// The same checks at run time (a model's declared types can be wrong).
+void check_input(const KernelContext& ctx, const Tensor& t) {
+  PI_CHECK(t.dtype() == DType::Float32, UnsupportedOp, ctx.node().label(), ": dtype ",
+           dtype_name(t.dtype()), " (the Vulkan kernels are float32 only)");
+  PI_CHECK(t.rank() <= kMaxRank, UnsupportedOp, ctx.node().label(), ": rank ", t.rank(),
+           " (the Vulkan kernels take rank <= 6)");
+  PI_CHECK(t.numel() <= std::numeric_limits<int32_t>::max(), UnsupportedOp, ctx.node().label(),
+           ": ", t.numel(), " elements (the Vulkan kernels index with 32 bits)");
+}
+
+// The element offset of a float32 tensor inside its buffer.
+uint32_t element_offset(const BufferRef& r) {
+  PI_CHECK(r.offset % sizeof(float) == 0, Internal, "Vulkan: a float32 tensor at byte offset ",
+           r.offset);
+  const size_t e = r.offset / sizeof(float);
+  PI_CHECK(e <= std::numeric_limits<uint32_t>::max(), Internal, "Vulkan: a buffer offset of ",
+           r.offset, " bytes does not fit 32 bits");
+  return static_cast<uint32_t>(e);
+}
+
+uint32_t groups_for(int64_t n, const Context& c) {
+  const int64_t g = (n + kGroupSize - 1) / kGroupSize;
+  return static_cast<uint32_t>(std::min<int64_t>(g, c.max_groups()));
+}
+
+struct BinaryParams {
+  uint32_t op, rank, n, off_a, off_b, off_c;
+  uint32_t dims[kMaxRank], sa[kMaxRank], sb[kMaxRank];
+};
+static_assert(sizeof(BinaryParams) == 96, "matches the push-constant block of binary.comp");
+
+struct UnaryParams {
+  uint32_t op, n, off_x, off_y;
+};
+
+template <uint32_t Op>
+class BinaryKernel final : public Kernel {
+ public:
+  explicit BinaryKernel(const KernelInfo& info) {
+    require_float32(info);
+    ctx_ = Context::get();
+    pipeline_ = &ctx_->pipeline("binary", 3, sizeof(BinaryParams));
+  }
+  std::string impl() const override { return "vulkan:binary"; }
+
+  void run(KernelContext& kc) override {
+    const Tensor& a = kc.input(0);
+    const Tensor& b = kc.input(1);
+    check_input(kc, a);
+    check_input(kc, b);
+    const Shape out_shape = broadcast_shapes(a.shape(), b.shape(), kc.node().op_type.c_str());
+    PI_CHECK(out_shape.size() <= kMaxRank, UnsupportedOp, kc.node().label(), ": rank ",
+             out_shape.size(), " (the Vulkan kernels take rank <= 6)");
+    Tensor& c = kc.output(0, DType::Float32, out_shape);
+    check_input(kc, c);
+    if (c.numel() == 0) return;
+    BinaryParams p{};
+    p.op = Op;
+    p.n = static_cast<uint32_t>(c.numel());
+    if (a.shape() == b.shape()) {
+      // Same shape: one flat dimension.
+      p.rank = 1;
+      p.dims[0] = p.n;
+      p.sa[0] = p.sb[0] = 1;
+    } else {
+      const std::vector<int64_t> sa = broadcast_strides(a.shape(), out_shape);
+      const std::vector<int64_t> sb = broadcast_strides(b.shape(), out_shape);
+      p.rank = static_cast<uint32_t>(out_shape.size());
+      for (size_t k = 0; k < out_shape.size(); ++k) {
+        p.dims[k] = static_cast<uint32_t>(out_shape[k]);
+        p.sa[k] = static_cast<uint32_t>(sa[k]);
+        p.sb[k] = static_cast<uint32_t>(sb[k]);
+      }
+    }
+    const BufferRef ra = ctx_->find(a.raw_data()), rb = ctx_->find(b.raw_data()),
+                    rc = ctx_->find(c.raw_data());
+    p.off_a = element_offset(ra);
+    p.off_b = element_offset(rb);
+    p.off_c = element_offset(rc);
+    ctx_->dispatch(*pipeline_, {ra.buffer, rb.buffer, rc.buffer}, &p, groups_for(p.n, *ctx_));
+  }
+
+ private:
+  std::shared_ptr<Context> ctx_;
+  const Pipeline* pipeline_ = nullptr;
+};
+
+template <uint32_t Op>
+class UnaryKernel final : public Kernel {
+ public:
+  explicit UnaryKernel(const KernelInfo& info) {
+    require_float32(info);
+    ctx_ = Context::get();
+    pipeline_ = &ctx_->pipeline("unary", 2, sizeof(UnaryParams));
+  }
+  std::string impl() const override { return "vulkan:unary"; }
+
+  void run(KernelContext& kc) override {
+    const Tensor& x = kc.input(0);
+    check_input(kc, x);
+    Tensor& y = kc.output(0, DType::Float32, x.shape());
+    if (y.numel() == 0) return;
+    const BufferRef rx = ctx_->find(x.raw_data()), ry = ctx_->find(y.raw_data());
+    UnaryParams p{Op, static_cast<uint32_t>(y.numel()), element_offset(rx), element_offset(ry)};
+    ctx_->dispatch(*pipeline_, {rx.buffer, ry.buffer}, &p, groups_for(p.n, *ctx_));
+  }
+
+ private:
+  std::shared_ptr<Context> ctx_;
+  const Pipeline* pipeline_ = nullptr;
+};
+
+#define PI_VULKAN_KERNEL(OP, SINCE, UNTIL, K) PI_REGISTER_KERNEL("vulkan", "", OP, SINCE, UNTIL, K)
+// Opsets before 7 (binary) and 6 (unary) had the legacy broadcast / consumed_inputs attributes.
+PI_VULKAN_KERNEL(Add, 7, 23, BinaryKernel<0>);
+PI_VULKAN_KERNEL(Sub, 7, 23, BinaryKernel<1>);
+PI_VULKAN_KERNEL(Mul, 7, 23, BinaryKernel<2>);
+PI_VULKAN_KERNEL(Div, 7, 23, BinaryKernel<3>);
+PI_VULKAN_KERNEL(Relu, 6, 23, UnaryKernel<0>);
+PI_VULKAN_KERNEL(Sigmoid, 6, 23, UnaryKernel<1>);
+PI_VULKAN_KERNEL(Tanh, 6, 23, UnaryKernel<2>);
+PI_VULKAN_KERNEL(Exp, 6, 23, UnaryKernel<3>);
+PI_VULKAN_KERNEL(Neg, 6, 23, UnaryKernel<4>);
+PI_VULKAN_KERNEL(Abs, 6, 23, UnaryKernel<5>);
+
+}  // namespace
+}  // namespace polyinfer::vulkan

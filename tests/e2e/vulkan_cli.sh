@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The Vulkan provider through the CLI: `providers` lists it (usable with its device name, or not
+# usable with the probe's reason); `run --providers vulkan` on a model with ops it lacks fails
+# with the reason (strict, no silent CPU run) and `--providers vulkan,cpu` runs; with no working
+# Vulkan driver (VK_ICD_FILENAMES pointing nowhere) both `providers` and `run` give doctor's text.
+# Args: polyinfer CLI, digits example folder.
+set -u
+pi=$1
+digits=$2
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+
+line=$("$pi" providers 2>&1 | grep ' vulkan ')
+if [ -z "$line" ]; then
+  echo "skip: the vulkan provider is not in this build"; exit 0
+fi
+echo "providers: $line"
+if [[ $line == "✓"* ]]; then
+  [[ $line == *"vulkan:0"* ]] || fail "providers: no device in '$line'"
+  out=$("$pi" run "$digits/digits_cnn.onnx" --providers vulkan 2>&1); rc=$?
+  { [ $rc -ne 0 ] && [[ $out == *"no provider can run"*"vulkan: no vulkan kernel for"* ]]; } ||
+    fail "run --providers vulkan: exit $rc: $out"
+  out=$("$pi" run "$digits/digits_cnn.onnx" --providers vulkan,cpu 2>&1); rc=$?
+  { [ $rc -eq 0 ] && [[ $out == *"fallback:"*"(vulkan: no vulkan kernel for"* ]]; } ||
+    fail "run --providers vulkan,cpu: exit $rc: $out"
+else
+  echo "vulkan is not usable here; checking the reason only"
+fi
+
+# No working driver: the same reason from providers, run and doctor.
+export VK_ICD_FILENAMES=/nonexistent/polyinfer_icd.json VK_DRIVER_FILES=/nonexistent/polyinfer_icd.json
+line=$("$pi" providers 2>&1 | grep ' vulkan ')
+reason=${line#*kernels): }
+{ [[ $line == "✗"* ]] && [ -n "$reason" ]; } || fail "providers without a driver: '$line'"
+out=$("$pi" run "$digits/digits_cnn.onnx" --providers vulkan 2>&1); rc=$?
+{ [ $rc -ne 0 ] && [[ $out == *"$reason"* ]]; } || fail "run without a driver: exit $rc: $out"
+"$pi" doctor 2>&1 | grep -qF "$reason" || fail "doctor does not give the reason '$reason'"
+
+[ $failures -eq 0 ] && echo "vulkan_cli: all checks passed"
+exit $((failures > 0))

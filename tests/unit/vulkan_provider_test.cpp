@@ -1,0 +1,150 @@
+// The Vulkan provider as a whole: its listing, Tensor::to() to and from the device, placement
+// with fallback to cpu (and strict failure without it), and long chains recorded into one
+// command buffer across runs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model_builder.h"
+#include "oracle.h"
+#include "polyinfer/session.h"
+#include "vulkan_util.h"
+
+namespace polyinfer {
+namespace {
+
+const Device kVulkan{DeviceKind::Vulkan, 0};
+
+Session load(const test::ModelBuilder& b, std::vector<std::string> providers) {
+  const std::string bytes = b.bytes();
+  SessionOptions o;
+  o.providers = std::move(providers);
+  o.optimization_level = 0;
+  return Session::load_bytes(bytes.data(), bytes.size(), o);
+}
+
+void expect_near(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-5 + 1e-5 * std::abs(want[i])) << "element " << i;
+}
+
+TEST(VulkanProvider, ListedWithItsDevice) {
+  PI_SKIP_WITHOUT_VULKAN();
+  auto p = create_provider("vulkan");
+  EXPECT_EQ(p->device(), kVulkan);
+  EXPECT_NE(p->describe(), "");
+  EXPECT_EQ(p->kernels().size(), 10u);
+}
+
+TEST(VulkanProvider, ProbeAgreesWithDoctorWhenUnusable) {
+  const auto names = provider_names();
+  if (std::find(names.begin(), names.end(), "vulkan") == names.end())
+    GTEST_SKIP() << "the vulkan provider is not in this build";
+  const ProviderStatus st = create_provider("vulkan")->probe();
+  EXPECT_EQ(st.usable, st.reason.empty()) << st.reason;
+}
+
+TEST(VulkanProvider, TensorRoundTrip) {
+  PI_SKIP_WITHOUT_VULKAN();
+  std::vector<float> v(1031);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i) * 0.5f - 7.0f;
+  const Tensor host = Tensor::from_vector<float>({1031}, v);
+  const Tensor dev = host.to(kVulkan);
+  EXPECT_EQ(dev.device(), kVulkan);
+  EXPECT_EQ(dev.to_vector<float>(), v);
+  EXPECT_EQ(dev.reshaped({1, 1031}).to(Device::cpu()).to_vector<float>(), v);
+  const Tensor copy = dev.clone();
+  EXPECT_EQ(copy.device(), kVulkan);
+  EXPECT_EQ(copy.to_vector<float>(), v);
+  const Tensor i64 = Tensor::from_vector<int64_t>({3}, {1, -2, 3}).to(kVulkan);
+  EXPECT_EQ(i64.to_vector<int64_t>(), (std::vector<int64_t>{1, -2, 3}));
+}
+
+// x -> Relu -> Softmax -> Neg: Softmax has no Vulkan kernel.
+test::ModelBuilder relu_softmax_neg() {
+  test::ModelBuilder b(17);
+  b.input("x", {4, 37}).output("y", {4, 37});
+  b.node("Relu", {"x"}, {"r"}, "relu").node("Softmax", {"r"}, {"s"}, "softmax");
+  b.node("Neg", {"s"}, {"y"}, "neg");
+  return b;
+}
+
+TEST(VulkanProvider, FallsBackToCpuWithAReport) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const Tensor x = test::random_tensor({4, 37});
+  Session vk = load(relu_softmax_neg(), {"vulkan", "cpu"});
+  Session cpu = load(relu_softmax_neg(), {"cpu"});
+  const Placement& pl = vk.placement();
+  ASSERT_EQ(pl.nodes.size(), 3u);
+  EXPECT_EQ(pl.nodes[0].provider, "vulkan");
+  EXPECT_EQ(pl.nodes[1].provider, "cpu");
+  EXPECT_EQ(pl.nodes[2].provider, "vulkan");
+  ASSERT_EQ(pl.fallbacks.size(), 1u);
+  EXPECT_EQ(pl.fallbacks[0].op, "Softmax");
+  EXPECT_NE(pl.fallbacks[0].reason.find("vulkan"), std::string::npos) << pl.fallbacks[0].reason;
+  for (int run = 0; run < 3; ++run) {
+    const std::vector<Value> got = vk.run({{"x", Value(x)}});
+    const std::vector<Value> want = cpu.run({{"x", Value(x)}});
+    expect_near(got[0].tensor().to_vector<float>(), want[0].tensor().to_vector<float>());
+  }
+  EXPECT_EQ(vk.placement().device_copies, 3);  // x in, softmax's input out and its output back
+}
+
+TEST(VulkanProvider, StrictListFailsWithTheReason) {
+  PI_SKIP_WITHOUT_VULKAN();
+  try {
+    load(relu_softmax_neg(), {"vulkan"});
+    FAIL() << "a model with Softmax loaded on vulkan alone";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::UnsupportedOp) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Softmax"), std::string::npos) << e.what();
+  }
+}
+
+TEST(VulkanProvider, RefusesOtherDtypesAndRanks) {
+  PI_SKIP_WITHOUT_VULKAN();
+  test::ModelBuilder b(17);
+  b.input("a", {2, 3}, onnx::TensorProto::INT64).input("b", {2, 3}, onnx::TensorProto::INT64);
+  b.input("c", {1, 1, 1, 1, 1, 1, 2}).input("d", {1, 1, 1, 1, 1, 1, 2});
+  b.output("s", {2, 3}, onnx::TensorProto::INT64).output("t", {1, 1, 1, 1, 1, 1, 2});
+  b.node("Add", {"a", "b"}, {"s"}, "add_int").node("Add", {"c", "d"}, {"t"}, "add_rank7");
+  Session s = load(b, {"vulkan", "cpu"});
+  ASSERT_EQ(s.placement().fallbacks.size(), 2u);
+  EXPECT_NE(s.placement().fallbacks[0].reason.find("dtype int64"), std::string::npos)
+      << s.placement().fallbacks[0].reason;
+  EXPECT_NE(s.placement().fallbacks[1].reason.find("rank 7"), std::string::npos)
+      << s.placement().fallbacks[1].reason;
+}
+
+TEST(VulkanProvider, LongChainAcrossRuns) {
+  PI_SKIP_WITHOUT_VULKAN();
+  // More dispatches than one descriptor pool holds (the context flushes and recycles it), and a
+  // weight (an initializer, copied to the device each run).
+  constexpr int kNodes = 1100;
+  test::ModelBuilder b(17);
+  b.input("x", {3, 33}).output("y", {3, 33});
+  std::vector<float> w(33);
+  for (int i = 0; i < 33; ++i) w[i] = 0.001f * static_cast<float>(i);
+  b.initializer("w", {33}, w);
+  std::string prev = "x";
+  for (int i = 0; i < kNodes; ++i) {
+    const std::string out = i + 1 == kNodes ? "y" : "v" + std::to_string(i);
+    if (i % 2 == 0) b.node("Neg", {prev}, {out});
+    else b.node("Add", {prev, "w"}, {out});
+    prev = out;
+  }
+  Session vk = load(b, {"vulkan"});
+  Session cpu = load(b, {"cpu-ref"});
+  EXPECT_EQ(vk.placement().providers.size(), 1u);
+  for (int run = 0; run < 2; ++run) {
+    const Tensor x = test::random_tensor({3, 33}, 5 + run);
+    const std::vector<Value> got = vk.run({{"x", Value(x)}});
+    const std::vector<Value> want = cpu.run({{"x", Value(x)}});
+    EXPECT_EQ(got[0].tensor().device(), kVulkan);
+    expect_near(got[0].tensor().to_vector<float>(), want[0].tensor().to_vector<float>());
+  }
+}
+
+}  // namespace
+}  // namespace polyinfer
