@@ -129,7 +129,9 @@ std::map<std::string, Shape> resolve_inputs(const ir::Graph& g, const Args& args
       out[in.name] = it->second;
       continue;
     }
-    if (in.type.kind != ir::TypeInfo::Kind::Tensor || !in.type.has_shape)
+    // Sequences and optionals have no shape to fix: their consumers are priced as unknown.
+    if (in.type.kind != ir::TypeInfo::Kind::Tensor) continue;
+    if (!in.type.has_shape)
       throw UsageError("input '" + in.name + "' declares no shape; give --shape " + in.name +
                        "=DIMS");
     Shape s = in.type.dims;
