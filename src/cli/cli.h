@@ -56,5 +56,6 @@ int cmd_bench(const std::vector<std::string>& argv);
 int cmd_doctor(const std::vector<std::string>& argv);
 int cmd_monitor(const std::vector<std::string>& argv);
 int cmd_plan(const std::vector<std::string>& argv);
+int cmd_compare(const std::vector<std::string>& argv);
 
 }  // namespace polyinfer::cli

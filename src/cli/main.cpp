@@ -22,6 +22,7 @@ const Command kCommands[] = {
     {"optimize", polyinfer::cli::cmd_optimize, "write the optimized graph as ONNX (--level 0..3)"},
     {"doctor", polyinfer::cli::cmd_doctor, "what compute is here, which providers can use it, problems and fixes"},
     {"monitor", polyinfer::cli::cmd_monitor, "CPU/GPU utilization, clocks, temperature, memory over time"},
+    {"compare", polyinfer::cli::cmd_compare, "two models on the same inputs: error, cosine, SNR, top-1/5"},
     {"plan", polyinfer::cli::cmd_plan, "will a model fit a chip, how fast, what will not run there"},
     {"providers", polyinfer::cli::cmd_providers, "providers built in, and whether each is usable"},
 };

@@ -1,0 +1,88 @@
+#include "core/accuracy.h"
+
+#include "core/dispatch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+namespace polyinfer {
+
+namespace {
+
+std::vector<double> as_doubles(const Tensor& t, const char* which) {
+  const Tensor host = t.to(Device::cpu());
+  std::vector<double> out(static_cast<size_t>(host.numel()));
+  const std::string who = std::string("compare: ") + which + " output";
+  dispatch(NumericTypes{}, host.dtype(), who.c_str(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = host.data<T>();
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
+  });
+  return out;
+}
+
+// Indices of the k largest scores, largest first (ties: lower index first).
+std::vector<int64_t> top_k(const double* row, int64_t c, int64_t k) {
+  std::vector<int64_t> idx(static_cast<size_t>(c));
+  std::iota(idx.begin(), idx.end(), int64_t{0});
+  k = std::min(k, c);
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int64_t a, int64_t b) {
+    return row[a] > row[b] || (row[a] == row[b] && a < b);
+  });
+  idx.resize(static_cast<size_t>(k));
+  return idx;
+}
+
+}  // namespace
+
+void ErrorStats::add(const Tensor& got, const Tensor& ref) {
+  PI_CHECK(got.shape() == ref.shape(), ShapeMismatch, "compare: output shapes differ, ",
+           shape_str(got.shape()), " against the reference's ", shape_str(ref.shape()));
+  const std::vector<double> g = as_doubles(got, "the compared"), r = as_doubles(ref, "the reference");
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (!std::isfinite(g[i]) && std::isfinite(r[i])) {
+      ++non_finite_;
+      continue;
+    }
+    const double e = std::abs(g[i] - r[i]);
+    if (std::isfinite(e)) {
+      max_abs_ = std::max(max_abs_, e);
+      sum_abs_ += e;
+      err_sq_ += e * e;
+    }
+    dot_ += g[i] * r[i];
+    got_sq_ += g[i] * g[i];
+    ref_sq_ += r[i] * r[i];
+  }
+  n_ += static_cast<int64_t>(g.size());
+  ++samples_;
+  // Scores: [N, C] or [C], C >= 2.
+  const Shape& s = ref.shape();
+  if ((s.size() == 2 || s.size() == 1) && s.back() >= 2) {
+    const int64_t c = s.back(), rows = s.size() == 2 ? s[0] : 1;
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t want = top_k(r.data() + i * c, c, 1)[0];
+      const auto five = top_k(g.data() + i * c, c, 5);
+      top1_ += five[0] == want ? 1 : 0;
+      top5_ += std::find(five.begin(), five.end(), want) != five.end() ? 1 : 0;
+      ++rows_;
+    }
+  }
+}
+
+double ErrorStats::cosine() const {
+  if (got_sq_ == 0 && ref_sq_ == 0) return 1;
+  if (got_sq_ == 0 || ref_sq_ == 0) return 0;
+  return dot_ / (std::sqrt(got_sq_) * std::sqrt(ref_sq_));
+}
+
+double ErrorStats::snr_db() const {
+  if (err_sq_ == 0) return std::numeric_limits<double>::infinity();
+  return 10 * std::log10(ref_sq_ / err_sq_);
+}
+
+}  // namespace polyinfer
