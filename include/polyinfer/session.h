@@ -39,6 +39,11 @@ struct SessionOptions {
   // Time every node's kernel on each run, for Session::profile() (`polyinfer bench --profile`).
   // Costs two clock reads per node per run; off, it costs nothing measurable.
   bool profile = false;
+  // Intermediate values to return too, after the model's outputs (run() and outputs() list them
+  // in this order). A kept value is a graph output to the optimizer, so no pass fuses it away;
+  // `compare --per-layer` keeps every value two models share. A name no node produces is an
+  // InvalidArgument error.
+  std::vector<std::string> keep_values;
 };
 
 // A model input or output as the model declares it.

@@ -7,11 +7,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <set>
 
 #include "cli/cli.h"
 #include "cli/inputs.h"
 #include "cli/json.h"
 #include "core/accuracy.h"
+#include "onnx/import.h"
 #include "polyinfer/io.h"
 
 namespace polyinfer::cli {
@@ -26,7 +29,37 @@ const char* kUsage =
     "  --data PATH   a folder of .npy files (one sample each, in name order) or one .npy; a file\n"
     "                whose first dimension is larger than the input's batch of 1 is split into\n"
     "                samples. Single-input models only (use -i for several inputs).\n"
-    "  --samples N   without --data: N seeded random inputs (default 1), seeds --seed, +1, ...\n";
+    "  --samples N   without --data: N seeded random inputs (default 1), seeds --seed, +1, ...\n"
+    "  --per-layer   also compare every intermediate value both models produce (matched by name;\n"
+    "                both run unoptimized so each value exists as in its file), rank the nodes\n"
+    "                by how much error they add, and name the ones to keep in float\n"
+    "  --top N       layers to list with --per-layer (default 10)\n";
+
+// A value both models produce, and the node that produces it in the reference.
+struct Layer {
+  std::string value, node, op;
+  std::vector<std::string> inputs;  // the node's inputs (to find the error it inherits)
+};
+
+// Float (or untyped) tensor values produced by a node in both models, in the reference's order.
+std::vector<Layer> shared_layers(const std::string& path_a, const std::string& path_b) {
+  ImportOptions o;
+  o.read_external_data = false;
+  const Model a = import_onnx_file(path_a, o), b = import_onnx_file(path_b, o);
+  std::set<std::string> in_b;
+  for (const auto& n : b.graph->nodes) in_b.insert(n.outputs.begin(), n.outputs.end());
+  std::set<std::string> outputs;
+  for (const auto& v : a.graph->outputs) outputs.insert(v.name);
+  std::vector<Layer> layers;
+  for (const auto& n : a.graph->nodes)
+    for (const auto& v : n.outputs) {
+      if (v.empty() || !in_b.count(v) || outputs.count(v)) continue;
+      const ir::TypeInfo* t = a.graph->type_of(v);
+      if (t && (t->kind != ir::TypeInfo::Kind::Tensor || !is_float(t->elem))) continue;
+      layers.push_back({v, n.name, n.op_type, n.inputs});
+    }
+  return layers;
+}
 
 // The samples for a single-input model from --data.
 std::vector<Tensor> data_samples(const std::string& path, const ValueSpec& input) {
@@ -77,9 +110,9 @@ std::string sci(double v) {
 }  // namespace
 
 int cmd_compare(const std::vector<std::string>& argv) {
-  const Args args = parse_args(argv, {"help", "json", "allow-missing"},
+  const Args args = parse_args(argv, {"help", "json", "allow-missing", "per-layer"},
                                {"data", "input", "samples", "seed", "shape", "providers",
-                                "threads", "level"},
+                                "threads", "level", "top"},
                                "compare");
   if (args.flag("help")) {
     std::cout << kUsage;
@@ -89,7 +122,15 @@ int cmd_compare(const std::vector<std::string>& argv) {
     std::cerr << kUsage;
     return kExitUsage;
   }
-  const SessionOptions opts = session_options(args);
+  SessionOptions opts = session_options(args);
+  const bool per_layer = args.flag("per-layer");
+  const int top = args.get_int("top", 10, 1, 100000);
+  std::vector<Layer> layers;
+  if (per_layer) {
+    layers = shared_layers(args.positional[0], args.positional[1]);
+    opts.optimization_level = 0;
+    for (const auto& l : layers) opts.keep_values.push_back(l.value);
+  }
   Session a = Session::load(args.positional[0], opts);
   Session b = Session::load(args.positional[1], opts);
   std::vector<std::string> notes;
@@ -117,16 +158,23 @@ int cmd_compare(const std::vector<std::string>& argv) {
              in.name, "', which ", args.positional[0], " does not: the models must share inputs");
 
   // Outputs are matched by name.
+  // Outputs, then kept layers, matched by name.
+  std::set<std::string> kept(opts.keep_values.begin(), opts.keep_values.end());
   std::vector<std::string> names;
   std::vector<size_t> ia, ib;
-  for (size_t i = 0; i < a.outputs().size(); ++i)
-    for (size_t j = 0; j < b.outputs().size(); ++j)
-      if (a.outputs()[i].name == b.outputs()[j].name) {
-        names.push_back(a.outputs()[i].name);
-        ia.push_back(i);
-        ib.push_back(j);
-      }
-  PI_CHECK(!names.empty(), InvalidArgument, "the models share no output name: nothing to compare");
+  auto match = [&](bool layer) {
+    for (size_t i = 0; i < a.outputs().size(); ++i)
+      for (size_t j = 0; j < b.outputs().size(); ++j)
+        if (a.outputs()[i].name == b.outputs()[j].name && kept.count(a.outputs()[i].name) == layer) {
+          names.push_back(a.outputs()[i].name);
+          ia.push_back(i);
+          ib.push_back(j);
+        }
+  };
+  match(false);
+  const size_t model_outputs = names.size();
+  match(true);
+  PI_CHECK(model_outputs > 0, InvalidArgument, "the models share no output name: nothing to compare");
   std::vector<ErrorStats> stats(names.size());
   for (const auto& feed : samples) {
     std::map<std::string, Value> feed_b;
@@ -139,12 +187,43 @@ int cmd_compare(const std::vector<std::string>& argv) {
     }
   }
 
+  // Per layer: the relative error each value carries, and what its node adds to the largest
+  // error among its inputs (the "growth") — the nodes with the largest growth are where precision
+  // is lost, the ones to keep in float.
+  struct LayerError {
+    const Layer* layer;
+    const ErrorStats* stats;
+    double rel = 0, growth = 0;
+  };
+  std::vector<LayerError> per;
+  if (per_layer) {
+    std::map<std::string, double> rel_of;
+    std::map<std::string, const ErrorStats*> stats_of;
+    for (size_t k = model_outputs; k < names.size(); ++k) stats_of[names[k]] = &stats[k];
+    for (const auto& l : layers) {
+      auto it = stats_of.find(l.value);
+      if (it == stats_of.end()) continue;
+      double inherited = 0;
+      for (const auto& in : l.inputs)
+        if (auto r = rel_of.find(in); r != rel_of.end()) inherited = std::max(inherited, r->second);
+      const double rel = it->second->relative_rms();
+      rel_of[l.value] = rel;
+      per.push_back({&l, it->second, rel, rel - inherited});
+    }
+  }
+  std::vector<const LayerError*> ranked;
+  for (const auto& e : per) ranked.push_back(&e);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const LayerError* x, const LayerError* y) {
+    return x->growth > y->growth;
+  });
+  if (ranked.size() > static_cast<size_t>(top)) ranked.resize(static_cast<size_t>(top));
+
   if (args.flag("json")) {
     JsonWriter w;
     w.begin_object().key("reference").value(args.positional[0]).key("compared")
         .value(args.positional[1]).key("samples").value(static_cast<int>(samples.size()));
     w.key("outputs").begin_array();
-    for (size_t k = 0; k < names.size(); ++k) {
+    for (size_t k = 0; k < model_outputs; ++k) {
       const ErrorStats& s = stats[k];
       w.begin_object().key("name").value(names[k]).key("max_abs").value(s.max_abs())
           .key("mean_abs").value(s.mean_abs()).key("cosine").value(s.cosine());
@@ -156,7 +235,24 @@ int cmd_compare(const std::vector<std::string>& argv) {
       s.top5() < 0 ? w.null() : w.value(s.top5());
       w.key("non_finite").value(s.non_finite()).end_object();
     }
-    w.end_array().end_object();
+    w.end_array();
+    if (per_layer) {
+      w.key("layers").begin_array();
+      for (const auto& e : per) {
+        w.begin_object().key("value").value(e.layer->value).key("node").value(e.layer->node)
+            .key("op").value(e.layer->op).key("relative_rms");
+        std::isinf(e.rel) ? w.null() : w.value(e.rel);
+        w.key("growth");
+        std::isinf(e.growth) ? w.null() : w.value(e.growth);
+        w.key("cosine").value(e.stats->cosine()).key("max_abs").value(e.stats->max_abs());
+        w.end_object();
+      }
+      w.end_array().key("keep_in_float").begin_array();
+      for (const auto* e : ranked)
+        if (e->growth > 0) w.value(e->layer->node);
+      w.end_array();
+    }
+    w.end_object();
     std::cout << w.str() << "\n";
     return kExitOk;
   }
@@ -165,7 +261,7 @@ int cmd_compare(const std::vector<std::string>& argv) {
   for (const auto& n : notes) std::cout << "  note: " << n << "\n";
   std::printf("%-24s %10s %10s %10s %9s %7s %7s\n", "output", "max abs", "mean abs", "cosine",
               "SNR dB", "top-1", "top-5");
-  for (size_t k = 0; k < names.size(); ++k) {
+  for (size_t k = 0; k < model_outputs; ++k) {
     const ErrorStats& s = stats[k];
     std::printf("%-24s %10s %10s %10s %9s %7s %7s\n", names[k].c_str(), sci(s.max_abs()).c_str(),
                 sci(s.mean_abs()).c_str(), fixed(s.cosine(), 6).c_str(), fixed(s.snr_db(), 1).c_str(),
@@ -174,6 +270,19 @@ int cmd_compare(const std::vector<std::string>& argv) {
     if (s.non_finite())
       std::printf("  %lld values are NaN or infinite where the reference is finite\n",
                   static_cast<long long>(s.non_finite()));
+  }
+  if (per_layer) {
+    std::cout << "\nper layer: " << per.size() << " values both models produce (unoptimized runs); "
+              << "largest error added by a node first:\n";
+    std::printf("%-32s %-18s %12s %12s %10s\n", "node", "op", "rel. error", "added", "cosine");
+    std::string keep;
+    for (const auto* e : ranked) {
+      std::printf("%-32s %-18s %12s %12s %10s\n", e->layer->node.c_str(), e->layer->op.c_str(),
+                  sci(e->rel).c_str(), sci(e->growth).c_str(), fixed(e->stats->cosine(), 6).c_str());
+      if (e->growth > 0) keep += (keep.empty() ? "" : ", ") + e->layer->node;
+    }
+    std::cout << (keep.empty() ? "no node adds error: nothing to keep in float\n"
+                               : "keep in float first: " + keep + "\n");
   }
   return kExitOk;
 }

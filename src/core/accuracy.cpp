@@ -80,6 +80,12 @@ double ErrorStats::cosine() const {
   return dot_ / (std::sqrt(got_sq_) * std::sqrt(ref_sq_));
 }
 
+double ErrorStats::relative_rms() const {
+  if (err_sq_ == 0) return 0;
+  if (ref_sq_ == 0) return std::numeric_limits<double>::infinity();
+  return std::sqrt(err_sq_ / ref_sq_);
+}
+
 double ErrorStats::snr_db() const {
   if (err_sq_ == 0) return std::numeric_limits<double>::infinity();
   return 10 * std::log10(ref_sq_ / err_sq_);

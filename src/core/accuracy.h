@@ -24,6 +24,9 @@ class ErrorStats {
   // Signal-to-noise ratio of `got` as a copy of `ref`, in dB: 10 log10(Σ ref² / Σ (got-ref)²);
   // +infinity when they are identical.
   double snr_db() const;
+  // RMS error relative to the reference's RMS, sqrt(Σ (got-ref)² / Σ ref²): 0 when identical,
+  // infinity when the reference is all zeros and `got` is not. Comparable across layers.
+  double relative_rms() const;
   // Classifier outputs ([N, C] or [C] with C >= 2): the share of rows whose top-1 class agrees,
   // and whose top-1 class of `ref` is among the top 5 of `got`; -1 when the output is not shaped
   // like scores.

@@ -174,6 +174,23 @@ void fill_placement(const Executor& ex, const RuntimeContext& rt, const std::vec
       pl->providers.push_back({rt.providers[i]->name(), nodes[i], known ? per[i] / total : 0.0});
 }
 
+// SessionOptions::keep_values: each becomes a graph output (after the model's own).
+void keep_values(ir::Graph& g, const std::vector<std::string>& names) {
+  std::set<std::string> outputs, produced;
+  for (const auto& o : g.outputs) outputs.insert(o.name);
+  for (const auto& n : g.nodes) produced.insert(n.outputs.begin(), n.outputs.end());
+  for (const auto& name : names) {
+    PI_CHECK(produced.count(name), InvalidArgument, "keep_values: no node of the model produces '",
+             name, "'");
+    if (!outputs.insert(name).second) continue;
+    ir::ValueInfo v;
+    v.name = name;
+    if (const ir::TypeInfo* t = g.type_of(name)) v.type = *t;
+    else v.type.kind = ir::TypeInfo::Kind::Unknown;
+    g.outputs.push_back(v);
+  }
+}
+
 std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts) {
   PI_CHECK(opts.optimization_level >= 0 && opts.optimization_level <= 3, InvalidArgument,
            "optimization level must be 0..3, got ", opts.optimization_level);
@@ -181,6 +198,7 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts) {
   impl->model = std::move(model);
   impl->rt = make_runtime(opts, &impl->placement);
   omp_set_num_threads(impl->rt->threads);
+  keep_values(*impl->model.graph, opts.keep_values);
   // Rewrite the graph before placement (docs/optimizer.md); level 0 runs it as imported.
   opt::optimize(*impl->model.graph, opts.optimization_level);
   // FLOP estimates read the weights' shapes, so they come before the executor frees weights.

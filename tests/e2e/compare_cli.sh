@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # `polyinfer compare`: a model against itself is exact (error 0, cosine 1, top-1 1) on the digits
 # test split given as --data, in text and JSON; usage and input errors exit with their codes.
-#   compare_cli.sh POLYINFER DIGITS_FOLDER
+# --per-layer finds the one layer whose weights were rounded to 4-bit levels
+# (tests/data/digits_conv2_4bit.onnx: features.2.weight only) and names it first.
+#   compare_cli.sh POLYINFER DIGITS_FOLDER REPO
 set -u
 pi=$1
 model=$2/digits_cnn.onnx
 data=$2/test_x.npy
+rounded=$3/tests/data/digits_conv2_4bit.onnx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -24,6 +27,21 @@ print("ok   identical models compare exact")
 PY
 else
   fail "compare exited $?: $(cat "$tmp/err")"
+fi
+if "$pi" compare "$model" "$rounded" --data "$data" --per-layer --json >"$tmp/p.json" 2>"$tmp/err"; then
+  python3 - "$tmp/p.json" <<'PY' || fail "per-layer"
+import json, sys
+d = json.load(open(sys.argv[1]))
+(o,) = d["outputs"]
+assert 0 < o["max_abs"] and 0.99 < o["cosine"] < 1 and 0.95 <= o["top1"] <= 1, o
+assert d["keep_in_float"][0] == "/features/features.2/Conv", d["keep_in_float"]
+layers = {l["node"]: l for l in d["layers"]}
+assert layers["/features/features.0/Conv"]["relative_rms"] == 0, layers  # before the change
+assert layers["/features/features.2/Conv"]["growth"] > 0.01, layers
+print("ok   per-layer names the rounded layer:", d["keep_in_float"][0])
+PY
+else
+  fail "per-layer exited $?: $(cat "$tmp/err")"
 fi
 "$pi" compare "$model" "$model" --samples 3 >"$tmp/out" 2>"$tmp/err" &&
   grep -q "on 3 samples" "$tmp/out" && grep -q "^logits .* 1.000000 " "$tmp/out" ||

@@ -20,6 +20,7 @@ TEST(ErrorStats, ErrorsCosineAndSnrOverSamples) {
   EXPECT_NEAR(s.cosine(), 34 / std::sqrt(39.0 * 34.0), 1e-12);
   // Σ ref² = 34, Σ err² = 1 + 4 = 5.
   EXPECT_NEAR(s.snr_db(), 10 * std::log10(34.0 / 5.0), 1e-12);
+  EXPECT_NEAR(s.relative_rms(), std::sqrt(5.0 / 34.0), 1e-12);
   // Rank-1 outputs of >= 2 values count as scores: top class 3 in both, then 0 against 3.
   EXPECT_DOUBLE_EQ(s.top1(), 0.5);
 }
@@ -37,6 +38,7 @@ TEST(ErrorStats, IdenticalIsInfiniteSnrAndNonFiniteIsCounted) {
   ErrorStats s;
   s.add(Tensor::from_vector<float>({3}, {1, 2, 3}), Tensor::from_vector<float>({3}, {1, 2, 3}));
   EXPECT_TRUE(std::isinf(s.snr_db()));
+  EXPECT_DOUBLE_EQ(s.relative_rms(), 0);
   EXPECT_DOUBLE_EQ(s.cosine(), 1);
   s.add(Tensor::from_vector<float>({3}, {NAN, 2, 3}), Tensor::from_vector<float>({3}, {1, 2, 3}));
   EXPECT_EQ(s.non_finite(), 1);

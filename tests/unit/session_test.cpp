@@ -127,3 +127,39 @@ TEST(Import, MalformedConvNeverReachesLibonnxShapeInference) {
 
 }  // namespace
 }  // namespace polyinfer
+
+namespace polyinfer {
+namespace {
+
+// SessionOptions::keep_values returns intermediates after the outputs, even where the optimizer
+// would otherwise fuse them away (Conv-free chain: Relu → Neg → Relu; level 3).
+TEST(Session, KeptValuesComeBackAfterTheOutputs) {
+  const std::string m = test::ModelBuilder()
+                            .input("x", {3})
+                            .output("y", {3})
+                            .node("Relu", {"x"}, {"a"}, "relu")
+                            .node("Neg", {"a"}, {"b"}, "neg")
+                            .node("Abs", {"b"}, {"y"}, "abs")
+                            .bytes();
+  SessionOptions o;
+  o.keep_values = {"b", "a"};
+  Session s = Session::load_bytes(m.data(), m.size(), o);
+  ASSERT_EQ(s.outputs().size(), 3u);
+  EXPECT_EQ(s.outputs()[1].name, "b");
+  EXPECT_EQ(s.outputs()[2].name, "a");
+  auto out = s.run({{"x", Tensor::from_vector<float>({3}, {-1, 2, -3})}});
+  EXPECT_EQ(out[0].tensor().to_vector<float>(), (std::vector<float>{0, 2, 0}));
+  EXPECT_EQ(out[1].tensor().to_vector<float>(), (std::vector<float>{0, -2, 0}));
+  EXPECT_EQ(out[2].tensor().to_vector<float>(), (std::vector<float>{0, 2, 0}));
+  o.keep_values = {"nope"};
+  try {
+    Session::load_bytes(m.data(), m.size(), o);
+    FAIL() << "expected an error for a value no node produces";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("'nope'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace polyinfer
