@@ -6,11 +6,13 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
 
 #include "cli/cli.h"
+#include "cli/compare_report.h"
 #include "cli/inputs.h"
 #include "cli/json.h"
 #include "core/accuracy.h"
@@ -33,7 +35,8 @@ const char* kUsage =
     "  --per-layer   also compare every intermediate value both models produce (matched by name;\n"
     "                both run unoptimized so each value exists as in its file), rank the nodes\n"
     "                by how much error they add, and name the ones to keep in float\n"
-    "  --top N       layers to list with --per-layer (default 10)\n";
+    "  --top N       layers to list with --per-layer (default 10)\n"
+    "  --html FILE   also write a static HTML report (inline SVG chart of the per-layer error)\n";
 
 // A value both models produce, and the node that produces it in the reference.
 struct Layer {
@@ -112,7 +115,7 @@ std::string sci(double v) {
 int cmd_compare(const std::vector<std::string>& argv) {
   const Args args = parse_args(argv, {"help", "json", "allow-missing", "per-layer"},
                                {"data", "input", "samples", "seed", "shape", "providers",
-                                "threads", "level", "top"},
+                                "threads", "level", "top", "html"},
                                "compare");
   if (args.flag("help")) {
     std::cout << kUsage;
@@ -217,6 +220,25 @@ int cmd_compare(const std::vector<std::string>& argv) {
     return x->growth > y->growth;
   });
   if (ranked.size() > static_cast<size_t>(top)) ranked.resize(static_cast<size_t>(top));
+
+  if (args.flag("html")) {
+    CompareReport r{args.positional[0], args.positional[1], static_cast<int>(samples.size()), {}, {}};
+    for (size_t k = 0; k < model_outputs; ++k) {
+      const ErrorStats& s = stats[k];
+      r.outputs.push_back({names[k], s.max_abs(), s.mean_abs(), s.cosine(), s.snr_db(), s.top1(),
+                           s.top5()});
+    }
+    std::set<const LayerError*> keep;
+    for (const auto* e : ranked)
+      if (e->growth > 0) keep.insert(e);
+    for (const auto& e : per)
+      r.layers.push_back({e.layer->node, e.layer->op, e.rel, e.growth, keep.count(&e) > 0});
+    const std::string path = args.get("html");
+    std::ofstream f(path);
+    PI_CHECK(f.good(), Io, "--html: cannot write '", path, "': check the folder exists");
+    f << compare_html(r);
+    PI_CHECK(f.good(), Io, "--html: writing '", path, "' failed (disk full?)");
+  }
 
   if (args.flag("json")) {
     JsonWriter w;

@@ -28,7 +28,19 @@ PY
 else
   fail "compare exited $?: $(cat "$tmp/err")"
 fi
-if "$pi" compare "$model" "$rounded" --data "$data" --per-layer --json >"$tmp/p.json" 2>"$tmp/err"; then
+if "$pi" compare "$model" "$rounded" --data "$data" --per-layer --json --html "$tmp/r.html" \
+     >"$tmp/p.json" 2>"$tmp/err"; then
+  python3 - "$tmp/r.html" "$tmp/p.json" <<'PY' || fail "html report"
+import json, re, sys, xml.etree.ElementTree as ET
+html, d = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+svg = ET.fromstring(re.search(r"<svg.*?</svg>", html, re.S).group(0))  # well-formed
+rects = [e for e in svg.iter() if e.tag.endswith("rect")]
+assert len(rects) == len(d["layers"]), (len(rects), len(d["layers"]))
+red = [r for r in rects if r.get("fill") == "#c0392b"]
+assert len(red) == len(d["keep_in_float"]) >= 1, red
+assert "<script" not in html and not re.search(r'(src|href)="http', html), "must be self-contained"
+print("ok   html report: one bar per layer,", len(red), "marked to keep in float")
+PY
   python3 - "$tmp/p.json" <<'PY' || fail "per-layer"
 import json, sys
 d = json.load(open(sys.argv[1]))
