@@ -3,6 +3,7 @@
 // mean absolute error, cosine similarity, SNR, and top-1 / top-5 agreement for classifier scores.
 // The question behind it: did this conversion (optimization, fp16, INT8) keep the model's answers?
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -23,6 +24,19 @@ namespace polyinfer::cli {
 
 namespace {
 
+// Median latency in ms of `n` runs of `s` on `feed`, after one warm-up run.
+double median_ms(Session& s, const std::map<std::string, Value>& feed, int n) {
+  s.run(feed);
+  std::vector<double> t;
+  for (int i = 0; i < n; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    s.run(feed);
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
 const char* kUsage =
     "usage: polyinfer compare MODEL_A MODEL_B [--data PATH] [-i NAME=FILE]... [--samples N]\n"
     "                         [--seed N] [--shape NAME=DIMS] [--providers LIST] [--threads N]\n"
@@ -36,7 +50,9 @@ const char* kUsage =
     "                both run unoptimized so each value exists as in its file), rank the nodes\n"
     "                by how much error they add, and name the ones to keep in float\n"
     "  --top N       layers to list with --per-layer (default 10)\n"
-    "  --html FILE   also write a static HTML report (inline SVG chart of the per-layer error)\n";
+    "  --html FILE   also write a static HTML report (inline SVG chart of the per-layer error)\n"
+    "  --time        also time both models on the first sample (median of --iterations, default\n"
+    "                20, after one warm-up run each), side by side in one run\n";
 
 // A value both models produce, and the node that produces it in the reference.
 struct Layer {
@@ -113,9 +129,9 @@ std::string sci(double v) {
 }  // namespace
 
 int cmd_compare(const std::vector<std::string>& argv) {
-  const Args args = parse_args(argv, {"help", "json", "allow-missing", "per-layer"},
+  const Args args = parse_args(argv, {"help", "json", "allow-missing", "per-layer", "time"},
                                {"data", "input", "samples", "seed", "shape", "providers",
-                                "threads", "level", "top", "html"},
+                                "threads", "level", "top", "html", "iterations"},
                                "compare");
   if (args.flag("help")) {
     std::cout << kUsage;
@@ -190,6 +206,23 @@ int cmd_compare(const std::vector<std::string>& argv) {
     }
   }
 
+  // Timing, alternating the models so that a busy moment of the machine hits both alike.
+  double ms_a = 0, ms_b = 0;
+  if (args.flag("time")) {
+    const int n = args.get_int("iterations", 20, 1, 100000);
+    std::map<std::string, Value> feed_b;
+    for (const auto& in : b.inputs()) feed_b[in.name] = samples.front().at(in.name);
+    std::vector<double> ta, tb;
+    for (int round = 0; round < 3; ++round) {
+      ta.push_back(median_ms(a, samples.front(), (n + 2) / 3));
+      tb.push_back(median_ms(b, feed_b, (n + 2) / 3));
+    }
+    std::sort(ta.begin(), ta.end());
+    std::sort(tb.begin(), tb.end());
+    ms_a = ta[1];
+    ms_b = tb[1];
+  }
+
   // Per layer: the relative error each value carries, and what its node adds to the largest
   // error among its inputs (the "growth") — the nodes with the largest growth are where precision
   // is lost, the ones to keep in float.
@@ -222,7 +255,8 @@ int cmd_compare(const std::vector<std::string>& argv) {
   if (ranked.size() > static_cast<size_t>(top)) ranked.resize(static_cast<size_t>(top));
 
   if (args.flag("html")) {
-    CompareReport r{args.positional[0], args.positional[1], static_cast<int>(samples.size()), {}, {}};
+    CompareReport r{args.positional[0], args.positional[1], static_cast<int>(samples.size()),
+                    ms_a, ms_b, {}, {}};
     for (size_t k = 0; k < model_outputs; ++k) {
       const ErrorStats& s = stats[k];
       r.outputs.push_back({names[k], s.max_abs(), s.mean_abs(), s.cosine(), s.snr_db(), s.top1(),
@@ -258,6 +292,10 @@ int cmd_compare(const std::vector<std::string>& argv) {
       w.key("non_finite").value(s.non_finite()).end_object();
     }
     w.end_array();
+    if (ms_a > 0) {
+      w.key("latency_ms").begin_object().key("reference").value(ms_a).key("compared").value(ms_b)
+          .end_object();
+    }
     if (per_layer) {
       w.key("layers").begin_array();
       for (const auto& e : per) {
@@ -292,6 +330,12 @@ int cmd_compare(const std::vector<std::string>& argv) {
     if (s.non_finite())
       std::printf("  %lld values are NaN or infinite where the reference is finite\n",
                   static_cast<long long>(s.non_finite()));
+  }
+  if (ms_a > 0) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "latency (median, %s runs): reference %.3f ms, compared %.3f ms (%.2fx)\n",
+                  args.get("iterations", "20").c_str(), ms_a, ms_b, ms_b / ms_a);
+    std::cout << buf;
   }
   if (per_layer) {
     std::cout << "\nper layer: " << per.size() << " values both models produce (unoptimized runs); "

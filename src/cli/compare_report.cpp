@@ -85,6 +85,20 @@ std::string compare_html(const CompareReport& r) {
       << num(o.snr_db, "%.1f") << "</td><td>" << (o.top1 < 0 ? "-" : num(o.top1, "%.3f"))
       << "</td><td>" << (o.top5 < 0 ? "-" : num(o.top5, "%.3f")) << "</td></tr>\n";
   s << "</table>\n";
+  if (r.latency_ms_reference > 0) {
+    // Two bars, same scale: the latency of each model, measured side by side in one run.
+    const double big = std::max(r.latency_ms_reference, r.latency_ms_compared);
+    s << "<h2>Latency</h2>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"600\" height=\"70\">\n";
+    const std::pair<const char*, double> bars[] = {{"reference", r.latency_ms_reference},
+                                                   {"compared", r.latency_ms_compared}};
+    for (int i = 0; i < 2; ++i)
+      s << "<text x=\"0\" y=\"" << 20 + 30 * i << "\" font-size=\"12\">" << bars[i].first
+        << "</text><rect x=\"80\" y=\"" << 8 + 30 * i << "\" height=\"18\" width=\""
+        << 400 * bars[i].second / big << "\" fill=\"#2c7fb8\"/><text x=\""
+        << 85 + 400 * bars[i].second / big << "\" y=\"" << 21 + 30 * i
+        << "\" font-size=\"12\">" << num(bars[i].second, "%.3f") << " ms</text>\n";
+    s << "</svg>\n";
+  }
   if (!r.layers.empty()) {
     s << "<h2>Per layer</h2>\n<p>Relative RMS error of each value both models produce; "
          "\"added\" is what the node adds to the largest error among its inputs.</p>\n"

@@ -21,6 +21,7 @@ struct ReportLayer {
 struct CompareReport {
   std::string reference, compared;
   int samples = 0;
+  double latency_ms_reference = 0, latency_ms_compared = 0;  // 0: not timed (--time)
   std::vector<ReportOutput> outputs;
   std::vector<ReportLayer> layers;  // in the reference's node order; empty without --per-layer
 };

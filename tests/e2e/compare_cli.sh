@@ -58,6 +58,15 @@ fi
 "$pi" compare "$model" "$model" --samples 3 >"$tmp/out" 2>"$tmp/err" &&
   grep -q "on 3 samples" "$tmp/out" && grep -q "^logits .* 1.000000 " "$tmp/out" ||
   fail "random samples: $(cat "$tmp/out" "$tmp/err")"
+if "$pi" compare "$model" "$model" --time --iterations 3 --threads 1 --json >"$tmp/t.json" 2>"$tmp/err"; then
+  python3 -c "
+import json, sys
+l = json.load(open(sys.argv[1]))['latency_ms']
+assert l['reference'] > 0 and l['compared'] > 0, l
+print('ok   --time reports both latencies')" "$tmp/t.json" || fail "time"
+else
+  fail "--time exited $?: $(cat "$tmp/err")"
+fi
 "$pi" compare "$model" >/dev/null 2>&1
 [[ $? -eq 1 ]] || fail "one model should be a usage error"
 "$pi" compare "$model" "$tmp/missing.onnx" >/dev/null 2>"$tmp/err"
