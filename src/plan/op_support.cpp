@@ -91,7 +91,7 @@ OpRule parse_rule(const std::string& op, const json& r, const Where& at) {
 OpSupportProfile parse_profile(const json& p, const Where& at) {
   at.require(p.is_object(), "must be an object");
   at.check_keys(p, {"id", "toolchain", "version", "source", "max_opset", "static_shapes_only",
-                    "notes", "ops"});
+                    "notes", "inherits", "ops"});
   OpSupportProfile out;
   out.id = req_string(p, "id", at);
   Where here = at.named("profile", out.id);
@@ -104,7 +104,13 @@ OpSupportProfile parse_profile(const json& p, const Where& at) {
   }
   out.static_shapes_only = opt_bool(p, "static_shapes_only", false, here);
   out.notes = opt_strings(p, "notes", here);
+  if (auto it = p.find("inherits"); it != p.end()) {
+    here.field("inherits").require(it->is_string() && !it->get<std::string>().empty(),
+                                   "must be a profile id");
+    out.inherits = it->get<std::string>();
+  }
   auto ops = p.find("ops");
+  if (ops == p.end() && !out.inherits.empty()) return out;
   here.field("ops").require(ops != p.end() && ops->is_object(),
                             "must be an object keyed by operator name");
   for (const auto& [op, rule] : ops->items()) {
@@ -221,6 +227,20 @@ std::string op_key(const ir::Node& n) {
 
 }  // namespace
 
+// Fills each inheriting profile's operator list from its base (one level: a base may not
+// inherit itself), keeping the profile's own entries.
+static void resolve_inherits(std::vector<OpSupportProfile>& profiles, const std::string& origin) {
+  for (OpSupportProfile& p : profiles) {
+    if (p.inherits.empty()) continue;
+    const OpSupportProfile* base = find_op_support(profiles, p.inherits);
+    PI_CHECK(base && base != &p, InvalidArgument, origin, ": profile '", p.id, "' inherits '",
+             p.inherits, "', which is not defined");
+    PI_CHECK(base->inherits.empty(), InvalidArgument, origin, ": profile '", p.id, "' inherits '",
+             p.inherits, "', which inherits in turn (one level only)");
+    for (const auto& [op, rule] : base->ops) p.ops.emplace(op, rule);
+  }
+}
+
 std::vector<OpSupportProfile> parse_op_support(const std::string& json_text,
                                                const std::string& origin) {
   json doc = parse_json(json_text, origin);
@@ -246,6 +266,7 @@ const std::vector<OpSupportProfile>& builtin_op_support() {
         all.push_back(std::move(p));
       }
     }
+    resolve_inherits(all, "data/op_support");
     return all;
   }();
   return profiles;

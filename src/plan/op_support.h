@@ -50,6 +50,9 @@ struct OpSupportProfile {
   int max_opset = 0;      // 0: not stated
   bool static_shapes_only = false;
   std::vector<std::string> notes;  // "NPU computes in fp16", …
+  // Another profile whose operator list this one starts from (its own `ops` override entries):
+  // a device plugin that takes what its toolchain's frontend takes, under stricter rules.
+  std::string inherits;
   std::map<std::string, OpRule> ops;
 };
 

@@ -63,7 +63,7 @@ TEST(PlanCatalog, EveryOpSupportIdResolves) {
   }
   EXPECT_EQ(find_target(builtin_catalog(), "rk3588")->op_support, "rknn-toolkit2-2.3.2");
   EXPECT_EQ(find_target(builtin_catalog(), "snapdragon-8-gen-3")->op_support, "qnn-ep");
-  EXPECT_EQ(find_target(builtin_catalog(), "meteor-lake-npu")->op_support, "openvino-onnx");
+  EXPECT_EQ(find_target(builtin_catalog(), "meteor-lake-npu")->op_support, "openvino-npu");
   EXPECT_EQ(find_target(builtin_catalog(), "h100-sxm")->op_support, "tensorrt-10");
 }
 

@@ -53,7 +53,7 @@ ir::Graph topk_graph(int64_t k) {
 
 TEST(PlanOpSupport, BuiltinProfilesParse) {
   const auto& all = builtin_op_support();
-  ASSERT_EQ(all.size(), 4u);
+  ASSERT_EQ(all.size(), 5u);
   for (const char* id : {"rknn-toolkit2-2.3.2", "tensorrt-10", "openvino-onnx", "qnn-ep"}) {
     const OpSupportProfile& p = profile(id);
     EXPECT_FALSE(p.source.empty()) << id;
@@ -68,6 +68,24 @@ TEST(PlanOpSupport, BuiltinProfilesParse) {
   EXPECT_EQ(unsupported, 96);
   EXPECT_EQ(rk.max_opset, 19);
   EXPECT_TRUE(profile("qnn-ep").static_shapes_only);
+}
+
+// The NPU plugin's profile is the ONNX frontend's list under the NPU's rule: static shapes only.
+TEST(PlanOpSupport, OpenVinoNpuInheritsTheFrontendsListAndWantsStaticShapes) {
+  const OpSupportProfile& npu = profile("openvino-npu");
+  EXPECT_EQ(npu.inherits, "openvino-onnx");
+  EXPECT_EQ(npu.ops.size(), profile("openvino-onnx").ops.size());
+  EXPECT_TRUE(npu.static_shapes_only);
+  EXPECT_FALSE(profile("openvino-onnx").static_shapes_only);
+  ir::Graph g;
+  g.nodes.push_back(node("Relu", {"x"}, {"y"}));
+  declare(g, "x", {-1, 8});
+  g.value_types["x"].dim_params[0] = "N";
+  declare(g, "y", {-1, 8});
+  EXPECT_TRUE(check_graph(profile("openvino-onnx"), g).empty());
+  const auto r = check_graph(npu, g);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_NE(r[0].reason.find("dynamic shape"), std::string::npos) << r[0].reason;
 }
 
 TEST(PlanOpSupport, RknnRejectsTopKAndNms) {
