@@ -9,6 +9,7 @@
 #include <set>
 
 #include <onnx/checker.h>
+#include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include "onnx/graph_proto.h"
@@ -106,6 +107,7 @@ class GraphImporter {
       n.opset = op->second;
       n.inputs.assign(np.input().begin(), np.input().end());
       n.outputs.assign(np.output().begin(), np.output().end());
+      check_arity(n);
       for (const auto& ap : np.attribute()) n.attrs[ap.name()] = convert_attr(ap, n, depth);
       g->nodes.push_back(std::move(n));
     }
@@ -237,6 +239,28 @@ class GraphImporter {
     // One placeholder element keeps the checker's "one value field" rule satisfied (it does
     // not compare sizes with dims); swapping frees the buffer, which clearing would keep.
     std::string(8, '\0').swap(*tp.mutable_raw_data());
+  }
+
+  // A standard operator with fewer or more inputs or outputs than its schema allows is a
+  // malformed model: every later stage (passes, kernels) may index its inputs and outputs.
+  static void check_arity(const ir::Node& n) {
+    if (!n.domain.empty()) return;
+    // Opsets newer than libonnx knows may add inputs (Pad-18's axes): the kernels judge those.
+    static const int known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance()
+                                 .Map()
+                                 .at(onnx::ONNX_DOMAIN)
+                                 .second;
+    if (n.opset > known) return;
+    const onnx::OpSchema* schema =
+        onnx::OpSchemaRegistry::Schema(n.op_type, n.opset, onnx::ONNX_DOMAIN);
+    if (!schema) return;  // unknown here: the kernels decide
+    const int ins = static_cast<int>(n.inputs.size()), outs = static_cast<int>(n.outputs.size());
+    PI_CHECK(ins >= schema->min_input() && ins <= schema->max_input(), InvalidModel, n.label(),
+             " has ", ins, " inputs; ", n.op_type, " at opset ", n.opset, " takes ",
+             schema->min_input(), " to ", schema->max_input());
+    PI_CHECK(outs >= schema->min_output() && outs <= schema->max_output(), InvalidModel,
+             n.label(), " has ", outs, " outputs; ", n.op_type, " at opset ", n.opset, " gives ",
+             schema->min_output(), " to ", schema->max_output());
   }
 
   std::map<std::string, int> opsets_;

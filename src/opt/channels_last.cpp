@@ -49,7 +49,7 @@ ir::TypeInfo permuted(const ir::TypeInfo& t, const std::vector<int64_t>& perm) {
 // known after folding (a Slice whose bounds were computed from Shape ops).
 bool convertible_conv(const ir::Graph& g, const ir::Node& n) {
   if (!is(n, "Conv") && !is(n, "FusedConv", "ai.polyinfer")) return false;
-  if (n.inputs.size() < 2) return false;
+  if (n.inputs.size() < 2 || n.outputs.empty()) return false;
   auto w = g.initializers.find(n.inputs[1]);
   if (w == g.initializers.end() || w->second.rank() != 4 ||
       w->second.dtype() != DType::Float32)
@@ -62,6 +62,7 @@ bool convertible_conv(const ir::Graph& g, const ir::Node& n) {
 bool convertible_pool(const ir::Graph& g, const ir::Node& n) {
   const bool windowed = is(n, "MaxPool") || is(n, "AveragePool");
   if (!windowed && !is(n, "GlobalAveragePool") && !is(n, "GlobalMaxPool")) return false;
+  if (n.inputs.empty() || n.outputs.empty()) return false;  // malformed (opsets libonnx lacks)
   if (n.outputs.size() > 1 && !n.outputs[1].empty()) return false;  // MaxPool's Indices
   if (const ir::Attribute* d = n.attr("dilations"))
     for (int64_t v : d->ints)

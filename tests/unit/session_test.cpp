@@ -107,6 +107,22 @@ TEST(Session, OldIrModelsListInitializersAsInputsAndTheyAreNotFeeds) {
 // Found by tests/fuzz/fuzz_model: libonnx's shape inference read out of bounds on a ConvInteger
 // whose weight rank differs from its input's. Import must check the graph first and keep
 // malformed models away from it.
+// Found by tests/fuzz/fuzz_model: an AveragePool with no output reached the channels-last pass,
+// which indexed its first output. Import checks every standard operator's input and output
+// counts against its schema (where libonnx knows the opset).
+TEST(Import, AnOperatorWithTooFewOutputsIsInvalid) {
+  const std::string dir = std::string(POLYINFER_SOURCE_DIR) + "/tests/data/fuzz/";
+  try {
+    Session::load(dir + "model_averagepool_no_output.onnx");
+    FAIL() << "expected InvalidModel";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidModel);
+    EXPECT_NE(std::string(e.what()).find("has 0 outputs; AveragePool at opset 11 gives 1 to 1"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Import, MalformedConvNeverReachesLibonnxShapeInference) {
   const std::string dir = std::string(POLYINFER_SOURCE_DIR) + "/tests/data/fuzz/";
   EXPECT_EQ(code_of([&] { Session::load(dir + "model_convinteger_rank_mismatch.onnx"); }),
