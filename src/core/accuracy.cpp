@@ -25,13 +25,17 @@ std::vector<double> as_doubles(const Tensor& t, const char* which) {
   return out;
 }
 
-// Indices of the k largest scores, largest first (ties: lower index first).
+// Indices of the k largest scores, largest first (ties: lower index first). NaN ranks below
+// every number: a comparison with NaN would break the sort's ordering (undefined behaviour).
 std::vector<int64_t> top_k(const double* row, int64_t c, int64_t k) {
   std::vector<int64_t> idx(static_cast<size_t>(c));
   std::iota(idx.begin(), idx.end(), int64_t{0});
   k = std::min(k, c);
+  auto score = [&](int64_t i) {
+    return std::isnan(row[i]) ? -std::numeric_limits<double>::infinity() : row[i];
+  };
   std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int64_t a, int64_t b) {
-    return row[a] > row[b] || (row[a] == row[b] && a < b);
+    return score(a) > score(b) || (score(a) == score(b) && a < b);
   });
   idx.resize(static_cast<size_t>(k));
   return idx;
@@ -44,7 +48,10 @@ void ErrorStats::add(const Tensor& got, const Tensor& ref) {
            shape_str(got.shape()), " against the reference's ", shape_str(ref.shape()));
   const std::vector<double> g = as_doubles(got, "the compared"), r = as_doubles(ref, "the reference");
   for (size_t i = 0; i < g.size(); ++i) {
-    if (!std::isfinite(g[i]) && std::isfinite(r[i])) {
+    // A reference that is not finite has nothing to be close to; a non-finite value where the
+    // reference is finite is counted, not folded into the sums (it would make them all NaN).
+    if (!std::isfinite(r[i])) continue;
+    if (!std::isfinite(g[i])) {
       ++non_finite_;
       continue;
     }

@@ -42,6 +42,12 @@ TEST(ErrorStats, IdenticalIsInfiniteSnrAndNonFiniteIsCounted) {
   EXPECT_DOUBLE_EQ(s.cosine(), 1);
   s.add(Tensor::from_vector<float>({3}, {NAN, 2, 3}), Tensor::from_vector<float>({3}, {1, 2, 3}));
   EXPECT_EQ(s.non_finite(), 1);
+  // NaN in either side never turns the figures into NaN, and NaN scores rank last.
+  s.add(Tensor::from_vector<float>({3}, {NAN, NAN, 3}), Tensor::from_vector<float>({3}, {NAN, 2, 3}));
+  EXPECT_EQ(s.non_finite(), 2);
+  EXPECT_FALSE(std::isnan(s.cosine()));
+  EXPECT_FALSE(std::isnan(s.snr_db()));
+  EXPECT_DOUBLE_EQ(s.top1(), 1.0);  // class 2 in every sample, NaN scores notwithstanding
   EXPECT_THROW(s.add(Tensor::from_vector<float>({2}, {1, 2}), Tensor::from_vector<float>({3}, {1, 2, 3})),
                Error);
 }
