@@ -80,39 +80,6 @@ std::vector<Layer> shared_layers(const std::string& path_a, const std::string& p
   return layers;
 }
 
-// The samples for a single-input model from --data.
-std::vector<Tensor> data_samples(const std::string& path, const ValueSpec& input) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> files;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    for (const auto& e : fs::directory_iterator(path, ec))
-      if (e.path().extension() == ".npy") files.push_back(e.path().string());
-    std::sort(files.begin(), files.end());
-    PI_CHECK(!files.empty(), InvalidArgument, "--data: folder '", path, "' holds no .npy files");
-  } else {
-    PI_CHECK(fs::is_regular_file(path, ec), Io, "--data: '", path, "' is neither a file nor a folder");
-    files.push_back(path);
-  }
-  std::vector<Tensor> out;
-  const bool batch_of_one = !input.shape.empty() && input.shape[0] == 1;
-  for (const auto& f : files) {
-    Tensor t = read_npy(f);
-    if (batch_of_one && t.shape().size() == input.shape.size() && t.shape()[0] > 1) {
-      // A batched file for a model that takes one sample at a time: split along dimension 0.
-      Shape one = t.shape();
-      one[0] = 1;
-      const size_t bytes = t.nbytes() / static_cast<size_t>(t.shape()[0]);
-      for (int64_t i = 0; i < t.shape()[0]; ++i)
-        out.push_back(Tensor::from_host(t.dtype(), one,
-                                        static_cast<const char*>(t.raw_data()) + i * bytes, bytes));
-    } else {
-      out.push_back(t);
-    }
-  }
-  return out;
-}
-
 std::string fixed(double v, int digits) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[48];
@@ -159,8 +126,8 @@ int cmd_compare(const std::vector<std::string>& argv) {
   if (args.flag("data")) {
     PI_CHECK(a.inputs().size() == 1, InvalidArgument, "--data feeds single-input models; ",
              args.positional[0], " takes ", a.inputs().size(), " inputs: give -i NAME=FILE for each");
-    for (auto& t : data_samples(args.get("data"), a.inputs()[0]))
-      samples.push_back({{a.inputs()[0].name, Value(t)}});
+    for (auto& d : read_samples("--data", args.get("data"), a.inputs()[0], SplitRows::WhenBatchIsOne))
+      samples.push_back({{a.inputs()[0].name, Value(d.tensor)}});
   } else {
     const int n = args.get_int("samples", 1, 1, 1000000);
     const int seed = args.get_int("seed", 0, 0, 1 << 30);

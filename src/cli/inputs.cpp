@@ -115,4 +115,39 @@ std::map<std::string, Value> make_inputs(const Session& session, const Args& arg
   return feeds;
 }
 
+std::vector<Sample> read_samples(const std::string& flag, const std::string& path,
+                                 const ValueSpec& input, SplitRows split) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    for (const auto& e : fs::directory_iterator(path, ec))
+      if (e.path().extension() == ".npy") files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    PI_CHECK(!files.empty(), InvalidArgument, flag, ": folder '", path, "' holds no .npy files");
+  } else {
+    PI_CHECK(fs::is_regular_file(path, ec), Io, flag, ": '", path, "' is neither a file nor a folder");
+    files.push_back(path);
+  }
+  const bool dynamic = !input.shape.empty() && input.shape[0] < 0;
+  const bool splits = !input.shape.empty() &&
+                      (input.shape[0] == 1 || (dynamic && split == SplitRows::WhenBatchIsOneOrDynamic));
+  std::vector<Sample> out;
+  for (const auto& f : files) {
+    Tensor t = read_npy(f);
+    if (splits && t.shape().size() == input.shape.size() && t.shape()[0] > 1) {
+      // A batched file for a model that takes one sample at a time: split along dimension 0.
+      Shape one = t.shape();
+      one[0] = 1;
+      const size_t bytes = t.nbytes() / static_cast<size_t>(t.shape()[0]);
+      for (int64_t i = 0; i < t.shape()[0]; ++i)
+        out.push_back({Tensor::from_host(t.dtype(), one,
+                                         static_cast<const char*>(t.raw_data()) + i * bytes, bytes),
+                       f + " row " + std::to_string(i)});
+    } else {
+      out.push_back({t, f});
+    }
+  }
+  return out;
+}
+
 }  // namespace polyinfer::cli

@@ -21,4 +21,18 @@ namespace polyinfer::cli {
 std::map<std::string, Value> make_inputs(const Session& session, const Args& args,
                                          std::vector<std::string>* notes);
 
+// One input sample read from a file, and where it came from ("x.npy", "x.npy row 3") for errors.
+struct Sample {
+  Tensor tensor;
+  std::string origin;
+};
+// When a file holding more rows (dimension 0) than the input takes is split into one sample per
+// row: only for an input whose batch is fixed at 1, or also for a dynamic batch.
+enum class SplitRows { WhenBatchIsOne, WhenBatchIsOneOrDynamic };
+// The samples of `input` in `path`: a folder's .npy files in name order, or one .npy file, each
+// split into rows as `split` says (a file whose rank differs from the input's is never split).
+// Throws InvalidArgument / Io naming `flag` and the path when it is missing or holds no .npy file.
+std::vector<Sample> read_samples(const std::string& flag, const std::string& path,
+                                 const ValueSpec& input, SplitRows split);
+
 }  // namespace polyinfer::cli

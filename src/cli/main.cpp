@@ -23,6 +23,7 @@ const Command kCommands[] = {
     {"doctor", polyinfer::cli::cmd_doctor, "what compute is here, which providers can use it, problems and fixes"},
     {"monitor", polyinfer::cli::cmd_monitor, "CPU/GPU utilization, clocks, temperature, memory over time"},
     {"compare", polyinfer::cli::cmd_compare, "two models on the same inputs: error, cosine, SNR, top-1/5"},
+    {"quantize", polyinfer::cli::cmd_quantize, "static INT8: calibrate and write a QDQ model"},
     {"plan", polyinfer::cli::cmd_plan, "will a model fit a chip, how fast, what will not run there"},
     {"providers", polyinfer::cli::cmd_providers, "providers built in, and whether each is usable"},
 };

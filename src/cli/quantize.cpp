@@ -1,0 +1,205 @@
+// `polyinfer quantize MODEL -o OUT.onnx --calibration PATH [...]`: static post-training INT8
+// quantization. The model is first simplified to standard ONNX (optimizer level 1: BatchNorm
+// folded into Conv, constants folded), run in float over the calibration samples to record each
+// activation's range, then written as a QDQ model (src/quant/qdq.h) that ONNX Runtime and
+// polyinfer both run. Nothing is written unless every step succeeded.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "cli/cli.h"
+#include "cli/inputs.h"
+#include "cli/json.h"
+#include "onnx/export.h"
+#include "onnx/import.h"
+#include "opt/optimizer.h"
+#include "quant/quantize.h"
+
+namespace polyinfer::cli {
+
+namespace {
+
+const char* kUsage =
+    "usage: polyinfer quantize MODEL -o OUT.onnx --calibration PATH [--method M]\n"
+    "                          [--percentile P] [--per-channel] [--symmetric|--asymmetric]\n"
+    "                          [--exclude NAME_OR_OPTYPE]... [--samples N] [--threads N] [--json]\n"
+    "  Static INT8: int8 activations and weights in a standard QDQ model (QuantizeLinear /\n"
+    "  DequantizeLinear pairs; int32 biases) for Conv, MatMul and Gemm.\n"
+    "  --calibration PATH  a folder of .npy files (one sample each, or batched: split into rows)\n"
+    "                      or one .npy file; inputs like those the model will see in use\n"
+    "  --method M          minmax (default), percentile or entropy (KL divergence, as TensorRT)\n"
+    "  --percentile P      for --method percentile (default 99.999)\n"
+    "  --per-channel       one weight scale per output channel (more accurate; opset >= 13)\n"
+    "  --symmetric         activations with zero point 0; default --asymmetric (a ReLU output\n"
+    "                      spends all 256 levels on its positive range)\n"
+    "  --exclude X         keep node X, or every node of op type X, in float (repeatable)\n"
+    "  --samples N         use the first N samples (default: all); more than there are is an error\n";
+
+// "calibrating  [##########          ] 16/32" redrawn in place, on a terminal only.
+class Progress {
+ public:
+  Progress(std::string what, int total) : what_(std::move(what)), total_(total), tty_(isatty(2)) {}
+  void step(int done) {
+    if (!tty_) return;
+    const int width = 30, filled = total_ ? done * width / total_ : width;
+    std::fprintf(stderr, "\r%-12s [%s%s] %d/%d", what_.c_str(), std::string(size_t(filled), '#').c_str(),
+                 std::string(size_t(width - filled), ' ').c_str(), done, total_);
+    if (done == total_) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  }
+
+ private:
+  std::string what_;
+  int total_;
+  bool tty_;
+};
+
+// The calibration feeds, each checked against the model's input before anything runs.
+std::vector<std::map<std::string, Value>> calibration_feeds(const std::string& path, const ValueSpec& in,
+                                                            int want) {
+  std::vector<Sample> samples =
+      read_samples("--calibration", path, in, SplitRows::WhenBatchIsOneOrDynamic);
+  PI_CHECK(want <= 0 || want <= static_cast<int>(samples.size()), InvalidArgument, "--samples ", want,
+           ": '", path, "' holds only ", samples.size(), " sample", samples.size() == 1 ? "" : "s",
+           " for input '", in.name, "'");
+  if (want > 0) samples.resize(size_t(want));
+  std::vector<std::map<std::string, Value>> feeds;
+  for (const auto& s : samples) {
+    const Tensor& t = s.tensor;
+    PI_CHECK(t.dtype() == in.dtype, InvalidArgument, "calibration sample ", s.origin, " is ",
+             t.describe(), "; input '", in.name, "' takes ", in.type);
+    bool fits = !in.has_shape || t.rank() == static_cast<int>(in.shape.size());
+    for (size_t d = 0; fits && in.has_shape && d < in.shape.size(); ++d)
+      fits = in.shape[d] < 0 || in.shape[d] == t.shape()[d];
+    PI_CHECK(fits, ShapeMismatch, "calibration sample ", s.origin, " has shape ", t.describe(),
+             "; input '", in.name, "' takes ", in.type);
+    if (t.dtype() == DType::Float32) {
+      const float* x = t.data<float>();
+      for (int64_t i = 0; i < t.numel(); ++i)
+        PI_CHECK(std::isfinite(x[i]), InvalidArgument, "calibration sample ", s.origin, " holds ",
+                 x[i], " at element ", i, ": calibration data must be finite");
+    }
+    feeds.push_back({{in.name, Value(t)}});
+  }
+  return feeds;
+}
+
+std::string megabytes(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f MB", double(bytes) / 1e6);
+  return buf;
+}
+
+}  // namespace
+
+int cmd_quantize(const std::vector<std::string>& argv) {
+  const Args args = parse_args(argv, {"help", "per-channel", "symmetric", "asymmetric", "json"},
+                               {"output", "calibration", "method", "percentile", "exclude",
+                                "samples", "threads"},
+                               "quantize");
+  if (args.flag("help")) {
+    std::cout << kUsage;
+    return kExitOk;
+  }
+  if (args.positional.size() != 1 || args.get("output").empty() || args.get("calibration").empty()) {
+    std::cerr << kUsage;
+    return kExitUsage;
+  }
+  if (args.flag("symmetric") && args.flag("asymmetric"))
+    throw UsageError("quantize: --symmetric and --asymmetric exclude each other");
+  const quant::Method method = quant::parse_method(args.get("method", "minmax"));
+  double percentile = 99.999;
+  if (args.flag("percentile")) {
+    char* end = nullptr;
+    const std::string p = args.get("percentile");
+    percentile = std::strtod(p.c_str(), &end);
+    if (p.empty() || *end || !(percentile > 0 && percentile <= 100))
+      throw UsageError("--percentile must be a number in (0, 100], got '" + p + "'");
+  }
+  quant::QdqOptions qo;
+  qo.per_channel = args.flag("per-channel");
+  qo.symmetric_activations = args.flag("symmetric");
+  for (const auto& x : args.all("exclude")) qo.exclude.insert(x);
+  const int threads = args.get_int("threads", 0, 0, 4096);
+  const int want = args.get_int("samples", 0, 1, 1 << 30);
+
+  quant::StaticOptions so;
+  so.qdq = qo;
+  so.method = method;
+  so.percentile = percentile;
+  so.threads = threads;
+  std::unique_ptr<Progress> bar;
+  so.progress = [&](const char* phase, int done, int total) {
+    if (done == 1) bar = std::make_unique<Progress>(phase, total);
+    bar->step(done);
+  };
+
+  Model model = import_onnx_file(args.positional[0]);
+  PI_CHECK(model.graph->inputs.size() == 1, InvalidArgument, "quantize: ", args.positional[0],
+           " takes ", model.graph->inputs.size(), " inputs; calibration feeds single-input models");
+  const ir::ValueInfo& input = model.graph->inputs[0];
+  ValueSpec in;
+  in.name = input.name;
+  in.dtype = input.type.elem;
+  in.has_shape = input.type.has_shape;
+  in.shape = input.type.dims;
+  in.type = input.type.str();
+  const auto feeds = calibration_feeds(args.get("calibration"), in, want);
+  const quant::StaticReport r = quant::quantize_static(model, feeds, so);
+
+  const std::string out = args.get("output");
+  const std::string tmp = out + ".partial";
+  try {
+    export_onnx_file(model, tmp);
+    std::filesystem::rename(tmp, out);
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw;
+  }
+
+  std::string ops;
+  for (const auto& [op, c] : r.quantized_ops) ops += (ops.empty() ? "" : ", ") + op + " " + std::to_string(c);
+  if (args.flag("json")) {
+    JsonWriter j;
+    j.begin_object()
+        .key("model").value(args.positional[0])
+        .key("output").value(out)
+        .key("method").value(quant::method_name(method))
+        .key("samples").value(r.samples)
+        .key("per_channel").value(qo.per_channel)
+        .key("symmetric_activations").value(qo.symmetric_activations)
+        .key("nodes").value(r.qdq.nodes)
+        .key("activations").value(r.qdq.activations)
+        .key("weights").value(r.qdq.weights)
+        .key("biases").value(r.qdq.biases)
+        .key("float_bytes").value(r.qdq.float_bytes)
+        .key("quantized_bytes").value(r.qdq.quantized_bytes);
+    j.key("notes").begin_array();
+    for (const auto& s : r.plan.notes) j.value(s);
+    for (const auto& s : r.qdq.notes) j.value(s);
+    j.end_array().end_object();
+    std::cout << j.str() << "\n";
+  } else {
+    std::cout << "simplified (optimizer level 1): " << r.simplified.summary() << "\n"
+              << "calibrated " << r.qdq.activations << " activations on " << r.samples << " sample"
+              << (r.samples == 1 ? "" : "s") << " (" << quant::method_name(method)
+              << (method == quant::Method::Percentile ? " " + args.get("percentile", "99.999") : "")
+              << ")\n"
+              << "int8: " << r.qdq.nodes << " nodes (" << ops << "), " << r.qdq.weights << " weights"
+              << (qo.per_channel ? " per channel" : " per tensor") << ", " << r.qdq.biases
+              << " int32 biases; weights " << megabytes(r.qdq.float_bytes) << " -> "
+              << megabytes(r.qdq.quantized_bytes) << "\n";
+    for (const auto& s : r.plan.notes) std::cout << "note: " << s << "\n";
+    for (const auto& s : r.qdq.notes) std::cout << "note: " << s << "\n";
+    std::cout << "wrote " << out << " (QDQ, standard ONNX)\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace polyinfer::cli

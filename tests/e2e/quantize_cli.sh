@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# `polyinfer quantize`: the digits CNN calibrated on its test images writes a QDQ model that
+# polyinfer runs close to float (compare: cosine, top-1), with the JSON summary's counts; bad
+# calibration data (wrong dtype, wrong shape, NaN, an empty folder, fewer samples than asked)
+# fails with one line naming the problem and writes nothing.
+#   quantize_cli.sh POLYINFER DIGITS_FOLDER
+set -u
+pi=$1
+model=$2/digits_cnn.onnx
+data=$2/test_x.npy
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+
+if "$pi" quantize "$model" -o "$tmp/q.onnx" --calibration "$data" --samples 64 --per-channel \
+     --method entropy --json >"$tmp/q.json" 2>"$tmp/err"; then
+  python3 - "$tmp/q.json" <<'PY' || fail "quantize json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["samples"] == 64 and d["method"] == "entropy" and d["per_channel"], d
+# Conv, Conv, Gemm, Gemm; their activations: the input, two ReLU outputs, the Flatten, a ReLU.
+assert (d["nodes"], d["weights"], d["biases"], d["activations"]) == (4, 4, 4, 5), d
+assert d["quantized_bytes"] * 3.5 < d["float_bytes"], d
+print("ok   quantize wrote a QDQ model")
+PY
+  "$pi" info "$tmp/q.onnx" >"$tmp/info" 2>&1 || fail "info on the QDQ model"
+  grep -q "QuantizeLinear" "$tmp/info" && grep -q "DequantizeLinear" "$tmp/info" ||
+    fail "no Q/DQ nodes in: $(cat "$tmp/info")"
+  if "$pi" compare "$model" "$tmp/q.onnx" --data "$data" --json >"$tmp/c.json" 2>"$tmp/err"; then
+    python3 - "$tmp/c.json" <<'PY' || fail "int8 against float"
+import json, sys
+(o,) = json.load(open(sys.argv[1]))["outputs"]
+assert o["cosine"] >= 0.99 and o["top1"] >= 0.97, o
+print("ok   int8 logits: cosine %.4f, top-1 agreement %.4f" % (o["cosine"], o["top1"]))
+PY
+  else
+    fail "compare exited $?: $(cat "$tmp/err")"
+  fi
+else
+  fail "quantize exited $?: $(cat "$tmp/err")"
+fi
+
+# Bad calibration data: exit 12 or 15, the named problem, and no output file.
+python3 - "$tmp" <<'PY'
+import struct, sys
+def npy(path, descr, shape, payload):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+    header += " " * (63 - (len(header) + 10) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + payload)
+npy(sys.argv[1] + "/ints.npy", "<i8", "(2, 1, 8, 8)", b"\0" * 8 * 128)
+npy(sys.argv[1] + "/wide.npy", "<f4", "(2, 1, 9, 9)", b"\0" * 4 * 162)
+npy(sys.argv[1] + "/nan.npy", "<f4", "(1, 1, 8, 8)", struct.pack("<f", float("nan")) * 64)
+PY
+mkdir "$tmp/empty"
+expect_error() {  # expect_error CODE PATTERN ARGS...
+  local code=$1 pattern=$2
+  shift 2
+  rm -f "$tmp/out.onnx"
+  "$pi" quantize "$model" -o "$tmp/out.onnx" "$@" >"$tmp/o" 2>"$tmp/e"
+  local rc=$?
+  if [[ $rc -ne $code ]] || ! grep -q -- "$pattern" "$tmp/e" || [[ -e "$tmp/out.onnx" ]]; then
+    fail "quantize $* -> exit $rc, '$(cat "$tmp/e")' (wanted $code, '$pattern', no file)"
+  else
+    echo "ok   $pattern"
+  fi
+}
+expect_error 12 "is int64" --calibration "$tmp/ints.npy"
+expect_error 15 "takes float32\[batch,1,8,8\]" --calibration "$tmp/wide.npy"
+expect_error 12 "holds nan at element 0" --calibration "$tmp/nan.npy"
+expect_error 12 "holds no .npy files" --calibration "$tmp/empty"
+expect_error 12 "holds only 450 samples" --calibration "$data" --samples 451
+expect_error 12 "no node of that name" --calibration "$data" --exclude NoSuchNode
+expect_error 12 "unknown calibration method" --calibration "$data" --method kl
+expect_error 1 "exclude each other" --calibration "$data" --symmetric --asymmetric
+
+[[ $failures -eq 0 ]] || { echo "$failures failure(s)"; exit 1; }
+echo "quantize_cli: all passed"

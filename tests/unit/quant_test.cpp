@@ -1,0 +1,224 @@
+// Static INT8 quantization (src/quant): range choice, the QDQ rewrite, calibration.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "model_builder.h"
+#include "onnx/export.h"
+#include "onnx/import.h"
+#include "quant/calibration.h"
+#include "quant/qdq.h"
+
+namespace polyinfer {
+namespace {
+
+using quant::Range;
+
+Model import(const test::ModelBuilder& b) {
+  const std::string bytes = b.bytes();
+  return import_onnx_bytes(bytes.data(), bytes.size(), "");
+}
+
+const ir::Node* find_op(const ir::Graph& g, const std::string& op, const std::string& input = "") {
+  for (const auto& n : g.nodes)
+    if (n.op_type == op && (input.empty() || n.inputs[0] == input)) return &n;
+  return nullptr;
+}
+
+TEST(QuantParams, SymmetricAndAsymmetric) {
+  auto s = quant::quant_params({-2.0f, 1.0f}, true);
+  EXPECT_FLOAT_EQ(s.scale, 2.0f / 127);
+  EXPECT_EQ(s.zero_point, 0);
+  // Asymmetric: [lo, hi] spans the 256 levels, lo at -128.
+  auto a = quant::quant_params({-1.0f, 3.0f}, false);
+  EXPECT_FLOAT_EQ(a.scale, 4.0f / 255);
+  EXPECT_EQ(a.zero_point, int(std::nearbyint(-128 + 1.0 / (4.0 / 255))));
+  // A ReLU output: zero maps to -128, every level on the positive side.
+  auto r = quant::quant_params({0.0f, 6.0f}, false);
+  EXPECT_EQ(r.zero_point, -128);
+  EXPECT_FLOAT_EQ(r.scale, 6.0f / 255);
+  // A tensor that was always zero still gets a valid (positive) scale.
+  EXPECT_GT(quant::quant_params({0, 0}, false).scale, 0);
+  EXPECT_GT(quant::quant_params({0, 0}, true).scale, 0);
+}
+
+quant::TensorStats stats_of(const std::vector<float>& xs, int bins) {
+  quant::TensorStats s;
+  s.min = *std::min_element(xs.begin(), xs.end());
+  s.max = *std::max_element(xs.begin(), xs.end());
+  s.histogram.assign(size_t(bins), 0);
+  for (float x : xs)
+    s.histogram[std::min(size_t(bins - 1), size_t(std::fabs(x) / s.absmax() * bins))] += 1;
+  return s;
+}
+
+TEST(Calibration, RangesFromStatistics) {
+  // 100000 values in [0, 1) and ten outliers at 100: min/max keeps the outliers; percentile
+  // 99.9 and entropy clip them, so the bulk keeps its resolution.
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(0, 1);
+  std::vector<float> xs;
+  for (int i = 0; i < 100000; ++i) xs.push_back(u(rng));
+  for (int i = 0; i < 10; ++i) xs.push_back(100);
+  const auto s = stats_of(xs, 2048);
+  const Range mm = quant::minmax_range(s);
+  EXPECT_EQ(mm.lo, 0);
+  EXPECT_EQ(mm.hi, 100);
+  const Range p = quant::percentile_range(s, 99.9);
+  EXPECT_GE(p.hi, 0.99f);
+  EXPECT_LE(p.hi, 1.1f);
+  // Entropy's smallest candidate threshold is `levels` bins (255 of 2048 over [0, 100]: 12.45);
+  // the bulk lies inside it, so clipping as far as that loses nothing and it is the choice.
+  const Range e = quant::entropy_range(s, 255);
+  EXPECT_GE(e.hi, 0.9f);
+  EXPECT_LE(e.hi, 255.0f / 2048 * 100 + 1e-3f);
+  EXPECT_EQ(e.lo, 0);
+
+  // Uniform data without outliers: clipping anything loses information, entropy keeps ~all.
+  std::vector<float> sym;
+  for (int i = 0; i < 100000; ++i) sym.push_back(2 * u(rng) - 1);
+  const auto ss = stats_of(sym, 2048);
+  const Range es = quant::entropy_range(ss, 127);
+  EXPECT_GT(es.hi, 0.9f * ss.absmax());
+  EXPECT_LT(es.lo, -0.9f * ss.absmax());
+}
+
+TEST(Calibration, CollectsRangesAndRejectsNonFinite) {
+  test::ModelBuilder b(13);
+  b.input("x", {1, 4}).output("y", {1, 4}).node("Relu", {"x"}, {"r"}).node("Neg", {"r"}, {"y"});
+  Model m = import(b);
+  quant::Calibrator c(m, {"x", "r", "y"}, 1, 16);
+  c.observe_range({{"x", Tensor::from_vector<float>({1, 4}, {-3, 1, 2, 0.5f})}});
+  c.observe_range({{"x", Tensor::from_vector<float>({1, 4}, {-1, 5, 2, 0.5f})}});
+  EXPECT_EQ(c.stats().at("x").min, -3);
+  EXPECT_EQ(c.stats().at("x").max, 5);
+  EXPECT_EQ(c.stats().at("r").min, 0);
+  EXPECT_EQ(c.stats().at("y").min, -5);
+  EXPECT_EQ(c.stats().at("y").max, 0);
+  c.observe_histogram({{"x", Tensor::from_vector<float>({1, 4}, {-3, 1, 2, 0.5f})}});
+  double total = 0;
+  for (double h : c.stats().at("r").histogram) total += h;
+  EXPECT_EQ(total, 4);
+  try {
+    c.observe_range({{"x", Tensor::from_vector<float>({1, 4}, {1, NAN, 2, 0})}});
+    FAIL() << "NaN accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos) << e.what();
+  }
+}
+
+// Conv -> Relu -> Conv -> output: what gets Q/DQ, and what stays float.
+test::ModelBuilder conv_chain() {
+  test::ModelBuilder b(13);
+  std::vector<float> w1(2 * 1 * 3 * 3), w2(2 * 2 * 1 * 1);
+  for (size_t i = 0; i < w1.size(); ++i) w1[i] = 0.1f * float(i % 7) - 0.3f;
+  for (size_t i = 0; i < w2.size(); ++i) w2[i] = 0.25f * float(i) - 0.4f;
+  b.input("x", {1, 1, 5, 5}).output("y", {1, 2, 3, 3})
+      .initializer("w1", {2, 1, 3, 3}, w1).initializer("b1", {2}, {0.5f, -0.25f})
+      .initializer("w2", {2, 2, 1, 1}, w2)
+      .node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1")
+      .node("Relu", {"c1"}, {"r1"}, "relu1")
+      .node("Conv", {"r1", "w2"}, {"y"}, "conv2");
+  return b;
+}
+
+TEST(Qdq, PlanQuantizesInputsAndFusableOutputs) {
+  Model m = import(conv_chain());
+  quant::QdqOptions o;
+  const auto p = quant::plan_qdq(*m.graph, o);
+  EXPECT_EQ(p.nodes, (std::vector<std::string>{"conv1", "conv2"}));
+  // conv1's output feeds only a Relu: the Relu's output carries the Q/DQ; y is a graph output.
+  EXPECT_EQ(p.activations, (std::vector<std::string>{"x", "r1"}));
+  o.exclude = {"conv2"};
+  const auto q = quant::plan_qdq(*m.graph, o);
+  EXPECT_EQ(q.nodes, (std::vector<std::string>{"conv1"}));
+  ASSERT_EQ(q.notes.size(), 1u);
+  EXPECT_NE(q.notes[0].find("conv2"), std::string::npos);
+}
+
+TEST(Qdq, OldOpsetsAreRefusedWithTheFix) {
+  test::ModelBuilder b(9);
+  b.input("x", {1, 2}).output("y", {1, 2}).initializer("w", {2, 2}, {1, 2, 3, 4})
+      .node("MatMul", {"x", "w"}, {"y"});
+  Model m = import(b);
+  try {
+    quant::plan_qdq(*m.graph, {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("opset >= 10"), std::string::npos) << e.what();
+  }
+}
+
+// The rewritten model computes what int8 arithmetic would: checked against a naive
+// re-implementation of the same quantization, written here independently of src/quant.
+TEST(Qdq, RewriteMatchesNaiveInt8Arithmetic) {
+  test::ModelBuilder b(13);
+  const std::vector<float> w = {0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 0.1f};  // [K=2, N=3]
+  b.input("x", {1, 2}).output("y", {1, 3}).initializer("w", {2, 3}, w)
+      .initializer("bias", {3}, {0.3f, -0.2f, 1.0f})
+      .node("Gemm", {"x", "w", "bias"}, {"g"}, "gemm").node("Relu", {"g"}, {"r"})
+      .node("Neg", {"r"}, {"y"});
+  Model m = import(b);
+  quant::QdqOptions o;
+  o.per_channel = true;
+  const auto plan = quant::plan_qdq(*m.graph, o);
+  ASSERT_EQ(plan.activations, (std::vector<std::string>{"x", "r"}));
+  const std::map<std::string, Range> ranges = {{"x", {-1.0f, 2.0f}}, {"r", {0.0f, 4.0f}}};
+  const auto rep = quant::apply_qdq(*m.graph, plan, ranges, o);
+  EXPECT_EQ(rep.nodes, 1);
+  EXPECT_EQ(rep.activations, 2);
+  EXPECT_EQ(rep.weights, 1);
+  EXPECT_EQ(rep.biases, 1);
+  EXPECT_EQ(m.graph->initializers.count("w"), 0u) << "the float weight is dropped";
+  const ir::Node* gemm = find_op(*m.graph, "Gemm");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->inputs[0], "x_dequantized");
+  EXPECT_EQ(gemm->inputs[1], "w_dequantized");
+  EXPECT_EQ(gemm->inputs[2], "bias_dequantized");
+  EXPECT_EQ(m.graph->initializers.at("w_quantized").dtype(), DType::Int8);
+  EXPECT_EQ(m.graph->initializers.at("bias_quantized").dtype(), DType::Int32);
+  const ir::Node* neg = find_op(*m.graph, "Neg");
+  EXPECT_EQ(neg->inputs[0], "r_dequantized");
+
+  // Naive int8: x on [-1, 2] asymmetric, w per column symmetric, bias on sx*sw, r on [0, 4].
+  const std::vector<float> x = {0.7f, -0.33f};
+  auto q = [](double v, double s, double zp, double lo, double hi) {
+    return (std::clamp(std::nearbyint(v / s) + zp, lo, hi) - zp) * s;
+  };
+  const float sx = float(3.0 / 255);
+  const double zx = std::nearbyint(-128 + 1.0 / sx);
+  std::vector<float> expect(3);
+  for (int n = 0; n < 3; ++n) {
+    const float sw = std::max(std::fabs(w[size_t(n)]), std::fabs(w[size_t(3 + n)])) / 127.0f;
+    double acc = q(0.3 * (n == 0) - 0.2 * (n == 1) + 1.0 * (n == 2), double(sx * sw), 0, -2e9, 2e9);
+    for (int k = 0; k < 2; ++k)
+      acc += q(x[size_t(k)], sx, zx, -128, 127) * q(w[size_t(3 * k + n)], sw, 0, -127, 127);
+    const float sr = float(4.0 / 255);
+    expect[size_t(n)] = -float(q(std::max(acc, 0.0), sr, -128, -128, 127));
+  }
+  const std::string bytes = export_onnx_bytes(m);
+  SessionOptions so;
+  so.optimization_level = 0;
+  Session s = Session::load_bytes(bytes.data(), bytes.size(), so);
+  const Tensor y = s.run({{"x", Tensor::from_vector<float>({1, 2}, x)}})[0].tensor();
+  for (int n = 0; n < 3; ++n)
+    EXPECT_NEAR(y.data<float>()[n], expect[size_t(n)], 1e-6) << "column " << n;
+}
+
+TEST(Qdq, BiasThatWouldOverflowStaysFloat) {
+  test::ModelBuilder b(13);
+  b.input("x", {1, 1, 3, 3}).output("y", {1, 1, 3, 3})
+      .initializer("w", {1, 1, 1, 1}, {1e-3f}).initializer("b", {1}, {1e9f})
+      .node("Conv", {"x", "w", "b"}, {"y"}, "conv");
+  Model m = import(b);
+  const auto plan = quant::plan_qdq(*m.graph, {});
+  const auto rep = quant::apply_qdq(*m.graph, plan, {{"x", {-1e-3f, 1e-3f}}}, {});
+  EXPECT_EQ(rep.biases, 0);
+  ASSERT_EQ(rep.notes.size(), 1u);
+  EXPECT_NE(rep.notes[0].find("overflow"), std::string::npos);
+  EXPECT_EQ(find_op(*m.graph, "Conv")->inputs[2], "b");
+}
+
+}  // namespace
+}  // namespace polyinfer
