@@ -28,6 +28,8 @@ const char* kUsage =
     "usage: polyinfer quantize MODEL -o OUT.onnx --calibration PATH [--method M]\n"
     "                          [--percentile P] [--per-channel] [--symmetric|--asymmetric]\n"
     "                          [--exclude NAME_OR_OPTYPE]... [--samples N] [--threads N] [--json]\n"
+    "                          [--target-accuracy METRIC=VALUE [--validation PATH]\n"
+    "                           [--max-excluded N]]\n"
     "  Static INT8: int8 activations and weights in a standard QDQ model (QuantizeLinear /\n"
     "  DequantizeLinear pairs; int32 biases) for Conv, MatMul and Gemm.\n"
     "  --calibration PATH  a folder of .npy files (one sample each, or batched: split into rows)\n"
@@ -38,7 +40,12 @@ const char* kUsage =
     "  --symmetric         activations with zero point 0; default --asymmetric (a ReLU output\n"
     "                      spends all 256 levels on its positive range)\n"
     "  --exclude X         keep node X, or every node of op type X, in float (repeatable)\n"
-    "  --samples N         use the first N samples (default: all); more than there are is an error\n";
+    "  --samples N         use the first N samples (default: all); more than there are is an error\n"
+    "  --target-accuracy M=V  keep the layers that add the most error in float until the int8\n"
+    "                      model agrees with float: top1=0.99 (top-1 agreement), cosine=0.995 or\n"
+    "                      snr=30 (dB), on --validation PATH (.npy as --calibration; default: the\n"
+    "                      calibration samples). Exit status 2 when it cannot be reached.\n"
+    "  --max-excluded N    give up after returning N layers to float (default: no limit)\n";
 
 // "calibrating  [##########          ] 16/32" redrawn in place, on a terminal only.
 class Progress {
@@ -60,10 +67,10 @@ class Progress {
 };
 
 // The calibration feeds, each checked against the model's input before anything runs.
-std::vector<std::map<std::string, Value>> calibration_feeds(const std::string& path, const ValueSpec& in,
-                                                            int want) {
-  std::vector<Sample> samples =
-      read_samples("--calibration", path, in, SplitRows::WhenBatchIsOneOrDynamic);
+std::vector<std::map<std::string, Value>> calibration_feeds(const std::string& flag,
+                                                            const std::string& path,
+                                                            const ValueSpec& in, int want) {
+  std::vector<Sample> samples = read_samples(flag, path, in, SplitRows::WhenBatchIsOneOrDynamic);
   PI_CHECK(want <= 0 || want <= static_cast<int>(samples.size()), InvalidArgument, "--samples ", want,
            ": '", path, "' holds only ", samples.size(), " sample", samples.size() == 1 ? "" : "s",
            " for input '", in.name, "'");
@@ -71,18 +78,18 @@ std::vector<std::map<std::string, Value>> calibration_feeds(const std::string& p
   std::vector<std::map<std::string, Value>> feeds;
   for (const auto& s : samples) {
     const Tensor& t = s.tensor;
-    PI_CHECK(t.dtype() == in.dtype, InvalidArgument, "calibration sample ", s.origin, " is ",
+    PI_CHECK(t.dtype() == in.dtype, InvalidArgument, flag.substr(2), " sample ", s.origin, " is ",
              t.describe(), "; input '", in.name, "' takes ", in.type);
     bool fits = !in.has_shape || t.rank() == static_cast<int>(in.shape.size());
     for (size_t d = 0; fits && in.has_shape && d < in.shape.size(); ++d)
       fits = in.shape[d] < 0 || in.shape[d] == t.shape()[d];
-    PI_CHECK(fits, ShapeMismatch, "calibration sample ", s.origin, " has shape ", t.describe(),
+    PI_CHECK(fits, ShapeMismatch, flag.substr(2), " sample ", s.origin, " has shape ", t.describe(),
              "; input '", in.name, "' takes ", in.type);
     if (t.dtype() == DType::Float32) {
       const float* x = t.data<float>();
       for (int64_t i = 0; i < t.numel(); ++i)
-        PI_CHECK(std::isfinite(x[i]), InvalidArgument, "calibration sample ", s.origin, " holds ",
-                 x[i], " at element ", i, ": calibration data must be finite");
+        PI_CHECK(std::isfinite(x[i]), InvalidArgument, flag.substr(2), " sample ", s.origin, " holds ",
+                 x[i], " at element ", i, ": samples must be finite");
     }
     feeds.push_back({{in.name, Value(t)}});
   }
@@ -100,7 +107,8 @@ std::string megabytes(int64_t bytes) {
 int cmd_quantize(const std::vector<std::string>& argv) {
   const Args args = parse_args(argv, {"help", "per-channel", "symmetric", "asymmetric", "json"},
                                {"output", "calibration", "method", "percentile", "exclude",
-                                "samples", "threads"},
+                                "samples", "threads", "target-accuracy", "validation",
+                                "max-excluded"},
                                "quantize");
   if (args.flag("help")) {
     std::cout << kUsage;
@@ -133,6 +141,10 @@ int cmd_quantize(const std::vector<std::string>& argv) {
   so.method = method;
   so.percentile = percentile;
   so.threads = threads;
+  if (args.flag("target-accuracy")) so.target = quant::parse_target(args.get("target-accuracy"));
+  else if (args.flag("validation") || args.flag("max-excluded"))
+    throw UsageError("quantize: --validation and --max-excluded go with --target-accuracy");
+  so.max_excluded = args.get_int("max-excluded", 0, 1, 1 << 30);
   std::unique_ptr<Progress> bar;
   so.progress = [&](const char* phase, int done, int total) {
     if (done == 1) bar = std::make_unique<Progress>(phase, total);
@@ -149,8 +161,11 @@ int cmd_quantize(const std::vector<std::string>& argv) {
   in.has_shape = input.type.has_shape;
   in.shape = input.type.dims;
   in.type = input.type.str();
-  const auto feeds = calibration_feeds(args.get("calibration"), in, want);
-  const quant::StaticReport r = quant::quantize_static(model, feeds, so);
+  const auto feeds = calibration_feeds("--calibration", args.get("calibration"), in, want);
+  const auto validation = args.flag("validation")
+                              ? calibration_feeds("--validation", args.get("validation"), in, 0)
+                              : std::vector<std::map<std::string, Value>>{};
+  const quant::StaticReport r = quant::quantize_static(model, feeds, so, validation);
 
   const std::string out = args.get("output");
   const std::string tmp = out + ".partial";
@@ -180,6 +195,16 @@ int cmd_quantize(const std::vector<std::string>& argv) {
         .key("biases").value(r.qdq.biases)
         .key("float_bytes").value(r.qdq.float_bytes)
         .key("quantized_bytes").value(r.qdq.quantized_bytes);
+    if (!so.target.metric.empty()) {
+      j.key("target").begin_object().key("metric").value(so.target.metric)
+          .key("value").value(so.target.value).key("met").value(r.target_met)
+          .key("all_int8_ms").value(r.all_int8_ms).key("written_ms").value(r.written_ms)
+          .key("steps").begin_array();
+      for (const auto& st : r.search)
+        j.begin_object().key("excluded").value(st.excluded).key("op").value(st.op)
+            .key("metric").value(st.metric).end_object();
+      j.end_array().end_object();
+    }
     j.key("notes").begin_array();
     for (const auto& s : r.plan.notes) j.value(s);
     for (const auto& s : r.qdq.notes) j.value(s);
@@ -197,7 +222,24 @@ int cmd_quantize(const std::vector<std::string>& argv) {
               << megabytes(r.qdq.quantized_bytes) << "\n";
     for (const auto& s : r.plan.notes) std::cout << "note: " << s << "\n";
     for (const auto& s : r.qdq.notes) std::cout << "note: " << s << "\n";
+    if (!so.target.metric.empty()) {
+      std::cout << "target " << so.target.metric << " >= " << so.target.value << ":\n";
+      for (const auto& st : r.search)
+        std::cout << "  " << (st.excluded.empty() ? "all int8" : "+ float " + st.op + " '" + st.excluded + "'")
+                  << ": " << so.target.metric << " " << st.metric << "\n";
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "latency: all int8 %.3f ms, written %.3f ms (%+.0f%%)\n",
+                    r.all_int8_ms, r.written_ms, 100.0 * (r.written_ms / r.all_int8_ms - 1));
+      std::cout << (r.target_met ? "target met with " : "target NOT met with ") << r.search.size() - 1
+                << " layer" << (r.search.size() == 2 ? "" : "s") << " kept in float; " << buf;
+    }
     std::cout << "wrote " << out << " (QDQ, standard ONNX)\n";
+  }
+  if (!r.target_met) {
+    std::cerr << "error: --target-accuracy " << args.get("target-accuracy")
+              << " not reached (best written); try --method entropy or percentile, "
+                 "--per-channel, or more representative calibration data\n";
+    return kExitCheck;
   }
   return kExitOk;
 }

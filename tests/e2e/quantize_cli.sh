@@ -41,6 +41,34 @@ else
   fail "quantize exited $?: $(cat "$tmp/err")"
 fi
 
+# --target-accuracy: each step returns the layer adding the most error to float until the target
+# holds; the steps' metrics are reported and the last meets the target. A target out of reach
+# within --max-excluded exits 2 and still writes the best model.
+if "$pi" quantize "$model" -o "$tmp/t.onnx" --calibration "$data" --samples 100 \
+     --target-accuracy snr=45 --json >"$tmp/t.json" 2>"$tmp/err"; then
+  python3 - "$tmp/t.json" <<'PY' || fail "target search"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["target"]
+assert t["met"] and t["metric"] == "snr" and len(t["steps"]) >= 2, t
+assert t["steps"][0]["excluded"] == "" and t["steps"][0]["metric"] < 45 <= t["steps"][-1]["metric"], t
+excluded = [s["excluded"] for s in t["steps"][1:]]
+assert len(set(excluded)) == len(excluded) and all(s["op"] in ("Conv", "Gemm") for s in t["steps"][1:]), t
+assert d["nodes"] == 4 - len(excluded), d
+print("ok   target snr=45 met after keeping %d layer(s) in float" % len(excluded))
+PY
+else
+  fail "quantize --target-accuracy exited $?: $(cat "$tmp/err")"
+fi
+"$pi" quantize "$model" -o "$tmp/t2.onnx" --calibration "$data" --samples 100 \
+  --target-accuracy snr=80 --max-excluded 1 >"$tmp/o" 2>"$tmp/e"
+rc=$?
+if [[ $rc -eq 2 && -s "$tmp/t2.onnx" ]] && grep -q "not reached" "$tmp/e"; then
+  echo "ok   unreachable target exits 2"
+else
+  fail "unreachable target: exit $rc, $(cat "$tmp/e")"
+fi
+
 # Bad calibration data: exit 12 or 15, the named problem, and no output file.
 python3 - "$tmp" <<'PY'
 import struct, sys
@@ -74,6 +102,7 @@ expect_error 12 "holds only 450 samples" --calibration "$data" --samples 451
 expect_error 12 "no node of that name" --calibration "$data" --exclude NoSuchNode
 expect_error 12 "unknown calibration method" --calibration "$data" --method kl
 expect_error 1 "exclude each other" --calibration "$data" --symmetric --asymmetric
+expect_error 12 "write top1=F" --calibration "$data" --target-accuracy top1=2
 
 [[ $failures -eq 0 ]] || { echo "$failures failure(s)"; exit 1; }
 echo "quantize_cli: all passed"
