@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "cli/cli.h"
 #include "cli/inputs.h"
@@ -18,6 +19,8 @@
 #include "onnx/export.h"
 #include "onnx/import.h"
 #include "opt/optimizer.h"
+#include "quant/dynamic.h"
+#include "quant/fp16.h"
 #include "quant/quantize.h"
 
 namespace polyinfer::cli {
@@ -45,7 +48,14 @@ const char* kUsage =
     "                      model agrees with float: top1=0.99 (top-1 agreement), cosine=0.995 or\n"
     "                      snr=30 (dB), on --validation PATH (.npy as --calibration; default: the\n"
     "                      calibration samples). Exit status 2 when it cannot be reached.\n"
-    "  --max-excluded N    give up after returning N layers to float (default: no limit)\n";
+    "  --max-excluded N    give up after returning N layers to float (default: no limit)\n"
+    "\n"
+    "       polyinfer quantize MODEL -o OUT.onnx --dynamic [--per-channel] [--exclude X]...\n"
+    "  Dynamic INT8, no calibration: MatMul/Gemm weights int8, activations quantized at run time\n"
+    "  (DynamicQuantizeLinear + MatMulInteger); suits transformers.\n"
+    "       polyinfer quantize MODEL -o OUT.onnx --fp16 [--exclude X]...\n"
+    "  Float16 weights and activations, keeping reductions (Softmax, LayerNormalization, Reduce*),\n"
+    "  Exp, Log, Pow, Sqrt, Div and unlisted ops in float32; inputs and outputs stay float32.\n";
 
 // "calibrating  [##########          ] 16/32" redrawn in place, on a terminal only.
 class Progress {
@@ -102,10 +112,69 @@ std::string megabytes(int64_t bytes) {
   return buf;
 }
 
+// Writes `model` to `out` through a temporary file: a failure leaves no partial model behind.
+void write_model(const Model& model, const std::string& out) {
+  const std::string tmp = out + ".partial";
+  try {
+    export_onnx_file(model, tmp);
+    std::filesystem::rename(tmp, out);
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw;
+  }
+}
+
+// --dynamic and --fp16: rewrites that need no calibration data.
+int convert_without_data(const Args& args) {
+  const std::string out = args.get("output");
+  Model model = import_onnx_file(args.positional[0]);
+  const opt::OptimizeReport simplified = opt::optimize(*model.graph, 1);
+  std::set<std::string> exclude;
+  for (const auto& x : args.all("exclude")) exclude.insert(x);
+  std::vector<std::string> notes;
+  std::string summary;
+  JsonWriter j;
+  j.begin_object().key("model").value(args.positional[0]).key("output").value(out);
+  if (args.flag("dynamic")) {
+    const quant::DynamicReport r = quant::quantize_dynamic(*model.graph, {args.flag("per-channel"), exclude});
+    PI_CHECK(r.nodes > 0, InvalidArgument, "quantize --dynamic: ", args.positional[0],
+             " has no MatMul or Gemm with a constant 2-D float32 weight");
+    summary = "int8 (dynamic): " + std::to_string(r.nodes) + " MatMul/Gemm with int8 weights" +
+              (args.flag("per-channel") ? " per column" : " per tensor") + ", activations " +
+              "quantized at run time; weights " + megabytes(r.float_bytes) + " -> " +
+              megabytes(r.quantized_bytes);
+    notes = r.notes;
+    j.key("mode").value("dynamic").key("nodes").value(r.nodes).key("float_bytes").value(r.float_bytes)
+        .key("quantized_bytes").value(r.quantized_bytes);
+  } else {
+    const quant::Fp16Report r = quant::convert_fp16(*model.graph, {exclude});
+    PI_CHECK(r.fp16_nodes > 0, InvalidArgument, "quantize --fp16: ", args.positional[0],
+             " has no float32 node that float16 suits");
+    summary = "float16: " + std::to_string(r.fp16_nodes) + " nodes in float16, " +
+              std::to_string(r.fp32_nodes) + " kept in float32, " + std::to_string(r.casts) +
+              " Cast nodes at the borders; weights " + megabytes(r.float_bytes) + " -> " +
+              megabytes(r.half_bytes);
+    j.key("mode").value("fp16").key("fp16_nodes").value(r.fp16_nodes).key("fp32_nodes").value(r.fp32_nodes)
+        .key("casts").value(r.casts).key("float_bytes").value(r.float_bytes)
+        .key("quantized_bytes").value(r.half_bytes);
+  }
+  write_model(model, out);
+  if (args.flag("json")) {
+    j.key("notes").strings(notes).end_object();
+    std::cout << j.str() << "\n";
+  } else {
+    std::cout << "simplified (optimizer level 1): " << simplified.summary() << "\n" << summary << "\n";
+    for (const auto& s : notes) std::cout << "note: " << s << "\n";
+    std::cout << "wrote " << out << " (standard ONNX)\n";
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int cmd_quantize(const std::vector<std::string>& argv) {
-  const Args args = parse_args(argv, {"help", "per-channel", "symmetric", "asymmetric", "json"},
+  const Args args = parse_args(argv, {"help", "per-channel", "symmetric", "asymmetric", "json", "dynamic", "fp16"},
                                {"output", "calibration", "method", "percentile", "exclude",
                                 "samples", "threads", "target-accuracy", "validation",
                                 "max-excluded"},
@@ -114,9 +183,23 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     std::cout << kUsage;
     return kExitOk;
   }
-  if (args.positional.size() != 1 || args.get("output").empty() || args.get("calibration").empty()) {
+  const bool without_data = args.flag("dynamic") || args.flag("fp16");
+  if (args.positional.size() != 1 || args.get("output").empty() ||
+      args.get("calibration").empty() != without_data) {
     std::cerr << kUsage;
     return kExitUsage;
+  }
+  if (without_data) {
+    if (args.flag("dynamic") && args.flag("fp16"))
+      throw UsageError("quantize: --dynamic and --fp16 exclude each other");
+    for (const char* f : {"method", "percentile", "symmetric", "asymmetric", "samples",
+                          "target-accuracy", "validation", "max-excluded"})
+      if (args.flag(f))
+        throw UsageError(std::string("quantize: --") + f + " needs calibration; --dynamic and "
+                         "--fp16 take none");
+    if (args.flag("fp16") && args.flag("per-channel"))
+      throw UsageError("quantize: --per-channel goes with int8, not --fp16");
+    return convert_without_data(args);
   }
   if (args.flag("symmetric") && args.flag("asymmetric"))
     throw UsageError("quantize: --symmetric and --asymmetric exclude each other");
@@ -168,15 +251,7 @@ int cmd_quantize(const std::vector<std::string>& argv) {
   const quant::StaticReport r = quant::quantize_static(model, feeds, so, validation);
 
   const std::string out = args.get("output");
-  const std::string tmp = out + ".partial";
-  try {
-    export_onnx_file(model, tmp);
-    std::filesystem::rename(tmp, out);
-  } catch (...) {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    throw;
-  }
+  write_model(model, out);
 
   std::string ops;
   for (const auto& [op, c] : r.quantized_ops) ops += (ops.empty() ? "" : ", ") + op + " " + std::to_string(c);

@@ -1,5 +1,7 @@
 #include "quant/qdq.h"
 
+#include "quant/rewrite_util.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -23,16 +25,7 @@ QuantParams quant_params(Range r, bool symmetric) {
 
 namespace {
 
-bool excluded(const ir::Node& n, const QdqOptions& o) {
-  return o.exclude.count(n.name) || o.exclude.count(n.op_type);
-}
-
-bool is_float32(const ir::Graph& g, const std::string& name) {
-  auto it = g.initializers.find(name);
-  if (it != g.initializers.end()) return it->second.dtype() == DType::Float32;
-  const ir::TypeInfo* t = g.type_of(name);
-  return t && t->kind == ir::TypeInfo::Kind::Tensor && t->elem == DType::Float32;
-}
+bool excluded(const ir::Node& n, const QdqOptions& o) { return named_in(n, o.exclude); }
 
 bool is_constant(const ir::Graph& g, const std::string& name) { return g.initializers.count(name) > 0; }
 
@@ -45,12 +38,6 @@ std::map<std::string, std::vector<size_t>> readers(const ir::Graph& g) {
     for (const auto& v : g.nodes[i].implicit_inputs) r[v].push_back(i);
   }
   return r;
-}
-
-int default_opset(const ir::Graph& g) {
-  auto it = g.opsets.find("");
-  if (it == g.opsets.end()) it = g.opsets.find("ai.onnx");
-  return it == g.opsets.end() ? 0 : it->second;
 }
 
 // The axis of `node`'s weight input `index` that indexes output channels, or -1 when the
@@ -74,73 +61,6 @@ std::vector<size_t> weight_inputs(const ir::Graph& g, const ir::Node& n) {
     return w;
   }
   return {1};
-}
-
-class Namer {
- public:
-  explicit Namer(const ir::Graph& g) {
-    for (const auto& v : g.inputs) used_.insert(v.name);
-    for (const auto& v : g.outputs) used_.insert(v.name);
-    for (const auto& [k, v] : g.initializers) used_.insert(k);
-    for (const auto& n : g.nodes) {
-      used_.insert(n.name);
-      used_.insert(n.outputs.begin(), n.outputs.end());
-    }
-  }
-  std::string operator()(const std::string& base) {
-    std::string name = base;
-    for (int i = 1; used_.count(name); ++i) name = base + "_" + std::to_string(i);
-    used_.insert(name);
-    return name;
-  }
-
- private:
-  std::set<std::string> used_;
-};
-
-ir::Node make_node(const std::string& op, std::string name, std::vector<std::string> in,
-                   std::vector<std::string> out, int opset) {
-  ir::Node n;
-  n.op_type = op;
-  n.name = std::move(name);
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  n.opset = opset;
-  return n;
-}
-
-void set_axis(ir::Node& n, int axis) {
-  ir::Attribute a;
-  a.type = ir::Attribute::Type::Int;
-  a.i = axis;
-  n.attrs["axis"] = a;
-}
-
-// A weight as int8: symmetric, scales per slice of `axis` (or one for all when axis < 0).
-struct QuantizedWeight {
-  Tensor q;
-  std::vector<float> scales;
-};
-
-QuantizedWeight quantize_weight(const Tensor& w, int axis) {
-  const float* x = w.data<float>();
-  const int64_t channels = axis < 0 ? 1 : w.dim(axis);
-  int64_t inner = 1;
-  if (axis >= 0)
-    for (int d = axis + 1; d < w.rank(); ++d) inner *= w.dim(d);
-  auto channel = [&](int64_t i) { return axis < 0 ? 0 : (i / inner) % channels; };
-  std::vector<float> absmax(size_t(channels), 0.0f);
-  for (int64_t i = 0; i < w.numel(); ++i)
-    absmax[size_t(channel(i))] = std::max(absmax[size_t(channel(i))], std::fabs(x[i]));
-  QuantizedWeight r;
-  for (float m : absmax) r.scales.push_back(m > 0 ? float(double(m) / 127.0) : 1.0f);
-  std::vector<int8_t> q(size_t(w.numel()));
-  for (int64_t i = 0; i < w.numel(); ++i) {
-    const double v = std::nearbyint(double(x[i]) / double(r.scales[size_t(channel(i))]));
-    q[size_t(i)] = int8_t(std::clamp(v, -127.0, 127.0));
-  }
-  r.q = Tensor::from_vector<int8_t>(w.shape(), q);
-  return r;
 }
 
 template <class T>
@@ -247,7 +167,7 @@ QdqReport apply_qdq(ir::Graph& g, const QdqPlan& plan, const std::map<std::strin
         g.initializers[s] = params(qw.scales, axis >= 0);
         g.initializers[z] = params(std::vector<int8_t>(qw.scales.size(), 0), axis >= 0);
         ir::Node d = make_node("DequantizeLinear", name(w + "_DequantizeLinear"), {qn, s, z}, {dq}, opset);
-        if (axis >= 0) set_axis(d, axis);
+        if (axis >= 0) set_int_attr(d, "axis", axis);
         added.push_back(std::move(d));
         report.float_bytes += int64_t(wt.nbytes());
         report.quantized_bytes += int64_t(qw.q.nbytes());
@@ -297,7 +217,7 @@ QdqReport apply_qdq(ir::Graph& g, const QdqPlan& plan, const std::map<std::strin
     g.initializers[z] = vec ? Tensor::from_vector<int32_t>({len}, std::vector<int32_t>(size_t(len), 0))
                             : Tensor::scalar<int32_t>(0);
     ir::Node d = make_node("DequantizeLinear", name(b + "_DequantizeLinear"), {qn, s, z}, {dq}, opset);
-    if (vec) set_axis(d, 0);
+    if (vec) set_int_attr(d, "axis", 0);
     added.push_back(std::move(d));
     n.inputs[2] = dq;
     replaced.insert(b);

@@ -69,6 +69,23 @@ else
   fail "unreachable target: exit $rc, $(cat "$tmp/e")"
 fi
 
+# --dynamic (int8 weights, activations quantized at run time) and --fp16 need no data; both
+# models stay close to float.
+for mode in dynamic fp16; do
+  if "$pi" quantize "$model" -o "$tmp/$mode.onnx" --$mode --json >"$tmp/$mode.json" 2>"$tmp/err" &&
+     "$pi" compare "$model" "$tmp/$mode.onnx" --data "$data" --json >"$tmp/c$mode.json" 2>>"$tmp/err"; then
+    python3 - "$tmp/$mode.json" "$tmp/c$mode.json" $mode <<'PY' || fail "--$mode"
+import json, sys
+q, (o,) = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))["outputs"]
+assert q["mode"] == sys.argv[3] and q["quantized_bytes"] < q["float_bytes"], q
+assert o["cosine"] >= 0.999 and o["top1"] >= 0.99, o
+print("ok   --%s: cosine %.6f" % (sys.argv[3], o["cosine"]))
+PY
+  else
+    fail "--$mode: $(cat "$tmp/err")"
+  fi
+done
+
 # Bad calibration data: exit 12 or 15, the named problem, and no output file.
 python3 - "$tmp" <<'PY'
 import struct, sys
@@ -103,6 +120,8 @@ expect_error 12 "no node of that name" --calibration "$data" --exclude NoSuchNod
 expect_error 12 "unknown calibration method" --calibration "$data" --method kl
 expect_error 1 "exclude each other" --calibration "$data" --symmetric --asymmetric
 expect_error 12 "write top1=F" --calibration "$data" --target-accuracy top1=2
+expect_error 1 "needs calibration" --dynamic --method entropy
+expect_error 1 "exclude each other" --dynamic --fp16
 
 [[ $failures -eq 0 ]] || { echo "$failures failure(s)"; exit 1; }
 echo "quantize_cli: all passed"

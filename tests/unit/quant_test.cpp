@@ -8,6 +8,8 @@
 #include "onnx/export.h"
 #include "onnx/import.h"
 #include "quant/calibration.h"
+#include "quant/dynamic.h"
+#include "quant/fp16.h"
 #include "quant/qdq.h"
 
 namespace polyinfer {
@@ -218,6 +220,83 @@ TEST(Qdq, BiasThatWouldOverflowStaysFloat) {
   ASSERT_EQ(rep.notes.size(), 1u);
   EXPECT_NE(rep.notes[0].find("overflow"), std::string::npos);
   EXPECT_EQ(find_op(*m.graph, "Conv")->inputs[2], "b");
+}
+
+}  // namespace
+}  // namespace polyinfer
+
+namespace polyinfer {
+namespace {
+
+// Dynamic int8 against a naive re-implementation of DynamicQuantizeLinear + MatMulInteger
+// arithmetic (written here from the ONNX operator definitions, independently of src/quant).
+TEST(QuantDynamic, GemmMatchesNaiveRuntimeQuantization) {
+  test::ModelBuilder b(13);
+  const std::vector<float> w = {0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 0.1f};  // transB: [N=3, K=2]
+  b.input("x", {2, 2}).output("y", {2, 3}).initializer("w", {3, 2}, w)
+      .initializer("bias", {3}, {0.3f, -0.2f, 1.0f}).node("Gemm", {"x", "w", "bias"}, {"y"}, "gemm");
+  auto* attr = b.proto().mutable_graph()->mutable_node(0)->add_attribute();
+  attr->set_name("transB");
+  attr->set_type(onnx::AttributeProto::INT);
+  attr->set_i(1);
+  Model m = import(b);
+  const auto rep = quant::quantize_dynamic(*m.graph, {true, {}});
+  EXPECT_EQ(rep.nodes, 1);
+  ASSERT_NE(find_op(*m.graph, "MatMulInteger"), nullptr);
+  EXPECT_EQ(find_op(*m.graph, "Gemm"), nullptr);
+  EXPECT_EQ(m.graph->initializers.count("w"), 0u);
+
+  const std::vector<float> x = {0.7f, -0.33f, 1.5f, 0.2f};
+  const double lo = std::min(0.0, -0.33), hi = 1.5, sx = (hi - lo) / 255;
+  const double zx = std::clamp(std::nearbyint(-lo / sx), 0.0, 255.0);
+  std::vector<float> expect(6);
+  for (int r = 0; r < 2; ++r)
+    for (int n = 0; n < 3; ++n) {
+      const double sw = std::max(std::fabs(w[size_t(2 * n)]), std::fabs(w[size_t(2 * n + 1)])) / 127.0;
+      double acc = 0;
+      for (int k = 0; k < 2; ++k) {
+        const double xq = std::clamp(std::nearbyint(x[size_t(2 * r + k)] / sx) + zx, 0.0, 255.0);
+        acc += (xq - zx) * std::nearbyint(w[size_t(2 * n + k)] / sw);
+      }
+      expect[size_t(3 * r + n)] = float(acc * float(float(sx) * float(sw))) + (n == 0 ? 0.3f : n == 1 ? -0.2f : 1.0f);
+    }
+  const std::string bytes = export_onnx_bytes(m);
+  Session s = Session::load_bytes(bytes.data(), bytes.size());
+  const Tensor y = s.run({{"x", Tensor::from_vector<float>({2, 2}, x)}})[0].tensor();
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(y.data<float>()[i], expect[size_t(i)], 1e-5) << i;
+}
+
+// float16: the safe ops run in half, Softmax stays float32, Casts only at the borders, and the
+// graph's input and output keep float32.
+TEST(QuantFp16, SensitiveOpsStayFloat32) {
+  test::ModelBuilder b(13);
+  std::vector<float> w(2 * 1 * 3 * 3);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * float(i % 5) - 0.2f;
+  b.input("x", {1, 1, 4, 4}).output("y", {1, 8})
+      .initializer("w", {2, 1, 3, 3}, w).initializer("shape", {2}, {})
+      .node("Conv", {"x", "w"}, {"c"}, "conv").node("Relu", {"c"}, {"r"}, "relu")
+      .node("Flatten", {"r"}, {"f"}, "flatten").node("Softmax", {"f"}, {"y"}, "softmax");
+  b.proto().mutable_graph()->mutable_initializer()->RemoveLast();  // "shape" unused
+  Model m = import(b);
+  Model ref = import(b);
+  const auto rep = quant::convert_fp16(*m.graph, {});
+  EXPECT_EQ(rep.fp16_nodes, 3);  // Conv, Relu, Flatten
+  EXPECT_EQ(rep.fp32_nodes, 1);  // Softmax
+  EXPECT_EQ(rep.casts, 2);       // x to half, Flatten's output back to float
+  EXPECT_EQ(m.graph->initializers.at("w").dtype(), DType::Float16);
+  EXPECT_EQ(find_op(*m.graph, "Softmax")->inputs[0], "f_to_fp32");
+  const std::string bytes = export_onnx_bytes(m), ref_bytes = export_onnx_bytes(ref);
+  Session s = Session::load_bytes(bytes.data(), bytes.size());
+  Session r = Session::load_bytes(ref_bytes.data(), ref_bytes.size());
+  EXPECT_EQ(s.inputs()[0].dtype, DType::Float32);
+  EXPECT_EQ(s.outputs()[0].dtype, DType::Float32);
+  std::vector<float> x(16);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(float(i));
+  const Tensor got = s.run({{"x", Tensor::from_vector<float>({1, 1, 4, 4}, x)}})[0].tensor();
+  const Tensor want = r.run({{"x", Tensor::from_vector<float>({1, 1, 4, 4}, x)}})[0].tensor();
+  // Half has an 11-bit significand: inputs, weights and the Conv's result each round by at most
+  // 2^-11 relative; probabilities of this size move by well under 1e-3.
+  for (int i = 0; i < 8; ++i) EXPECT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-3) << i;
 }
 
 }  // namespace

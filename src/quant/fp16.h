@@ -1,0 +1,35 @@
+// Float16 conversion: weights and activations of the ops that are safe in half precision become
+// float16 (half the memory and bandwidth; GPUs and NPUs run it natively), while the numerically
+// sensitive ops — reductions (Softmax, LayerNormalization, ReduceMean, ...), Exp, Log, Pow,
+// Sqrt, Div — and every op not known to be safe stay float32, with Cast nodes at each border.
+// Graph inputs and outputs keep their float32 types, so callers feed and read the same tensors.
+//
+//   quant::Fp16Report r = quant::convert_fp16(*model.graph, {});
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace polyinfer::quant {
+
+struct Fp16Options {
+  std::set<std::string> exclude;  // node names or op types kept in float32 as well
+};
+
+struct Fp16Report {
+  int fp16_nodes = 0, fp32_nodes = 0;  // float nodes in each precision after the rewrite
+  int casts = 0;                       // Cast nodes inserted at precision borders
+  int64_t float_bytes = 0, half_bytes = 0;  // of the initializers converted
+};
+
+// Converts `graph` in place. Values whose types are unknown keep their nodes in float32.
+Fp16Report convert_fp16(ir::Graph& graph, const Fp16Options& options);
+
+// Whether `op_type` (default domain) runs in float16 under convert_fp16.
+bool fp16_safe(const std::string& op_type);
+
+}  // namespace polyinfer::quant
