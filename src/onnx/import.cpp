@@ -12,6 +12,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "onnx/inline_functions.h"
 #include "onnx/graph_proto.h"
 #include "onnx/tensor_proto.h"
 
@@ -408,6 +409,7 @@ void apply_input_shapes(onnx::ModelProto& mp, const ImportOptions& options) {
 
 Model import_proto(onnx::ModelProto& mp, const std::string& base_dir,
                    const ImportOptions& options) {
+  inline_local_functions(mp);
   apply_input_shapes(mp, options);
   Model m;
   m.ir_version = mp.ir_version();
@@ -424,8 +426,6 @@ Model import_proto(onnx::ModelProto& mp, const std::string& base_dir,
   PI_CHECK(!m.opsets.count("") || m.opsets[""] <= kMaxOpset, UnsupportedOp,
            "the model uses ONNX opset ", m.opsets[""], "; polyinfer supports opsets 1 to ",
            kMaxOpset, " (convert it with onnx.version_converter)");
-  PI_CHECK(mp.functions_size() == 0, UnsupportedOp,
-           "the model defines local functions, which polyinfer does not inline yet");
 
   // Our own checks first: libonnx's shape inference trusts the graph it is given.
   GraphImporter importer(m.opsets, ExternalDataPolicy{base_dir, options.read_external_data},
