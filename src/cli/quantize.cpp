@@ -5,6 +5,7 @@
 // polyinfer both run. Nothing is written unless every step succeeded.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "cli/cli.h"
 #include "cli/inputs.h"
 #include "cli/json.h"
+#include "onnx/npy.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
 #include "opt/optimizer.h"
@@ -36,7 +38,9 @@ const char* kUsage =
     "  Static INT8: int8 activations and weights in a standard QDQ model (QuantizeLinear /\n"
     "  DequantizeLinear pairs; int32 biases) for Conv, MatMul and Gemm.\n"
     "  --calibration PATH  a folder of .npy files (one sample each, or batched: split into rows)\n"
-    "                      or one .npy file; inputs like those the model will see in use\n"
+    "                      or one .npy file; inputs like those the model will see in use.\n"
+    "                      Several inputs: a folder with INPUT.npy per input (batched), or\n"
+    "                      one subfolder per sample holding INPUT.npy per input\n"
     "  --method M          minmax (default), percentile or entropy (KL divergence, as TensorRT)\n"
     "  --percentile P      for --method percentile (default 99.999)\n"
     "  --per-channel       one weight scale per output channel (more accurate; opset >= 13)\n"
@@ -76,32 +80,81 @@ class Progress {
   bool tty_;
 };
 
-// The calibration feeds, each checked against the model's input before anything runs.
+// One sample checked against the input it is for: dtype, static dimensions, finite values.
+void check_sample(const std::string& flag, const Sample& s, const ValueSpec& in) {
+  const Tensor& t = s.tensor;
+  const std::string what = flag.substr(2) + " sample " + s.origin;
+  PI_CHECK(t.dtype() == in.dtype, InvalidArgument, what, " is ", t.describe(), "; input '", in.name,
+           "' takes ", in.type);
+  bool fits = !in.has_shape || t.rank() == static_cast<int>(in.shape.size());
+  for (size_t d = 0; fits && in.has_shape && d < in.shape.size(); ++d)
+    fits = in.shape[d] < 0 || in.shape[d] == t.shape()[d];
+  PI_CHECK(fits, ShapeMismatch, what, " has shape ", t.describe(), "; input '", in.name, "' takes ",
+           in.type);
+  if (t.dtype() == DType::Float32) {
+    const float* x = t.data<float>();
+    for (int64_t i = 0; i < t.numel(); ++i)
+      PI_CHECK(std::isfinite(x[i]), InvalidArgument, what, " holds ", x[i], " at element ", i,
+               ": samples must be finite");
+  }
+}
+
+// The calibration (or validation) feeds, each checked against the model's inputs before
+// anything runs. One input: PATH is a .npy file or a folder of them. Several inputs: PATH is a
+// folder holding INPUT.npy for each input (batched files, split into rows) — or subfolders, one
+// per sample, each holding INPUT.npy for each input.
 std::vector<std::map<std::string, Value>> calibration_feeds(const std::string& flag,
                                                             const std::string& path,
-                                                            const ValueSpec& in, int want) {
-  std::vector<Sample> samples = read_samples(flag, path, in, SplitRows::WhenBatchIsOneOrDynamic);
-  PI_CHECK(want <= 0 || want <= static_cast<int>(samples.size()), InvalidArgument, "--samples ", want,
-           ": '", path, "' holds only ", samples.size(), " sample", samples.size() == 1 ? "" : "s",
-           " for input '", in.name, "'");
-  if (want > 0) samples.resize(size_t(want));
+                                                            const std::vector<ValueSpec>& inputs,
+                                                            int want) {
+  namespace fs = std::filesystem;
   std::vector<std::map<std::string, Value>> feeds;
-  for (const auto& s : samples) {
-    const Tensor& t = s.tensor;
-    PI_CHECK(t.dtype() == in.dtype, InvalidArgument, flag.substr(2), " sample ", s.origin, " is ",
-             t.describe(), "; input '", in.name, "' takes ", in.type);
-    bool fits = !in.has_shape || t.rank() == static_cast<int>(in.shape.size());
-    for (size_t d = 0; fits && in.has_shape && d < in.shape.size(); ++d)
-      fits = in.shape[d] < 0 || in.shape[d] == t.shape()[d];
-    PI_CHECK(fits, ShapeMismatch, flag.substr(2), " sample ", s.origin, " has shape ", t.describe(),
-             "; input '", in.name, "' takes ", in.type);
-    if (t.dtype() == DType::Float32) {
-      const float* x = t.data<float>();
-      for (int64_t i = 0; i < t.numel(); ++i)
-        PI_CHECK(std::isfinite(x[i]), InvalidArgument, flag.substr(2), " sample ", s.origin, " holds ",
-                 x[i], " at element ", i, ": samples must be finite");
+  std::vector<std::vector<Sample>> per_input;
+  std::error_code ec;
+  if (inputs.size() == 1) {
+    per_input.push_back(read_samples(flag, path, inputs[0], SplitRows::WhenBatchIsOneOrDynamic));
+  } else {
+    PI_CHECK(fs::is_directory(path, ec), InvalidArgument, flag, ": the model takes ", inputs.size(),
+             " inputs, so '", path, "' must be a folder with one INPUT.npy per input (or one "
+             "subfolder per sample holding them)");
+    if (fs::exists(fs::path(path) / (inputs[0].name + ".npy"), ec)) {
+      for (const auto& in : inputs) {
+        const std::string f = (fs::path(path) / (in.name + ".npy")).string();
+        PI_CHECK(fs::is_regular_file(f, ec), InvalidArgument, flag, ": '", f, "' is missing (input '",
+                 in.name, "')");
+        per_input.push_back(read_samples(flag, f, in, SplitRows::WhenBatchIsOneOrDynamic));
+      }
+    } else {
+      std::vector<std::string> dirs;
+      for (const auto& e : fs::directory_iterator(path, ec))
+        if (e.is_directory()) dirs.push_back(e.path().string());
+      std::sort(dirs.begin(), dirs.end());
+      PI_CHECK(!dirs.empty(), InvalidArgument, flag, ": '", path, "' holds neither ", inputs[0].name,
+               ".npy nor one subfolder per sample");
+      per_input.resize(inputs.size());
+      for (const auto& d : dirs)
+        for (size_t k = 0; k < inputs.size(); ++k) {
+          const std::string f = (fs::path(d) / (inputs[k].name + ".npy")).string();
+          PI_CHECK(fs::is_regular_file(f, ec), InvalidArgument, flag, ": '", f, "' is missing (input '",
+                   inputs[k].name, "')");
+          per_input[k].push_back({read_npy(f), f});
+        }
     }
-    feeds.push_back({{in.name, Value(t)}});
+  }
+  const size_t n = per_input[0].size();
+  for (size_t k = 1; k < inputs.size(); ++k)
+    PI_CHECK(per_input[k].size() == n, InvalidArgument, flag, ": input '", inputs[0].name, "' has ",
+             n, " samples but '", inputs[k].name, "' has ", per_input[k].size());
+  PI_CHECK(want <= 0 || size_t(want) <= n, InvalidArgument, "--samples ", want, ": '", path,
+           "' holds only ", n, " sample", n == 1 ? "" : "s", " for input '", inputs[0].name, "'");
+  const size_t count = want > 0 ? size_t(want) : n;
+  for (size_t i = 0; i < count; ++i) {
+    std::map<std::string, Value> feed;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      check_sample(flag, per_input[k][i], inputs[k]);
+      feed.emplace(inputs[k].name, Value(per_input[k][i].tensor));
+    }
+    feeds.push_back(std::move(feed));
   }
   return feeds;
 }
@@ -235,15 +288,17 @@ int cmd_quantize(const std::vector<std::string>& argv) {
   };
 
   Model model = import_onnx_file(args.positional[0]);
-  PI_CHECK(model.graph->inputs.size() == 1, InvalidArgument, "quantize: ", args.positional[0],
-           " takes ", model.graph->inputs.size(), " inputs; calibration feeds single-input models");
-  const ir::ValueInfo& input = model.graph->inputs[0];
-  ValueSpec in;
-  in.name = input.name;
-  in.dtype = input.type.elem;
-  in.has_shape = input.type.has_shape;
-  in.shape = input.type.dims;
-  in.type = input.type.str();
+  std::vector<ValueSpec> in;
+  for (const auto& input : model.graph->inputs) {
+    if (model.graph->initializers.count(input.name)) continue;  // IR < 4: a weight, not an input
+    ValueSpec v;
+    v.name = input.name;
+    v.dtype = input.type.elem;
+    v.has_shape = input.type.has_shape;
+    v.shape = input.type.dims;
+    v.type = input.type.str();
+    in.push_back(v);
+  }
   const auto feeds = calibration_feeds("--calibration", args.get("calibration"), in, want);
   const auto validation = args.flag("validation")
                               ? calibration_feeds("--validation", args.get("validation"), in, 0)

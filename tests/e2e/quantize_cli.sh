@@ -97,8 +97,30 @@ def npy(path, descr, shape, payload):
 npy(sys.argv[1] + "/ints.npy", "<i8", "(2, 1, 8, 8)", b"\0" * 8 * 128)
 npy(sys.argv[1] + "/wide.npy", "<f4", "(2, 1, 9, 9)", b"\0" * 4 * 162)
 npy(sys.argv[1] + "/nan.npy", "<f4", "(1, 1, 8, 8)", struct.pack("<f", float("nan")) * 64)
+import os
+os.makedirs(sys.argv[1] + "/two")
+for name in "ab":  # batched samples for a two-input model, one file per input
+    npy(sys.argv[1] + "/two/%s.npy" % name, "<f4", "(5, 4)",
+        struct.pack("<20f", *[(i * 7 % 11 - 5) / 3.0 for i in range(20)]))
 PY
 mkdir "$tmp/empty"
+# A two-input model: a folder with one batched INPUT.npy per input; one missing is an error.
+two=$(dirname "$0")/../data/two_inputs.onnx
+if "$pi" quantize "$two" -o "$tmp/two.onnx" --calibration "$tmp/two" --json >"$tmp/two.json" 2>"$tmp/err" &&
+   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['samples'] == 5 and d['nodes'] == 1, d" \
+     "$tmp/two.json"; then
+  echo "ok   two inputs calibrated from a.npy and b.npy"
+else
+  fail "two-input calibration: $(cat "$tmp/err")"
+fi
+rm "$tmp/two/b.npy"
+if "$pi" quantize "$two" -o "$tmp/two2.onnx" --calibration "$tmp/two" 2>"$tmp/err"; then
+  fail "missing b.npy accepted"
+else
+  grep -q "b.npy' is missing (input 'b')" "$tmp/err" && echo "ok   missing b.npy named" ||
+    fail "missing b.npy: $(cat "$tmp/err")"
+fi
+
 expect_error() {  # expect_error CODE PATTERN ARGS...
   local code=$1 pattern=$2
   shift 2
