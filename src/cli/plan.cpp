@@ -118,7 +118,10 @@ std::map<std::string, Shape> resolve_inputs(const ir::Graph& g, const Args& args
   std::map<std::string, int64_t> dims;
   for (const auto& s : args.all("dim")) {
     auto [name, v] = split_assignment(s, "--dim");
-    dims[name] = parse_dims(v, "--dim " + name).at(0);
+    const Shape d = parse_dims(v, "--dim " + name);
+    PI_CHECK(d.size() == 1, InvalidArgument, "--dim ", name, "=", v, ": a symbolic dimension takes ",
+             "one number (--dim ", name, "=8); give whole input shapes with --shape NAME=DIMS");
+    dims[name] = d[0];
   }
   const int batch = args.get_int("batch", 0, 1, 1 << 20);
   const int context = args.get_int("context", 0, 1, 1 << 24);

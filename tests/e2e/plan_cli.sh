@@ -107,5 +107,13 @@ else
   echo "ok   unknown target is a usage error"
 fi
 
+"$pi" plan "$decoder" --dim batch=1x2 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [[ $rc -ne 12 ]] || ! grep -q "takes one number (--dim batch=8)" "$tmp/err"; then
+  fail "--dim with a shape: exit $rc: $(cat "$tmp/err")"
+else
+  echo "ok   --dim with two numbers is an error"
+fi
+
 [[ $failures -eq 0 ]] || { echo "plan_cli: $failures failed"; exit 1; }
 echo "plan_cli: all passed"
