@@ -1,0 +1,205 @@
+// QDQ fusion: the float "fake-quantized" products of a QDQ model run as integer ones.
+//
+//   DequantizeLinear(xq) ─┐
+//   DequantizeLinear(wq) ─┼─ Conv ─ [Relu] ─ QuantizeLinear → yq
+//   [DequantizeLinear(bq)]┘
+// becomes QLinearConv(xq, sx, zx, wq, sw, zw, sy, zy, b32) → yq, and DQ(a) · DQ(b) → MatMul →
+// QuantizeLinear becomes QLinearMatMul. The DequantizeLinear nodes stay (other readers may
+// need them; dead-node elimination removes the rest). Standard ONNX out, but not the same
+// numbers: the float path rounds nothing between the products and the QuantizeLinear, the
+// integer one rounds (acc + bias)·sx·sw/sy once — the results agree within one output
+// quantization step (the bias below adds at most half a step of sx·sw, far below sy).
+//
+// Conditions: constant scalar activation scales and zero points (u8 or s8); constant int8
+// weights with zero point 0 and one scale (or one per output channel: axis 0 for Conv, the
+// column axis for MatMul's [K, N] B); the product's output read by the QuantizeLinear alone
+// (or by a Relu read by it alone, dropped only when zy is the type's minimum, where saturation
+// already clamps at real zero); opset 10-20 (the QLinear* kernels' range). The bias (a
+// DequantizeLinear'd int32, or a float constant) is requantized to scale sx·sw[m], zero point
+// 0: for QDQ exporters' biases (scale sx·sw) that is the same integer.
+#include <cmath>
+#include <limits>
+
+#include "opt/graph_util.h"
+#include "opt/passes.h"
+
+namespace polyinfer::opt {
+namespace {
+
+// A DequantizeLinear's operands, when they are of the supported forms.
+struct Dq {
+  std::string q, scale, zp;  // zp may be "" (no zero point input)
+  std::vector<double> scales, zps;
+  int64_t axis = 1;
+};
+
+std::optional<Dq> dequantize_of(const ir::Graph& g, const Uses& u, const std::string& v) {
+  const int pi = u.producer(v);
+  if (pi < 0) return std::nullopt;
+  const ir::Node& n = g.nodes[pi];
+  if (n.op_type != "DequantizeLinear" || !n.domain.empty() || n.inputs.size() < 2 ||
+      n.attr("block_size") != nullptr)
+    return std::nullopt;
+  Dq d;
+  d.q = n.inputs[0];
+  d.scale = n.inputs[1];
+  d.zp = n.inputs.size() > 2 ? n.inputs[2] : "";
+  d.axis = attr_int(n, "axis", 1);
+  const Tensor* s = constant(g, d.scale);
+  if (!s || s->dtype() != DType::Float32 || s->rank() > 1) return std::nullopt;
+  d.scales = to_doubles(*s);
+  if (!d.zp.empty()) {
+    const Tensor* z = constant(g, d.zp);
+    if (!z || z->numel() != s->numel()) return std::nullopt;
+    d.zps = to_doubles(*z);
+  } else {
+    d.zps.assign(d.scales.size(), 0.0);
+  }
+  for (double x : d.scales)
+    if (!(x > 0) || !std::isfinite(x)) return std::nullopt;
+  return d;
+}
+
+bool is_8bit(DType t) { return t == DType::UInt8 || t == DType::Int8; }
+
+// A quantized activation: scalar scale and zero point, u8 or s8 data.
+bool activation_ok(const ir::Graph& g, const Dq& d) {
+  return d.scales.size() == 1 && !d.zp.empty() && is_8bit(elem_type(g, d.zp)) &&
+         (elem_type(g, d.q) == DType::Undefined || elem_type(g, d.q) == elem_type(g, d.zp));
+}
+
+// Constant int8 weights with zero point 0, per tensor or per channel along `axis`.
+bool weights_ok(const ir::Graph& g, const Dq& d, int axis) {
+  const Tensor* w = constant(g, d.q);
+  if (!w || w->dtype() != DType::Int8 || d.zp.empty()) return false;
+  for (double z : d.zps)
+    if (z != 0) return false;
+  if (d.scales.size() == 1) return true;
+  const int64_t a = d.axis < 0 ? d.axis + w->rank() : d.axis;
+  return a == axis && static_cast<int64_t>(d.scales.size()) == w->dim(axis);
+}
+
+class QdqFusion final : public Pass {
+ public:
+  const char* name() const override { return "fuse-qdq"; }
+  int min_level() const override { return 2; }
+
+  int run(ir::Graph& g) override {
+    auto op = g.opsets.find("");
+    if (op == g.opsets.end() || op->second < 10 || op->second > 20) return 0;
+    const Uses u(g);
+    NameGen names(g);
+    std::vector<bool> dead(g.nodes.size(), false);
+    int count = 0;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      ir::Node& qn = g.nodes[i];
+      if (qn.op_type != "QuantizeLinear" || !qn.domain.empty() || qn.inputs.size() != 3 ||
+          qn.outputs.size() != 1 || qn.attr("saturate") || qn.attr("block_size") ||
+          qn.attr("output_dtype"))
+        continue;
+      const std::optional<double> sy = scalar_constant(g, qn.inputs[1]);
+      const std::optional<double> zy = scalar_constant(g, qn.inputs[2]);
+      const DType yt = elem_type(g, qn.inputs[2]);
+      if (!sy || !zy || !(*sy > 0) || !is_8bit(yt)) continue;
+      // Through an optional Relu that saturation at zy = type minimum makes redundant.
+      std::string v = qn.inputs[0];
+      int pi = u.producer(v);
+      int relu = -1;
+      if (pi >= 0 && !dead[pi] && g.nodes[pi].op_type == "Relu" && g.nodes[pi].domain.empty() &&
+          u.single_reader(v)) {
+        const double lowest = yt == DType::UInt8 ? 0 : -128;
+        if (*zy != lowest) continue;
+        relu = pi;
+        v = g.nodes[pi].inputs[0];
+        pi = u.producer(v);
+      }
+      if (pi < 0 || dead[pi] || !u.single_reader(v)) continue;
+      ir::Node& p = g.nodes[pi];
+      if (!p.domain.empty() || p.outputs.size() != 1) continue;
+      std::optional<ir::Node> fused;
+      if (p.op_type == "Conv") fused = conv(g, u, names, p, qn);
+      else if (p.op_type == "MatMul") fused = matmul(g, u, p, qn);
+      if (!fused) continue;
+      dead[pi] = true;
+      if (relu >= 0) dead[relu] = true;
+      qn = std::move(*fused);
+      ++count;
+    }
+    if (count > 0) erase_dead(g, dead);
+    return count;
+  }
+
+ private:
+  static ir::Node qlinear_node(const ir::Node& p, const ir::Node& q, const std::string& op) {
+    ir::Node n;
+    n.name = p.name;
+    n.op_type = op;
+    n.opset = q.opset;
+    n.outputs = q.outputs;
+    return n;
+  }
+
+  static std::optional<ir::Node> conv(ir::Graph& g, const Uses& u, NameGen& names,
+                                      const ir::Node& c, const ir::Node& q) {
+    if (c.inputs.size() < 2) return std::nullopt;
+    const std::optional<Dq> x = dequantize_of(g, u, c.inputs[0]);
+    const std::optional<Dq> w = dequantize_of(g, u, c.inputs[1]);
+    if (!x || !w || !activation_ok(g, *x) || !weights_ok(g, *w, 0)) return std::nullopt;
+    const int64_t M = constant(g, w->q)->dim(0);
+    std::string bias;
+    if (c.inputs.size() > 2 && !c.inputs[2].empty()) {
+      // The bias in real units: a DequantizeLinear'd constant, or a float constant.
+      std::vector<double> real;
+      if (const std::optional<Dq> b = dequantize_of(g, u, c.inputs[2])) {
+        const Tensor* bq = constant(g, b->q);
+        if (!bq || bq->rank() != 1 || bq->numel() != M) return std::nullopt;
+        const std::vector<double> bv = to_doubles(*bq);
+        for (int64_t m = 0; m < M; ++m) {
+          const size_t k = b->scales.size() == 1 ? 0 : static_cast<size_t>(m);
+          if (b->scales.size() != 1 && static_cast<int64_t>(b->scales.size()) != M)
+            return std::nullopt;
+          real.push_back((bv[m] - b->zps[k]) * b->scales[k]);
+        }
+      } else if (const Tensor* bf = constant(g, c.inputs[2])) {
+        if (bf->dtype() != DType::Float32 || bf->numel() != M) return std::nullopt;
+        real = to_doubles(*bf);
+      } else {
+        return std::nullopt;
+      }
+      // int32 at scale sx·sw[m] (float products, as the exporters compute the bias scale).
+      std::vector<int32_t> b32(static_cast<size_t>(M));
+      for (int64_t m = 0; m < M; ++m) {
+        const float s = float(x->scales[0]) * float(w->scales[w->scales.size() == 1 ? 0 : m]);
+        const double r = std::nearbyint(real[m] / double(s));
+        if (!(std::fabs(r) < 2147483647.0)) return std::nullopt;
+        b32[m] = int32_t(r);
+      }
+      bias = names.fresh(c.name + "_bias_int32");
+      g.initializers[bias] = Tensor::from_vector<int32_t>({M}, b32);
+    }
+    ir::Node n = qlinear_node(c, q, "QLinearConv");
+    n.inputs = {x->q, x->scale, x->zp, w->q, w->scale, w->zp, q.inputs[1], q.inputs[2]};
+    if (!bias.empty()) n.inputs.push_back(bias);
+    n.attrs = c.attrs;
+    return n;
+  }
+
+  static std::optional<ir::Node> matmul(ir::Graph& g, const Uses& u, const ir::Node& mm,
+                                        const ir::Node& q) {
+    if (mm.inputs.size() != 2) return std::nullopt;
+    const std::optional<Dq> a = dequantize_of(g, u, mm.inputs[0]);
+    const std::optional<Dq> b = dequantize_of(g, u, mm.inputs[1]);
+    if (!a || !b || !activation_ok(g, *a)) return std::nullopt;
+    const Tensor* bq = constant(g, b->q);
+    if (!bq || bq->rank() != 2 || !weights_ok(g, *b, 1)) return std::nullopt;
+    ir::Node n = qlinear_node(mm, q, "QLinearMatMul");
+    n.inputs = {a->q, a->scale, a->zp, b->q, b->scale, b->zp, q.inputs[1], q.inputs[2]};
+    return n;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_qdq_fusion() { return std::make_unique<QdqFusion>(); }
+
+}  // namespace polyinfer::opt
