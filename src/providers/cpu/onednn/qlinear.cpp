@@ -1,5 +1,6 @@
-// QLinearConv and QLinearMatMul through oneDNN's int8 convolution and matmul (fast tier; the
-// plain kernels in ops/quantize.cpp are the reference).
+// QLinearConv (and its channels-last form ai.polyinfer NhwcQLinearConv) and QLinearMatMul
+// through oneDNN's int8 convolution and matmul (fast tier; the plain kernels in ops/quantize.cpp
+// and ops/nhwc.cpp are the reference).
 //
 // ONNX:  y = saturate(round((acc + bias) · sx·sw[m] / sy) + zy),
 //        acc = Σ (x - zx)·(w[m] - zw[m])
@@ -119,7 +120,8 @@ void add_zero_points(std::unordered_map<int, memory>& args, int32_t (&zps)[2]) {
 
 class OnednnQLinearConv final : public Kernel {
  public:
-  explicit OnednnQLinearConv(const KernelInfo& info) : label_(info.node().label()) {
+  explicit OnednnQLinearConv(const KernelInfo& info)
+      : label_(info.node().label()), channels_last_(info.node().op_type == "NhwcQLinearConv") {
     const Tensor* w = info.constant_input(3);
     if (!w) info.unsupported("oneDNN path: non-constant weights");
     if (w->dtype() != DType::Int8) info.unsupported("oneDNN path: weights other than int8");
@@ -215,12 +217,14 @@ class OnednnQLinearConv final : public Kernel {
              " differs from the statically known one the weights were prepacked for");
     const Shape& ws = w_shape_;
     const bool one_d = ws.size() == 3;
-    const int64_t N = xs[0], C = xs[1], M = ws[0], G = attrs_.group;
+    const int64_t N = xs[0], C = channels_last_ ? xs.back() : xs[1], M = ws[0], G = attrs_.group;
     PI_CHECK(C == ws[1] * G, ShapeMismatch, label_, ": X has ", C, " channels but weights ",
              shape_str(ws), " with group ", G, " expect ", ws[1] * G);
     PI_CHECK(M % G == 0, InvalidModel, label_, ": ", M, " output channels are not divisible by "
              "group ", G);
-    const Shape spatial(xs.begin() + 2, xs.end()), kernel(ws.begin() + 2, ws.end());
+    const Shape spatial = channels_last_ ? Shape(xs.begin() + 1, xs.end() - 1)
+                                         : Shape(xs.begin() + 2, xs.end());
+    const Shape kernel(ws.begin() + 2, ws.end());
     PI_CHECK(attrs_.kernel_shape.empty() || attrs_.kernel_shape == kernel, InvalidModel, label_,
              ": kernel_shape ", shape_str(attrs_.kernel_shape), " does not match the weights ",
              shape_str(ws));
@@ -238,17 +242,21 @@ class OnednnQLinearConv final : public Kernel {
     const memory::dims w_d = G == 1 ? memory::dims{M, C, k_hw[0], k_hw[1]}
                                     : memory::dims{G, M / G, C / G, k_hw[0], k_hw[1]};
     Plan p;
-    p.y_shape = Shape{N, M};
+    p.y_shape = channels_last_ ? Shape{N} : Shape{N, M};
     for (int64_t o : g.out) p.y_shape.push_back(o);
-    p.user_src = memory::desc(src_d, x_.type, tag::nchw);
-    p.user_dst = memory::desc(dst_d, y_.type, tag::nchw);
+    if (channels_last_) p.y_shape.push_back(M);
+    const tag user_tag = channels_last_ ? tag::nhwc : tag::nchw;
+    p.user_src = memory::desc(src_d, x_.type, user_tag);
+    p.user_dst = memory::desc(dst_d, y_.type, user_tag);
     const memory::desc bias_md = bias_.defined() ? memory::desc({M}, dt::s32, tag::x)
                                                  : memory::desc();
-    // int8 kernels want channels-last activations; oneDNN picks them through tag::any.
+    // int8 kernels want channels-last activations: NCHW ones are reordered on every run (hence
+    // NhwcQLinearConv, from the channels-last pass); tag::any lets oneDNN pick for those.
+    const tag act_tag = channels_last_ ? tag::nhwc : tag::any;
     dnnl::convolution_forward::desc d(
         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        memory::desc(src_d, x_.type, tag::any), memory::desc(w_d, dt::s8, tag::any), bias_md,
-        memory::desc(dst_d, y_.type, tag::any), strides, dil, pad_l, pad_r);
+        memory::desc(src_d, x_.type, act_tag), memory::desc(w_d, dt::s8, tag::any), bias_md,
+        memory::desc(dst_d, y_.type, act_tag), strides, dil, pad_l, pad_r);
     const dnnl::primitive_attr attr = int8_attr(scales_, 1, zps_[0] != 0, zps_[1] != 0);
     dnnl::convolution_forward::primitive_desc pd(d, attr, onednn::engine());
     impl_ = onednn::impl_name(pd);
@@ -274,6 +282,7 @@ class OnednnQLinearConv final : public Kernel {
   }
 
   std::string label_;
+  bool channels_last_;  // NhwcQLinearConv: X and Y are [N, H, W, C]
   Quant x_, y_;
   std::vector<float> scales_;
   int32_t zps_[2] = {0, 0};  // source and destination zero points, read by oneDNN at run time
@@ -400,6 +409,7 @@ class OnednnQLinearMatMul final : public Kernel {
 };
 
 PI_CPU_FAST_KERNEL("", QLinearConv, 10, 20, OnednnQLinearConv);
+PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcQLinearConv, 1, 1, OnednnQLinearConv);
 PI_CPU_FAST_KERNEL("", QLinearMatMul, 10, 20, OnednnQLinearMatMul);
 
 }  // namespace
