@@ -152,6 +152,12 @@ class Rewriter {
         convert(n, out, {0, 1}, false);
         continue;
       }
+      // ai.polyinfer QLinearAdd (the QDQ pass's residual add): elementwise over A and B.
+      if (is(n, "QLinearAdd", "ai.polyinfer") && n.inputs.size() == 8 &&
+          nhwc_.count(n.inputs[0]) && nhwc_.count(n.inputs[3])) {
+        convert(n, out, {0, 3}, false);
+        continue;
+      }
       if (is(n, "Slice") && nhwc_.count(n.inputs[0]) && slice_nhwc(n, out)) continue;
       if (is(n, "Concat") && concat_channels(n)) {
         convert(n, out, all_inputs(n), false);

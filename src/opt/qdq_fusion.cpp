@@ -3,10 +3,12 @@
 //   DequantizeLinear(xq) ─┐
 //   DequantizeLinear(wq) ─┼─ Conv ─ [Relu] ─ QuantizeLinear → yq
 //   [DequantizeLinear(bq)]┘
-// becomes QLinearConv(xq, sx, zx, wq, sw, zw, sy, zy, b32) → yq, and DQ(a) · DQ(b) → MatMul →
-// QuantizeLinear becomes QLinearMatMul. The DequantizeLinear nodes stay (other readers may
-// need them; dead-node elimination removes the rest). Standard ONNX out, but not the same
-// numbers: the float path rounds nothing between the products and the QuantizeLinear, the
+// becomes QLinearConv(xq, sx, zx, wq, sw, zw, sy, zy, b32) → yq, DQ(a) · DQ(b) → MatMul →
+// QuantizeLinear becomes QLinearMatMul, and DQ(a) + DQ(b) → Add [→ Relu] → QuantizeLinear of
+// same-shape activations (residual connections) becomes ai.polyinfer QLinearAdd (bit-exact: it
+// computes the float nodes' formula in one pass over bytes). The DequantizeLinear nodes stay
+// (other readers may need them; dead-node elimination removes the rest). The products are
+// standard ONNX, but not the same numbers: the float path rounds nothing between the products and the QuantizeLinear, the
 // integer one rounds (acc + bias)·sx·sw/sy once — the results agree within one output
 // quantization step (the bias below adds at most half a step of sx·sw, far below sy).
 //
@@ -92,6 +94,8 @@ class QdqFusion final : public Pass {
     std::vector<bool> dead(g.nodes.size(), false);
     int count = 0;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (g.nodes[i].op_type == "Gemm" && g.nodes[i].domain.empty())
+        count += fold_gemm_constants(g, u, names, g.nodes[i]);
       ir::Node& qn = g.nodes[i];
       if (qn.op_type != "QuantizeLinear" || !qn.domain.empty() || qn.inputs.size() != 3 ||
           qn.outputs.size() != 1 || qn.attr("saturate") || qn.attr("block_size") ||
@@ -119,6 +123,7 @@ class QdqFusion final : public Pass {
       std::optional<ir::Node> fused;
       if (p.op_type == "Conv") fused = conv(g, u, names, p, qn);
       else if (p.op_type == "MatMul") fused = matmul(g, u, p, qn);
+      else if (p.op_type == "Add") fused = add(g, u, p, qn);
       if (!fused) continue;
       dead[pi] = true;
       if (relu >= 0) dead[relu] = true;
@@ -130,6 +135,39 @@ class QdqFusion final : public Pass {
   }
 
  private:
+  // Gemm has no integer form here (a classifier's last layer, a small share of the work): its
+  // dequantized constant B and C become float initializers, computed once as the
+  // DequantizeLinear kernel would (float(q - zp)·s), so the oneDNN float kernel can prepack B
+  // instead of the session dequantizing the weights on every run.
+  static int fold_gemm_constants(ir::Graph& g, const Uses& u, NameGen& names, ir::Node& gemm) {
+    int n = 0;
+    for (size_t k = 1; k < gemm.inputs.size() && k < 3; ++k) {
+      const std::optional<Dq> d = dequantize_of(g, u, gemm.inputs[k]);
+      if (!d) continue;
+      const Tensor* q = constant(g, d->q);
+      if (!q || q->rank() < 1 || !(q->dtype() == DType::Int8 || q->dtype() == DType::UInt8 ||
+                                   q->dtype() == DType::Int32))
+        continue;
+      int64_t inner = 1, count = static_cast<int64_t>(d->scales.size());
+      if (count > 1) {
+        const int64_t axis = d->axis < 0 ? d->axis + q->rank() : d->axis;
+        if (axis < 0 || axis >= q->rank() || q->dim(static_cast<int>(axis)) != count) continue;
+        for (int dd = static_cast<int>(axis) + 1; dd < q->rank(); ++dd) inner *= q->dim(dd);
+      }
+      const std::vector<double> qv = to_doubles(*q);
+      std::vector<float> f(qv.size());
+      for (size_t e = 0; e < qv.size(); ++e) {
+        const size_t c = count == 1 ? 0 : static_cast<size_t>((int64_t(e) / inner) % count);
+        f[e] = float(qv[e] - d->zps[c]) * float(d->scales[c]);
+      }
+      const std::string name = names.fresh(gemm.inputs[k] + "_folded");
+      g.initializers[name] = Tensor::from_vector<float>(q->shape(), f);
+      gemm.inputs[k] = name;
+      ++n;
+    }
+    return n;
+  }
+
   static ir::Node qlinear_node(const ir::Node& p, const ir::Node& q, const std::string& op) {
     ir::Node n;
     n.name = p.name;
@@ -182,6 +220,22 @@ class QdqFusion final : public Pass {
     if (!bias.empty()) n.inputs.push_back(bias);
     n.attrs = c.attrs;
     return n;
+  }
+
+  // Add of two same-shape dequantized activations (a residual connection): ai.polyinfer
+  // QLinearAdd, which computes exactly what the float nodes do, in one pass over bytes.
+  static std::optional<ir::Node> add(ir::Graph& g, const Uses& u, const ir::Node& n,
+                                     const ir::Node& q) {
+    if (n.inputs.size() != 2) return std::nullopt;
+    const std::optional<Dq> a = dequantize_of(g, u, n.inputs[0]);
+    const std::optional<Dq> b = dequantize_of(g, u, n.inputs[1]);
+    if (!a || !b || !activation_ok(g, *a) || !activation_ok(g, *b) ||
+        !same_shape(g, n.inputs[0], n.inputs[1]) || !static_shape(g, n.inputs[0]))
+      return std::nullopt;
+    ir::Node r = poly_node(g, "QLinearAdd", n.name);
+    r.outputs = q.outputs;
+    r.inputs = {a->q, a->scale, a->zp, b->q, b->scale, b->zp, q.inputs[1], q.inputs[2]};
+    return r;
   }
 
   static std::optional<ir::Node> matmul(ir::Graph& g, const Uses& u, const ir::Node& mm,

@@ -1,4 +1,5 @@
-// Fast QuantizeLinear / DequantizeLinear (src/providers/cpu/fast/quantize.cpp) against the
+// Fast QuantizeLinear / DequantizeLinear / ai.polyinfer QLinearAdd (src/providers/cpu/fast/
+// quantize.cpp) against the
 // reference kernels: equal results (integer outputs exactly; dequantized floats too, since both
 // compute float(q - zp) * s), per tensor and per axis, both 8-bit types, and the fast path ran.
 #include <gtest/gtest.h>
@@ -76,6 +77,28 @@ TEST(FastQuantize, NoZeroPointIsUint8AndInt32GoesToTheReference) {
           .input(Tensor::from_vector<float>({}, {0.5f}))
           .check(0, 0);
   EXPECT_EQ(r.impl, "reference (fast path declined)");
+}
+
+TEST(FastQLinearAdd, MatchesTheReferenceExactly) {
+  for (bool s8 : {false, true}) {
+    SCOPED_TRACE(s8 ? "int8" : "uint8");
+    auto scalar = [&](int v) {
+      return s8 ? Tensor::from_vector<int8_t>({}, {int8_t(v)})
+                : Tensor::from_vector<uint8_t>({}, {uint8_t(v)});
+    };
+    auto r = OracleOp("QLinearAdd", 1, "ai.polyinfer")
+                 .input(bytes_of({2, 7, 7, 33}, s8, 7))
+                 .input(Tensor::from_vector<float>({}, {0.02f}))
+                 .input(scalar(s8 ? 4 : 131))
+                 .input(bytes_of({2, 7, 7, 33}, s8, 8))
+                 .input(Tensor::from_vector<float>({}, {0.035f}))
+                 .input(scalar(s8 ? -7 : 120))
+                 .input(Tensor::from_vector<float>({}, {0.04f}))
+                 .input(scalar(s8 ? 2 : 128))
+                 .threads(2)
+                 .check();
+    EXPECT_EQ(r.impl.rfind("fast:", 0), 0u) << r.impl;
+  }
 }
 
 }  // namespace

@@ -133,6 +133,45 @@ TEST(OptQdq, MatMulBecomesQLinearMatMul) {
   EXPECT_EQ(test::count_op(*m.graph, "MatMul"), 0);
 }
 
+TEST(OptQdq, ResidualAddBecomesQLinearAddExactly) {
+  for (bool s8 : {false, true}) {
+    SCOPED_TRACE(s8 ? "int8 activations" : "uint8 activations");
+    ModelBuilder b(13);
+    b.input("a", {2, 3, 4, 5}).input("c", {2, 3, 4, 5}).output("y", {2, 3, 4, 5});
+    quantized_input(b, "a", 0.02f, s8 ? 3 : 130, s8);
+    quantized_input(b, "c", 0.03f, s8 ? -9 : 100, s8);
+    b.node("Add", {"a_dq", "c_dq"}, {"sum"}, "add");
+    b.node("Relu", {"sum"}, {"r"});
+    quantized_output(b, "r", "y", 0.025f, s8 ? -128 : 0, s8);
+    // The fused kernel computes the float nodes' own formula: no step of difference.
+    Model m = fuse_and_compare(b.bytes(), 1, {0.f});
+    EXPECT_EQ(test::count_op(*m.graph, "QLinearAdd", "ai.polyinfer"), 1);
+    EXPECT_EQ(test::count_op(*m.graph, "Add"), 0);
+    EXPECT_EQ(test::count_op(*m.graph, "Relu"), 0);
+  }
+}
+
+TEST(OptQdq, GemmDequantizedConstantsAreFolded) {
+  ModelBuilder b(13);
+  b.input("a", {3, 16}).output("y", {3, 10});
+  quantized_input(b, "a", 0.02f, 128, false);
+  quantized_weights(b, "w", {10, 16}, 0, 11);
+  b.int_initializer("b_q", {10}, kInt32, ints(10, -500, 500, 12));
+  b.initializer("b_s", {}, {0.0001f});
+  b.int_initializer("b_z", {}, kInt32, {0});
+  b.node("DequantizeLinear", {"b_q", "b_s", "b_z"}, {"b_dq"});
+  b.node("Gemm", {"a_dq", "w_dq", "b_dq"}, {"y"}, "gemm");
+  test::set_int(test::last_node(b), "transB", 1);
+  // Folding evaluates the DequantizeLinear kernel's own formula: exact.
+  Model m = fuse_and_compare(b.bytes(), 2, {0.f});
+  EXPECT_EQ(test::count_op(*m.graph, "Gemm"), 1);
+  for (const auto& n : m.graph->nodes)
+    if (n.op_type == "Gemm") {
+      EXPECT_TRUE(m.graph->initializers.count(n.inputs[1]));
+      EXPECT_TRUE(m.graph->initializers.count(n.inputs[2]));
+    }
+}
+
 TEST(OptQdq, PatternsItCannotExpressAreLeft) {
   ModelBuilder b(13);
   b.input("x", {1, 2, 5, 5}).output("y1", {1, 3, 5, 5}).output("y2", {1, 3, 5, 5});
@@ -172,7 +211,10 @@ TEST(OptQdq, WholeOptimizerRunsTheIntegerKernels) {
   b.node("Conv", {"x_dq", "w_dq"}, {"c"}, "conv");
   test::set_ints(test::last_node(b), "pads", {1, 1, 1, 1});
   b.node("Relu", {"c"}, {"r"});
-  quantized_output(b, "r", "y", 0.05f, -128, true);
+  quantized_output(b, "r", "y0", 0.05f, -128, true);
+  // A residual connection: the convolution's (quantized) output plus its input.
+  b.node("Add", {"y0", "x_dq"}, {"sum"}, "add");
+  quantized_output(b, "sum", "y", 0.06f, -5, true);
   const std::string bytes = b.bytes();
   SessionOptions o;
   o.threads = 1;
@@ -181,11 +223,16 @@ TEST(OptQdq, WholeOptimizerRunsTheIntegerKernels) {
   for (const auto& n : s.placement().nodes)
     onednn = onednn || (n.op == "ai.polyinfer.NhwcQLinearConv" && n.impl.rfind("onednn", 0) == 0);
   EXPECT_TRUE(onednn);
+  bool nhwc_add = false;
+  for (const auto& n : s.placement().nodes)
+    nhwc_add = nhwc_add || (n.op == "ai.polyinfer.QLinearAdd" && n.impl.rfind("fast", 0) == 0);
+  EXPECT_TRUE(nhwc_add);
   const auto in = test::random_inputs(bytes);
   const auto got = s.run(in)[0].tensor().to_vector<float>();
   const auto want = test::run_model(bytes, 0, in)[0].tensor().to_vector<float>();
   ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_LE(std::fabs(got[i] - want[i]), 0.05f * 1.001f);
+  // One step of the convolution's output (0.05) may move the sum by one of its steps (0.06).
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_LE(std::fabs(got[i] - want[i]), 0.06f * 1.001f);
 }
 
 }  // namespace

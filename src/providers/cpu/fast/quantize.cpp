@@ -37,6 +37,31 @@ PI_FAST_CLONES void dequantize_run(const Q* __restrict x, float* __restrict y, i
   for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(int32_t(x[i]) - zp) * s;
 }
 
+// ai.polyinfer QLinearAdd on one 8-bit type: the reference's float formula, vectorized. Without
+// contraction: an FMA of a·sa + b·sb would round once where the float nodes it replaces (two
+// DequantizeLinear, an Add) round three times, and results would differ in the last step.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+template <class Q>
+PI_FAST_CLONES void qadd_run(const Q* __restrict a, const Q* __restrict b, Q* __restrict c,
+                             int64_t n, float sa, int32_t za, float sb, int32_t zb, float sc,
+                             float zc) {
+  constexpr float lo = std::is_signed_v<Q> ? -128.f : 0.f, hi = std::is_signed_v<Q> ? 127.f : 255.f;
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = static_cast<float>(int32_t(a[i]) - za) * sa +
+                    static_cast<float>(int32_t(b[i]) - zb) * sb;
+    const float r = __builtin_rintf(v / sc) + zc;
+    const float k = r < lo ? lo : (r > hi ? hi : r);
+    c[i] = static_cast<Q>(r == r ? k : 0.f);
+  }
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+
 PI_FAST_MATH_END
 
 // Scale and zero point per block: `count` parameters, each applying to `inner` consecutive
@@ -143,8 +168,50 @@ class FastDequantizeLinear final : public Kernel {
   int64_t axis_;
 };
 
+// The one value of a scalar quantization parameter (scale float32, zero point of type `q`).
+bool scalar_param(const Tensor& t, DType q, double& v) {
+  if (t.numel() != 1 || t.rank() > 1 || t.dtype() != q) return false;
+  v = q == DType::Float32 ? t.data<float>()[0]
+      : q == DType::UInt8 ? double(t.data<uint8_t>()[0])
+                          : double(t.data<int8_t>()[0]);
+  return true;
+}
+
+class FastQLinearAdd final : public Kernel {
+ public:
+  explicit FastQLinearAdd(const KernelInfo& info) : ref_(info) {}
+  std::string impl() const override { return ref_.impl(); }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(3);
+    const DType t = a.dtype();
+    double sa, za, sb, zb, sc, zc;
+    if (!is_8bit(t) || b.dtype() != t || a.shape() != b.shape() ||
+        !scalar_param(ctx.input(1), DType::Float32, sa) || !scalar_param(ctx.input(2), t, za) ||
+        !scalar_param(ctx.input(4), DType::Float32, sb) || !scalar_param(ctx.input(5), t, zb) ||
+        !scalar_param(ctx.input(6), DType::Float32, sc) || !scalar_param(ctx.input(7), t, zc))
+      return ref_.run(ctx);  // mixed types or bad parameters: the reference computes or reports
+    Tensor& c = ctx.output(0, t, a.shape());
+    parallel_for(a.numel(), ctx.threads(), kGrain, [&](int64_t lo, int64_t hi) {
+      if (t == DType::UInt8)
+        qadd_run<uint8_t>(a.data<uint8_t>() + lo, b.data<uint8_t>() + lo,
+                          c.data<uint8_t>() + lo, hi - lo, float(sa), int32_t(za), float(sb),
+                          int32_t(zb), float(sc), float(zc));
+      else
+        qadd_run<int8_t>(a.data<int8_t>() + lo, b.data<int8_t>() + lo, c.data<int8_t>() + lo,
+                         hi - lo, float(sa), int32_t(za), float(sb), int32_t(zb), float(sc),
+                         float(zc));
+    });
+  }
+
+ private:
+  RefFallback ref_;
+};
+
 }  // namespace
 
+PI_CPU_FAST_KERNEL("ai.polyinfer", QLinearAdd, 1, 1, FastQLinearAdd);
 PI_CPU_FAST_KERNEL("", QuantizeLinear, 10, 20, FastQuantizeLinear);
 PI_CPU_FAST_KERNEL("", DequantizeLinear, 10, 20, FastDequantizeLinear);
 

@@ -1,5 +1,5 @@
-// Linear quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, and the
-// quantized products QLinearMatMul and QLinearConv.
+// Linear quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, the quantized
+// products QLinearMatMul and QLinearConv, and ai.polyinfer QLinearAdd.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -303,7 +303,48 @@ class QLinearConvKernel final : public Kernel {
   std::string who_;
 };
 
+// ai.polyinfer QLinearAdd(A, sa, za, B, sb, zb, sc, zc) → C of A's shape (B the same shape):
+// exactly the DequantizeLinear → Add → QuantizeLinear it replaces (docs/optimizer.md), in float
+// as those kernels compute: c = saturate(rint((float(a - za)·sa + float(b - zb)·sb) / sc) + zc).
+class QLinearAddKernel final : public Kernel {
+ public:
+  explicit QLinearAddKernel(const KernelInfo& info) : who_(info.node().label()) {}
+
+  void run(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(3);
+    PI_CHECK(a.shape() == b.shape(), ShapeMismatch, who_, ": A ", a.describe(), " and B ",
+             b.describe(), " must have the same shape");
+    const DType ct = ctx.input(7).dtype();
+    const QParams qa = read_qparams(ctx, 1, 2, a.dtype(), 0, who_);
+    const QParams qb = read_qparams(ctx, 4, 5, b.dtype(), 0, who_);
+    const QParams qc = read_qparams(ctx, 6, 7, ct, 0, who_);
+    Tensor& c = ctx.output(0, ct, a.shape());
+    using U8 = TypeList<uint8_t, int8_t>;
+    dispatch(U8{}, a.dtype(), "QLinearAdd", [&](auto atag) {
+      using TA = typename decltype(atag)::type;
+      dispatch(U8{}, b.dtype(), "QLinearAdd", [&](auto btag) {
+        using TB = typename decltype(btag)::type;
+        dispatch(U8{}, ct, "QLinearAdd", [&](auto ctag) {
+          using TC = typename decltype(ctag)::type;
+          const float sa = float(qa.s(0)), sb = float(qb.s(0)), sc = float(qc.s(0));
+          for (int64_t i = 0; i < a.numel(); ++i) {
+            const float v = float(int32_t(a.data<TA>()[i]) - qa.z(0)) * sa +
+                            float(int32_t(b.data<TB>()[i]) - qb.z(0)) * sb;
+            c.data<TC>()[i] = saturate_round<TC>(double(v / sc), qc.z(0));
+          }
+        });
+      });
+    });
+  }
+
+ private:
+  std::string who_;
+};
+
 }  // namespace
+
+PI_CPU_INTERNAL_KERNEL(QLinearAdd, 1, 1, QLinearAddKernel);
 
 // Opset 19-20 only add float8 types (and their saturate attribute), which polyinfer lacks.
 PI_CPU_KERNEL(QuantizeLinear, 10, 20, QuantizeLinearKernel);
