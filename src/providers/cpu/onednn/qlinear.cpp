@@ -408,9 +408,9 @@ class OnednnQLinearMatMul final : public Kernel {
   std::string impl_ = "onednn";
 };
 
-PI_CPU_FAST_KERNEL("", QLinearConv, 10, 20, OnednnQLinearConv);
+PI_CPU_FAST_KERNEL("", QLinearConv, 10, 23, OnednnQLinearConv);
 PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcQLinearConv, 1, 1, OnednnQLinearConv);
-PI_CPU_FAST_KERNEL("", QLinearMatMul, 10, 20, OnednnQLinearMatMul);
+PI_CPU_FAST_KERNEL("", QLinearMatMul, 10, 23, OnednnQLinearMatMul);
 
 }  // namespace
 }  // namespace polyinfer::cpu
