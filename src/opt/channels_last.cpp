@@ -93,7 +93,12 @@ bool convertible_pool(const ir::Graph& g, const ir::Node& n) {
   if (const ir::Attribute* d = n.attr("dilations"))
     for (int64_t v : d->ints)
       if (v != 1) return false;
-  return rank4_float(g, n.inputs[0]) != nullptr;
+  if (rank4_float(g, n.inputs[0])) return true;
+  // Max pooling of 8-bit values (fuse-qdq's MaxPool): oneDNN runs it channels-last too.
+  const ir::TypeInfo* t = g.type_of(n.inputs[0]);
+  return (is(n, "MaxPool") || is(n, "GlobalMaxPool")) && t &&
+         t->kind == ir::TypeInfo::Kind::Tensor && t->has_shape && t->dims.size() == 4 &&
+         (t->elem == DType::UInt8 || t->elem == DType::Int8);
 }
 
 // Operators that compute the same thing in any layout, given their first input and (for the

@@ -6,7 +6,8 @@
 // becomes QLinearConv(xq, sx, zx, wq, sw, zw, sy, zy, b32) → yq, DQ(a) · DQ(b) → MatMul →
 // QuantizeLinear becomes QLinearMatMul, and DQ(a) + DQ(b) → Add [→ Relu] → QuantizeLinear of
 // same-shape activations (residual connections) becomes ai.polyinfer QLinearAdd (bit-exact: it
-// computes the float nodes' formula in one pass over bytes). The DequantizeLinear nodes stay
+// computes the float nodes' formula in one pass over bytes); DQ → MaxPool → Q with one scale
+// and zero point becomes a MaxPool of the 8-bit values (exact). The DequantizeLinear nodes stay
 // (other readers may need them; dead-node elimination removes the rest). The products are
 // standard ONNX, but not the same numbers: the float path rounds nothing between the products and the QuantizeLinear, the
 // integer one rounds (acc + bias)·sx·sw/sy once — the results agree within one output
@@ -124,6 +125,7 @@ class QdqFusion final : public Pass {
       if (p.op_type == "Conv") fused = conv(g, u, names, p, qn);
       else if (p.op_type == "MatMul") fused = matmul(g, u, p, qn);
       else if (p.op_type == "Add") fused = add(g, u, p, qn);
+      else if (p.op_type == "MaxPool" && relu < 0) fused = max_pool(g, u, p, qn);
       if (!fused) continue;
       dead[pi] = true;
       if (relu >= 0) dead[relu] = true;
@@ -235,6 +237,26 @@ class QdqFusion final : public Pass {
     ir::Node r = poly_node(g, "QLinearAdd", n.name);
     r.outputs = q.outputs;
     r.inputs = {a->q, a->scale, a->zp, b->q, b->scale, b->zp, q.inputs[1], q.inputs[2]};
+    return r;
+  }
+
+  // DQ → MaxPool → Q with the same scale and zero point (what QDQ exporters write): MaxPool on
+  // the 8-bit values. Exact: dequantization is increasing, so the maximum commutes with it, and
+  // Q(DQ(v)) = v for the same parameters (float(v - z)·s / s lies far within 0.5 of v - z).
+  static std::optional<ir::Node> max_pool(ir::Graph& g, const Uses& u, const ir::Node& n,
+                                          const ir::Node& q) {
+    if (n.inputs.size() != 1 || (n.outputs.size() > 1 && !n.outputs[1].empty()) ||
+        n.opset < 12)  // 8-bit MaxPool from opset 12
+      return std::nullopt;
+    const std::optional<Dq> x = dequantize_of(g, u, n.inputs[0]);
+    if (!x || !activation_ok(g, *x) || elem_type(g, x->zp) != elem_type(g, q.inputs[2]))
+      return std::nullopt;
+    const std::optional<double> sy = scalar_constant(g, q.inputs[1]);
+    const std::optional<double> zy = scalar_constant(g, q.inputs[2]);
+    if (!sy || !zy || float(*sy) != float(x->scales[0]) || *zy != x->zps[0]) return std::nullopt;
+    ir::Node r = n;
+    r.inputs = {x->q};
+    r.outputs = q.outputs;
     return r;
   }
 

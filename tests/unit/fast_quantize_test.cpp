@@ -79,6 +79,21 @@ TEST(FastQuantize, NoZeroPointIsUint8AndInt32GoesToTheReference) {
   EXPECT_EQ(r.impl, "reference (fast path declined)");
 }
 
+TEST(OnednnInt8MaxPool, MatchesTheReferenceExactly) {
+  // oneDNN's max pooling on 8-bit values (onednn/pool.cpp), NCHW, with padding and a ceil-mode
+  // window past the input.
+  for (bool s8 : {false, true}) {
+    auto r = OracleOp("MaxPool", 12)
+                 .input(bytes_of({2, 5, 11, 10}, s8, 9))
+                 .attr("kernel_shape", std::vector<int64_t>{3, 3})
+                 .attr("strides", std::vector<int64_t>{2, 2})
+                 .attr("pads", std::vector<int64_t>{1, 1, 0, 0})
+                 .attr("ceil_mode", int64_t{1})
+                 .check();
+    EXPECT_EQ(r.impl.rfind("onednn", 0), 0u) << r.impl;
+  }
+}
+
 TEST(FastQLinearAdd, MatchesTheReferenceExactly) {
   for (bool s8 : {false, true}) {
     SCOPED_TRACE(s8 ? "int8" : "uint8");

@@ -151,6 +151,27 @@ TEST(OptQdq, ResidualAddBecomesQLinearAddExactly) {
   }
 }
 
+TEST(OptQdq, MaxPoolRunsOnTheQuantizedValuesExactly) {
+  for (bool s8 : {false, true}) {
+    SCOPED_TRACE(s8 ? "int8 activations" : "uint8 activations");
+    ModelBuilder b(13);
+    b.input("x", {1, 3, 9, 9}).output("y", {1, 3, 5, 5});
+    quantized_input(b, "x", 0.02f, s8 ? -4 : 128, s8);
+    b.node("MaxPool", {"x_dq"}, {"p"}, "pool");
+    test::set_ints(test::last_node(b), "kernel_shape", {3, 3});
+    test::set_ints(test::last_node(b), "strides", {2, 2});
+    test::set_ints(test::last_node(b), "pads", {1, 1, 1, 1});
+    b.node("QuantizeLinear", {"p", "x_s", "x_z"}, {"p_q"});
+    b.node("DequantizeLinear", {"p_q", "x_s", "x_z"}, {"y"});
+    Model m = fuse_and_compare(b.bytes(), 1, {0.f});
+    ASSERT_EQ(test::count_op(*m.graph, "MaxPool"), 1);
+    for (const auto& n : m.graph->nodes)
+      if (n.op_type == "MaxPool") {
+        EXPECT_EQ(n.inputs[0], "x_q");
+      }
+  }
+}
+
 TEST(OptQdq, GemmDequantizedConstantsAreFolded) {
   ModelBuilder b(13);
   b.input("a", {3, 16}).output("y", {3, 10});
