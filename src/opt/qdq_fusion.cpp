@@ -6,8 +6,8 @@
 // becomes QLinearConv(xq, sx, zx, wq, sw, zw, sy, zy, b32) → yq, DQ(a) · DQ(b) → MatMul →
 // QuantizeLinear becomes QLinearMatMul, and DQ(a) + DQ(b) → Add [→ Relu] → QuantizeLinear of
 // same-shape activations (residual connections) becomes ai.polyinfer QLinearAdd (bit-exact: it
-// computes the float nodes' formula in one pass over bytes); DQ → MaxPool → Q with one scale
-// and zero point becomes a MaxPool of the 8-bit values (exact). The DequantizeLinear nodes stay
+// computes the float nodes' formula in one pass over bytes); DQ → MaxPool / Concat → Q with one
+// scale and zero point becomes a MaxPool / Concat of the 8-bit values (exact). The DequantizeLinear nodes stay
 // (other readers may need them; dead-node elimination removes the rest). The products are
 // standard ONNX, but not the same numbers: the float path rounds nothing between the products and the QuantizeLinear, the
 // integer one rounds (acc + bias)·sx·sw/sy once — the results agree within one output
@@ -126,6 +126,7 @@ class QdqFusion final : public Pass {
       else if (p.op_type == "MatMul") fused = matmul(g, u, p, qn);
       else if (p.op_type == "Add") fused = add(g, u, p, qn);
       else if (p.op_type == "MaxPool" && relu < 0) fused = max_pool(g, u, p, qn);
+      else if (p.op_type == "Concat" && relu < 0) fused = concat(g, u, p, qn);
       if (!fused) continue;
       dead[pi] = true;
       if (relu >= 0) dead[relu] = true;
@@ -249,13 +250,32 @@ class QdqFusion final : public Pass {
         n.opset < 12)  // 8-bit MaxPool from opset 12
       return std::nullopt;
     const std::optional<Dq> x = dequantize_of(g, u, n.inputs[0]);
-    if (!x || !activation_ok(g, *x) || elem_type(g, x->zp) != elem_type(g, q.inputs[2]))
-      return std::nullopt;
-    const std::optional<double> sy = scalar_constant(g, q.inputs[1]);
-    const std::optional<double> zy = scalar_constant(g, q.inputs[2]);
-    if (!sy || !zy || float(*sy) != float(x->scales[0]) || *zy != x->zps[0]) return std::nullopt;
+    if (!x || !same_params(g, *x, q)) return std::nullopt;
     ir::Node r = n;
     r.inputs = {x->q};
+    r.outputs = q.outputs;
+    return r;
+  }
+
+  // True when `d` dequantizes with exactly the parameters `q` (a QuantizeLinear) quantizes with.
+  static bool same_params(const ir::Graph& g, const Dq& d, const ir::Node& q) {
+    const std::optional<double> sy = scalar_constant(g, q.inputs[1]);
+    const std::optional<double> zy = scalar_constant(g, q.inputs[2]);
+    return activation_ok(g, d) && elem_type(g, d.zp) == elem_type(g, q.inputs[2]) && sy && zy &&
+           float(*sy) == float(d.scales[0]) && *zy == d.zps[0];
+  }
+
+  // DQ → Concat → Q with one scale and zero point throughout: Concat of the 8-bit values
+  // (exact, as for MaxPool). Concats of differently quantized inputs stay float.
+  static std::optional<ir::Node> concat(ir::Graph& g, const Uses& u, const ir::Node& n,
+                                        const ir::Node& q) {
+    if (n.inputs.empty()) return std::nullopt;
+    ir::Node r = n;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const std::optional<Dq> x = dequantize_of(g, u, n.inputs[k]);
+      if (!x || !same_params(g, *x, q)) return std::nullopt;
+      r.inputs[k] = x->q;
+    }
     r.outputs = q.outputs;
     return r;
   }

@@ -172,6 +172,28 @@ TEST(OptQdq, MaxPoolRunsOnTheQuantizedValuesExactly) {
   }
 }
 
+TEST(OptQdq, ConcatOfEquallyQuantizedInputsRunsOnBytes) {
+  ModelBuilder b(13);
+  b.input("a", {1, 2, 4, 4}).input("c", {1, 3, 4, 4}).output("y", {1, 5, 4, 4});
+  b.output("y2", {1, 5, 4, 4});
+  quantized_input(b, "a", 0.02f, 10, true);
+  b.node("QuantizeLinear", {"c", "a_s", "a_z"}, {"c_q"});
+  b.node("DequantizeLinear", {"c_q", "a_s", "a_z"}, {"c_dq"});
+  b.node("Concat", {"a_dq", "c_dq"}, {"cat"}, "concat");
+  test::set_int(test::last_node(b), "axis", 1);
+  b.node("QuantizeLinear", {"cat", "a_s", "a_z"}, {"cat_q"});
+  b.node("DequantizeLinear", {"cat_q", "a_s", "a_z"}, {"y"});
+  // Different output parameters: stays float.
+  b.node("Concat", {"a_dq", "c_dq"}, {"cat2"}, "concat2");
+  test::set_int(test::last_node(b), "axis", 1);
+  quantized_output(b, "cat2", "y2", 0.03f, 10, true);
+  Model m = fuse_and_compare(b.bytes(), 1, {0.f, 0.f});
+  int on_bytes = 0;
+  for (const auto& n : m.graph->nodes)
+    on_bytes += n.op_type == "Concat" && n.inputs == std::vector<std::string>{"a_q", "c_q"};
+  EXPECT_EQ(on_bytes, 1);
+}
+
 TEST(OptQdq, GemmDequantizedConstantsAreFolded) {
   ModelBuilder b(13);
   b.input("a", {3, 16}).output("y", {3, 10});
