@@ -6,6 +6,7 @@
 
 #include <limits>
 
+#include "model_builder.h"
 #include "oracle.h"
 
 namespace polyinfer {
@@ -91,6 +92,44 @@ TEST(OnednnInt8MaxPool, MatchesTheReferenceExactly) {
                  .attr("ceil_mode", int64_t{1})
                  .check();
     EXPECT_EQ(r.impl.rfind("onednn", 0), 0u) << r.impl;
+  }
+}
+
+TEST(FastDynamicQuantize, MatchesTheReferenceExactly) {
+  // Mixed signs, all positive (range still includes 0), all zero (scale 0), large (threads).
+  for (auto [lo, hi] : {std::pair{-3.f, 2.f}, std::pair{0.5f, 4.f}, std::pair{0.f, 0.f}}) {
+    auto r = OracleOp("DynamicQuantizeLinear", 11).random({3, 50001}, lo, hi).outputs(3)
+                 .threads(2).check(0, 0);
+    EXPECT_EQ(r.impl.rfind("fast:", 0), 0u) << r.impl;
+  }
+}
+
+TEST(OnednnMatMulInteger, MatchesTheReferenceExactly) {
+  for (bool s8 : {false, true}) {
+    SCOPED_TRACE(s8 ? "int8 A" : "uint8 A");
+    test::ModelBuilder m(13);
+    m.input("a", {2, 7, 48}, s8 ? 3 : 2).input("za", {}, s8 ? 3 : 2).output("y", {}, 6);
+    std::mt19937 gen(3);
+    std::uniform_int_distribution<int> d(-127, 127);
+    std::vector<int32_t> w(48 * 33);
+    for (auto& v : w) v = d(gen);
+    m.int_initializer("b", {48, 33}, 3, w);
+    m.int_initializer("zb", {}, 3, {0});
+    m.node("MatMulInteger", {"a", "b", "za", "zb"}, {"y"}, "mmi");
+    const std::string bytes = m.bytes();
+    SessionOptions fast, ref;
+    fast.optimization_level = ref.optimization_level = 0;
+    ref.providers = {"cpu-ref"};
+    Session sf = Session::load_bytes(bytes.data(), bytes.size(), fast);
+    Session sr = Session::load_bytes(bytes.data(), bytes.size(), ref);
+    for (int zp : {s8 ? -3 : 131, 0}) {
+      const Tensor z = s8 ? Tensor::from_vector<int8_t>({}, {int8_t(zp)})
+                          : Tensor::from_vector<uint8_t>({}, {uint8_t(zp)});
+      std::map<std::string, Value> feed{{"a", bytes_of({2, 7, 48}, s8, 10)}, {"za", z}};
+      EXPECT_EQ(sf.run(feed)[0].tensor().to_vector<int32_t>(),
+                sr.run(feed)[0].tensor().to_vector<int32_t>());
+    }
+    EXPECT_EQ(sf.placement().nodes[0].impl.rfind("onednn", 0), 0u) << sf.placement().nodes[0].impl;
   }
 }
 

@@ -1,14 +1,17 @@
-// Fast QuantizeLinear / DequantizeLinear between float32 and uint8/int8: what is left of a QDQ
-// model between its integer kernels (pooling, residual adds kept in float, the network's input
-// and output), one vectorized pass each. The reference kernels (ops/quantize.cpp) go through
-// doubles and cost ~30x more per element.
+// Fast QuantizeLinear / DequantizeLinear between float32 and uint8/int8, DynamicQuantizeLinear
+// and ai.polyinfer QLinearAdd: what is left of a quantized model between its integer kernels
+// (float pooling, the network's input and output, dynamically quantized activations), one
+// vectorized pass each. The reference kernels (ops/quantize.cpp) go through doubles and cost
+// ~30x more per element.
 //
 // Same numbers as the reference: quantize divides in float (x / s, as the spec's reference does
 // for float32), rounds half to even (rint in the default rounding mode; |x / s| < 2^24 is exact
 // in float, larger values saturate either way), adds the zero point, saturates, and maps NaN to
 // 0; dequantize computes float(q - zp) * s. Per-tensor and per-axis scales; anything else (other
 // dtypes, bad shapes) goes to the reference kernel.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/shape_util.h"
 #include "providers/cpu/fast/fast_util.h"
@@ -61,6 +64,19 @@ PI_FAST_CLONES void qadd_run(const Q* __restrict a, const Q* __restrict b, Q* __
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
+
+// The range of x[0, n) merged into lo, hi; NaN is skipped (as std::min / std::max in the
+// reference kernel skip it when it is the second argument).
+PI_FAST_CLONES void min_max(const float* __restrict x, int64_t n, float& lo, float& hi) {
+  float l = lo, h = hi;
+#pragma omp simd reduction(min : l) reduction(max : h)
+  for (int64_t i = 0; i < n; ++i) {
+    l = x[i] < l ? x[i] : l;
+    h = h < x[i] ? x[i] : h;
+  }
+  lo = l;
+  hi = h;
+}
 
 PI_FAST_MATH_END
 
@@ -209,8 +225,59 @@ class FastQLinearAdd final : public Kernel {
   RefFallback ref_;
 };
 
+// DynamicQuantizeLinear (the activations of dynamically quantized linear layers): the range in
+// one vectorized pass, then quantize_run; the reference kernel's formulas, so the same bytes.
+class FastDynamicQuantizeLinear final : public Kernel {
+ public:
+  explicit FastDynamicQuantizeLinear(const KernelInfo& info) : ref_(info) {
+    require_float_input(info);
+  }
+  std::string impl() const override { return ref_.impl(); }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != DType::Float32) return ref_.run(ctx);
+    const float* xp = x.data<float>();
+    const int64_t n = x.numel();
+    // The range always includes 0 so that 0 is exactly representable.
+    const int threads = std::max(1, ctx.threads());
+    std::vector<float> lo(threads, 0.f), hi(threads, 0.f);
+    parallel_for(n, threads, kGrain, [&](int64_t b, int64_t e) {
+      const int t = omp_get_thread_num();
+      min_max(xp + b, e - b, lo[t], hi[t]);
+    });
+    float l = 0, h = 0;
+    for (int t = 0; t < threads; ++t) {
+      l = std::min(l, lo[t]);
+      h = std::max(h, hi[t]);
+    }
+    const float scale = (h - l) / 255.0f;
+    uint8_t zp = 0;
+    if (scale != 0) {
+      // saturate_round of the reference: round half to even in double, clamp to [0, 255].
+      const double r = std::nearbyint(double(0.0f - l / scale));
+      zp = std::isnan(r) ? 0 : uint8_t(std::clamp(r, 0.0, 255.0));
+    }
+    Tensor& y = ctx.output(0, DType::UInt8, x.shape());
+    uint8_t* yp = y.data<uint8_t>();
+    if (scale == 0) {
+      std::fill(yp, yp + n, zp);
+    } else {
+      parallel_for(n, threads, kGrain, [&](int64_t b, int64_t e) {
+        quantize_run<uint8_t>(xp + b, yp + b, e - b, scale, float(zp));
+      });
+    }
+    if (ctx.wants_output(1)) ctx.output(1, DType::Float32, {}).data<float>()[0] = scale;
+    if (ctx.wants_output(2)) ctx.output(2, DType::UInt8, {}).data<uint8_t>()[0] = zp;
+  }
+
+ private:
+  RefFallback ref_;
+};
+
 }  // namespace
 
+PI_CPU_FAST_KERNEL("", DynamicQuantizeLinear, 11, 23, FastDynamicQuantizeLinear);
 PI_CPU_FAST_KERNEL("ai.polyinfer", QLinearAdd, 1, 1, FastQLinearAdd);
 PI_CPU_FAST_KERNEL("", QuantizeLinear, 10, 20, FastQuantizeLinear);
 PI_CPU_FAST_KERNEL("", DequantizeLinear, 10, 20, FastDequantizeLinear);

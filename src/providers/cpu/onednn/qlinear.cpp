@@ -1,6 +1,6 @@
-// QLinearConv (and its channels-last form ai.polyinfer NhwcQLinearConv) and QLinearMatMul
-// through oneDNN's int8 convolution and matmul (fast tier; the plain kernels in ops/quantize.cpp
-// and ops/nhwc.cpp are the reference).
+// QLinearConv (and its channels-last form ai.polyinfer NhwcQLinearConv), QLinearMatMul and
+// MatMulInteger through oneDNN's int8 convolution and matmul (fast tier; the plain kernels in
+// ops/quantize.cpp, ops/nhwc.cpp and ops/gemm.cpp are the reference).
 //
 // ONNX:  y = saturate(round((acc + bias) · sx·sw[m] / sy) + zy),
 //        acc = Σ (x - zx)·(w[m] - zw[m])
@@ -25,6 +25,7 @@
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
+#include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/onednn/onednn.h"
 #include "providers/cpu/ops/conv_util.h"
 #include "runtime/kernel.h"
@@ -408,7 +409,124 @@ class OnednnQLinearMatMul final : public Kernel {
   std::string impl_ = "onednn";
 };
 
+// MatMulInteger with a constant 2-D int8 B whose zero point is 0 (how dynamic quantization
+// writes linear layers: DynamicQuantizeLinear → MatMulInteger → Cast → Mul): oneDNN's u8/s8 ×
+// s8 → s32 matmul, exact (integer arithmetic only). A's zero point is read on every run (it
+// comes from DynamicQuantizeLinear); a per-row one goes to the reference kernel.
+class OnednnMatMulInteger final : public Kernel {
+ public:
+  explicit OnednnMatMulInteger(const KernelInfo& info)
+      : label_(info.node().label()), ref_(info) {
+    const Tensor* b = info.constant_input(1);
+    if (!b || b->rank() != 2) info.unsupported("oneDNN path: B not a constant 2-D tensor");
+    if (b->dtype() != DType::Int8) info.unsupported("oneDNN path: B other than int8");
+    if (info.has_input(3)) {
+      const Tensor* bz = info.constant_input(3);
+      if (!bz) info.unsupported("oneDNN path: non-constant B zero point");
+      for (int64_t i = 0; i < bz->numel(); ++i)
+        if (bz->dtype() != DType::Int8 || bz->data<int8_t>()[i] != 0)
+          info.unsupported("oneDNN path: non-zero B zero point");
+    }
+    const ir::TypeInfo* at = info.input_type(0);
+    if (!at || !at->has_shape || at->dims.size() < 2 || !int8_type(at->elem))
+      info.unsupported("oneDNN path: A not 8-bit of known rank >= 2");
+    a_type_ = *int8_type(at->elem);
+    weights_ = *b;
+    K_ = b->shape()[0];
+    N_ = b->shape()[1];
+    if (std::all_of(at->dims.begin(), at->dims.end(), [](int64_t d) { return d > 0; })) {
+      try {
+        plans_.emplace(at->dims, make_plan(at->dims));
+      } catch (const dnnl::error& e) {
+        info.unsupported(std::string("oneDNN path: ") + e.what());
+      }
+    }
+    // The original B stays (prepacked() is false): a run the fast path declines (a per-row A
+    // zero point, only known at run time) hands it to the reference kernel.
+  }
+
+  std::string impl() const override { return fell_back_ ? ref_.impl() : impl_; }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    int32_t za = 0;
+    if (ctx.has_input(2)) {
+      const Tensor& z = ctx.input(2);
+      if (z.numel() != 1 || z.rank() > 1 || z.dtype() != a.dtype()) return fall_back(ctx);
+      za = a.dtype() == DType::UInt8 ? z.data<uint8_t>()[0] : z.data<int8_t>()[0];
+    }
+    if (int8_type(a.dtype()) != a_type_ || a.rank() < 2 || a.shape().back() != K_)
+      return fall_back(ctx);  // the reference kernel computes or reports it
+    auto it = plans_.find(a.shape());
+    if (it == plans_.end()) {
+      it = plans_.emplace(a.shape(), onednn::guarded(label_, [&] { return make_plan(a.shape()); }))
+               .first;
+    }
+    Plan& p = it->second;
+    Tensor& y = ctx.output(0, DType::Int32, p.y_shape);
+    zp_ = za;
+    dnnl::stream& s = stream_;
+    onednn::guarded(label_, [&] {
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, onednn::wrap(p.src_md, a)},
+          {DNNL_ARG_WEIGHTS, p.weights},
+          {DNNL_ARG_DST, memory(p.dst_md, onednn::engine(), y.raw_data())},
+          {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC,
+           memory(memory::desc({1}, dt::s32, tag::x), onednn::engine(), &zp_)}};
+      p.prim.execute(s, args);
+      s.wait();
+    });
+  }
+
+ private:
+  struct Plan {
+    Shape y_shape;
+    dnnl::matmul prim;
+    memory::desc src_md, dst_md;
+    memory weights;
+  };
+
+  void fall_back(KernelContext& ctx) {
+    fell_back_ = true;
+    ref_.run(ctx);
+  }
+
+  Plan make_plan(const Shape& as) {
+    const int64_t M = shape_numel(as) / K_;
+    Plan p;
+    p.y_shape = Shape(as.begin(), as.end() - 1);
+    p.y_shape.push_back(N_);
+    p.src_md = memory::desc({M, K_}, a_type_, tag::ab);
+    p.dst_md = memory::desc({M, N_}, dt::s32, tag::ab);
+    dnnl::primitive_attr attr;
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    dnnl::matmul::primitive_desc pd(
+        dnnl::matmul::desc(p.src_md, memory::desc({K_, N_}, dt::s8, tag::any), p.dst_md), attr,
+        onednn::engine());
+    impl_ = onednn::impl_name(pd);
+    p.prim = dnnl::matmul(pd);
+    dnnl::stream& s = stream_;
+    memory user = onednn::wrap(memory::desc({K_, N_}, dt::s8, tag::ab), weights_);
+    p.weights = memory(pd.weights_desc(), onednn::engine());
+    dnnl::reorder(user, p.weights).execute(s, user, p.weights);
+    s.wait();
+    return p;
+  }
+
+  std::string label_;
+  fast::RefFallback ref_;
+  bool fell_back_ = false;
+  dt a_type_ = dt::u8;
+  Tensor weights_;  // B as the model has it [K, N]
+  int64_t K_ = 0, N_ = 0;
+  int32_t zp_ = 0;  // A's zero point of the current run, read by oneDNN
+  std::map<Shape, Plan> plans_;
+  dnnl::stream stream_{onednn::engine()};
+  std::string impl_ = "onednn";
+};
+
 PI_CPU_FAST_KERNEL("", QLinearConv, 10, 23, OnednnQLinearConv);
+PI_CPU_FAST_KERNEL("", MatMulInteger, 10, 23, OnednnMatMulInteger);
 PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcQLinearConv, 1, 1, OnednnQLinearConv);
 PI_CPU_FAST_KERNEL("", QLinearMatMul, 10, 23, OnednnQLinearMatMul);
 
