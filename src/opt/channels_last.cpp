@@ -63,7 +63,13 @@ bool convertible_conv(const ir::Graph& g, const ir::Node& n) {
 // points and bias: the form oneDNN's int8 convolution runs (onednn/qlinear.cpp), which reads and
 // writes NHWC; on NCHW it pays a reorder in and out that costs as much as the convolution.
 bool convertible_qconv(const ir::Graph& g, const ir::Node& n) {
-  if (!is(n, "QLinearConv") || n.inputs.size() < 8 || n.outputs.empty()) return false;
+  const bool residual = is(n, "QLinearConvAdd", "ai.polyinfer");
+  if (!(is(n, "QLinearConv") || residual) || n.inputs.size() < (residual ? 14u : 8u) ||
+      n.outputs.empty())
+    return false;
+  if (residual)
+    for (size_t i : {10, 11, 12, 13})
+      if (!g.initializers.count(n.inputs[i])) return false;
   auto w = g.initializers.find(n.inputs[3]);
   if (w == g.initializers.end() || w->second.rank() != 4 || w->second.dtype() != DType::Int8)
     return false;
@@ -137,9 +143,11 @@ class Rewriter {
       if (skip_.count(k)) continue;  // rewritten as part of an earlier pattern
       if (is(n, "Reshape") && nhwc_.count(n.inputs[0]) && channel_shuffle_nhwc(k, out)) continue;
       if (convertible_conv(g_, n) || convertible_pool(g_, n) || convertible_qconv(g_, n)) {
-        convert(n, out, /*layout_inputs=*/n.op_type == "FusedConv" ? std::vector<size_t>{0, 3}
-                                                                    : std::vector<size_t>{0},
-                /*rename=*/true);
+        // Layout inputs: X, and the residual Z of FusedConv (3) and QLinearConvAdd (9).
+        std::vector<size_t> layout{0};
+        if (n.op_type == "FusedConv") layout.push_back(3);
+        if (n.op_type == "QLinearConvAdd") layout.push_back(9);
+        convert(n, out, layout, /*rename=*/true);
         changed_ = true;
         continue;
       }

@@ -18,6 +18,7 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
   // Quantized products before the float fusions, which would otherwise take the Conv/MatMul
   // (and a Relu) out of their DequantizeLinear → product → QuantizeLinear pattern.
   p.push_back(make_qdq_fusion());
+  p.push_back(make_qconv_add_fusion());
   // Fusions: whole-pattern ones first (LayerNorm, GELU become single nodes), then bias and
   // residual inputs, then the activation that follows (it may be a GELU found just before).
   p.push_back(make_layer_norm_fusion());

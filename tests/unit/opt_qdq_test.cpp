@@ -215,6 +215,40 @@ TEST(OptQdq, GemmDequantizedConstantsAreFolded) {
     }
 }
 
+TEST(OptQdq, ConvThenResidualAddBecomesQLinearConvAdd) {
+  // fuse-qdq then fuse-qconv-add: conv → Q → DQ, + DQ(x) → Add → Q → one QLinearConvAdd.
+  ModelBuilder b(13);
+  b.input("x", {1, 6, 7, 7}).output("y", {1, 6, 7, 7});
+  quantized_input(b, "x", 0.02f, 3, true);
+  quantized_weights(b, "w", {6, 6, 3, 3}, 0, 13);
+  b.node("Conv", {"x_dq", "w_dq"}, {"c"}, "conv");
+  test::set_ints(test::last_node(b), "pads", {1, 1, 1, 1});
+  quantized_output(b, "c", "c_dq", 0.05f, -2, true);
+  b.node("Add", {"c_dq", "x_dq"}, {"sum"}, "add");
+  quantized_output(b, "sum", "y", 0.04f, 1, true);
+  const std::string bytes = b.bytes();
+  Model m = test::import_bytes(bytes);
+  EXPECT_EQ(opt::make_qdq_fusion()->run(*m.graph), 2);
+  // The DequantizeLinear of the convolution's output goes first (the optimizer's next round).
+  opt::make_dead_node_elimination()->run(*m.graph);
+  EXPECT_EQ(opt::make_qconv_add_fusion()->run(*m.graph), 1);
+  EXPECT_TRUE(opt::is_topological(*m.graph));
+  EXPECT_EQ(test::count_op(*m.graph, "QLinearConvAdd", "ai.polyinfer"), 1);
+  EXPECT_EQ(test::count_op(*m.graph, "QLinearConv"), 0);
+  EXPECT_EQ(test::count_op(*m.graph, "QLinearAdd", "ai.polyinfer"), 0);
+  // The convolution's own rounding to 0.05 is gone: up to 0.025 in real units, i.e. 0.625 of
+  // a 0.04 output step, plus the output's own half step — one step at most.
+  const auto in = test::random_inputs(bytes);
+  const auto want = test::run_model(bytes, 0, in)[0].tensor().to_vector<float>();
+  for (const char* provider : {"cpu-ref", "cpu"}) {
+    SCOPED_TRACE(provider);
+    const auto got =
+        test::run_model(test::export_bytes(m), 0, in, provider)[0].tensor().to_vector<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_LE(std::fabs(got[i] - want[i]), 0.04f * 1.001f);
+  }
+}
+
 TEST(OptQdq, PatternsItCannotExpressAreLeft) {
   ModelBuilder b(13);
   b.input("x", {1, 2, 5, 5}).output("y1", {1, 3, 5, 5}).output("y2", {1, 3, 5, 5});
@@ -255,20 +289,22 @@ TEST(OptQdq, WholeOptimizerRunsTheIntegerKernels) {
   test::set_ints(test::last_node(b), "pads", {1, 1, 1, 1});
   b.node("Relu", {"c"}, {"r"});
   quantized_output(b, "r", "y0", 0.05f, -128, true);
-  // A residual connection: the convolution's (quantized) output plus its input.
+  // A residual connection: the convolution's (quantized) output plus its input (fused into
+  // the convolution as QLinearConvAdd).
   b.node("Add", {"y0", "x_dq"}, {"sum"}, "add");
   quantized_output(b, "sum", "y", 0.06f, -5, true);
   const std::string bytes = b.bytes();
   SessionOptions o;
   o.threads = 1;
   Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
-  bool onednn = false;
+  int onednn = 0;
   for (const auto& n : s.placement().nodes)
-    onednn = onednn || (n.op == "ai.polyinfer.NhwcQLinearConv" && n.impl.rfind("onednn", 0) == 0);
-  EXPECT_TRUE(onednn);
+    onednn += n.op.rfind("ai.polyinfer.NhwcQLinearConv", 0) == 0 && n.impl.rfind("onednn", 0) == 0;
+  EXPECT_EQ(onednn, 1);
   bool nhwc_add = false;
   for (const auto& n : s.placement().nodes)
-    nhwc_add = nhwc_add || (n.op == "ai.polyinfer.QLinearAdd" && n.impl.rfind("fast", 0) == 0);
+    nhwc_add = nhwc_add ||
+               (n.op == "ai.polyinfer.NhwcQLinearConvAdd" && n.impl.rfind("onednn", 0) == 0);
   EXPECT_TRUE(nhwc_add);
   const auto in = test::random_inputs(bytes);
   const auto got = s.run(in)[0].tensor().to_vector<float>();

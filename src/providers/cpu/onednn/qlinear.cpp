@@ -1,4 +1,5 @@
-// QLinearConv (and its channels-last form ai.polyinfer NhwcQLinearConv), QLinearMatMul and
+// QLinearConv (and ai.polyinfer NhwcQLinearConv, QLinearConvAdd, NhwcQLinearConvAdd: channels-
+// last and with a quantized residual, oneDNN's sum post-op), QLinearMatMul and
 // MatMulInteger through oneDNN's int8 convolution and matmul (fast tier; the plain kernels in
 // ops/quantize.cpp, ops/nhwc.cpp and ops/gemm.cpp are the reference).
 //
@@ -122,7 +123,9 @@ void add_zero_points(std::unordered_map<int, memory>& args, int32_t (&zps)[2]) {
 class OnednnQLinearConv final : public Kernel {
  public:
   explicit OnednnQLinearConv(const KernelInfo& info)
-      : label_(info.node().label()), channels_last_(info.node().op_type == "NhwcQLinearConv") {
+      : label_(info.node().label()),
+        channels_last_(info.node().op_type.rfind("Nhwc", 0) == 0),
+        has_z_(info.node().op_type.find("ConvAdd") != std::string::npos) {
     const Tensor* w = info.constant_input(3);
     if (!w) info.unsupported("oneDNN path: non-constant weights");
     if (w->dtype() != DType::Int8) info.unsupported("oneDNN path: weights other than int8");
@@ -130,7 +133,9 @@ class OnednnQLinearConv final : public Kernel {
     const int64_t M = w->shape()[0];
     x_ = read_quant(info, 1, 2, 0, false, label_);
     const Quant wq = read_quant(info, 4, 5, M, true, label_);
-    y_ = read_quant(info, 6, 7, 0, false, label_);
+    // QLinearConvAdd: Y is quantized by inputs 12, 13; 6, 7 bound the convolution's output.
+    y_ = has_z_ ? read_quant(info, 12, 13, 0, false, label_)
+                : read_quant(info, 6, 7, 0, false, label_);
     scales_ = output_scales(x_, wq, y_);
     zps_[0] = x_.zp;
     zps_[1] = y_.zp;
@@ -142,6 +147,20 @@ class OnednnQLinearConv final : public Kernel {
       PI_CHECK(b->shape() == Shape{M}, ShapeMismatch, label_, ": bias must be int32[", M,
                "], got ", b->describe());
       bias_ = b->clone();
+    }
+    if (has_z_) {
+      // The convolution's saturation, in units of sy (an eltwise clip post-op after the output
+      // scales), then the residual: oneDNN's sum post-op adds zs/sy·(Z - zz) to what dst holds
+      // (Z, copied in before the convolution), before the destination zero point and the one
+      // rounding.
+      const Quant c = read_quant(info, 6, 7, 0, false, label_);
+      const double qmin = c.type == dt::u8 ? 0 : -128, qmax = c.type == dt::u8 ? 255 : 127;
+      clip_lo_ = static_cast<float>((qmin - c.zp) * c.scale[0] / y_.scale[0]);
+      clip_hi_ = static_cast<float>((qmax - c.zp) * c.scale[0] / y_.scale[0]);
+      const Quant z = read_quant(info, 10, 11, 0, false, label_);
+      if (z.type != y_.type) info.unsupported("oneDNN path: Z of another type than Y");
+      z_scale_ = static_cast<float>(z.scale[0] / y_.scale[0]);
+      z_zp_ = z.zp;
     }
     attrs_ = WindowAttrs::parse(info);
     const ir::TypeInfo* xt = info.input_type(0);
@@ -175,6 +194,14 @@ class OnednnQLinearConv final : public Kernel {
       }
       memory dst(p.user_dst, onednn::engine(), y.raw_data());
       memory conv_dst = p.dst_buf ? *p.dst_buf : dst;
+      if (has_z_) {
+        const Tensor& z = ctx.input(9);
+        PI_CHECK(z.shape() == y.shape() && int8_type(z.dtype()) == y_.type, ShapeMismatch, label_,
+                 ": Z ", z.describe(), " must have the output's shape ", shape_str(y.shape()),
+                 " and type");
+        memory zm = onednn::wrap(p.user_dst, z);
+        p.z_in->execute(s, zm, conv_dst);  // the sum post-op accumulates into what dst holds
+      }
       std::unordered_map<int, memory> args{
           {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, conv_dst}};
       if (p.bias) args.emplace(DNNL_ARG_BIAS, *p.bias);
@@ -192,7 +219,7 @@ class OnednnQLinearConv final : public Kernel {
     memory::desc user_src, user_dst;
     memory weights;
     std::optional<memory> bias, src_buf, dst_buf;
-    std::optional<dnnl::reorder> to_src, from_dst;
+    std::optional<dnnl::reorder> to_src, from_dst, z_in;
   };
 
   Plan& plan_for(const Shape& xs) {
@@ -258,7 +285,13 @@ class OnednnQLinearConv final : public Kernel {
         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
         memory::desc(src_d, x_.type, act_tag), memory::desc(w_d, dt::s8, tag::any), bias_md,
         memory::desc(dst_d, y_.type, act_tag), strides, dil, pad_l, pad_r);
-    const dnnl::primitive_attr attr = int8_attr(scales_, 1, zps_[0] != 0, zps_[1] != 0);
+    dnnl::primitive_attr attr = int8_attr(scales_, 1, zps_[0] != 0, zps_[1] != 0);
+    if (has_z_) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, clip_lo_, clip_hi_);
+      ops.append_sum(z_scale_, z_zp_, y_.type);
+      attr.set_post_ops(ops);
+    }
     dnnl::convolution_forward::primitive_desc pd(d, attr, onednn::engine());
     impl_ = onednn::impl_name(pd);
     p.prim = dnnl::convolution_forward(pd);
@@ -278,12 +311,19 @@ class OnednnQLinearConv final : public Kernel {
       p.from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(onednn::engine(), pd.dst_desc(),
                                                                onednn::engine(), p.user_dst));
     }
+    if (has_z_)
+      p.z_in = dnnl::reorder(dnnl::reorder::primitive_desc(onednn::engine(), p.user_dst,
+                                                           onednn::engine(), pd.dst_desc()));
     s.wait();
     return p;
   }
 
   std::string label_;
-  bool channels_last_;  // NhwcQLinearConv: X and Y are [N, H, W, C]
+  bool channels_last_;  // Nhwc*: X, Y (and Z) are [N, H, W, C]
+  bool has_z_;          // QLinearConvAdd: a quantized residual Z (inputs 9-11)
+  float z_scale_ = 1;   // zs / sy
+  int32_t z_zp_ = 0;
+  float clip_lo_ = 0, clip_hi_ = 0;  // the convolution's saturation bounds, in units of sy
   Quant x_, y_;
   std::vector<float> scales_;
   int32_t zps_[2] = {0, 0};  // source and destination zero points, read by oneDNN at run time
@@ -528,6 +568,8 @@ class OnednnMatMulInteger final : public Kernel {
 PI_CPU_FAST_KERNEL("", QLinearConv, 10, 23, OnednnQLinearConv);
 PI_CPU_FAST_KERNEL("", MatMulInteger, 10, 23, OnednnMatMulInteger);
 PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcQLinearConv, 1, 1, OnednnQLinearConv);
+PI_CPU_FAST_KERNEL("ai.polyinfer", QLinearConvAdd, 1, 1, OnednnQLinearConv);
+PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcQLinearConvAdd, 1, 1, OnednnQLinearConv);
 PI_CPU_FAST_KERNEL("", QLinearMatMul, 10, 23, OnednnQLinearMatMul);
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Reference kernels of the ai.polyinfer channels-last operators (NhwcFusedConv, NhwcQLinearConv,
-// NhwcMaxPool, NhwcAveragePool, NhwcGlobalAveragePool, NhwcGlobalMaxPool; docs/optimizer.md). Each one
+// NhwcQLinearConvAdd, NhwcMaxPool, NhwcAveragePool, NhwcGlobalAveragePool, NhwcGlobalMaxPool; docs/optimizer.md). Each one
 // transposes its layout-bearing inputs to NCHW, runs the NCHW operator's reference kernel and
 // transposes the result back: slow, obviously right, and the oracle for the oneDNN versions.
 #include <cstring>
@@ -38,7 +38,9 @@ Tensor permute4(const Tensor& x, bool to_nhwc) {
 class InnerInfo final : public KernelInfo {
  public:
   InnerInfo(const KernelInfo& outer, ir::Node node)
-      : outer_(outer), node_(std::move(node)), qlinear_(node_.op_type == "QLinearConv") {}
+      : outer_(outer),
+        node_(std::move(node)),
+        qlinear_(node_.op_type.rfind("QLinearConv", 0) == 0) {}
   const ir::Node& node() const override { return node_; }
   const Tensor* constant_input(size_t i) const override {
     return layout_input(qlinear_, i) ? nullptr : outer_.constant_input(i);
@@ -49,8 +51,9 @@ class InnerInfo final : public KernelInfo {
     return outer_.subgraph(attr);
   }
   int threads() const override { return outer_.threads(); }
-  // X (and FusedConv's residual Z) are channels-last; QLinearConv's input 3 is its weights.
-  static bool layout_input(bool qlinear, size_t i) { return i == 0 || (!qlinear && i == 3); }
+  // X and the residual Z (FusedConv's input 3, QLinearConvAdd's 9) are channels-last;
+  // QLinearConv's input 3 is its weights.
+  static bool layout_input(bool qlinear, size_t i) { return i == 0 || i == (qlinear ? 9 : 3); }
 
  private:
   const KernelInfo& outer_;
@@ -89,8 +92,8 @@ class NhwcReference final : public Kernel {
   explicit NhwcReference(const KernelInfo& info) {
     ir::Node inner = info.node();
     inner.op_type = inner.op_type.substr(4);  // drop "Nhwc"
-    qlinear_ = inner.op_type == "QLinearConv";
-    if (inner.op_type == "FusedConv") {
+    qlinear_ = inner.op_type.rfind("QLinearConv", 0) == 0;
+    if (inner.op_type == "FusedConv" || inner.op_type == "QLinearConvAdd") {
       inner.opset = 1;
     } else if (qlinear_) {
       inner.domain = "";
@@ -130,6 +133,7 @@ class NhwcReference final : public Kernel {
 
 PI_CPU_INTERNAL_KERNEL(NhwcFusedConv, 1, 1, NhwcReference);
 PI_CPU_INTERNAL_KERNEL(NhwcQLinearConv, 1, 1, NhwcReference);
+PI_CPU_INTERNAL_KERNEL(NhwcQLinearConvAdd, 1, 1, NhwcReference);
 PI_CPU_INTERNAL_KERNEL(NhwcMaxPool, 1, 1, NhwcReference);
 PI_CPU_INTERNAL_KERNEL(NhwcAveragePool, 1, 1, NhwcReference);
 PI_CPU_INTERNAL_KERNEL(NhwcGlobalAveragePool, 1, 1, NhwcReference);

@@ -241,10 +241,16 @@ class QLinearMatMulKernel final : public Kernel {
   std::string who_;
 };
 
+// QLinearConv, and ai.polyinfer QLinearConvAdd(X, sx, zx, W, sw, zw, sc, zc, B, Z, zs, zz, sy,
+// zy): the convolution with its output saturation to (sc, zc) kept but not its rounding, plus
+// a quantized residual Z, rounded once (docs/optimizer.md):
+//   c = clamp((acc + B)·sx·sw, (qmin - zc)·sc, (qmax - zc)·sc)
+//   y = saturate(round((c + (Z - zz)·zs) / sy) + zy)
 class QLinearConvKernel final : public Kernel {
  public:
   explicit QLinearConvKernel(const KernelInfo& info)
-      : attrs_(WindowAttrs::parse(info)), who_(info.node().label()) {}
+      : attrs_(WindowAttrs::parse(info)), who_(info.node().label()),
+        residual_(info.node().op_type == "QLinearConvAdd") {}
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -253,8 +259,10 @@ class QLinearConvKernel final : public Kernel {
     const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
     const QParams qx = read_qparams(ctx, 1, 2, x.dtype(), 0, who_);
     const QParams qw = read_qparams(ctx, 4, 5, w.dtype(), M, who_);
-    const DType yt = ctx.input(7).dtype();
-    const QParams qy = read_qparams(ctx, 6, 7, yt, 0, who_);
+    // QLinearConvAdd: (6, 7) quantize the convolution's own output (its saturation bounds),
+    // (12, 13) the sum; QLinearConv: (6, 7) quantize Y.
+    const DType yt = ctx.input(residual_ ? 13 : 7).dtype();
+    const QParams qy = read_qparams(ctx, residual_ ? 12 : 6, residual_ ? 13 : 7, yt, 0, who_);
     const int32_t* bias = nullptr;
     if (ctx.has_input(8)) {
       const Tensor& b = ctx.input(8);
@@ -285,6 +293,27 @@ class QLinearConvKernel final : public Kernel {
             acc.data());
       });
     });
+    // The residual in units of Y's scale (zero without one), and the convolution's bounds.
+    std::vector<double> res(residual_ ? acc.size() : 0);
+    double lo = -HUGE_VAL, hi = HUGE_VAL;
+    if (residual_) {
+      const DType ct = ctx.input(7).dtype();
+      const QParams qc = read_qparams(ctx, 6, 7, ct, 0, who_);
+      dispatch(U8{}, ct, "QLinearConvAdd", [&](auto ctag) {
+        using TC = typename decltype(ctag)::type;
+        lo = (double(std::numeric_limits<TC>::min()) - qc.z(0)) * qc.s(0) / qy.s(0);
+        hi = (double(std::numeric_limits<TC>::max()) - qc.z(0)) * qc.s(0) / qy.s(0);
+      });
+      const Tensor& z = ctx.input(9);
+      PI_CHECK(z.shape() == ys, ShapeMismatch, who_, ": Z ", z.describe(),
+               " must have the output's shape ", shape_str(ys));
+      const QParams qz = read_qparams(ctx, 10, 11, z.dtype(), 0, who_);
+      dispatch(U8{}, z.dtype(), "QLinearConvAdd", [&](auto ztag) {
+        using TZ = typename decltype(ztag)::type;
+        for (size_t i = 0; i < res.size(); ++i)
+          res[i] = double(int32_t(z.data<TZ>()[i]) - qz.z(0)) * (qz.s(0) / qy.s(0));
+      });
+    }
     Tensor& y = ctx.output(0, yt, ys);
     const int64_t osz = g.out_size();
     dispatch(U8{}, yt, "QLinearConv", [&](auto ytag) {
@@ -293,7 +322,9 @@ class QLinearConvKernel final : public Kernel {
       for (int64_t i = 0; i < y.numel(); ++i) {
         const int64_t m = (i / osz) % M;
         const double v = double(acc[i] + (bias ? bias[m] : 0));
-        yp[i] = saturate_round<TY>(v * (qx.s(0) * qw.s(m) / qy.s(0)), qy.z(0));
+        const double c = v * (qx.s(0) * qw.s(m) / qy.s(0));
+        yp[i] = residual_ ? saturate_round<TY>(std::clamp(c, lo, hi) + res[i], qy.z(0))
+                          : saturate_round<TY>(c, qy.z(0));
       }
     });
   }
@@ -301,6 +332,7 @@ class QLinearConvKernel final : public Kernel {
  private:
   WindowAttrs attrs_;
   std::string who_;
+  bool residual_;
 };
 
 // ai.polyinfer QLinearAdd(A, sa, za, B, sb, zb, sc, zc) → C of A's shape (B the same shape):
@@ -345,6 +377,7 @@ class QLinearAddKernel final : public Kernel {
 }  // namespace
 
 PI_CPU_INTERNAL_KERNEL(QLinearAdd, 1, 1, QLinearAddKernel);
+PI_CPU_INTERNAL_KERNEL(QLinearConvAdd, 1, 1, QLinearConvKernel);
 
 // Opset 19-20 only add float8 types (and their saturate attribute), which polyinfer lacks.
 PI_CPU_KERNEL(QuantizeLinear, 10, 20, QuantizeLinearKernel);
