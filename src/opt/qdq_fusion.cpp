@@ -1,25 +1,28 @@
-// QDQ fusion: the float "fake-quantized" products of a QDQ model run as integer ones.
+// QDQ fusion: the float "fake-quantized" operators of a QDQ model run on the 8-bit values.
 //
 //   DequantizeLinear(xq) ─┐
 //   DequantizeLinear(wq) ─┼─ Conv ─ [Relu] ─ QuantizeLinear → yq
 //   [DequantizeLinear(bq)]┘
-// becomes QLinearConv(xq, sx, zx, wq, sw, zw, sy, zy, b32) → yq, DQ(a) · DQ(b) → MatMul →
-// QuantizeLinear becomes QLinearMatMul, and DQ(a) + DQ(b) → Add [→ Relu] → QuantizeLinear of
-// same-shape activations (residual connections) becomes ai.polyinfer QLinearAdd (bit-exact: it
-// computes the float nodes' formula in one pass over bytes); DQ → MaxPool / Concat → Q with one
-// scale and zero point becomes a MaxPool / Concat of the 8-bit values (exact). The DequantizeLinear nodes stay
-// (other readers may need them; dead-node elimination removes the rest). The products are
-// standard ONNX, but not the same numbers: the float path rounds nothing between the products and the QuantizeLinear, the
-// integer one rounds (acc + bias)·sx·sw/sy once — the results agree within one output
-// quantization step (the bias below adds at most half a step of sx·sw, far below sy).
+// becomes QLinearConv(xq, sx, zx, wq, sw, zw, sy, zy, b32) → yq; likewise
+//   DQ(a) · DQ(b) → MatMul → Q                       → QLinearMatMul
+//   DQ(a) + DQ(b) → Add [→ Relu] → Q (same shapes)   → ai.polyinfer QLinearAdd (exact: the
+//                                                      float nodes' formula, one pass over bytes)
+//   DQ → MaxPool / Concat → Q, one scale and zero point → MaxPool / Concat of the bytes (exact)
+//   Gemm(.., DQ(constant B), DQ(constant C))          → the constants folded to float
+// The DequantizeLinear nodes stay (other readers may need them; dead-node elimination removes
+// the rest). The products are standard ONNX but not the same numbers: the float path rounds
+// nothing between the product and the QuantizeLinear, the integer one rounds
+// (acc + bias)·sx·sw/sy once — the results agree within one output quantization step (the bias
+// below adds at most half a step of sx·sw, far below sy).
 //
 // Conditions: constant scalar activation scales and zero points (u8 or s8); constant int8
 // weights with zero point 0 and one scale (or one per output channel: axis 0 for Conv, the
 // column axis for MatMul's [K, N] B); the product's output read by the QuantizeLinear alone
 // (or by a Relu read by it alone, dropped only when zy is the type's minimum, where saturation
-// already clamps at real zero); opset 10-20 (the QLinear* kernels' range). The bias (a
-// DequantizeLinear'd int32, or a float constant) is requantized to scale sx·sw[m], zero point
-// 0: for QDQ exporters' biases (scale sx·sw) that is the same integer.
+// already clamps at real zero); opset 10-20 (Quantize/DequantizeLinear-21 add types and blocks
+// this pass does not read). The bias (a DequantizeLinear'd int32, or a float constant) is
+// requantized to scale sx·sw[m], zero point 0: for QDQ exporters' biases (scale sx·sw) that is
+// the same integer.
 #include <cmath>
 #include <limits>
 
