@@ -249,6 +249,36 @@ TEST(OptQdq, ConvThenResidualAddBecomesQLinearConvAdd) {
   }
 }
 
+TEST(OptQdq, Int8ActivationsBecomeUint8Exactly) {
+  ModelBuilder b(13);
+  b.input("x", {1, 4, 6, 6}).output("y", {1, 4, 6, 6}).output("x_q", {1, 4, 6, 6}, kInt8);
+  b.output("y2", {1, 4, 6, 6});
+  quantized_input(b, "x", 0.03f, -7, true);  // x_q is also a graph output: stays int8
+  b.node("Relu", {"x_dq"}, {"r"});
+  quantized_output(b, "r", "y", 0.02f, 5, true);  // read by its DequantizeLinear alone
+  b.node("Neg", {"x_dq"}, {"n"});
+  quantized_output(b, "n", "y2", 0.02f, -128, true);
+  const std::string bytes = b.bytes();
+  Model m = test::import_bytes(bytes);
+  EXPECT_EQ(opt::make_qdq_unsigned()->run(*m.graph), 2);
+  int u8 = 0, s8 = 0;
+  for (const auto& n : m.graph->nodes) {
+    if (n.op_type != "QuantizeLinear" && n.op_type != "DequantizeLinear") continue;
+    const DType t = m.graph->initializers.at(n.inputs[2]).dtype();
+    u8 += t == DType::UInt8;
+    s8 += t == DType::Int8;
+  }
+  EXPECT_EQ(u8, 4);  // the y and y2 pairs
+  EXPECT_EQ(s8, 2);  // the x pair
+  const auto in = test::random_inputs(bytes);
+  const auto want = test::run_model(bytes, 0, in);
+  const auto got = test::run_model(test::export_bytes(m), 0, in);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].tensor().to_vector<float>(), want[0].tensor().to_vector<float>());
+  EXPECT_EQ(got[1].tensor().to_vector<int8_t>(), want[1].tensor().to_vector<int8_t>());
+  EXPECT_EQ(got[2].tensor().to_vector<float>(), want[2].tensor().to_vector<float>());
+}
+
 TEST(OptQdq, PatternsItCannotExpressAreLeft) {
   ModelBuilder b(13);
   b.input("x", {1, 2, 5, 5}).output("y1", {1, 3, 5, 5}).output("y2", {1, 3, 5, 5});
