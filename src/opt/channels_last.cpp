@@ -59,6 +59,38 @@ bool convertible_conv(const ir::Graph& g, const ir::Node& n) {
   return true;
 }
 
+// QLinearConv with constant int8 4-D weights, zero weight zero points and constant scales, zero
+// points and bias: the form oneDNN's int8 convolution runs (onednn/qlinear.cpp), which reads and
+// writes NHWC; on NCHW it pays a reorder in and out that costs as much as the convolution.
+bool convertible_qconv(const ir::Graph& g, const ir::Node& n) {
+  const bool residual = is(n, "QLinearConvAdd", "ai.polyinfer");
+  if (!(is(n, "QLinearConv") || residual) || n.inputs.size() < (residual ? 14u : 8u) ||
+      n.outputs.empty())
+    return false;
+  if (residual)
+    for (size_t i : {10, 11, 12, 13})
+      if (!g.initializers.count(n.inputs[i])) return false;
+  auto w = g.initializers.find(n.inputs[3]);
+  if (w == g.initializers.end() || w->second.rank() != 4 || w->second.dtype() != DType::Int8)
+    return false;
+  for (size_t i : {1, 2, 4, 5, 6, 7})
+    if (!g.initializers.count(n.inputs[i])) return false;
+  if (n.inputs.size() > 8 && !n.inputs[8].empty() && !g.initializers.count(n.inputs[8]))
+    return false;
+  for (double z : to_doubles(g.initializers.at(n.inputs[5])))
+    if (z != 0) return false;
+  return true;
+}
+
+// QuantizeLinear / DequantizeLinear with one scale and zero point: elementwise in any layout.
+bool per_tensor_qdq(const ir::Graph& g, const ir::Node& n) {
+  if (!is(n, "QuantizeLinear") && !is(n, "DequantizeLinear")) return false;
+  if (n.inputs.size() < 2 || n.outputs.size() != 1) return false;
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (!n.inputs[i].empty() && !scalar_constant(g, n.inputs[i])) return false;
+  return true;
+}
+
 bool convertible_pool(const ir::Graph& g, const ir::Node& n) {
   const bool windowed = is(n, "MaxPool") || is(n, "AveragePool");
   if (!windowed && !is(n, "GlobalAveragePool") && !is(n, "GlobalMaxPool")) return false;
@@ -67,7 +99,12 @@ bool convertible_pool(const ir::Graph& g, const ir::Node& n) {
   if (const ir::Attribute* d = n.attr("dilations"))
     for (int64_t v : d->ints)
       if (v != 1) return false;
-  return rank4_float(g, n.inputs[0]) != nullptr;
+  if (rank4_float(g, n.inputs[0])) return true;
+  // Max pooling of 8-bit values (fuse-qdq's MaxPool): oneDNN runs it channels-last too.
+  const ir::TypeInfo* t = g.type_of(n.inputs[0]);
+  return (is(n, "MaxPool") || is(n, "GlobalMaxPool")) && t &&
+         t->kind == ir::TypeInfo::Kind::Tensor && t->has_shape && t->dims.size() == 4 &&
+         (t->elem == DType::UInt8 || t->elem == DType::Int8);
 }
 
 // Operators that compute the same thing in any layout, given their first input and (for the
@@ -105,10 +142,12 @@ class Rewriter {
       ir::Node& n = g_.nodes[k];
       if (skip_.count(k)) continue;  // rewritten as part of an earlier pattern
       if (is(n, "Reshape") && nhwc_.count(n.inputs[0]) && channel_shuffle_nhwc(k, out)) continue;
-      if (convertible_conv(g_, n) || convertible_pool(g_, n)) {
-        convert(n, out, /*layout_inputs=*/n.op_type == "FusedConv" ? std::vector<size_t>{0, 3}
-                                                                    : std::vector<size_t>{0},
-                /*rename=*/true);
+      if (convertible_conv(g_, n) || convertible_pool(g_, n) || convertible_qconv(g_, n)) {
+        // Layout inputs: X, and the residual Z of FusedConv (3) and QLinearConvAdd (9).
+        std::vector<size_t> layout{0};
+        if (n.op_type == "FusedConv") layout.push_back(3);
+        if (n.op_type == "QLinearConvAdd") layout.push_back(9);
+        convert(n, out, layout, /*rename=*/true);
         changed_ = true;
         continue;
       }
@@ -116,13 +155,20 @@ class Rewriter {
         bn_as_channel_affine(k, out);
         continue;
       }
-      if (unary_agnostic(n) && nhwc_.count(n.inputs[0]) && rest_scalar(n, 1)) {
+      if (((unary_agnostic(n) && rest_scalar(n, 1)) || per_tensor_qdq(g_, n)) &&
+          nhwc_.count(n.inputs[0])) {
         convert(n, out, {0}, false);
         continue;
       }
       if (binary_agnostic(n) && n.inputs.size() == 2 && nhwc_.count(n.inputs[0]) &&
           nhwc_.count(n.inputs[1]) && same_static_shape(n.inputs[0], n.inputs[1])) {
         convert(n, out, {0, 1}, false);
+        continue;
+      }
+      // ai.polyinfer QLinearAdd (the QDQ pass's residual add): elementwise over A and B.
+      if (is(n, "QLinearAdd", "ai.polyinfer") && n.inputs.size() == 8 &&
+          nhwc_.count(n.inputs[0]) && nhwc_.count(n.inputs[3])) {
+        convert(n, out, {0, 3}, false);
         continue;
       }
       if (is(n, "Slice") && nhwc_.count(n.inputs[0]) && slice_nhwc(n, out)) continue;

@@ -3,8 +3,9 @@
 // oneDNN's fastest convolutions read and write NHWC (or blocked) activations; fed NCHW they
 // need a reorder on the way in and out of every convolution, which for pointwise and depthwise
 // layers costs as much as the convolution itself. This pass rewrites 2-D float convolutions with
-// constant weights, and poolings, into ai.polyinfer Nhwc* operators (docs/optimizer.md), keeps
-// layout-agnostic operators (activations, same-shape binary ops, channel Concat) in NHWC between
+// constant weights, int8 QLinearConv of the form oneDNN runs, and poolings, into ai.polyinfer
+// Nhwc* operators (docs/optimizer.md), keeps layout-agnostic operators (activations, same-shape
+// binary ops, channel Concat, per-tensor Quantize/DequantizeLinear) in NHWC between
 // them — and inference BatchNormalization too, as a Mul and an Add by per-channel constants —
 // and inserts one Transpose at each border with the rest of the graph. Graph inputs,
 // outputs and every value an unconverted node reads keep their names and NCHW layout.

@@ -15,6 +15,11 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
   p.push_back(make_dead_node_elimination());
   p.push_back(make_conv_bn_folding());
   p.push_back(make_matmul_add_to_gemm());
+  // Quantized products before the float fusions, which would otherwise take the Conv/MatMul
+  // (and a Relu) out of their DequantizeLinear → product → QuantizeLinear pattern.
+  p.push_back(make_qdq_unsigned());  // first: the integer kernels then see uint8 sources
+  p.push_back(make_qdq_fusion());
+  p.push_back(make_qconv_add_fusion());
   // Fusions: whole-pattern ones first (LayerNorm, GELU become single nodes), then bias and
   // residual inputs, then the activation that follows (it may be a GELU found just before).
   p.push_back(make_layer_norm_fusion());

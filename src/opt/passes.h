@@ -16,7 +16,10 @@ std::unique_ptr<Pass> make_dead_node_elimination(); // nodes whose outputs nothi
 std::unique_ptr<Pass> make_conv_bn_folding();    // Conv + BatchNormalization → Conv
 std::unique_ptr<Pass> make_matmul_add_to_gemm(); // 2-D MatMul + Add → Gemm
 
-// Level 2: ai.polyinfer operators.
+// Level 2: ai.polyinfer operators (and other rewrites that change results within rounding).
+std::unique_ptr<Pass> make_qdq_unsigned();       // int8 activation Q/DQ pairs → uint8 (exact)
+std::unique_ptr<Pass> make_qdq_fusion();         // DQ → Conv/MatMul → Q → QLinearConv/MatMul
+std::unique_ptr<Pass> make_qconv_add_fusion();   // QLinearConv + QLinearAdd → QLinearConvAdd
 std::unique_ptr<Pass> make_layer_norm_fusion();  // the decomposed LayerNorm → LayerNormalization
 std::unique_ptr<Pass> make_gelu_fusion();        // erf / tanh GELU patterns → Gelu
 std::unique_ptr<Pass> make_matmul_bias_fusion(); // MatMul + Add(bias) → FusedMatMul

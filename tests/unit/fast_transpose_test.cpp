@@ -54,6 +54,21 @@ TEST(FastTranspose, EightByteElements) {
   EXPECT_EQ(r.impl.rfind("fast:", 0), 0u);
 }
 
+TEST(FastTranspose, OneByteElements) {
+  // The 8-bit activations of a quantized model entering the channels-last layout (NCHW → NHWC),
+  // odd sizes so tiles have tails.
+  std::vector<uint8_t> v(2 * 37 * 9 * 11);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>(i * 7 + i / 13);
+  for (const auto& perm : {std::vector<int64_t>{0, 2, 3, 1}, std::vector<int64_t>{3, 1, 0, 2}}) {
+    const auto r = OracleOp("Transpose", 13)
+                       .input(Tensor::from_vector<uint8_t>({2, 37, 9, 11}, v))
+                       .attr("perm", perm)
+                       .threads(2)
+                       .check();
+    EXPECT_EQ(r.impl.rfind("fast:", 0), 0u) << r.impl;
+  }
+}
+
 TEST(FastTranspose, BadPermIsTheReferenceKernelsError) {
   auto op = OracleOp("Transpose", 13).random({2, 3}).attr("perm", std::vector<int64_t>{0, 0});
   EXPECT_THROW(op.check(), Error);

@@ -45,6 +45,17 @@ class ModelBuilder {
     for (auto v : values) t->add_float_data(v);
     return *this;
   }
+  // An integer initializer of ONNX element type `elem` (2 uint8, 3 int8, 6 int32: the types ONNX
+  // stores in int32_data).
+  ModelBuilder& int_initializer(const std::string& name, std::vector<int64_t> dims, int elem,
+                                std::vector<int32_t> values) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(elem);
+    for (auto d : dims) t->add_dims(d);
+    for (auto v : values) t->add_int32_data(v);
+    return *this;
+  }
   onnx::ModelProto& proto() { return model_; }
   std::string bytes() const { return model_.SerializeAsString(); }
 

@@ -191,6 +191,10 @@ class OracleOp {
         compare_floats(g.to_vector<float>(), w.to_vector<float>(), atol, rtol, o, r);
       } else if (w.dtype() == DType::Int64) {
         EXPECT_EQ(g.to_vector<int64_t>(), w.to_vector<int64_t>()) << op_ << " output " << o;
+      } else if (w.dtype() == DType::UInt8) {
+        EXPECT_EQ(g.to_vector<uint8_t>(), w.to_vector<uint8_t>()) << op_ << " output " << o;
+      } else if (w.dtype() == DType::Int8) {
+        EXPECT_EQ(g.to_vector<int8_t>(), w.to_vector<int8_t>()) << op_ << " output " << o;
       }
     }
     return r;
@@ -210,6 +214,8 @@ class OracleOp {
       case DType::Int64: return onnx::TensorProto::INT64;
       case DType::Int32: return onnx::TensorProto::INT32;
       case DType::Bool: return onnx::TensorProto::BOOL;
+      case DType::UInt8: return onnx::TensorProto::UINT8;
+      case DType::Int8: return onnx::TensorProto::INT8;
       default: ADD_FAILURE() << "oracle.h: add this dtype to onnx_elem"; return 0;
     }
   }

@@ -1,5 +1,6 @@
-// Fast Transpose for 4- and 8-byte elements (float32, int32, int64, float64...): a transpose
-// only moves bits, so one code path per element size covers them.
+// Fast Transpose for 1-, 4- and 8-byte elements (float32, int32, int64, float64, the 8-bit
+// values of quantized models...): a transpose only moves bits, so one code path per element
+// size covers them.
 //
 // The permutation is first simplified: extent-1 dimensions are dropped and input dimensions that
 // stay adjacent and in order in the output are merged. NCHW→NHWC becomes [N, C, HW]→[N, HW, C],
@@ -236,8 +237,9 @@ class FastTransposeKernel final : public Kernel {
       perm.resize(r);
       for (int i = 0; i < r; ++i) perm[i] = r - 1 - i;
     }
-    // Strings, 1- and 2-byte types and any bad perm (its error message) go to the reference.
-    if (x.dtype() == DType::String || (esize != 4 && esize != 8) || !valid(perm, r))
+    // Strings, bool, 2-byte types and any bad perm (its error message) go to the reference.
+    if (x.dtype() == DType::String || x.dtype() == DType::Bool ||
+        (esize != 1 && esize != 4 && esize != 8) || !valid(perm, r))
       return ref_.run(ctx);
     Shape out(r);
     for (int i = 0; i < r; ++i) out[i] = x.shape()[perm[i]];
@@ -248,7 +250,10 @@ class FastTransposeKernel final : public Kernel {
       std::memcpy(y.raw_data(), x.raw_data(), x.nbytes());
       return;
     }
-    if (esize == 4) {
+    if (esize == 1) {
+      transpose(static_cast<const uint8_t*>(x.raw_data()), static_cast<uint8_t*>(y.raw_data()),
+                s, ctx.threads());
+    } else if (esize == 4) {
       transpose(static_cast<const uint32_t*>(x.raw_data()),
                 static_cast<uint32_t*>(y.raw_data()), s, ctx.threads());
     } else {

@@ -28,8 +28,11 @@ class OnednnPool final : public Kernel {
     max_ = base == "MaxPool" || base == "GlobalMaxPool";
     channels_last_ = info.node().domain == "ai.polyinfer";
     const ir::TypeInfo* xt = info.input_type(0);
-    if (!xt || (xt->elem != DType::Undefined && xt->elem != DType::Float32))
-      info.unsupported("oneDNN path: dtype other than float32");
+    // Max pooling also on 8-bit values (a QDQ model's MaxPool after fuse-qdq): the maximum of
+    // integers is exact; average pooling on them would round differently, so it stays float.
+    if (xt && max_ && (xt->elem == DType::UInt8 || xt->elem == DType::Int8)) dtype_ = xt->elem;
+    if (!xt || (xt->elem != DType::Undefined && xt->elem != dtype_))
+      info.unsupported("oneDNN path: dtype other than float32 (or 8-bit for max pooling)");
     if (!xt->has_shape || (xt->dims.size() != 3 && xt->dims.size() != 4))
       info.unsupported("oneDNN path: input of unknown rank or 3-D pooling");
     if (info.has_output(1)) info.unsupported("oneDNN path: MaxPool's Indices output");
@@ -51,15 +54,15 @@ class OnednnPool final : public Kernel {
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    PI_CHECK(x.dtype() == DType::Float32 && (x.rank() == 3 || x.rank() == 4), InvalidArgument,
-             label_, ": X must be a float32 tensor of rank 3 or 4 here, got ",
+    PI_CHECK(x.dtype() == dtype_ && (x.rank() == 3 || x.rank() == 4), InvalidArgument,
+             label_, ": X must be a ", dtype_name(dtype_), " tensor of rank 3 or 4 here, got ",
              dtype_name(x.dtype()), shape_str(x.shape()));
     auto it = plans_.find(x.shape());
     if (it == plans_.end())
       it = plans_.emplace(x.shape(), onednn::guarded(label_, [&] { return make_plan(x.shape()); }))
                .first;
     Plan& p = it->second;
-    Tensor& y = ctx.output(0, DType::Float32, p.y_shape);
+    Tensor& y = ctx.output(0, dtype_, p.y_shape);
     dnnl::stream& s = stream_;
     onednn::guarded(label_, [&] {
       p.prim.execute(s, {{DNNL_ARG_SRC, onednn::wrap(p.src_md, x)},
@@ -107,8 +110,9 @@ class OnednnPool final : public Kernel {
     const memory::dims in_hw = two_d(g.in, 1), out_hw = two_d(g.out, 1);
     const tag t = channels_last_ ? tag::nhwc : tag::nchw;
     Plan p;
-    p.src_md = memory::desc({N, C, in_hw[0], in_hw[1]}, dt::f32, t);
-    p.dst_md = memory::desc({N, C, out_hw[0], out_hw[1]}, dt::f32, t);
+    const dt type = dtype_ == DType::UInt8 ? dt::u8 : dtype_ == DType::Int8 ? dt::s8 : dt::f32;
+    p.src_md = memory::desc({N, C, in_hw[0], in_hw[1]}, type, t);
+    p.dst_md = memory::desc({N, C, out_hw[0], out_hw[1]}, type, t);
     p.y_shape = channels_last_ ? Shape{N} : Shape{N, C};
     for (int64_t o : g.out) p.y_shape.push_back(o);
     if (channels_last_) p.y_shape.push_back(C);
@@ -126,6 +130,7 @@ class OnednnPool final : public Kernel {
 
   std::string label_;
   bool global_ = false, max_ = false, include_pad_ = false, channels_last_ = false;
+  DType dtype_ = DType::Float32;
   WindowAttrs attrs_;
   std::map<Shape, Plan> plans_;
   dnnl::stream stream_{onednn::engine()};  // one per kernel, not one per run

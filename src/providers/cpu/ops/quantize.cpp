@@ -1,5 +1,5 @@
-// Linear quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, and the
-// quantized products QLinearMatMul and QLinearConv.
+// Linear quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, the quantized
+// products QLinearMatMul and QLinearConv, and ai.polyinfer QLinearAdd.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -241,10 +241,16 @@ class QLinearMatMulKernel final : public Kernel {
   std::string who_;
 };
 
+// QLinearConv, and ai.polyinfer QLinearConvAdd(X, sx, zx, W, sw, zw, sc, zc, B, Z, zs, zz, sy,
+// zy): the convolution with its output saturation to (sc, zc) kept but not its rounding, plus
+// a quantized residual Z, rounded once (docs/optimizer.md):
+//   c = clamp((acc + B)·sx·sw, (qmin - zc)·sc, (qmax - zc)·sc)
+//   y = saturate(round((c + (Z - zz)·zs) / sy) + zy)
 class QLinearConvKernel final : public Kernel {
  public:
   explicit QLinearConvKernel(const KernelInfo& info)
-      : attrs_(WindowAttrs::parse(info)), who_(info.node().label()) {}
+      : attrs_(WindowAttrs::parse(info)), who_(info.node().label()),
+        residual_(info.node().op_type == "QLinearConvAdd") {}
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -253,8 +259,10 @@ class QLinearConvKernel final : public Kernel {
     const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
     const QParams qx = read_qparams(ctx, 1, 2, x.dtype(), 0, who_);
     const QParams qw = read_qparams(ctx, 4, 5, w.dtype(), M, who_);
-    const DType yt = ctx.input(7).dtype();
-    const QParams qy = read_qparams(ctx, 6, 7, yt, 0, who_);
+    // QLinearConvAdd: (6, 7) quantize the convolution's own output (its saturation bounds),
+    // (12, 13) the sum; QLinearConv: (6, 7) quantize Y.
+    const DType yt = ctx.input(residual_ ? 13 : 7).dtype();
+    const QParams qy = read_qparams(ctx, residual_ ? 12 : 6, residual_ ? 13 : 7, yt, 0, who_);
     const int32_t* bias = nullptr;
     if (ctx.has_input(8)) {
       const Tensor& b = ctx.input(8);
@@ -285,6 +293,27 @@ class QLinearConvKernel final : public Kernel {
             acc.data());
       });
     });
+    // The residual in units of Y's scale (zero without one), and the convolution's bounds.
+    std::vector<double> res(residual_ ? acc.size() : 0);
+    double lo = -HUGE_VAL, hi = HUGE_VAL;
+    if (residual_) {
+      const DType ct = ctx.input(7).dtype();
+      const QParams qc = read_qparams(ctx, 6, 7, ct, 0, who_);
+      dispatch(U8{}, ct, "QLinearConvAdd", [&](auto ctag) {
+        using TC = typename decltype(ctag)::type;
+        lo = (double(std::numeric_limits<TC>::min()) - qc.z(0)) * qc.s(0) / qy.s(0);
+        hi = (double(std::numeric_limits<TC>::max()) - qc.z(0)) * qc.s(0) / qy.s(0);
+      });
+      const Tensor& z = ctx.input(9);
+      PI_CHECK(z.shape() == ys, ShapeMismatch, who_, ": Z ", z.describe(),
+               " must have the output's shape ", shape_str(ys));
+      const QParams qz = read_qparams(ctx, 10, 11, z.dtype(), 0, who_);
+      dispatch(U8{}, z.dtype(), "QLinearConvAdd", [&](auto ztag) {
+        using TZ = typename decltype(ztag)::type;
+        for (size_t i = 0; i < res.size(); ++i)
+          res[i] = double(int32_t(z.data<TZ>()[i]) - qz.z(0)) * (qz.s(0) / qy.s(0));
+      });
+    }
     Tensor& y = ctx.output(0, yt, ys);
     const int64_t osz = g.out_size();
     dispatch(U8{}, yt, "QLinearConv", [&](auto ytag) {
@@ -293,7 +322,9 @@ class QLinearConvKernel final : public Kernel {
       for (int64_t i = 0; i < y.numel(); ++i) {
         const int64_t m = (i / osz) % M;
         const double v = double(acc[i] + (bias ? bias[m] : 0));
-        yp[i] = saturate_round<TY>(v * (qx.s(0) * qw.s(m) / qy.s(0)), qy.z(0));
+        const double c = v * (qx.s(0) * qw.s(m) / qy.s(0));
+        yp[i] = residual_ ? saturate_round<TY>(std::clamp(c, lo, hi) + res[i], qy.z(0))
+                          : saturate_round<TY>(c, qy.z(0));
       }
     });
   }
@@ -301,15 +332,60 @@ class QLinearConvKernel final : public Kernel {
  private:
   WindowAttrs attrs_;
   std::string who_;
+  bool residual_;
+};
+
+// ai.polyinfer QLinearAdd(A, sa, za, B, sb, zb, sc, zc) → C of A's shape (B the same shape):
+// exactly the DequantizeLinear → Add → QuantizeLinear it replaces (docs/optimizer.md), in float
+// as those kernels compute: c = saturate(rint((float(a - za)·sa + float(b - zb)·sb) / sc) + zc).
+class QLinearAddKernel final : public Kernel {
+ public:
+  explicit QLinearAddKernel(const KernelInfo& info) : who_(info.node().label()) {}
+
+  void run(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(3);
+    PI_CHECK(a.shape() == b.shape(), ShapeMismatch, who_, ": A ", a.describe(), " and B ",
+             b.describe(), " must have the same shape");
+    const DType ct = ctx.input(7).dtype();
+    const QParams qa = read_qparams(ctx, 1, 2, a.dtype(), 0, who_);
+    const QParams qb = read_qparams(ctx, 4, 5, b.dtype(), 0, who_);
+    const QParams qc = read_qparams(ctx, 6, 7, ct, 0, who_);
+    Tensor& c = ctx.output(0, ct, a.shape());
+    using U8 = TypeList<uint8_t, int8_t>;
+    dispatch(U8{}, a.dtype(), "QLinearAdd", [&](auto atag) {
+      using TA = typename decltype(atag)::type;
+      dispatch(U8{}, b.dtype(), "QLinearAdd", [&](auto btag) {
+        using TB = typename decltype(btag)::type;
+        dispatch(U8{}, ct, "QLinearAdd", [&](auto ctag) {
+          using TC = typename decltype(ctag)::type;
+          const float sa = float(qa.s(0)), sb = float(qb.s(0)), sc = float(qc.s(0));
+          for (int64_t i = 0; i < a.numel(); ++i) {
+            const float v = float(int32_t(a.data<TA>()[i]) - qa.z(0)) * sa +
+                            float(int32_t(b.data<TB>()[i]) - qb.z(0)) * sb;
+            c.data<TC>()[i] = saturate_round<TC>(double(v / sc), qc.z(0));
+          }
+        });
+      });
+    });
+  }
+
+ private:
+  std::string who_;
 };
 
 }  // namespace
+
+PI_CPU_INTERNAL_KERNEL(QLinearAdd, 1, 1, QLinearAddKernel);
+PI_CPU_INTERNAL_KERNEL(QLinearConvAdd, 1, 1, QLinearConvKernel);
 
 // Opset 19-20 only add float8 types (and their saturate attribute), which polyinfer lacks.
 PI_CPU_KERNEL(QuantizeLinear, 10, 20, QuantizeLinearKernel);
 PI_CPU_KERNEL(DequantizeLinear, 10, 20, DequantizeLinearKernel);
 PI_CPU_KERNEL(DynamicQuantizeLinear, 11, 23, DynamicQuantizeLinearKernel);
-PI_CPU_KERNEL(QLinearMatMul, 10, 20, QLinearMatMulKernel);
-PI_CPU_KERNEL(QLinearConv, 10, 20, QLinearConvKernel);
+// QLinearMatMul-21 adds float8 operands (not in polyinfer) and float16 scales (read as floats
+// here); QLinearConv has had no new version since 10.
+PI_CPU_KERNEL(QLinearMatMul, 10, 23, QLinearMatMulKernel);
+PI_CPU_KERNEL(QLinearConv, 10, 23, QLinearConvKernel);
 
 }  // namespace polyinfer::cpu

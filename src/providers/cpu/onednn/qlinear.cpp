@@ -1,0 +1,576 @@
+// QLinearConv (and ai.polyinfer NhwcQLinearConv, QLinearConvAdd, NhwcQLinearConvAdd: channels-
+// last and with a quantized residual, oneDNN's sum post-op), QLinearMatMul and
+// MatMulInteger through oneDNN's int8 convolution and matmul (fast tier; the plain kernels in
+// ops/quantize.cpp, ops/nhwc.cpp and ops/gemm.cpp are the reference).
+//
+// ONNX:  y = saturate(round((acc + bias) · sx·sw[m] / sy) + zy),
+//        acc = Σ (x - zx)·(w[m] - zw[m])
+// oneDNN 2.6 int8 primitives compute exactly that shape of formula: an s32 accumulation with a
+// source zero point, an s32 bias added before the output scales (one per output channel), a
+// destination zero point, round-to-nearest-even and saturation to u8/s8. The scales are folded
+// into one float per channel at creation, so results can differ from the reference (which
+// multiplies in double) by one step where (acc + bias)·scale lies within float rounding of a
+// half-integer — the oracle tests allow exactly that.
+//
+// Covered: u8 or s8 activations, constant s8 weights with zero point 0 (per-tensor or
+// per-output-channel scales: what QDQ exporters write), constant quantization parameters, u8
+// or s8 output, constant int32 bias. Refused (the reference kernel takes the node): u8 or
+// non-constant weights, a non-zero weight zero point (oneDNN's convolution has none), per-row
+// A scales, a computed B in QLinearMatMul, 3-D convolutions. Weights are reordered once into
+// the primitive's blocked layout (with oneDNN's s8 and zero-point compensation terms), at
+// session creation when the input shape is static.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include "core/dispatch.h"
+#include "core/shape_util.h"
+#include "providers/cpu/fast/fast_util.h"
+#include "providers/cpu/onednn/onednn.h"
+#include "providers/cpu/ops/conv_util.h"
+#include "runtime/kernel.h"
+
+namespace polyinfer::cpu {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+std::optional<dt> int8_type(DType t) {
+  if (t == DType::UInt8) return dt::u8;
+  if (t == DType::Int8) return dt::s8;
+  return std::nullopt;
+}
+
+// The values of a constant quantization parameter, as doubles.
+std::vector<double> constant_values(const KernelInfo& info, size_t i, const char* what) {
+  const Tensor* t = info.constant_input(i);
+  if (!t) info.unsupported(std::string("oneDNN path: non-constant ") + what);
+  return dispatch(NumericTypes{}, t->dtype(), what, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    std::vector<double> v(static_cast<size_t>(t->numel()));
+    for (size_t k = 0; k < v.size(); ++k) v[k] = double(compute_t<T>(t->data<T>()[k]));
+    return v;
+  });
+}
+
+// One operand's (scale, zero point) pair: scalars, or `per` values (per > 0) for the weights.
+struct Quant {
+  std::vector<double> scale;
+  int32_t zp = 0;  // activations: the one zero point; weights: checked to be all zero
+  dt type = dt::undef;
+};
+
+Quant read_quant(const KernelInfo& info, size_t si, size_t zi, int64_t per, bool weights,
+                 const std::string& who) {
+  Quant q;
+  q.scale = constant_values(info, si, "scale");
+  const std::vector<double> z = constant_values(info, zi, "zero point");
+  const Tensor* zt = info.constant_input(zi);
+  const auto type = int8_type(zt->dtype());
+  if (!type)
+    info.unsupported(std::string("oneDNN path: zero point of type ") + dtype_name(zt->dtype()));
+  q.type = *type;
+  const auto count_ok = [&](size_t n) {
+    return n == 1 || (per > 0 && n == static_cast<size_t>(per));
+  };
+  if (!count_ok(q.scale.size()) || !count_ok(z.size()))
+    info.unsupported(weights ? "oneDNN path: weight scales neither per tensor nor per output "
+                               "channel"
+                             : "oneDNN path: per-row or per-channel activation scales");
+  for (double s : q.scale)
+    PI_CHECK(s > 0 && std::isfinite(s), InvalidModel, who, ": scale ", s,
+             " must be positive and finite");
+  if (weights) {
+    if (std::any_of(z.begin(), z.end(), [](double v) { return v != 0; }))
+      info.unsupported("oneDNN path: non-zero weight zero point");
+  } else {
+    q.zp = int32_t(z[0]);
+  }
+  return q;
+}
+
+// Output scales sx·sw[m]/sy, one per channel (or one), as oneDNN takes them.
+std::vector<float> output_scales(const Quant& x, const Quant& w, const Quant& y) {
+  std::vector<float> s(w.scale.size());
+  for (size_t m = 0; m < s.size(); ++m)
+    s[m] = static_cast<float>(x.scale[0] * w.scale[m] / y.scale[0]);
+  return s;
+}
+
+// Attributes shared by both primitives: scales over dst dimension `channel_dim`, runtime source
+// and destination zero points (oneDNN 2.6's int8 kernels implement the runtime form).
+dnnl::primitive_attr int8_attr(const std::vector<float>& scales, int channel_dim, bool src_zp,
+                               bool dst_zp) {
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(scales.size() == 1 ? 0 : 1 << channel_dim, scales);
+  if (src_zp) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  if (dst_zp) attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+  return attr;
+}
+
+// Adds the runtime zero-point arguments (their memories live in the kernel: `zps` holds src, dst).
+void add_zero_points(std::unordered_map<int, memory>& args, int32_t (&zps)[2]) {
+  const memory::desc md({1}, dt::s32, tag::x);
+  if (zps[0] != 0)
+    args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, memory(md, onednn::engine(), &zps[0]));
+  if (zps[1] != 0)
+    args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, memory(md, onednn::engine(), &zps[1]));
+}
+
+class OnednnQLinearConv final : public Kernel {
+ public:
+  explicit OnednnQLinearConv(const KernelInfo& info)
+      : label_(info.node().label()),
+        channels_last_(info.node().op_type.rfind("Nhwc", 0) == 0),
+        has_z_(info.node().op_type.find("ConvAdd") != std::string::npos) {
+    const Tensor* w = info.constant_input(3);
+    if (!w) info.unsupported("oneDNN path: non-constant weights");
+    if (w->dtype() != DType::Int8) info.unsupported("oneDNN path: weights other than int8");
+    if (w->rank() != 3 && w->rank() != 4) info.unsupported("oneDNN path: 3-D convolution");
+    const int64_t M = w->shape()[0];
+    x_ = read_quant(info, 1, 2, 0, false, label_);
+    const Quant wq = read_quant(info, 4, 5, M, true, label_);
+    // QLinearConvAdd: Y is quantized by inputs 12, 13; 6, 7 bound the convolution's output.
+    y_ = has_z_ ? read_quant(info, 12, 13, 0, false, label_)
+                : read_quant(info, 6, 7, 0, false, label_);
+    scales_ = output_scales(x_, wq, y_);
+    zps_[0] = x_.zp;
+    zps_[1] = y_.zp;
+    weights_ = *w;
+    w_shape_ = w->shape();
+    if (info.has_input(8)) {
+      const Tensor* b = info.constant_input(8);
+      if (!b || b->dtype() != DType::Int32) info.unsupported("oneDNN path: non-constant bias");
+      PI_CHECK(b->shape() == Shape{M}, ShapeMismatch, label_, ": bias must be int32[", M,
+               "], got ", b->describe());
+      bias_ = b->clone();
+    }
+    if (has_z_) {
+      // The convolution's saturation, in units of sy (an eltwise clip post-op after the output
+      // scales), then the residual: oneDNN's sum post-op adds zs/sy·(Z - zz) to what dst holds
+      // (Z, copied in before the convolution), before the destination zero point and the one
+      // rounding.
+      const Quant c = read_quant(info, 6, 7, 0, false, label_);
+      const double qmin = c.type == dt::u8 ? 0 : -128, qmax = c.type == dt::u8 ? 255 : 127;
+      clip_lo_ = static_cast<float>((qmin - c.zp) * c.scale[0] / y_.scale[0]);
+      clip_hi_ = static_cast<float>((qmax - c.zp) * c.scale[0] / y_.scale[0]);
+      const Quant z = read_quant(info, 10, 11, 0, false, label_);
+      if (z.type != y_.type) info.unsupported("oneDNN path: Z of another type than Y");
+      z_scale_ = static_cast<float>(z.scale[0] / y_.scale[0]);
+      z_zp_ = z.zp;
+    }
+    attrs_ = WindowAttrs::parse(info);
+    const ir::TypeInfo* xt = info.input_type(0);
+    if (xt && xt->elem != DType::Undefined && int8_type(xt->elem) != x_.type)
+      info.unsupported("oneDNN path: X's type differs from its zero point's");
+    if (xt && xt->has_shape && xt->dims.size() == static_cast<size_t>(w->rank()) &&
+        std::all_of(xt->dims.begin(), xt->dims.end(), [](int64_t d) { return d > 0; })) {
+      create_plan(info, xt->dims);
+      weights_ = Tensor();  // prepacked for the only possible shape (see prepacked())
+    }
+  }
+
+  bool prepacked(size_t i) const override { return (i == 3 && !weights_.defined()) || i == 8; }
+
+  std::string impl() const override { return impl_; }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    PI_CHECK(int8_type(x.dtype()) == x_.type, InvalidArgument, label_, ": X is ",
+             dtype_name(x.dtype()), " but its zero point is not");
+    PI_CHECK(x.rank() == static_cast<int>(w_shape_.size()), ShapeMismatch, label_, ": X has rank ",
+             x.rank(), " but the weights have rank ", w_shape_.size());
+    Plan& p = plan_for(x.shape());
+    Tensor& y = ctx.output(0, y_.type == dt::u8 ? DType::UInt8 : DType::Int8, p.y_shape);
+    dnnl::stream& s = stream_;
+    onednn::guarded(label_, [&] {
+      memory src = onednn::wrap(p.user_src, x);
+      if (p.src_buf) {
+        p.to_src->execute(s, src, *p.src_buf);
+        src = *p.src_buf;
+      }
+      memory dst(p.user_dst, onednn::engine(), y.raw_data());
+      memory conv_dst = p.dst_buf ? *p.dst_buf : dst;
+      if (has_z_) {
+        const Tensor& z = ctx.input(9);
+        PI_CHECK(z.shape() == y.shape() && int8_type(z.dtype()) == y_.type, ShapeMismatch, label_,
+                 ": Z ", z.describe(), " must have the output's shape ", shape_str(y.shape()),
+                 " and type");
+        memory zm = onednn::wrap(p.user_dst, z);
+        p.z_in->execute(s, zm, conv_dst);  // the sum post-op accumulates into what dst holds
+      }
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, conv_dst}};
+      if (p.bias) args.emplace(DNNL_ARG_BIAS, *p.bias);
+      add_zero_points(args, zps_);
+      p.prim.execute(s, args);
+      if (p.dst_buf) p.from_dst->execute(s, *p.dst_buf, dst);
+      s.wait();
+    });
+  }
+
+ private:
+  struct Plan {
+    Shape y_shape;
+    dnnl::convolution_forward prim;
+    memory::desc user_src, user_dst;
+    memory weights;
+    std::optional<memory> bias, src_buf, dst_buf;
+    std::optional<dnnl::reorder> to_src, from_dst, z_in;
+  };
+
+  Plan& plan_for(const Shape& xs) {
+    auto it = plans_.find(xs);
+    if (it != plans_.end()) return it->second;
+    return plans_.emplace(xs, onednn::guarded(label_, [&] { return make_plan(xs); }))
+        .first->second;
+  }
+
+
+  // At creation a shape oneDNN has no int8 kernel for is a refusal (the reference kernel
+  // takes the node), not an error.
+  void create_plan(const KernelInfo& info, const Shape& xs) {
+    try {
+      plans_.emplace(xs, make_plan(xs));
+    } catch (const dnnl::error& e) {
+      info.unsupported(std::string("oneDNN path: ") + e.what());
+    }
+  }
+
+  Plan make_plan(const Shape& xs) {
+    PI_CHECK(weights_.defined(), Internal, label_, ": input shape ", shape_str(xs),
+             " differs from the statically known one the weights were prepacked for");
+    const Shape& ws = w_shape_;
+    const bool one_d = ws.size() == 3;
+    const int64_t N = xs[0], C = channels_last_ ? xs.back() : xs[1], M = ws[0], G = attrs_.group;
+    PI_CHECK(C == ws[1] * G, ShapeMismatch, label_, ": X has ", C, " channels but weights ",
+             shape_str(ws), " with group ", G, " expect ", ws[1] * G);
+    PI_CHECK(M % G == 0, InvalidModel, label_, ": ", M, " output channels are not divisible by "
+             "group ", G);
+    const Shape spatial = channels_last_ ? Shape(xs.begin() + 1, xs.end() - 1)
+                                         : Shape(xs.begin() + 2, xs.end());
+    const Shape kernel(ws.begin() + 2, ws.end());
+    PI_CHECK(attrs_.kernel_shape.empty() || attrs_.kernel_shape == kernel, InvalidModel, label_,
+             ": kernel_shape ", shape_str(attrs_.kernel_shape), " does not match the weights ",
+             shape_str(ws));
+    const WindowGeometry g = window_geometry(attrs_, spatial, kernel, label_);
+    // 1-D convolutions run as 2-D ones of height 1.
+    auto two_d = [&](const std::vector<int64_t>& v, int64_t pad) {
+      return one_d ? memory::dims{pad, v[0]} : memory::dims{v[0], v[1]};
+    };
+    const memory::dims in_hw = two_d(g.in, 1), out_hw = two_d(g.out, 1), k_hw = two_d(kernel, 1);
+    const memory::dims strides = two_d(g.strides, 1), pad_l = two_d(g.pad_begin, 0),
+                       pad_r = two_d(g.pad_end, 0);
+    memory::dims dil = two_d(g.dilations, 1);
+    for (auto& d : dil) d -= 1;  // oneDNN counts dilation from 0
+    const memory::dims src_d{N, C, in_hw[0], in_hw[1]}, dst_d{N, M, out_hw[0], out_hw[1]};
+    const memory::dims w_d = G == 1 ? memory::dims{M, C, k_hw[0], k_hw[1]}
+                                    : memory::dims{G, M / G, C / G, k_hw[0], k_hw[1]};
+    Plan p;
+    p.y_shape = channels_last_ ? Shape{N} : Shape{N, M};
+    for (int64_t o : g.out) p.y_shape.push_back(o);
+    if (channels_last_) p.y_shape.push_back(M);
+    const tag user_tag = channels_last_ ? tag::nhwc : tag::nchw;
+    p.user_src = memory::desc(src_d, x_.type, user_tag);
+    p.user_dst = memory::desc(dst_d, y_.type, user_tag);
+    const memory::desc bias_md = bias_.defined() ? memory::desc({M}, dt::s32, tag::x)
+                                                 : memory::desc();
+    // int8 kernels want channels-last activations: NCHW ones are reordered on every run (hence
+    // NhwcQLinearConv, from the channels-last pass); tag::any lets oneDNN pick for those.
+    const tag act_tag = channels_last_ ? tag::nhwc : tag::any;
+    dnnl::convolution_forward::desc d(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+        memory::desc(src_d, x_.type, act_tag), memory::desc(w_d, dt::s8, tag::any), bias_md,
+        memory::desc(dst_d, y_.type, act_tag), strides, dil, pad_l, pad_r);
+    dnnl::primitive_attr attr = int8_attr(scales_, 1, zps_[0] != 0, zps_[1] != 0);
+    if (has_z_) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, clip_lo_, clip_hi_);
+      ops.append_sum(z_scale_, z_zp_, y_.type);
+      attr.set_post_ops(ops);
+    }
+    dnnl::convolution_forward::primitive_desc pd(d, attr, onednn::engine());
+    impl_ = onednn::impl_name(pd);
+    p.prim = dnnl::convolution_forward(pd);
+    dnnl::stream& s = stream_;
+    memory user_w(memory::desc(w_d, dt::s8, G == 1 ? tag::oihw : tag::goihw), onednn::engine(),
+                  const_cast<void*>(weights_.raw_data()));
+    p.weights = memory(pd.weights_desc(), onednn::engine());
+    dnnl::reorder(user_w, p.weights).execute(s, user_w, p.weights);
+    if (bias_.defined()) p.bias = onednn::wrap(bias_md, bias_);
+    if (pd.src_desc() != p.user_src) {
+      p.src_buf = memory(pd.src_desc(), onednn::engine());
+      p.to_src = dnnl::reorder(dnnl::reorder::primitive_desc(onednn::engine(), p.user_src,
+                                                             onednn::engine(), pd.src_desc()));
+    }
+    if (pd.dst_desc() != p.user_dst) {
+      p.dst_buf = memory(pd.dst_desc(), onednn::engine());
+      p.from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(onednn::engine(), pd.dst_desc(),
+                                                               onednn::engine(), p.user_dst));
+    }
+    if (has_z_)
+      p.z_in = dnnl::reorder(dnnl::reorder::primitive_desc(onednn::engine(), p.user_dst,
+                                                           onednn::engine(), pd.dst_desc()));
+    s.wait();
+    return p;
+  }
+
+  std::string label_;
+  bool channels_last_;  // Nhwc*: X, Y (and Z) are [N, H, W, C]
+  bool has_z_;          // QLinearConvAdd: a quantized residual Z (inputs 9-11)
+  float z_scale_ = 1;   // zs / sy
+  int32_t z_zp_ = 0;
+  float clip_lo_ = 0, clip_hi_ = 0;  // the convolution's saturation bounds, in units of sy
+  Quant x_, y_;
+  std::vector<float> scales_;
+  int32_t zps_[2] = {0, 0};  // source and destination zero points, read by oneDNN at run time
+  Tensor weights_, bias_;    // weights_ is released once prepacked for the only possible shape
+  Shape w_shape_;
+  WindowAttrs attrs_;
+  std::map<Shape, Plan> plans_;
+  dnnl::stream stream_{onednn::engine()};
+  std::string impl_ = "onednn";
+};
+
+// QLinearMatMul with a constant 2-D B: a linear layer, A's batch dimensions folded into M.
+class OnednnQLinearMatMul final : public Kernel {
+ public:
+  explicit OnednnQLinearMatMul(const KernelInfo& info) : label_(info.node().label()) {
+    const Tensor* b = info.constant_input(3);
+    if (!b || b->rank() != 2) info.unsupported("oneDNN path: B not a constant 2-D tensor");
+    if (b->dtype() != DType::Int8) info.unsupported("oneDNN path: B other than int8");
+    const ir::TypeInfo* at = info.input_type(0);
+    const int ra = at && at->has_shape ? static_cast<int>(at->dims.size()) : -1;
+    if (ra < 2) info.unsupported("oneDNN path: A of unknown or rank < 2 shape");
+    const int64_t N = b->shape()[1];
+    a_ = read_quant(info, 1, 2, 0, false, label_);
+    const Quant bq = read_quant(info, 4, 5, N, true, label_);
+    y_ = read_quant(info, 6, 7, 0, false, label_);
+    if (at->elem != DType::Undefined && int8_type(at->elem) != a_.type)
+      info.unsupported("oneDNN path: A's type differs from its zero point's");
+    scales_ = output_scales(a_, bq, y_);
+    zps_[0] = a_.zp;
+    zps_[1] = y_.zp;
+    weights_ = *b;
+    K_ = b->shape()[0];
+    N_ = N;
+    if (std::all_of(at->dims.begin(), at->dims.end(), [](int64_t d) { return d > 0; })) {
+      create_plan(info, at->dims);
+      weights_ = Tensor();
+    }
+  }
+
+  bool prepacked(size_t i) const override { return i == 3 && !weights_.defined(); }
+
+  std::string impl() const override { return impl_; }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    PI_CHECK(int8_type(a.dtype()) == a_.type, InvalidArgument, label_, ": A is ",
+             dtype_name(a.dtype()), " but its zero point is not");
+    PI_CHECK(a.rank() >= 2, ShapeMismatch, label_, ": A must have rank >= 2 here, got ",
+             shape_str(a.shape()));
+    Plan& p = plan_for(a.shape());
+    Tensor& y = ctx.output(0, y_.type == dt::u8 ? DType::UInt8 : DType::Int8, p.y_shape);
+    dnnl::stream& s = stream_;
+    onednn::guarded(label_, [&] {
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, onednn::wrap(p.src_md, a)},
+          {DNNL_ARG_WEIGHTS, p.weights},
+          {DNNL_ARG_DST, memory(p.dst_md, onednn::engine(), y.raw_data())}};
+      add_zero_points(args, zps_);
+      p.prim.execute(s, args);
+      s.wait();
+    });
+  }
+
+ private:
+  struct Plan {
+    Shape y_shape;
+    dnnl::matmul prim;
+    memory::desc src_md, dst_md;
+    memory weights;
+  };
+
+  Plan& plan_for(const Shape& as) {
+    auto it = plans_.find(as);
+    if (it != plans_.end()) return it->second;
+    return plans_.emplace(as, onednn::guarded(label_, [&] { return make_plan(as); }))
+        .first->second;
+  }
+
+
+  // At creation a shape oneDNN has no int8 kernel for is a refusal (the reference kernel
+  // takes the node), not an error.
+  void create_plan(const KernelInfo& info, const Shape& as) {
+    try {
+      plans_.emplace(as, make_plan(as));
+    } catch (const dnnl::error& e) {
+      info.unsupported(std::string("oneDNN path: ") + e.what());
+    }
+  }
+
+  Plan make_plan(const Shape& as) {
+    PI_CHECK(weights_.defined(), Internal, label_, ": input shape ", shape_str(as),
+             " differs from the statically known one the weights were prepacked for");
+    PI_CHECK(as.back() == K_, ShapeMismatch, label_, ": A ", shape_str(as), " has K = ",
+             as.back(), " but B has ", K_, " rows");
+    const int64_t M = shape_numel(as) / K_;
+    Plan p;
+    p.y_shape = Shape(as.begin(), as.end() - 1);
+    p.y_shape.push_back(N_);
+    p.src_md = memory::desc({M, K_}, a_.type, tag::ab);
+    p.dst_md = memory::desc({M, N_}, y_.type, tag::ab);
+    const dnnl::primitive_attr attr = int8_attr(scales_, 1, zps_[0] != 0, zps_[1] != 0);
+    dnnl::matmul::primitive_desc pd(
+        dnnl::matmul::desc(p.src_md, memory::desc({K_, N_}, dt::s8, tag::any), p.dst_md), attr,
+        onednn::engine());
+    impl_ = onednn::impl_name(pd);
+    p.prim = dnnl::matmul(pd);
+    dnnl::stream& s = stream_;
+    memory user = onednn::wrap(memory::desc({K_, N_}, dt::s8, tag::ab), weights_);
+    p.weights = memory(pd.weights_desc(), onednn::engine());
+    dnnl::reorder(user, p.weights).execute(s, user, p.weights);
+    s.wait();
+    return p;
+  }
+
+  std::string label_;
+  Quant a_, y_;
+  std::vector<float> scales_;
+  int32_t zps_[2] = {0, 0};
+  Tensor weights_;
+  int64_t K_ = 0, N_ = 0;
+  std::map<Shape, Plan> plans_;
+  dnnl::stream stream_{onednn::engine()};
+  std::string impl_ = "onednn";
+};
+
+// MatMulInteger with a constant 2-D int8 B whose zero point is 0 (how dynamic quantization
+// writes linear layers: DynamicQuantizeLinear → MatMulInteger → Cast → Mul): oneDNN's u8/s8 ×
+// s8 → s32 matmul, exact (integer arithmetic only). A's zero point is read on every run (it
+// comes from DynamicQuantizeLinear); a per-row one goes to the reference kernel.
+class OnednnMatMulInteger final : public Kernel {
+ public:
+  explicit OnednnMatMulInteger(const KernelInfo& info)
+      : label_(info.node().label()), ref_(info) {
+    const Tensor* b = info.constant_input(1);
+    if (!b || b->rank() != 2) info.unsupported("oneDNN path: B not a constant 2-D tensor");
+    if (b->dtype() != DType::Int8) info.unsupported("oneDNN path: B other than int8");
+    if (info.has_input(3)) {
+      const Tensor* bz = info.constant_input(3);
+      if (!bz) info.unsupported("oneDNN path: non-constant B zero point");
+      for (int64_t i = 0; i < bz->numel(); ++i)
+        if (bz->dtype() != DType::Int8 || bz->data<int8_t>()[i] != 0)
+          info.unsupported("oneDNN path: non-zero B zero point");
+    }
+    const ir::TypeInfo* at = info.input_type(0);
+    if (!at || !at->has_shape || at->dims.size() < 2 || !int8_type(at->elem))
+      info.unsupported("oneDNN path: A not 8-bit of known rank >= 2");
+    a_type_ = *int8_type(at->elem);
+    weights_ = *b;
+    K_ = b->shape()[0];
+    N_ = b->shape()[1];
+    if (std::all_of(at->dims.begin(), at->dims.end(), [](int64_t d) { return d > 0; })) {
+      try {
+        plans_.emplace(at->dims, make_plan(at->dims));
+      } catch (const dnnl::error& e) {
+        info.unsupported(std::string("oneDNN path: ") + e.what());
+      }
+    }
+    // The original B stays (prepacked() is false): a run the fast path declines (a per-row A
+    // zero point, only known at run time) hands it to the reference kernel.
+  }
+
+  std::string impl() const override { return fell_back_ ? ref_.impl() : impl_; }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    int32_t za = 0;
+    if (ctx.has_input(2)) {
+      const Tensor& z = ctx.input(2);
+      if (z.numel() != 1 || z.rank() > 1 || z.dtype() != a.dtype()) return fall_back(ctx);
+      za = a.dtype() == DType::UInt8 ? z.data<uint8_t>()[0] : z.data<int8_t>()[0];
+    }
+    if (int8_type(a.dtype()) != a_type_ || a.rank() < 2 || a.shape().back() != K_)
+      return fall_back(ctx);  // the reference kernel computes or reports it
+    auto it = plans_.find(a.shape());
+    if (it == plans_.end()) {
+      it = plans_.emplace(a.shape(), onednn::guarded(label_, [&] { return make_plan(a.shape()); }))
+               .first;
+    }
+    Plan& p = it->second;
+    Tensor& y = ctx.output(0, DType::Int32, p.y_shape);
+    zp_ = za;
+    dnnl::stream& s = stream_;
+    onednn::guarded(label_, [&] {
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, onednn::wrap(p.src_md, a)},
+          {DNNL_ARG_WEIGHTS, p.weights},
+          {DNNL_ARG_DST, memory(p.dst_md, onednn::engine(), y.raw_data())},
+          {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC,
+           memory(memory::desc({1}, dt::s32, tag::x), onednn::engine(), &zp_)}};
+      p.prim.execute(s, args);
+      s.wait();
+    });
+  }
+
+ private:
+  struct Plan {
+    Shape y_shape;
+    dnnl::matmul prim;
+    memory::desc src_md, dst_md;
+    memory weights;
+  };
+
+  void fall_back(KernelContext& ctx) {
+    fell_back_ = true;
+    ref_.run(ctx);
+  }
+
+  Plan make_plan(const Shape& as) {
+    const int64_t M = shape_numel(as) / K_;
+    Plan p;
+    p.y_shape = Shape(as.begin(), as.end() - 1);
+    p.y_shape.push_back(N_);
+    p.src_md = memory::desc({M, K_}, a_type_, tag::ab);
+    p.dst_md = memory::desc({M, N_}, dt::s32, tag::ab);
+    dnnl::primitive_attr attr;
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    dnnl::matmul::primitive_desc pd(
+        dnnl::matmul::desc(p.src_md, memory::desc({K_, N_}, dt::s8, tag::any), p.dst_md), attr,
+        onednn::engine());
+    impl_ = onednn::impl_name(pd);
+    p.prim = dnnl::matmul(pd);
+    dnnl::stream& s = stream_;
+    memory user = onednn::wrap(memory::desc({K_, N_}, dt::s8, tag::ab), weights_);
+    p.weights = memory(pd.weights_desc(), onednn::engine());
+    dnnl::reorder(user, p.weights).execute(s, user, p.weights);
+    s.wait();
+    return p;
+  }
+
+  std::string label_;
+  fast::RefFallback ref_;
+  bool fell_back_ = false;
+  dt a_type_ = dt::u8;
+  Tensor weights_;  // B as the model has it [K, N]
+  int64_t K_ = 0, N_ = 0;
+  int32_t zp_ = 0;  // A's zero point of the current run, read by oneDNN
+  std::map<Shape, Plan> plans_;
+  dnnl::stream stream_{onednn::engine()};
+  std::string impl_ = "onednn";
+};
+
+PI_CPU_FAST_KERNEL("", QLinearConv, 10, 23, OnednnQLinearConv);
+PI_CPU_FAST_KERNEL("", MatMulInteger, 10, 23, OnednnMatMulInteger);
+PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcQLinearConv, 1, 1, OnednnQLinearConv);
+PI_CPU_FAST_KERNEL("ai.polyinfer", QLinearConvAdd, 1, 1, OnednnQLinearConv);
+PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcQLinearConvAdd, 1, 1, OnednnQLinearConv);
+PI_CPU_FAST_KERNEL("", QLinearMatMul, 10, 23, OnednnQLinearMatMul);
+
+}  // namespace
+}  // namespace polyinfer::cpu

@@ -1,0 +1,251 @@
+// The oneDNN QLinearConv / QLinearMatMul kernels (src/providers/cpu/onednn/qlinear.cpp) against
+// the reference kernels (`cpu-ref`, ops/quantize.cpp): one-node models with constant weights and
+// quantization parameters, random 8-bit inputs, the fast kernel asserted to have run.
+//
+// Tolerance: at most one quantization step, on at most 1% of the elements. Why: oneDNN folds
+// sx·sw/sy into one float per channel and rounds (acc + bias)·scale in float, the reference in
+// double; where the exact product lies within float rounding of a half-integer the two round
+// to neighbouring integers. Everything else (accumulation, zero points, padding, saturation)
+// is integer arithmetic and must agree exactly.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "model_builder.h"
+#include "polyinfer/session.h"
+
+namespace polyinfer {
+namespace {
+
+using test::ModelBuilder;
+
+constexpr int kUInt8 = 2, kInt8 = 3, kInt32 = 6;
+
+int64_t numel(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (auto d : s) n *= d;
+  return n;
+}
+
+std::vector<int32_t> random_ints(int64_t n, int lo, int hi, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(lo, hi);
+  std::vector<int32_t> v(static_cast<size_t>(n));
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+void int_init(ModelBuilder& m, const std::string& name, std::vector<int64_t> dims, int elem,
+              const std::vector<int32_t>& values) {
+  m.int_initializer(name, std::move(dims), elem, values);
+}
+
+void attr_ints(ModelBuilder& m, const std::string& name, std::vector<int64_t> v) {
+  auto* g = m.proto().mutable_graph();
+  auto* a = g->mutable_node(g->node_size() - 1)->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (auto x : v) a->add_ints(x);
+}
+void attr_int(ModelBuilder& m, const std::string& name, int64_t v) {
+  auto* g = m.proto().mutable_graph();
+  auto* a = g->mutable_node(g->node_size() - 1)->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+Tensor random_input(const Shape& s, bool is_signed, uint32_t seed) {
+  const std::vector<int32_t> v = random_ints(numel(s), is_signed ? -128 : 0,
+                                             is_signed ? 127 : 255, seed);
+  if (is_signed) return Tensor::from_vector<int8_t>(s, std::vector<int8_t>(v.begin(), v.end()));
+  return Tensor::from_vector<uint8_t>(s, std::vector<uint8_t>(v.begin(), v.end()));
+}
+
+// Runs `m` on cpu and cpu-ref and compares output 0 within the tolerance above; expects the
+// cpu node's implementation to start with `impl`.
+void expect_close_to_reference(ModelBuilder& m, const std::string& in, const Shape& shape,
+                               bool signed_in, const std::string& impl = "onednn") {
+  const std::string bytes = m.bytes();
+  SessionOptions fast, ref;
+  fast.optimization_level = ref.optimization_level = 0;
+  fast.threads = ref.threads = 1;
+  ref.providers = {"cpu-ref"};
+  Session a = Session::load_bytes(bytes.data(), bytes.size(), fast);
+  Session b = Session::load_bytes(bytes.data(), bytes.size(), ref);
+  std::map<std::string, Value> feed{{in, random_input(shape, signed_in, 11)}};
+  const Tensor ya = a.run(feed)[0].tensor(), yb = b.run(feed)[0].tensor();
+  ASSERT_EQ(a.placement().nodes.size(), 1u);
+  EXPECT_EQ(a.placement().nodes[0].impl.rfind(impl, 0), 0u) << a.placement().nodes[0].impl;
+  ASSERT_EQ(ya.shape(), yb.shape());
+  ASSERT_EQ(ya.dtype(), yb.dtype());
+  const bool s8 = ya.dtype() == DType::Int8;
+  int64_t off_by_one = 0, saturated = 0;
+  for (int64_t i = 0; i < ya.numel(); ++i) {
+    const int va = s8 ? ya.data<int8_t>()[i] : ya.data<uint8_t>()[i];
+    const int vb = s8 ? yb.data<int8_t>()[i] : yb.data<uint8_t>()[i];
+    ASSERT_LE(std::abs(va - vb), 1) << "at flat index " << i << ": " << va << " vs " << vb;
+    off_by_one += va != vb;
+    saturated += vb == (s8 ? -128 : 0) || vb == (s8 ? 127 : 255);
+  }
+  EXPECT_LE(off_by_one * 100, ya.numel()) << off_by_one << " of " << ya.numel() << " differ";
+  // The scales below are chosen so that most outputs fall inside the range: a test where
+  // everything saturates would prove little.
+  EXPECT_LT(saturated * 4, ya.numel()) << saturated << " of " << ya.numel() << " saturate";
+}
+
+struct QConvCase {
+  const char* name;
+  Shape x, w;
+  std::vector<int64_t> strides, pads;
+  int64_t group;
+  bool signed_x, signed_y, per_channel, bias;
+};
+void PrintTo(const QConvCase& c, std::ostream* os) { *os << c.name; }
+
+class OnednnQLinearConvTest : public ::testing::TestWithParam<QConvCase> {};
+
+TEST_P(OnednnQLinearConvTest, MatchesReference) {
+  const QConvCase& c = GetParam();
+  const int64_t M = c.w[0], taps = numel(c.w) / M;
+  ModelBuilder m(13);
+  m.input("x", c.x, c.signed_x ? kInt8 : kUInt8).output("y", {}, c.signed_y ? kInt8 : kUInt8);
+  const float sx = 0.02f;
+  std::vector<float> sw(c.per_channel ? M : 1);
+  for (size_t i = 0; i < sw.size(); ++i) sw[i] = 0.001f * (1 + i % 3);
+  // Output scale: a typical |acc| (√taps · 74²: uniform 8-bit operands) maps to ~40 steps.
+  const float sy = sx * 0.002f * std::sqrt(float(taps)) * 74 * 74 / 40;
+  m.initializer("sx", {}, {sx}).initializer("sw", {int64_t(sw.size())}, sw);
+  m.initializer("sy", {}, {sy});
+  int_init(m, "zx", {}, c.signed_x ? kInt8 : kUInt8, {c.signed_x ? -5 : 131});
+  int_init(m, "zw", {int64_t(sw.size())}, kInt8, std::vector<int32_t>(sw.size(), 0));
+  int_init(m, "zy", {}, c.signed_y ? kInt8 : kUInt8, {c.signed_y ? 3 : 120});
+  int_init(m, "w", c.w, kInt8, random_ints(numel(c.w), -127, 127, 5));
+  std::vector<std::string> in{"x", "sx", "zx", "w", "sw", "zw", "sy", "zy"};
+  if (c.bias) {
+    int_init(m, "b", {M}, kInt32, random_ints(M, -20000, 20000, 6));
+    in.push_back("b");
+  }
+  m.node("QLinearConv", in, {"y"}, "qconv");
+  if (!c.strides.empty()) attr_ints(m, "strides", c.strides);
+  if (!c.pads.empty()) attr_ints(m, "pads", c.pads);
+  if (c.group != 1) attr_int(m, "group", c.group);
+  expect_close_to_reference(m, "x", c.x, c.signed_x);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, OnednnQLinearConvTest,
+    ::testing::Values(
+        QConvCase{"pointwise_u8", {1, 17, 9, 7}, {33, 17, 1, 1}, {}, {}, 1, false, false, true,
+                  true},
+        QConvCase{"k3pad1_s8", {2, 8, 13, 11}, {16, 8, 3, 3}, {}, {1, 1, 1, 1}, 1, true, true,
+                  true, true},
+        QConvCase{"stride2_pad3_u8s8", {1, 3, 23, 23}, {8, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, 1,
+                  false, true, true, false},
+        QConvCase{"asym_pads_per_tensor", {1, 5, 10, 9}, {7, 5, 3, 2}, {1, 2}, {0, 1, 2, 0}, 1,
+                  true, false, false, true},
+        QConvCase{"depthwise", {1, 12, 15, 15}, {12, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, 12, true,
+                  true, true, true},
+        QConvCase{"grouped", {1, 12, 8, 8}, {9, 4, 3, 3}, {}, {1, 1, 1, 1}, 3, false, false,
+                  true, true},
+        QConvCase{"conv1d", {2, 6, 31}, {10, 6, 5}, {2}, {2, 2}, 1, true, true, true, true}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(OnednnQLinearConv, NonZeroWeightZeroPointIsLeftToTheReference) {
+  ModelBuilder m(13);
+  m.input("x", {1, 2, 5, 5}, kUInt8).output("y", {}, kUInt8);
+  m.initializer("sx", {}, {0.02f}).initializer("sw", {}, {0.01f}).initializer("sy", {}, {0.1f});
+  int_init(m, "zx", {}, kUInt8, {128});
+  int_init(m, "zw", {}, kInt8, {2});
+  int_init(m, "zy", {}, kUInt8, {128});
+  int_init(m, "w", {3, 2, 3, 3}, kInt8, random_ints(54, -127, 127, 5));
+  m.node("QLinearConv", {"x", "sx", "zx", "w", "sw", "zw", "sy", "zy"}, {"y"}, "qconv");
+  expect_close_to_reference(m, "x", {1, 2, 5, 5}, false, "reference");
+}
+
+TEST(OnednnQLinearConvAdd, MatchesReference) {
+  // ai.polyinfer QLinearConvAdd: the convolution saturated to (sc, zc) — zc at the type's
+  // minimum, a Relu, so the clip post-op matters — plus a residual Z with its own zero point.
+  for (bool s8 : {false, true}) {
+    SCOPED_TRACE(s8 ? "int8" : "uint8");
+    const int t = s8 ? kInt8 : kUInt8;
+    ModelBuilder m(13);
+    m.input("x", {1, 8, 9, 9}, t).input("z", {1, 12, 9, 9}, t).output("y", {}, t);
+    auto* op = m.proto().add_opset_import();
+    op->set_domain("ai.polyinfer");
+    op->set_version(1);
+    m.initializer("sx", {}, {0.02f}).initializer("sw", {12}, std::vector<float>(12, 0.002f));
+    m.initializer("sc", {}, {0.02f * 0.002f * 3 * 74 * 74 / 40});
+    m.initializer("sz", {}, {0.03f}).initializer("sy", {}, {0.05f});
+    int_init(m, "zx", {}, t, {s8 ? -5 : 131});
+    int_init(m, "zw", {12}, kInt8, std::vector<int32_t>(12, 0));
+    int_init(m, "zc", {}, t, {s8 ? -128 : 0});
+    int_init(m, "zz", {}, t, {s8 ? 7 : 120});
+    int_init(m, "zy", {}, t, {s8 ? -3 : 125});
+    int_init(m, "w", {12, 8, 1, 1}, kInt8, random_ints(96, -127, 127, 5));
+    int_init(m, "b", {12}, kInt32, random_ints(12, -2000, 2000, 6));
+    m.node("QLinearConvAdd",
+           {"x", "sx", "zx", "w", "sw", "zw", "sc", "zc", "b", "z", "sz", "zz", "sy", "zy"}, {"y"},
+           "qconvadd");
+    m.proto().mutable_graph()->mutable_node(0)->set_domain("ai.polyinfer");
+    const std::string bytes = m.bytes();
+    SessionOptions fast, ref;
+    fast.optimization_level = ref.optimization_level = 0;
+    ref.providers = {"cpu-ref"};
+    Session a = Session::load_bytes(bytes.data(), bytes.size(), fast);
+    Session b = Session::load_bytes(bytes.data(), bytes.size(), ref);
+    std::map<std::string, Value> feed{{"x", random_input({1, 8, 9, 9}, s8, 11)},
+                                      {"z", random_input({1, 12, 9, 9}, s8, 12)}};
+    const Tensor ya = a.run(feed)[0].tensor(), yb = b.run(feed)[0].tensor();
+    EXPECT_EQ(a.placement().nodes[0].impl.rfind("onednn", 0), 0u) << a.placement().nodes[0].impl;
+    ASSERT_EQ(ya.shape(), yb.shape());
+    int differ = 0;
+    for (int64_t i = 0; i < ya.numel(); ++i) {
+      const int va = s8 ? ya.data<int8_t>()[i] : ya.data<uint8_t>()[i];
+      const int vb = s8 ? yb.data<int8_t>()[i] : yb.data<uint8_t>()[i];
+      ASSERT_LE(std::abs(va - vb), 1) << "at " << i;  // float vs double rounding (see the top)
+      differ += va != vb;
+    }
+    EXPECT_LE(differ * 100, ya.numel());
+  }
+}
+
+struct QMatMulCase {
+  const char* name;
+  Shape a;
+  int64_t n;
+  bool signed_a, signed_y, per_column;
+};
+void PrintTo(const QMatMulCase& c, std::ostream* os) { *os << c.name; }
+
+class OnednnQLinearMatMulTest : public ::testing::TestWithParam<QMatMulCase> {};
+
+TEST_P(OnednnQLinearMatMulTest, MatchesReference) {
+  const QMatMulCase& c = GetParam();
+  const int64_t K = c.a.back(), N = c.n;
+  ModelBuilder m(13);
+  m.input("a", c.a, c.signed_a ? kInt8 : kUInt8).output("y", {}, c.signed_y ? kInt8 : kUInt8);
+  const float sa = 0.05f;
+  std::vector<float> sb(c.per_column ? N : 1);
+  for (size_t i = 0; i < sb.size(); ++i) sb[i] = 0.002f * (1 + i % 4);
+  const float sy = sa * 0.004f * std::sqrt(float(K)) * 74 * 74 / 40;
+  m.initializer("sa", {}, {sa}).initializer("sb", {int64_t(sb.size())}, sb);
+  m.initializer("sy", {}, {sy});
+  int_init(m, "za", {}, c.signed_a ? kInt8 : kUInt8, {c.signed_a ? 9 : 100});
+  int_init(m, "zb", {int64_t(sb.size())}, kInt8, std::vector<int32_t>(sb.size(), 0));
+  int_init(m, "zy", {}, c.signed_y ? kInt8 : kUInt8, {c.signed_y ? -7 : 128});
+  int_init(m, "b", {K, N}, kInt8, random_ints(K * N, -127, 127, 8));
+  m.node("QLinearMatMul", {"a", "sa", "za", "b", "sb", "zb", "sy", "zy"}, {"y"}, "qmm");
+  expect_close_to_reference(m, "a", c.a, c.signed_a);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, OnednnQLinearMatMulTest,
+    ::testing::Values(QMatMulCase{"u8_per_column", {7, 33}, 17, false, false, true},
+                      QMatMulCase{"s8_3d", {2, 13, 65}, 31, true, true, true},
+                      QMatMulCase{"s8_per_tensor_u8_out", {5, 64}, 48, true, false, false}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace polyinfer
