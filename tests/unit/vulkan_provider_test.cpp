@@ -34,7 +34,8 @@ TEST(VulkanProvider, ListedWithItsDevice) {
   auto p = create_provider("vulkan");
   EXPECT_EQ(p->device(), kVulkan);
   EXPECT_NE(p->describe(), "");
-  EXPECT_EQ(p->kernels().size(), 10u);
+  // Element-wise 10, MatMul, Gemm, FusedGemm, FusedMatMul.
+  EXPECT_EQ(p->kernels().size(), 14u);
 }
 
 TEST(VulkanProvider, ProbeAgreesWithDoctorWhenUnusable) {

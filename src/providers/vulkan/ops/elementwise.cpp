@@ -3,69 +3,11 @@
 // Each kernel takes its cached pipeline at creation and records one dispatch per run.
 // Anything else (another dtype, rank > 6) is refused at creation, so the partitioner places
 // the node on the next provider and reports why.
-#include <cstring>
-#include <limits>
-
 #include "core/shape_util.h"
-#include "providers/vulkan/context.h"
-#include "runtime/kernel.h"
+#include "providers/vulkan/ops/common.h"
 
 namespace polyinfer::vulkan {
 namespace {
-
-constexpr int kMaxRank = 6;
-constexpr uint32_t kGroupSize = 256;  // local_size_x of the shaders
-
-// Refuses inputs that are not known, at creation, to be float32 tensors (of rank <= 6 when the
-// rank is known). An unknown dtype (inside a Loop body, say) is refused too: a refusal at run time
-// could not fall back to the next provider.
-void require_float32(const KernelInfo& info) {
-  for (size_t i = 0; i < info.num_inputs(); ++i) {
-    DType dtype = DType::Undefined;
-    int rank = -1;
-    if (const Tensor* c = info.constant_input(i)) {
-      dtype = c->dtype();
-      rank = c->rank();
-    } else if (const ir::TypeInfo* t = info.input_type(i);
-               t && t->kind == ir::TypeInfo::Kind::Tensor) {
-      dtype = t->elem;
-      if (t->has_shape) rank = static_cast<int>(t->dims.size());
-    }
-    if (dtype == DType::Undefined)
-      info.unsupported("input " + std::to_string(i) +
-                       " of unknown dtype (the Vulkan kernels are float32 only)");
-    if (dtype != DType::Float32)
-      info.unsupported(std::string("dtype ") + dtype_name(dtype) +
-                       " (the Vulkan kernels are float32 only)");
-    if (rank > kMaxRank)
-      info.unsupported("rank " + std::to_string(rank) + " (the Vulkan kernels take rank <= 6)");
-  }
-}
-
-// The same checks at run time (a model's declared types can be wrong).
-void check_input(const KernelContext& ctx, const Tensor& t) {
-  PI_CHECK(t.dtype() == DType::Float32, UnsupportedOp, ctx.node().label(), ": dtype ",
-           dtype_name(t.dtype()), " (the Vulkan kernels are float32 only)");
-  PI_CHECK(t.rank() <= kMaxRank, UnsupportedOp, ctx.node().label(), ": rank ", t.rank(),
-           " (the Vulkan kernels take rank <= 6)");
-  PI_CHECK(t.numel() <= std::numeric_limits<int32_t>::max(), UnsupportedOp, ctx.node().label(),
-           ": ", t.numel(), " elements (the Vulkan kernels index with 32 bits)");
-}
-
-// The element offset of a float32 tensor inside its buffer.
-uint32_t element_offset(const BufferRef& r) {
-  PI_CHECK(r.offset % sizeof(float) == 0, Internal, "Vulkan: a float32 tensor at byte offset ",
-           r.offset);
-  const size_t e = r.offset / sizeof(float);
-  PI_CHECK(e <= std::numeric_limits<uint32_t>::max(), Internal, "Vulkan: a buffer offset of ",
-           r.offset, " bytes does not fit 32 bits");
-  return static_cast<uint32_t>(e);
-}
-
-uint32_t groups_for(int64_t n, const Context& c) {
-  const int64_t g = (n + kGroupSize - 1) / kGroupSize;
-  return static_cast<uint32_t>(std::min<int64_t>(g, c.max_groups()));
-}
 
 struct BinaryParams {
   uint32_t op, rank, n, off_a, off_b, off_c;
