@@ -34,8 +34,8 @@ TEST(VulkanProvider, ListedWithItsDevice) {
   auto p = create_provider("vulkan");
   EXPECT_EQ(p->device(), kVulkan);
   EXPECT_NE(p->describe(), "");
-  // Element-wise 10, MatMul, Gemm, FusedGemm, FusedMatMul.
-  EXPECT_EQ(p->kernels().size(), 14u);
+  // Element-wise 10, MatMul/Gemm/FusedGemm/FusedMatMul, Softmax/LogSoftmax.
+  EXPECT_EQ(p->kernels().size(), 16u);
 }
 
 TEST(VulkanProvider, ProbeAgreesWithDoctorWhenUnusable) {
@@ -62,11 +62,11 @@ TEST(VulkanProvider, TensorRoundTrip) {
   EXPECT_EQ(i64.to_vector<int64_t>(), (std::vector<int64_t>{1, -2, 3}));
 }
 
-// x -> Relu -> Softmax -> Neg: Softmax has no Vulkan kernel.
-test::ModelBuilder relu_softmax_neg() {
+// x -> Relu -> Hardmax -> Neg: Hardmax has no Vulkan kernel.
+test::ModelBuilder relu_hardmax_neg() {
   test::ModelBuilder b(17);
   b.input("x", {4, 37}).output("y", {4, 37});
-  b.node("Relu", {"x"}, {"r"}, "relu").node("Softmax", {"r"}, {"s"}, "softmax");
+  b.node("Relu", {"x"}, {"r"}, "relu").node("Hardmax", {"r"}, {"s"}, "hardmax");
   b.node("Neg", {"s"}, {"y"}, "neg");
   return b;
 }
@@ -74,32 +74,32 @@ test::ModelBuilder relu_softmax_neg() {
 TEST(VulkanProvider, FallsBackToCpuWithAReport) {
   PI_SKIP_WITHOUT_VULKAN();
   const Tensor x = test::random_tensor({4, 37});
-  Session vk = load(relu_softmax_neg(), {"vulkan", "cpu"});
-  Session cpu = load(relu_softmax_neg(), {"cpu"});
+  Session vk = load(relu_hardmax_neg(), {"vulkan", "cpu"});
+  Session cpu = load(relu_hardmax_neg(), {"cpu"});
   const Placement& pl = vk.placement();
   ASSERT_EQ(pl.nodes.size(), 3u);
   EXPECT_EQ(pl.nodes[0].provider, "vulkan");
   EXPECT_EQ(pl.nodes[1].provider, "cpu");
   EXPECT_EQ(pl.nodes[2].provider, "vulkan");
   ASSERT_EQ(pl.fallbacks.size(), 1u);
-  EXPECT_EQ(pl.fallbacks[0].op, "Softmax");
+  EXPECT_EQ(pl.fallbacks[0].op, "Hardmax");
   EXPECT_NE(pl.fallbacks[0].reason.find("vulkan"), std::string::npos) << pl.fallbacks[0].reason;
   for (int run = 0; run < 3; ++run) {
     const std::vector<Value> got = vk.run({{"x", Value(x)}});
     const std::vector<Value> want = cpu.run({{"x", Value(x)}});
     expect_near(got[0].tensor().to_vector<float>(), want[0].tensor().to_vector<float>());
   }
-  EXPECT_EQ(vk.placement().device_copies, 3);  // x in, softmax's input out and its output back
+  EXPECT_EQ(vk.placement().device_copies, 3);  // x in, hardmax's input out and its output back
 }
 
 TEST(VulkanProvider, StrictListFailsWithTheReason) {
   PI_SKIP_WITHOUT_VULKAN();
   try {
-    load(relu_softmax_neg(), {"vulkan"});
-    FAIL() << "a model with Softmax loaded on vulkan alone";
+    load(relu_hardmax_neg(), {"vulkan"});
+    FAIL() << "a model with Hardmax loaded on vulkan alone";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::UnsupportedOp) << e.what();
-    EXPECT_NE(std::string(e.what()).find("Softmax"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Hardmax"), std::string::npos) << e.what();
   }
 }
 
