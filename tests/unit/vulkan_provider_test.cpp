@@ -34,8 +34,8 @@ TEST(VulkanProvider, ListedWithItsDevice) {
   auto p = create_provider("vulkan");
   EXPECT_EQ(p->device(), kVulkan);
   EXPECT_NE(p->describe(), "");
-  // Element-wise 10, MatMul/Gemm/FusedGemm/FusedMatMul, Softmax/LogSoftmax.
-  EXPECT_EQ(p->kernels().size(), 16u);
+  // Element-wise 10, MatMul/Gemm/FusedGemm/FusedMatMul, Softmax/LogSoftmax, Conv/FusedConv.
+  EXPECT_EQ(p->kernels().size(), 18u);
 }
 
 TEST(VulkanProvider, ProbeAgreesWithDoctorWhenUnusable) {
