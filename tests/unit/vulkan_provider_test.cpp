@@ -34,8 +34,9 @@ TEST(VulkanProvider, ListedWithItsDevice) {
   auto p = create_provider("vulkan");
   EXPECT_EQ(p->device(), kVulkan);
   EXPECT_NE(p->describe(), "");
-  // Element-wise 10, MatMul/Gemm/FusedGemm/FusedMatMul, Softmax/LogSoftmax, Conv/FusedConv.
-  EXPECT_EQ(p->kernels().size(), 18u);
+  // Element-wise 10, MatMul/Gemm/FusedGemm/FusedMatMul, Conv/FusedConv, Softmax/LogSoftmax,
+  // 4 poolings.
+  EXPECT_EQ(p->kernels().size(), 22u);
 }
 
 TEST(VulkanProvider, ProbeAgreesWithDoctorWhenUnusable) {
