@@ -26,12 +26,14 @@ class BinaryKernel final : public Kernel {
     require_float32(info);
     ctx_ = Context::get();
     pipeline_ = &ctx_->pipeline("binary", 3, sizeof(BinaryParams));
+    consts_.upload(info);
   }
   std::string impl() const override { return "vulkan:binary"; }
+  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
 
   void run(KernelContext& kc) override {
-    const Tensor& a = kc.input(0);
-    const Tensor& b = kc.input(1);
+    const Tensor& a = consts_.input(kc, 0);
+    const Tensor& b = consts_.input(kc, 1);
     check_input(kc, a);
     check_input(kc, b);
     const Shape out_shape = broadcast_shapes(a.shape(), b.shape(), kc.node().op_type.c_str());
@@ -67,6 +69,7 @@ class BinaryKernel final : public Kernel {
   }
 
  private:
+  DeviceConstants consts_;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;
 };

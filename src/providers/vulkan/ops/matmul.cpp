@@ -115,15 +115,17 @@ class GemmKernel : public Kernel {
     if (fused) act_ = cpu::FusedActivation::from(info);
     ctx_ = Context::get();
     pipeline_ = &ctx_->pipeline("gemm", 4, sizeof(GemmParams));
+    consts_.upload(info);
   }
   std::string impl() const override { return "vulkan:gemm"; }
+  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
 
   void run(KernelContext& kc) override {
-    const Tensor& a = kc.input(0);
-    const Tensor& b = kc.input(1);
+    const Tensor& a = consts_.input(kc, 0);
+    const Tensor& b = consts_.input(kc, 1);
     check_input(kc, a);
     check_input(kc, b);
-    const Tensor* c = kc.has_input(2) ? &kc.input(2) : nullptr;
+    const Tensor* c = consts_.has(kc, 2) ? &consts_.input(kc, 2) : nullptr;
     if (c) check_input(kc, *c);
     GemmParams p{};
     p.alpha = 1.0f;
@@ -243,6 +245,7 @@ class GemmKernel : public Kernel {
   float alpha_ = 1.0f, beta_ = 1.0f;
   bool trans_a_ = false, trans_b_ = false;
   cpu::FusedActivation act_;
+  DeviceConstants consts_;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;
 };
