@@ -35,8 +35,8 @@ TEST(VulkanProvider, ListedWithItsDevice) {
   EXPECT_EQ(p->device(), kVulkan);
   EXPECT_NE(p->describe(), "");
   // Element-wise 10, MatMul/Gemm/FusedGemm/FusedMatMul, Conv/FusedConv, Softmax/LogSoftmax,
-  // 4 poolings.
-  EXPECT_EQ(p->kernels().size(), 22u);
+  // 4 poolings, Transpose/Concat, 5 views.
+  EXPECT_EQ(p->kernels().size(), 29u);
 }
 
 TEST(VulkanProvider, ProbeAgreesWithDoctorWhenUnusable) {
