@@ -35,8 +35,8 @@ TEST(VulkanProvider, ListedWithItsDevice) {
   EXPECT_EQ(p->device(), kVulkan);
   EXPECT_NE(p->describe(), "");
   // Element-wise 10, MatMul/Gemm/FusedGemm/FusedMatMul, Conv/FusedConv, Softmax/LogSoftmax,
-  // 4 poolings, Transpose/Concat, 5 views.
-  EXPECT_EQ(p->kernels().size(), 29u);
+  // 4 poolings, Transpose/Concat, 5 views, LayerNormalization (ONNX and ai.polyinfer).
+  EXPECT_EQ(p->kernels().size(), 31u);
 }
 
 TEST(VulkanProvider, ProbeAgreesWithDoctorWhenUnusable) {
