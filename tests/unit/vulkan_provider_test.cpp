@@ -34,9 +34,9 @@ TEST(VulkanProvider, ListedWithItsDevice) {
   auto p = create_provider("vulkan");
   EXPECT_EQ(p->device(), kVulkan);
   EXPECT_NE(p->describe(), "");
-  // Element-wise 10, MatMul/Gemm/FusedGemm/FusedMatMul, Conv/FusedConv, Softmax/LogSoftmax,
-  // 4 poolings, Transpose/Concat, 5 views, LayerNormalization (ONNX and ai.polyinfer).
-  EXPECT_EQ(p->kernels().size(), 31u);
+  // Element-wise 18 (with both Gelus), MatMul/Gemm/FusedGemm/FusedMatMul, Conv/FusedConv,
+  // Softmax/LogSoftmax, 4 poolings, Transpose/Concat, 5 views, 2 LayerNormalizations.
+  EXPECT_EQ(p->kernels().size(), 39u);
 }
 
 TEST(VulkanProvider, ProbeAgreesWithDoctorWhenUnusable) {

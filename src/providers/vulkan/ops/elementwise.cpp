@@ -1,8 +1,12 @@
 // Float32 element-wise operators on Vulkan: Add, Sub, Mul, Div with numpy broadcasting up to
-// rank 6 (shaders/binary.comp), and Relu, Sigmoid, Tanh, Exp, Neg, Abs (shaders/unary.comp).
+// rank 6 (shaders/binary.comp), and Relu, Sigmoid, Tanh, Exp, Neg, Abs, LeakyRelu, HardSigmoid,
+// HardSwish, Gelu (ONNX 20 and ai.polyinfer; erf or tanh), Erf, Sqrt, Clip with constant bounds
+// (shaders/unary.comp).
 // Each kernel takes its cached pipeline at creation and records one dispatch per run.
 // Anything else (another dtype, rank > 6) is refused at creation, so the partitioner places
 // the node on the next provider and reports why.
+#include <limits>
+
 #include "core/shape_util.h"
 #include "providers/vulkan/ops/common.h"
 
@@ -17,6 +21,7 @@ static_assert(sizeof(BinaryParams) == 96, "matches the push-constant block of bi
 
 struct UnaryParams {
   uint32_t op, n, off_x, off_y;
+  float alpha, beta;
 };
 
 template <uint32_t Op>
@@ -74,15 +79,54 @@ class BinaryKernel final : public Kernel {
   const Pipeline* pipeline_ = nullptr;
 };
 
+// unary.comp's operator codes.
+enum UnaryOp : uint32_t {
+  kRelu, kSigmoid, kTanh, kExp, kNeg, kAbs, kLeakyRelu, kHardSigmoid, kHardSwish, kGelu,
+  kGeluTanh, kErf, kSqrt, kClip
+};
+
+// A Clip bound from input i (opset 11+): a constant scalar, since it is needed when the kernel is
+// recorded and a value computed at run time would have to be read back from the device.
+float clip_bound(const KernelInfo& info, size_t i, float absent) {
+  if (!info.has_input(i)) return absent;
+  const Tensor* c = info.constant_input(i);
+  if (!c) info.unsupported("a Clip bound computed at run time (the Vulkan kernel takes constants)");
+  if (c->dtype() != DType::Float32 || c->numel() != 1)
+    info.unsupported("Clip bound " + c->describe());
+  return c->to(Device::cpu()).data<float>()[0];
+}
+
 template <uint32_t Op>
 class UnaryKernel final : public Kernel {
  public:
   explicit UnaryKernel(const KernelInfo& info) {
     require_float32(info);
+    if constexpr (Op == kLeakyRelu) {
+      alpha_ = info.attr_float("alpha", 0.01f);
+    } else if constexpr (Op == kHardSigmoid) {
+      alpha_ = info.attr_float("alpha", 0.2f);
+      beta_ = info.attr_float("beta", 0.5f);
+    } else if constexpr (Op == kGelu) {
+      const std::string mode = info.attr_string("approximate", "none");
+      if (mode == "tanh") op_ = kGeluTanh;
+      else if (mode != "none") info.unsupported("approximate=" + mode);
+    } else if constexpr (Op == kClip) {
+      // Absent bounds are float's lowest/largest finite values, as on the CPU.
+      const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+      if (info.opset() < 11) {
+        alpha_ = info.attr_float("min", lo);
+        beta_ = info.attr_float("max", hi);
+      } else {
+        alpha_ = clip_bound(info, 1, lo);
+        beta_ = clip_bound(info, 2, hi);
+      }
+    }
     ctx_ = Context::get();
     pipeline_ = &ctx_->pipeline("unary", 2, sizeof(UnaryParams));
   }
   std::string impl() const override { return "vulkan:unary"; }
+  // Clip's bounds were read at creation; the kernel never looks at those inputs again.
+  bool prepacked(size_t i) const override { return Op == kClip && i > 0; }
 
   void run(KernelContext& kc) override {
     const Tensor& x = kc.input(0);
@@ -90,11 +134,14 @@ class UnaryKernel final : public Kernel {
     Tensor& y = kc.output(0, DType::Float32, x.shape());
     if (y.numel() == 0) return;
     const BufferRef rx = ctx_->find(x.raw_data()), ry = ctx_->find(y.raw_data());
-    UnaryParams p{Op, static_cast<uint32_t>(y.numel()), element_offset(rx), element_offset(ry)};
+    UnaryParams p{op_, static_cast<uint32_t>(y.numel()), element_offset(rx), element_offset(ry),
+                  alpha_, beta_};
     ctx_->dispatch(*pipeline_, {rx.buffer, ry.buffer}, &p, groups_for(p.n, *ctx_));
   }
 
  private:
+  uint32_t op_ = Op;
+  float alpha_ = 0, beta_ = 0;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;
 };
@@ -105,12 +152,20 @@ PI_VULKAN_KERNEL(Add, 7, 23, BinaryKernel<0>);
 PI_VULKAN_KERNEL(Sub, 7, 23, BinaryKernel<1>);
 PI_VULKAN_KERNEL(Mul, 7, 23, BinaryKernel<2>);
 PI_VULKAN_KERNEL(Div, 7, 23, BinaryKernel<3>);
-PI_VULKAN_KERNEL(Relu, 6, 23, UnaryKernel<0>);
-PI_VULKAN_KERNEL(Sigmoid, 6, 23, UnaryKernel<1>);
-PI_VULKAN_KERNEL(Tanh, 6, 23, UnaryKernel<2>);
-PI_VULKAN_KERNEL(Exp, 6, 23, UnaryKernel<3>);
-PI_VULKAN_KERNEL(Neg, 6, 23, UnaryKernel<4>);
-PI_VULKAN_KERNEL(Abs, 6, 23, UnaryKernel<5>);
+PI_VULKAN_KERNEL(Relu, 6, 23, UnaryKernel<kRelu>);
+PI_VULKAN_KERNEL(Sigmoid, 6, 23, UnaryKernel<kSigmoid>);
+PI_VULKAN_KERNEL(Tanh, 6, 23, UnaryKernel<kTanh>);
+PI_VULKAN_KERNEL(Exp, 6, 23, UnaryKernel<kExp>);
+PI_VULKAN_KERNEL(Neg, 6, 23, UnaryKernel<kNeg>);
+PI_VULKAN_KERNEL(Abs, 6, 23, UnaryKernel<kAbs>);
+PI_VULKAN_KERNEL(LeakyRelu, 6, 23, UnaryKernel<kLeakyRelu>);
+PI_VULKAN_KERNEL(HardSigmoid, 6, 23, UnaryKernel<kHardSigmoid>);
+PI_VULKAN_KERNEL(HardSwish, 14, 23, UnaryKernel<kHardSwish>);
+PI_VULKAN_KERNEL(Gelu, 20, 23, UnaryKernel<kGelu>);
+PI_REGISTER_KERNEL("vulkan", "ai.polyinfer", Gelu, 1, 1, UnaryKernel<kGelu>);
+PI_VULKAN_KERNEL(Erf, 9, 23, UnaryKernel<kErf>);
+PI_VULKAN_KERNEL(Sqrt, 6, 23, UnaryKernel<kSqrt>);
+PI_VULKAN_KERNEL(Clip, 6, 23, UnaryKernel<kClip>);
 
 }  // namespace
 }  // namespace polyinfer::vulkan
