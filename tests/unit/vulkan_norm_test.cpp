@@ -1,4 +1,4 @@
-// The Vulkan LayerNormalization kernel (shaders/layer_norm.comp) against cpu-ref: every axis of
+// The Vulkan normalization kernels against cpu-ref. LayerNormalization (shaders/layer_norm.comp): every axis of
 // a rank-4 input, rows shorter and longer than a workgroup, BERT's [.., 768] rows, scale and bias
 // per element or single, no bias, the optimizer's ai.polyinfer form, more rows than the dispatch
 // limit, and the refusals (Mean/InvStdDev outputs, stash_type double, other broadcasts).
@@ -88,6 +88,27 @@ TEST(VulkanLayerNorm, RefusalsFallBack) {
           .random({4, 1})
           .check(1e-5, 1e-5);
   EXPECT_EQ(r.provider, "cpu");
+}
+
+// BatchNormalization in inference mode: the CPU's formula per element, so only GLSL's division
+// and sqrt (a few ulp, where the CPU rounds correctly) differ: rtol 1e-5.
+TEST(VulkanBatchNorm, InferenceMode) {
+  PI_SKIP_WITHOUT_VULKAN();
+  for (int opset : {9, 15})
+    for (const Shape& x : std::vector<Shape>{{2, 3, 5, 7}, {4, 6}, {1, 1, 1}, {2, 3, 4, 5, 6},
+                                             {1, 70, 17}}) {
+      const Shape c{x[1]};
+      auto o = OracleOp("BatchNormalization", opset).providers({"vulkan"});
+      o.attr("epsilon", 1e-3f).random(x).random(c).random(c).random(c).random(c, 0.1f, 2.0f);
+      EXPECT_EQ(o.check(1e-6, 1e-5).provider, "vulkan") << opset << shape_str(x);
+    }
+}
+
+TEST(VulkanBatchNorm, TrainingModeFallsBack) {
+  PI_SKIP_WITHOUT_VULKAN();
+  auto o = OracleOp("BatchNormalization", 15).providers({"vulkan", "cpu"});
+  o.attr("training_mode", int64_t{1}).random({2, 3, 4}).random({3}).random({3}).random({3});
+  EXPECT_EQ(o.random({3}, 0.1f, 2.0f).check(1e-5, 1e-5).provider, "cpu");
 }
 
 }  // namespace

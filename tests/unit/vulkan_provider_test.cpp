@@ -35,8 +35,9 @@ TEST(VulkanProvider, ListedWithItsDevice) {
   EXPECT_EQ(p->device(), kVulkan);
   EXPECT_NE(p->describe(), "");
   // Element-wise 18 (with both Gelus), MatMul/Gemm/FusedGemm/FusedMatMul, Conv/FusedConv,
-  // Softmax/LogSoftmax, 4 poolings, Transpose/Concat, 5 views, 2 LayerNormalizations.
-  EXPECT_EQ(p->kernels().size(), 39u);
+  // Softmax/LogSoftmax, 4 poolings, Transpose/Concat, 5 views, 2 LayerNormalizations,
+  // BatchNormalization.
+  EXPECT_EQ(p->kernels().size(), 40u);
 }
 
 TEST(VulkanProvider, ProbeAgreesWithDoctorWhenUnusable) {

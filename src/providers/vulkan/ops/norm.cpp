@@ -1,8 +1,12 @@
-// Float32 LayerNormalization on Vulkan (shaders/layer_norm.comp): ONNX opset 17+ and the
-// optimizer's ai.polyinfer LayerNormalization (the same operator for older models). Refused at
-// creation: stash_type other than float32, the Mean and InvStdDev outputs, other dtypes, and
-// scale/bias known to broadcast other than per element of the normalized block or as a single
-// value.
+// Float32 normalizations on Vulkan:
+//   LayerNormalization (shaders/layer_norm.comp): ONNX opset 17+ and the optimizer's
+//     ai.polyinfer LayerNormalization (the same operator for older models). Refused at creation:
+//     stash_type other than float32, the Mean and InvStdDev outputs, and scale/bias known to
+//     broadcast other than per element of the normalized block or as a single value.
+//   BatchNormalization (shaders/batch_norm.comp) in inference mode, opset 7+ (the optimizer
+//     folds it into a preceding Conv; this runs the rest). Refused: training_mode, the running
+//     statistics outputs, spatial=0, a device binding fewer than 6 storage buffers.
+// Other dtypes are refused as everywhere.
 #include "core/shape_util.h"
 #include "providers/vulkan/ops/common.h"
 
@@ -104,7 +108,74 @@ class LayerNormKernel final : public Kernel {
   const Pipeline* pipeline_ = nullptr;
 };
 
+struct BatchNormParams {
+  uint32_t n, C, inner, off_x, off_s, off_b, off_m, off_v, off_y;
+  float eps;
+};
+
+class BatchNormKernel final : public Kernel {
+ public:
+  explicit BatchNormKernel(const KernelInfo& info) : eps_(info.attr_float("epsilon", 1e-5f)) {
+    require_float32(info);
+    if (info.opset() >= 14 && info.attr_int("training_mode", 0) != 0)
+      info.unsupported("training_mode=1");
+    if (info.attr_int("spatial", 1) != 1) info.unsupported("spatial=0");
+    for (size_t i = 1; i < info.num_outputs(); ++i)
+      if (info.has_output(i)) info.unsupported("the running statistics outputs");
+    ctx_ = Context::get();
+    if (ctx_->max_storage_buffers() < 6)
+      info.unsupported("BatchNormalization on a device that binds only " +
+                       std::to_string(ctx_->max_storage_buffers()) +
+                       " storage buffers per shader (6 needed)");
+    pipeline_ = &ctx_->pipeline("batch_norm", 6, sizeof(BatchNormParams));
+    consts_.upload(info);
+  }
+  std::string impl() const override { return "vulkan:batch_norm"; }
+  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
+
+  void run(KernelContext& kc) override {
+    const std::string who = kc.node().label();
+    const Tensor& x = consts_.input(kc, 0);
+    check_input(kc, x);
+    PI_CHECK(x.rank() >= 2, ShapeMismatch, who, ": input must be [N, C, ...], got ",
+             x.describe());
+    const int64_t C = x.dim(1);
+    const Tensor* t[4];
+    for (size_t i = 1; i <= 4; ++i) {
+      t[i - 1] = &consts_.input(kc, i);
+      check_input(kc, *t[i - 1]);
+      PI_CHECK(t[i - 1]->shape() == Shape{C}, ShapeMismatch, who, ": input ", i,
+               " must have shape [", C, "], got ", t[i - 1]->describe());
+    }
+    Tensor& y = kc.output(0, DType::Float32, x.shape());
+    if (y.numel() == 0) return;
+    const BufferRef rx = ctx_->find(x.raw_data()), rs = ctx_->find(t[0]->raw_data()),
+                    rb = ctx_->find(t[1]->raw_data()), rm = ctx_->find(t[2]->raw_data()),
+                    rv = ctx_->find(t[3]->raw_data()), ry = ctx_->find(y.raw_data());
+    BatchNormParams p{};
+    p.n = u32(y.numel());
+    p.C = u32(C);
+    p.inner = u32(y.numel() / (x.dim(0) * C));
+    p.off_x = element_offset(rx);
+    p.off_s = element_offset(rs);
+    p.off_b = element_offset(rb);
+    p.off_m = element_offset(rm);
+    p.off_v = element_offset(rv);
+    p.off_y = element_offset(ry);
+    p.eps = eps_;
+    ctx_->dispatch(*pipeline_, {rx.buffer, rs.buffer, rb.buffer, rm.buffer, rv.buffer, ry.buffer},
+                   &p, groups_for(y.numel(), *ctx_));
+  }
+
+ private:
+  float eps_;
+  DeviceConstants consts_;
+  std::shared_ptr<Context> ctx_;
+  const Pipeline* pipeline_ = nullptr;
+};
+
 PI_REGISTER_KERNEL("vulkan", "", LayerNormalization, 17, 23, LayerNormKernel);
+PI_REGISTER_KERNEL("vulkan", "", BatchNormalization, 7, 23, BatchNormKernel);
 PI_REGISTER_KERNEL("vulkan", "ai.polyinfer", LayerNormalization, 1, 1, LayerNormKernel);
 
 }  // namespace
