@@ -76,10 +76,10 @@ TEST(VulkanElementwise, MoreUnary) {
   check(std::move(on_vulkan("HardSigmoid").attr("alpha", 0.3f).attr("beta", 0.4f)), "HardSigmoid");
   check(on_vulkan("HardSwish"), "HardSwish");
   check(std::move(OracleOp("Gelu", 20).providers({"vulkan"})), "Gelu");
-  check(std::move(OracleOp("Gelu", 20).providers({"vulkan"}).attr("approximate", std::string("tanh"))),
-        "Gelu tanh");
-  check(std::move(OracleOp("Gelu", 1, "ai.polyinfer").providers({"vulkan"}).reference_as("Gelu", 20)),
-        "ai.polyinfer Gelu");
+  auto gelu_tanh = OracleOp("Gelu", 20).providers({"vulkan"});
+  check(std::move(gelu_tanh.attr("approximate", std::string("tanh"))), "Gelu tanh");
+  auto gelu_poly = OracleOp("Gelu", 1, "ai.polyinfer").providers({"vulkan"});
+  check(std::move(gelu_poly.reference_as("Gelu", 20)), "ai.polyinfer Gelu");
   check(on_vulkan("Erf"), "Erf");
   check(on_vulkan("Sqrt"), "Sqrt", 0, 100);
   check(std::move(OracleOp("Clip", 6).providers({"vulkan"}).attr("min", -1.5f).attr("max", 2.0f)),

@@ -81,7 +81,8 @@ TEST(VulkanGemm, TransposesAlphaBetaAndCBroadcast) {
       for (size_t ci = 0; ci <= cs.size(); ++ci) {
         auto o = on_vulkan("Gemm");
         o.attr("transA", ta).attr("transB", tb).attr("alpha", 0.75f).attr("beta", -1.5f);
-        o.random(ta ? Shape{K, M} : Shape{M, K}, -1, 1).random(tb ? Shape{N, K} : Shape{K, N}, -1, 1);
+        o.random(ta ? Shape{K, M} : Shape{M, K}, -1, 1);
+        o.random(tb ? Shape{N, K} : Shape{K, N}, -1, 1);
         if (ci < cs.size()) o.random(cs[ci], -1, 1);  // the last case has no C
         auto r = o.check(tol_for(K), 1e-5);
         EXPECT_EQ(r.provider, "vulkan") << ta << tb << ci;
@@ -90,8 +91,11 @@ TEST(VulkanGemm, TransposesAlphaBetaAndCBroadcast) {
 
 TEST(VulkanGemm, DefaultsAndTinyShapes) {
   PI_SKIP_WITHOUT_VULKAN();
-  auto r = on_vulkan("Gemm", 11).random({1, 512}, -1, 1).random({512, 10}, -1, 1).random({10}).check(
-      tol_for(512), 1e-5);
+  auto r = on_vulkan("Gemm", 11)
+               .random({1, 512}, -1, 1)
+               .random({512, 10}, -1, 1)
+               .random({10})
+               .check(tol_for(512), 1e-5);
   EXPECT_EQ(r.provider, "vulkan");
   r = on_vulkan("Gemm").attr("transB", int64_t{1}).random({1, 1}).random({1, 1}).check();
   EXPECT_EQ(r.provider, "vulkan");
@@ -103,10 +107,10 @@ TEST(VulkanGemm, FusedActivations) {
     const char* name;
     std::vector<float> params;
   };
-  const std::vector<Act> acts = {{"", {}},           {"Relu", {}},         {"LeakyRelu", {0.1f}},
-                                 {"Clip", {-0.5f, 0.5f}}, {"Sigmoid", {}},  {"HardSigmoid", {0.2f, 0.5f}},
-                                 {"HardSwish", {}},  {"Tanh", {}},         {"Silu", {}},
-                                 {"Gelu", {}},       {"GeluTanh", {}}};
+  const std::vector<Act> acts = {
+      {"", {}},          {"Relu", {}},    {"LeakyRelu", {0.1f}},         {"Clip", {-0.5f, 0.5f}},
+      {"Sigmoid", {}},   {"Tanh", {}},    {"HardSigmoid", {0.2f, 0.5f}}, {"HardSwish", {}},
+      {"Silu", {}},      {"Gelu", {}},    {"GeluTanh", {}}};
   for (const Act& a : acts) {
     auto g = on_vulkan("FusedGemm", 1, "ai.polyinfer");
     g.attr("transB", int64_t{1}).attr("alpha", 1.25f);
@@ -122,8 +126,10 @@ TEST(VulkanGemm, FusedActivations) {
     EXPECT_EQ(r.provider, "vulkan") << a.name;
   }
   // FusedMatMul without its bias, and with a 1-D B (the bias then runs along M).
-  auto r = on_vulkan("FusedMatMul", 1, "ai.polyinfer").random({5, 40}, -1, 1).random({40, 7}, -1, 1).check(
-      tol_for(40), 1e-5);
+  auto r = on_vulkan("FusedMatMul", 1, "ai.polyinfer")
+               .random({5, 40}, -1, 1)
+               .random({40, 7}, -1, 1)
+               .check(tol_for(40), 1e-5);
   EXPECT_EQ(r.provider, "vulkan");
   r = on_vulkan("FusedMatMul", 1, "ai.polyinfer").random({3, 5, 40}, -1, 1).random({40}, -1, 1)
           .random({5}, -1, 1).check(tol_for(40), 1e-5);

@@ -44,7 +44,8 @@ void print_placement(const std::string& model, const Placement& pl) {
             << " nodes on vulkan\n";
   std::map<std::string, std::string> reasons;
   for (const auto& f : pl.fallbacks) reasons[f.op] = f.reason;
-  for (const auto& [op, reason] : reasons) std::cout << "  fallback " << op << ": " << reason << "\n";
+  for (const auto& [op, reason] : reasons)
+    std::cout << "  fallback " << op << ": " << reason << "\n";
 }
 
 // Largest |a - b| over the largest |b|.

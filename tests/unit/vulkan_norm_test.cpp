@@ -1,7 +1,8 @@
-// The Vulkan normalization kernels against cpu-ref. LayerNormalization (shaders/layer_norm.comp): every axis of
-// a rank-4 input, rows shorter and longer than a workgroup, BERT's [.., 768] rows, scale and bias
-// per element or single, no bias, the optimizer's ai.polyinfer form, more rows than the dispatch
-// limit, and the refusals (Mean/InvStdDev outputs, stash_type double, other broadcasts).
+// The Vulkan normalization kernels against cpu-ref. LayerNormalization (layer_norm.comp): every
+// axis of a rank-4 input, rows shorter and longer than a workgroup, BERT's [.., 768] rows, scale
+// and bias per element or single, no bias, the optimizer's ai.polyinfer form, more rows than the
+// dispatch limit, and the refusals (Mean/InvStdDev outputs, stash_type double, other
+// broadcasts). BatchNormalization (batch_norm.comp) at the end.
 //
 // Tolerance: both sides use float32 and the same two passes, but cpu-ref sums each row in order
 // and the shader in 256 strided partial sums and a tree; the mean and variance of n terms then

@@ -100,7 +100,8 @@ class PoolKernel final : public Kernel {
   const Pipeline* pipeline_ = nullptr;
 };
 
-// MaxPool 1 (no storage_order, no dilations) to 22; AveragePool from 7 (count_include_pad) to 22, as the CPU kernels.
+// MaxPool 1 (no storage_order, no dilations) to 22; AveragePool from 7 (count_include_pad) to
+// 22, as the CPU kernels.
 PI_REGISTER_KERNEL("vulkan", "", MaxPool, 1, 22, PoolKernel<PoolKind::Max>);
 PI_REGISTER_KERNEL("vulkan", "", AveragePool, 7, 22, PoolKernel<PoolKind::Average>);
 PI_REGISTER_KERNEL("vulkan", "", GlobalMaxPool, 1, 22, PoolKernel<PoolKind::GlobalMax>);
