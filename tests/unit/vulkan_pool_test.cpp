@@ -27,7 +27,9 @@ TEST(VulkanPool, MaxAndAverageWindows) {
       {{1, 4, 13, 7}, {3, 2}, {2, 3}, {1, 1}, {0, 1, 2, 0}, 1},
       {{1, 2, 10, 10}, {2, 3}, {1, 2}, {2, 2}, {1, 0, 1, 2}, 0},
       {{3, 5, 17}, {4}, {3}, {1}, {1, 2}, 1},
-      {{1, 3, 33, 35}, {7, 7}, {1, 1}, {1, 1}, {3, 3, 3, 3}, 0}};
+      {{1, 3, 33, 35}, {7, 7}, {1, 1}, {1, 1}, {3, 3, 3, 3}, 0},
+      // ceil_mode's last window reaches past the end padding: those taps count for no divisor.
+      {{1, 2, 8, 10}, {3, 3}, {2, 2}, {1, 1}, {0, 1, 0, 1}, 1}};
   for (const Case& c : cases) {
     for (int64_t include_pad : {0, 1}) {
       auto o = OracleOp("AveragePool", 19).providers({"vulkan"});
