@@ -29,6 +29,16 @@ if [[ $line == "✓"* ]]; then
   out=$("$pi" run "$digits/digits_cnn.onnx" --providers vulkan 2>&1); rc=$?
   { [ $rc -eq 0 ] && [[ $out == *"placement: vulkan 6/6 nodes"* ]]; } ||
     fail "run digits --providers vulkan: exit $rc: $out"
+  # A model written at level 3 has the CPU's channels-last operators, which vulkan has no kernels
+  # for: they fall back with the reason (a session with vulkan first never makes them itself).
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  "$pi" optimize "$digits/digits_cnn.onnx" -o "$tmp/d3.onnx" --level 3 >/dev/null 2>&1 ||
+    fail "optimize --level 3"
+  out=$("$pi" run "$tmp/d3.onnx" --providers vulkan,cpu 2>&1); rc=$?
+  { [ $rc -eq 0 ] &&
+    [[ $out == *"NhwcFusedConv"*"(vulkan: no vulkan kernel for ai.polyinfer.NhwcFusedConv)"* ]]; } ||
+    fail "run a level-3 model --providers vulkan,cpu: exit $rc: $out"
 else
   echo "vulkan is not usable here; checking the reason only"
 fi
