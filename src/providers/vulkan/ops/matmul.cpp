@@ -4,9 +4,10 @@
 //   Gemm         2-D A and B with transA/transB (as strides), alpha, beta * C (C broadcast)
 //   FusedGemm    ai.polyinfer: act(Gemm(A, B, C))
 //   FusedMatMul  ai.polyinfer: act(MatMul(A, B) + bias), bias 1-D over the last dimension
-// Refused at creation (so the node falls back with the reason): other dtypes, MatMul operands of
-// known rank above 5 (the shader walks at most 3 batch dimensions), and Gemm operands of known
-// rank other than 2 / C of rank above 2.
+// Refused at creation (so the node falls back with the reason): other dtypes, MatMul batches
+// that do not merge into the 3 dimensions the shader walks (known shapes; rank 6 with unknown
+// dimensions is refused outright), and Gemm operands of known rank other than 2 / C of rank
+// above 2.
 #include "core/shape_util.h"
 #include "providers/cpu/ops/fused_activation.h"
 #include "providers/vulkan/ops/common.h"
