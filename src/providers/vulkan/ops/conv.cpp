@@ -2,7 +2,8 @@
 // groups (depthwise included), strides, dilations, explicit pads and auto_pad — the window
 // arithmetic is the CPU kernels' (cpu::WindowAttrs, cpu::conv_geometry), so both agree on
 // output sizes and pads. One implicit-GEMM shader (shaders/conv.comp). Refused at creation:
-// other dtypes, 3-D and higher convolutions (input rank above 4).
+// other dtypes, 3-D and higher convolutions (input rank above 4), and devices that bind fewer
+// than the 5 storage buffers the shader uses (Vulkan only promises 4).
 #include "core/shape_util.h"
 #include "providers/cpu/ops/conv_util.h"
 #include "providers/cpu/ops/fused_activation.h"
