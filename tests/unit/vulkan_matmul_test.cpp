@@ -38,6 +38,14 @@ TEST(VulkanMatMul, TwoDimensionalWithTileTails) {
   }
 }
 
+TEST(VulkanMatMul, EmptyInnerDimension) {
+  PI_SKIP_WITHOUT_VULKAN();
+  // K = 0: empty operands, a result of zeros (plus C for Gemm).
+  EXPECT_EQ(on_vulkan("MatMul").random({3, 0}).random({0, 4}).check().provider, "vulkan");
+  EXPECT_EQ(on_vulkan("Gemm").random({3, 0}).random({0, 4}).random({4}).check().provider,
+            "vulkan");
+}
+
 TEST(VulkanMatMul, OneDimensionalOperands) {
   PI_SKIP_WITHOUT_VULKAN();
   const std::vector<std::pair<Shape, Shape>> cases = {

@@ -105,8 +105,10 @@ class ConvKernel : public Kernel {
     PI_CHECK(tiles_m <= ctx_->max_groups() && tiles_n <= ctx_->max_groups(), UnsupportedOp, who,
              ": output ", shape_str(ys), " needs more than ", ctx_->max_groups(),
              " tiles of 64 in one dimension");
-    const BufferRef rx = ctx_->find(x.raw_data()), rw = ctx_->find(w.raw_data()),
-                    ry = ctx_->find(y.raw_data());
+    const BufferRef ry = ctx_->find(y.raw_data());
+    // With no input channels X and W are empty and have no device memory; nothing reads them.
+    const BufferRef rx = x.numel() ? ctx_->find(x.raw_data()) : ry;
+    const BufferRef rw = w.numel() ? ctx_->find(w.raw_data()) : ry;
     // Absent inputs bind X's buffer; the shader never reads them (has_b / has_z).
     const BufferRef rb = b ? ctx_->find(b->raw_data()) : rx;
     const BufferRef rz = z ? ctx_->find(z->raw_data()) : rx;

@@ -144,8 +144,10 @@ class GemmKernel : public Kernel {
     PI_CHECK(tiles_m <= ctx_->max_groups() && tiles_n <= ctx_->max_groups(), UnsupportedOp,
              kc.node().label(), ": a ", p.M, "x", p.N, " product needs more than ",
              ctx_->max_groups(), " tiles of 64 in one dimension");
-    const BufferRef ra = ctx_->find(a.raw_data()), rb = ctx_->find(b.raw_data()),
-                    ry = ctx_->find(y.raw_data());
+    const BufferRef ry = ctx_->find(y.raw_data());
+    // With K = 0 the operands are empty and have no device memory; the shader reads none of them.
+    const BufferRef ra = a.numel() ? ctx_->find(a.raw_data()) : ry;
+    const BufferRef rb = b.numel() ? ctx_->find(b.raw_data()) : ry;
     // Without C the shader never reads binding 2; any valid buffer will do.
     const BufferRef rc = c ? ctx_->find(c->raw_data()) : ra;
     p.off_a = element_offset(ra);
