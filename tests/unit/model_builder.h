@@ -56,6 +56,15 @@ class ModelBuilder {
     for (auto v : values) t->add_int32_data(v);
     return *this;
   }
+  ModelBuilder& int64_initializer(const std::string& name, std::vector<int64_t> dims,
+                                  std::vector<int64_t> values) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(7);  // INT64
+    for (auto d : dims) t->add_dims(d);
+    for (auto v : values) t->add_int64_data(v);
+    return *this;
+  }
   onnx::ModelProto& proto() { return model_; }
   std::string bytes() const { return model_.SerializeAsString(); }
 

@@ -1,7 +1,11 @@
 // The Vulkan element-wise kernels against the CPU reference kernels (cpu-ref), through the
 // oracle harness: odd sizes, tails past a workgroup, broadcasting up to rank 6, and a size that
 // needs more workgroups than one dispatch dimension allows (the shaders' grid-stride loop).
+#include <cmath>
+
+#include "model_builder.h"
 #include "oracle.h"
+#include "polyinfer/session.h"
 #include "vulkan_util.h"
 
 namespace polyinfer {
@@ -55,6 +59,69 @@ TEST(VulkanElementwise, Unary) {
       auto r = on_vulkan(c.op).random(s, c.lo, c.hi).check(1e-6, 1e-5);
       expect_on_vulkan(r, c.op + shape_str(s));
     }
+}
+
+// The activations that also exist fused (activation.glsl), Erf, Sqrt and Clip. Erf and Gelu use
+// a polynomial erf on Vulkan (|error| <= 1.5e-7) and libm's on the CPU: atol 1e-6.
+TEST(VulkanElementwise, MoreUnary) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const Shape s{3, 17, 33};
+  auto check = [&](OracleOp o, const std::string& what, float lo = -5, float hi = 5) {
+    auto r = o.random(s, lo, hi).check(1e-6, 1e-5);
+    expect_on_vulkan(r, what);
+  };
+  check(on_vulkan("LeakyRelu"), "LeakyRelu");
+  check(std::move(on_vulkan("LeakyRelu").attr("alpha", 0.3f)), "LeakyRelu 0.3");
+  check(on_vulkan("HardSigmoid"), "HardSigmoid");
+  check(std::move(on_vulkan("HardSigmoid").attr("alpha", 0.3f).attr("beta", 0.4f)), "HardSigmoid");
+  check(on_vulkan("HardSwish"), "HardSwish");
+  check(std::move(OracleOp("Gelu", 20).providers({"vulkan"})), "Gelu");
+  auto gelu_tanh = OracleOp("Gelu", 20).providers({"vulkan"});
+  check(std::move(gelu_tanh.attr("approximate", std::string("tanh"))), "Gelu tanh");
+  auto gelu_poly = OracleOp("Gelu", 1, "ai.polyinfer").providers({"vulkan"});
+  check(std::move(gelu_poly.reference_as("Gelu", 20)), "ai.polyinfer Gelu");
+  check(on_vulkan("Erf"), "Erf");
+  check(on_vulkan("Sqrt"), "Sqrt", 0, 100);
+  check(std::move(OracleOp("Clip", 6).providers({"vulkan"}).attr("min", -1.5f).attr("max", 2.0f)),
+        "Clip 6");
+  check(std::move(OracleOp("Clip", 6).providers({"vulkan"}).attr("max", 0.5f)), "Clip 6 max");
+  // Negative inputs give NaN on both sides.
+  auto r = on_vulkan("Sqrt").input(Tensor::from_vector<float>({3}, {-1.f, 0.f, 4.f})).check();
+  expect_on_vulkan(r, "Sqrt of -1");
+}
+
+TEST(VulkanElementwise, ClipBounds) {
+  PI_SKIP_WITHOUT_VULKAN();
+  // Constant bounds (read at creation), one bound only, and min > max (every element max).
+  for (const auto& [lo, hi] : std::vector<std::pair<float, float>>{{-1, 2}, {0, NAN}, {3, 1}}) {
+    test::ModelBuilder b(13);
+    b.input("x", {4, 9}).output("y", {4, 9});
+    b.initializer("lo", {}, {lo});
+    std::vector<std::string> in = {"x", "lo"};
+    if (!std::isnan(hi)) {
+      b.initializer("hi", {}, {hi});
+      in.push_back("hi");
+    }
+    b.node("Clip", in, {"y"}, "clip");
+    const std::string bytes = b.bytes();
+    SessionOptions o;
+    o.optimization_level = 0;
+    o.providers = {"vulkan"};
+    Session vk = Session::load_bytes(bytes.data(), bytes.size(), o);
+    o.providers = {"cpu-ref"};
+    Session ref = Session::load_bytes(bytes.data(), bytes.size(), o);
+    const Tensor x = test::random_tensor({4, 9});
+    EXPECT_EQ(vk.run({{"x", Value(x)}}).at(0).tensor().to_vector<float>(),
+              ref.run({{"x", Value(x)}}).at(0).tensor().to_vector<float>())
+        << lo << " " << hi;
+  }
+  // Bounds computed at run time fall back.
+  auto r = OracleOp("Clip", 13)
+               .providers({"vulkan", "cpu"})
+               .random({3, 4})
+               .input(Tensor::from_vector<float>({}, {-0.5f}))
+               .check();
+  EXPECT_EQ(r.provider, "cpu");
 }
 
 TEST(VulkanElementwise, MoreElementsThanOneDispatchRow) {

@@ -11,7 +11,7 @@ namespace polyinfer::vulkan {
 namespace {
 
 constexpr uint32_t kSetsPerPool = 1024;   // dispatches per flush before the pool is recycled
-constexpr uint32_t kMaxBindings = 4;
+constexpr uint32_t kMaxBindings = 8;
 constexpr size_t kAlign = 256;            // allocation granularity in bytes
 
 void check(VkResult r, const char* what) {
@@ -204,6 +204,8 @@ void Context::create_device() {
                  std::to_string(VK_API_VERSION_MINOR(best_props.apiVersion)) + "." +
                  std::to_string(VK_API_VERSION_PATCH(best_props.apiVersion));
   max_groups_ = std::min<uint32_t>(best_props.limits.maxComputeWorkGroupCount[0], 65535);
+  device_max_groups_ = max_groups_;
+  max_storage_buffers_ = best_props.limits.maxPerStageDescriptorStorageBuffers;
   PI_CHECK(best_props.limits.maxPushConstantsSize >= 128, ProviderUnavailable,
            "the Vulkan device allows only ", best_props.limits.maxPushConstantsSize,
            " bytes of push constants (128 needed)");
@@ -360,7 +362,8 @@ const Pipeline& Context::pipeline(const std::string& name, uint32_t bindings,
   }
   auto sit = shaders().find(name);
   PI_CHECK(sit != shaders().end(), Internal, "Vulkan: no embedded shader '", name, "'");
-  PI_CHECK(bindings <= kMaxBindings, Internal, "Vulkan: too many bindings");
+  PI_CHECK(bindings <= kMaxBindings && bindings <= max_storage_buffers_, Internal,
+           "Vulkan: shader '", name, "' binds ", bindings, " buffers");
   auto p = std::make_unique<Pipeline>();
   p->bindings = bindings;
   p->push_bytes = push_bytes;
@@ -422,7 +425,7 @@ void Context::begin_locked() {
 }
 
 void Context::dispatch(const Pipeline& pl, const std::vector<VkBuffer>& buffers, const void* push,
-                       uint32_t groups) {
+                       uint32_t gx, uint32_t gy, uint32_t gz) {
   PI_CHECK(buffers.size() == pl.bindings, Internal, "Vulkan: dispatch with ", buffers.size(),
            " buffers for ", pl.bindings, " bindings");
   std::lock_guard<std::mutex> lock(mu_);
@@ -462,7 +465,8 @@ void Context::dispatch(const Pipeline& pl, const std::vector<VkBuffer>& buffers,
   f_.vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pl.layout, 0, 1, &set, 0,
                              nullptr);
   f_.vkCmdPushConstants(cmd_, pl.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, pl.push_bytes, push);
-  f_.vkCmdDispatch(cmd_, std::max<uint32_t>(1, std::min(groups, max_groups_)), 1, 1);
+  const auto clamp = [this](uint32_t g) { return std::max<uint32_t>(1, std::min(g, max_groups_)); };
+  f_.vkCmdDispatch(cmd_, clamp(gx), clamp(gy), clamp(gz));
   ++dispatches_;
 }
 

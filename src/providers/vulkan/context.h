@@ -17,6 +17,7 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -107,11 +108,25 @@ class Context {
   // Records one dispatch of `groups` workgroups (x only) into the open command buffer, with a
   // barrier after earlier dispatches. `buffers` bind to 0..n-1; `push` is pipeline.push_bytes.
   void dispatch(const Pipeline& pipeline, const std::vector<VkBuffer>& buffers, const void* push,
-                uint32_t groups);
+                uint32_t groups) {
+    dispatch(pipeline, buffers, push, groups, 1, 1);
+  }
+  // The same with a 3-D grid of workgroups; each count is clamped to [1, max_groups()] (every
+  // device allows 65535 in each dimension), so shaders that may see more loop.
+  void dispatch(const Pipeline& pipeline, const std::vector<VkBuffer>& buffers, const void* push,
+                uint32_t gx, uint32_t gy, uint32_t gz);
   // Submits what was recorded (if anything) and waits for it.
   void flush();
   // The most workgroups a dispatch may ask for in x.
   uint32_t max_groups() const { return max_groups_; }
+  // Lowers (or, with 0, restores) that limit: lets tests drive the shaders' loops past the last
+  // workgroup with small inputs instead of 65536 workgroups, which take seconds on llvmpipe.
+  void limit_groups_for_testing(uint32_t n) {
+    max_groups_ = n ? std::min(n, device_max_groups_) : device_max_groups_;
+  }
+  // Storage buffers one shader may bind (maxPerStageDescriptorStorageBuffers; Vulkan promises 4,
+  // desktop devices and llvmpipe allow far more). Kernels needing more refuse at creation.
+  uint32_t max_storage_buffers() const { return max_storage_buffers_; }
 
  private:
   friend struct ContextFactory;
@@ -135,6 +150,8 @@ class Context {
   uint32_t queue_family_ = 0;
   VkPhysicalDeviceMemoryProperties memory_props_{};
   uint32_t max_groups_ = 65535;
+  uint32_t device_max_groups_ = 65535;
+  uint32_t max_storage_buffers_ = 4;
   std::string description_;
 
   mutable std::mutex mu_;

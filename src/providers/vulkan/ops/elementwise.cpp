@@ -1,71 +1,17 @@
 // Float32 element-wise operators on Vulkan: Add, Sub, Mul, Div with numpy broadcasting up to
-// rank 6 (shaders/binary.comp), and Relu, Sigmoid, Tanh, Exp, Neg, Abs (shaders/unary.comp).
+// rank 6 (shaders/binary.comp), and Relu, Sigmoid, Tanh, Exp, Neg, Abs, LeakyRelu, HardSigmoid,
+// HardSwish, Gelu (ONNX 20 and ai.polyinfer; erf or tanh), Erf, Sqrt, Clip with constant bounds
+// (shaders/unary.comp).
 // Each kernel takes its cached pipeline at creation and records one dispatch per run.
 // Anything else (another dtype, rank > 6) is refused at creation, so the partitioner places
 // the node on the next provider and reports why.
-#include <cstring>
 #include <limits>
 
 #include "core/shape_util.h"
-#include "providers/vulkan/context.h"
-#include "runtime/kernel.h"
+#include "providers/vulkan/ops/common.h"
 
 namespace polyinfer::vulkan {
 namespace {
-
-constexpr int kMaxRank = 6;
-constexpr uint32_t kGroupSize = 256;  // local_size_x of the shaders
-
-// Refuses inputs that are not known, at creation, to be float32 tensors (of rank <= 6 when the
-// rank is known). An unknown dtype (inside a Loop body, say) is refused too: a refusal at run time
-// could not fall back to the next provider.
-void require_float32(const KernelInfo& info) {
-  for (size_t i = 0; i < info.num_inputs(); ++i) {
-    DType dtype = DType::Undefined;
-    int rank = -1;
-    if (const Tensor* c = info.constant_input(i)) {
-      dtype = c->dtype();
-      rank = c->rank();
-    } else if (const ir::TypeInfo* t = info.input_type(i);
-               t && t->kind == ir::TypeInfo::Kind::Tensor) {
-      dtype = t->elem;
-      if (t->has_shape) rank = static_cast<int>(t->dims.size());
-    }
-    if (dtype == DType::Undefined)
-      info.unsupported("input " + std::to_string(i) +
-                       " of unknown dtype (the Vulkan kernels are float32 only)");
-    if (dtype != DType::Float32)
-      info.unsupported(std::string("dtype ") + dtype_name(dtype) +
-                       " (the Vulkan kernels are float32 only)");
-    if (rank > kMaxRank)
-      info.unsupported("rank " + std::to_string(rank) + " (the Vulkan kernels take rank <= 6)");
-  }
-}
-
-// The same checks at run time (a model's declared types can be wrong).
-void check_input(const KernelContext& ctx, const Tensor& t) {
-  PI_CHECK(t.dtype() == DType::Float32, UnsupportedOp, ctx.node().label(), ": dtype ",
-           dtype_name(t.dtype()), " (the Vulkan kernels are float32 only)");
-  PI_CHECK(t.rank() <= kMaxRank, UnsupportedOp, ctx.node().label(), ": rank ", t.rank(),
-           " (the Vulkan kernels take rank <= 6)");
-  PI_CHECK(t.numel() <= std::numeric_limits<int32_t>::max(), UnsupportedOp, ctx.node().label(),
-           ": ", t.numel(), " elements (the Vulkan kernels index with 32 bits)");
-}
-
-// The element offset of a float32 tensor inside its buffer.
-uint32_t element_offset(const BufferRef& r) {
-  PI_CHECK(r.offset % sizeof(float) == 0, Internal, "Vulkan: a float32 tensor at byte offset ",
-           r.offset);
-  const size_t e = r.offset / sizeof(float);
-  PI_CHECK(e <= std::numeric_limits<uint32_t>::max(), Internal, "Vulkan: a buffer offset of ",
-           r.offset, " bytes does not fit 32 bits");
-  return static_cast<uint32_t>(e);
-}
-
-uint32_t groups_for(int64_t n, const Context& c) {
-  const int64_t g = (n + kGroupSize - 1) / kGroupSize;
-  return static_cast<uint32_t>(std::min<int64_t>(g, c.max_groups()));
-}
 
 struct BinaryParams {
   uint32_t op, rank, n, off_a, off_b, off_c;
@@ -75,6 +21,7 @@ static_assert(sizeof(BinaryParams) == 96, "matches the push-constant block of bi
 
 struct UnaryParams {
   uint32_t op, n, off_x, off_y;
+  float alpha, beta;
 };
 
 template <uint32_t Op>
@@ -84,12 +31,14 @@ class BinaryKernel final : public Kernel {
     require_float32(info);
     ctx_ = Context::get();
     pipeline_ = &ctx_->pipeline("binary", 3, sizeof(BinaryParams));
+    consts_.upload(info);
   }
   std::string impl() const override { return "vulkan:binary"; }
+  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
 
   void run(KernelContext& kc) override {
-    const Tensor& a = kc.input(0);
-    const Tensor& b = kc.input(1);
+    const Tensor& a = consts_.input(kc, 0);
+    const Tensor& b = consts_.input(kc, 1);
     check_input(kc, a);
     check_input(kc, b);
     const Shape out_shape = broadcast_shapes(a.shape(), b.shape(), kc.node().op_type.c_str());
@@ -125,19 +74,59 @@ class BinaryKernel final : public Kernel {
   }
 
  private:
+  DeviceConstants consts_;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;
 };
+
+// unary.comp's operator codes.
+enum UnaryOp : uint32_t {
+  kRelu, kSigmoid, kTanh, kExp, kNeg, kAbs, kLeakyRelu, kHardSigmoid, kHardSwish, kGelu,
+  kGeluTanh, kErf, kSqrt, kClip
+};
+
+// A Clip bound from input i (opset 11+): a constant scalar, since it is needed when the kernel is
+// recorded and a value computed at run time would have to be read back from the device.
+float clip_bound(const KernelInfo& info, size_t i, float absent) {
+  if (!info.has_input(i)) return absent;
+  const Tensor* c = info.constant_input(i);
+  if (!c) info.unsupported("a Clip bound computed at run time (the Vulkan kernel takes constants)");
+  if (c->dtype() != DType::Float32 || c->numel() != 1)
+    info.unsupported("Clip bound " + c->describe());
+  return c->to(Device::cpu()).data<float>()[0];
+}
 
 template <uint32_t Op>
 class UnaryKernel final : public Kernel {
  public:
   explicit UnaryKernel(const KernelInfo& info) {
     require_float32(info);
+    if constexpr (Op == kLeakyRelu) {
+      alpha_ = info.attr_float("alpha", 0.01f);
+    } else if constexpr (Op == kHardSigmoid) {
+      alpha_ = info.attr_float("alpha", 0.2f);
+      beta_ = info.attr_float("beta", 0.5f);
+    } else if constexpr (Op == kGelu) {
+      const std::string mode = info.attr_string("approximate", "none");
+      if (mode == "tanh") op_ = kGeluTanh;
+      else if (mode != "none") info.unsupported("approximate=" + mode);
+    } else if constexpr (Op == kClip) {
+      // Absent bounds are float's lowest/largest finite values, as on the CPU.
+      const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+      if (info.opset() < 11) {
+        alpha_ = info.attr_float("min", lo);
+        beta_ = info.attr_float("max", hi);
+      } else {
+        alpha_ = clip_bound(info, 1, lo);
+        beta_ = clip_bound(info, 2, hi);
+      }
+    }
     ctx_ = Context::get();
     pipeline_ = &ctx_->pipeline("unary", 2, sizeof(UnaryParams));
   }
   std::string impl() const override { return "vulkan:unary"; }
+  // Clip's bounds were read at creation; the kernel never looks at those inputs again.
+  bool prepacked(size_t i) const override { return Op == kClip && i > 0; }
 
   void run(KernelContext& kc) override {
     const Tensor& x = kc.input(0);
@@ -145,11 +134,14 @@ class UnaryKernel final : public Kernel {
     Tensor& y = kc.output(0, DType::Float32, x.shape());
     if (y.numel() == 0) return;
     const BufferRef rx = ctx_->find(x.raw_data()), ry = ctx_->find(y.raw_data());
-    UnaryParams p{Op, static_cast<uint32_t>(y.numel()), element_offset(rx), element_offset(ry)};
+    UnaryParams p{op_, static_cast<uint32_t>(y.numel()), element_offset(rx), element_offset(ry),
+                  alpha_, beta_};
     ctx_->dispatch(*pipeline_, {rx.buffer, ry.buffer}, &p, groups_for(p.n, *ctx_));
   }
 
  private:
+  uint32_t op_ = Op;
+  float alpha_ = 0, beta_ = 0;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;
 };
@@ -160,12 +152,20 @@ PI_VULKAN_KERNEL(Add, 7, 23, BinaryKernel<0>);
 PI_VULKAN_KERNEL(Sub, 7, 23, BinaryKernel<1>);
 PI_VULKAN_KERNEL(Mul, 7, 23, BinaryKernel<2>);
 PI_VULKAN_KERNEL(Div, 7, 23, BinaryKernel<3>);
-PI_VULKAN_KERNEL(Relu, 6, 23, UnaryKernel<0>);
-PI_VULKAN_KERNEL(Sigmoid, 6, 23, UnaryKernel<1>);
-PI_VULKAN_KERNEL(Tanh, 6, 23, UnaryKernel<2>);
-PI_VULKAN_KERNEL(Exp, 6, 23, UnaryKernel<3>);
-PI_VULKAN_KERNEL(Neg, 6, 23, UnaryKernel<4>);
-PI_VULKAN_KERNEL(Abs, 6, 23, UnaryKernel<5>);
+PI_VULKAN_KERNEL(Relu, 6, 23, UnaryKernel<kRelu>);
+PI_VULKAN_KERNEL(Sigmoid, 6, 23, UnaryKernel<kSigmoid>);
+PI_VULKAN_KERNEL(Tanh, 6, 23, UnaryKernel<kTanh>);
+PI_VULKAN_KERNEL(Exp, 6, 23, UnaryKernel<kExp>);
+PI_VULKAN_KERNEL(Neg, 6, 23, UnaryKernel<kNeg>);
+PI_VULKAN_KERNEL(Abs, 6, 23, UnaryKernel<kAbs>);
+PI_VULKAN_KERNEL(LeakyRelu, 6, 23, UnaryKernel<kLeakyRelu>);
+PI_VULKAN_KERNEL(HardSigmoid, 6, 23, UnaryKernel<kHardSigmoid>);
+PI_VULKAN_KERNEL(HardSwish, 14, 23, UnaryKernel<kHardSwish>);
+PI_VULKAN_KERNEL(Gelu, 20, 23, UnaryKernel<kGelu>);
+PI_REGISTER_KERNEL("vulkan", "ai.polyinfer", Gelu, 1, 1, UnaryKernel<kGelu>);
+PI_VULKAN_KERNEL(Erf, 9, 23, UnaryKernel<kErf>);
+PI_VULKAN_KERNEL(Sqrt, 6, 23, UnaryKernel<kSqrt>);
+PI_VULKAN_KERNEL(Clip, 6, 23, UnaryKernel<kClip>);
 
 }  // namespace
 }  // namespace polyinfer::vulkan

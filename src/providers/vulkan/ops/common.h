@@ -1,0 +1,128 @@
+// What every Vulkan kernel shares: the creation-time refusals (float32 only, known dtype, rank
+// limit), the run-time checks that repeat them, and the mapping of a tensor to the element
+// offset in its buffer that the shaders take as a push constant.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "providers/vulkan/context.h"
+#include "runtime/kernel.h"
+
+namespace polyinfer::vulkan {
+
+constexpr int kMaxRank = 6;
+
+// Refuses inputs that are not known, at creation, to be float32 tensors (of rank <= max_rank
+// when the rank is known). An unknown dtype (inside a Loop body, say) is refused too: a refusal
+// at run time could not fall back to the next provider. Inputs listed in `skip` are not checked
+// (shape inputs of Reshape, say).
+inline void require_float32(const KernelInfo& info, int max_rank = kMaxRank,
+                            size_t first_unchecked = static_cast<size_t>(-1)) {
+  for (size_t i = 0; i < info.num_inputs() && i < first_unchecked; ++i) {
+    if (!info.has_input(i)) continue;
+    DType dtype = DType::Undefined;
+    int rank = -1;
+    if (const Tensor* c = info.constant_input(i)) {
+      dtype = c->dtype();
+      rank = c->rank();
+    } else if (const ir::TypeInfo* t = info.input_type(i);
+               t && t->kind == ir::TypeInfo::Kind::Tensor) {
+      dtype = t->elem;
+      if (t->has_shape) rank = static_cast<int>(t->dims.size());
+    }
+    if (dtype == DType::Undefined)
+      info.unsupported("input " + std::to_string(i) +
+                       " of unknown dtype (the Vulkan kernels are float32 only)");
+    if (dtype != DType::Float32)
+      info.unsupported(std::string("dtype ") + dtype_name(dtype) +
+                       " (the Vulkan kernels are float32 only)");
+    if (rank > max_rank)
+      info.unsupported("rank " + std::to_string(rank) + " (this Vulkan kernel takes rank <= " +
+                       std::to_string(max_rank) + ")");
+  }
+}
+
+// The rank of input i when known at creation (constant or declared), else -1.
+inline int known_rank(const KernelInfo& info, size_t i) {
+  if (const Tensor* c = info.constant_input(i)) return c->rank();
+  if (const ir::TypeInfo* t = info.input_type(i);
+      t && t->kind == ir::TypeInfo::Kind::Tensor && t->has_shape)
+    return static_cast<int>(t->dims.size());
+  return -1;
+}
+
+// The shape of input i when fully known at creation (constant, or declared without unknown
+// dimensions); false otherwise.
+inline bool known_shape(const KernelInfo& info, size_t i, Shape* out) {
+  if (const Tensor* c = info.constant_input(i)) {
+    *out = c->shape();
+    return true;
+  }
+  const ir::TypeInfo* t = info.input_type(i);
+  if (!t || t->kind != ir::TypeInfo::Kind::Tensor || !t->has_shape) return false;
+  for (int64_t d : t->dims)
+    if (d < 0) return false;
+  *out = t->dims;
+  return true;
+}
+
+// The same checks at run time (a model's declared types can be wrong).
+inline void check_input(const KernelContext& ctx, const Tensor& t, int max_rank = kMaxRank) {
+  PI_CHECK(t.dtype() == DType::Float32, UnsupportedOp, ctx.node().label(), ": dtype ",
+           dtype_name(t.dtype()), " (the Vulkan kernels are float32 only)");
+  PI_CHECK(t.rank() <= max_rank, UnsupportedOp, ctx.node().label(), ": rank ", t.rank(),
+           " (this Vulkan kernel takes rank <= ", max_rank, ")");
+  PI_CHECK(t.numel() <= std::numeric_limits<int32_t>::max(), UnsupportedOp, ctx.node().label(),
+           ": ", t.numel(), " elements (the Vulkan kernels index with 32 bits)");
+}
+
+// The element offset of a float32 tensor inside its buffer.
+inline uint32_t element_offset(const BufferRef& r) {
+  PI_CHECK(r.offset % sizeof(float) == 0, Internal, "Vulkan: a float32 tensor at byte offset ",
+           r.offset);
+  const size_t e = r.offset / sizeof(float);
+  PI_CHECK(e <= std::numeric_limits<uint32_t>::max(), Internal, "Vulkan: a buffer offset of ",
+           r.offset, " bytes does not fit 32 bits");
+  return static_cast<uint32_t>(e);
+}
+
+// Workgroups of `group_size` threads for n items; the shaders loop (grid stride) past the limit.
+inline uint32_t groups_for(int64_t n, const Context& c, int64_t group_size = 256) {
+  const int64_t g = (n + group_size - 1) / group_size;
+  return static_cast<uint32_t>(std::clamp<int64_t>(g, 1, c.max_groups()));
+}
+
+inline uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+
+// Weights uploaded once. Without this the executor would copy every CPU initializer to the
+// device on every run (ResNet-18: 45 MB per inference). A kernel uploads its float32 constant
+// inputs at creation, reports them prepacked (so the session frees the host originals) and reads
+// them from here: once released, the executor no longer passes them in.
+class DeviceConstants {
+ public:
+  void upload(const KernelInfo& info) {
+    for (size_t i = 0; i < info.num_inputs(); ++i) {
+      const Tensor* c = info.constant_input(i);
+      if (!c || c->dtype() != DType::Float32) continue;
+      if (held_.size() <= i) held_.resize(i + 1);
+      held_[i] = c->to(Device{DeviceKind::Vulkan, 0});
+      // A Tensor on the device already is the same handle: own a copy all the same, since the
+      // session frees the original.
+      if (held_[i].raw_data() == c->raw_data()) held_[i] = c->clone();
+    }
+  }
+  bool prepacked(size_t i) const { return i < held_.size() && held_[i].defined(); }
+  bool has(const KernelContext& kc, size_t i) const { return prepacked(i) || kc.has_input(i); }
+  const Tensor& input(const KernelContext& kc, size_t i) const {
+    return prepacked(i) ? held_[i] : kc.input(i);
+  }
+
+ private:
+  std::vector<Tensor> held_;
+};
+
+}  // namespace polyinfer::vulkan

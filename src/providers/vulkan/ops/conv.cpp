@@ -1,0 +1,145 @@
+// Float32 Conv and ai.polyinfer FusedConv (act(Conv(X, W, B) + Z)) on Vulkan, 1-D and 2-D, with
+// groups (depthwise included), strides, dilations, explicit pads and auto_pad — the window
+// arithmetic is the CPU kernels' (cpu::WindowAttrs, cpu::conv_geometry), so both agree on
+// output sizes and pads. One implicit-GEMM shader (shaders/conv.comp). Refused at creation:
+// other dtypes, 3-D and higher convolutions (input rank above 4), and devices that bind fewer
+// than the 5 storage buffers the shader uses (Vulkan only promises 4).
+#include "core/shape_util.h"
+#include "providers/cpu/ops/conv_util.h"
+#include "providers/cpu/ops/fused_activation.h"
+#include "providers/vulkan/ops/common.h"
+
+namespace polyinfer::vulkan {
+namespace {
+
+constexpr int64_t kTile = 64;  // conv.comp's TILE
+
+struct ConvParams {
+  uint32_t groups, cin_g, cout_g;
+  uint32_t H, W, OH, OW, KH, KW;
+  uint32_t sh, sw, dh, dw;
+  int32_t ph, pw;
+  uint32_t off_x, off_w, off_b, off_z, off_y;
+  uint32_t has_b, has_z;
+  uint32_t act;
+  float act_alpha, act_beta;
+  uint32_t nbatch;
+};
+static_assert(sizeof(ConvParams) == 104, "matches the push-constant block of conv.comp");
+
+class ConvKernel : public Kernel {
+ public:
+  ConvKernel(const KernelInfo& info, bool fused) : attrs_(cpu::WindowAttrs::parse(info)) {
+    for (size_t i = 0; i < 2; ++i) {
+      const int r = known_rank(info, i);
+      if (r >= 0 && r != 3 && r != 4)
+        info.unsupported("Conv input of rank " + std::to_string(r) +
+                         " (the Vulkan kernel does 1-D and 2-D convolutions)");
+    }
+    require_float32(info, 4);
+    if (fused) act_ = cpu::FusedActivation::from(info);
+    ctx_ = Context::get();
+    if (ctx_->max_storage_buffers() < 5)
+      info.unsupported("Conv on a device that binds only " +
+                       std::to_string(ctx_->max_storage_buffers()) +
+                       " storage buffers per shader (5 needed)");
+    pipeline_ = &ctx_->pipeline("conv", 5, sizeof(ConvParams));
+    consts_.upload(info);
+  }
+  std::string impl() const override { return "vulkan:conv"; }
+  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
+
+  void run(KernelContext& kc) override {
+    const std::string who = kc.node().label();
+    const Tensor& x = consts_.input(kc, 0);
+    const Tensor& w = consts_.input(kc, 1);
+    check_input(kc, x, 4);
+    check_input(kc, w, 4);
+    PI_CHECK(x.rank() >= 3, UnsupportedOp, who, ": input ", x.describe(),
+             " (the Vulkan kernel does 1-D and 2-D convolutions)");
+    const cpu::WindowGeometry g = cpu::conv_geometry(attrs_, x.shape(), w.shape(), who);
+    const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
+    const Tensor* b = consts_.has(kc, 2) ? &consts_.input(kc, 2) : nullptr;
+    if (b) {
+      check_input(kc, *b);
+      PI_CHECK(b->shape() == Shape{M}, ShapeMismatch, who, ": bias must be float32[", M,
+               "], got ", b->describe());
+    }
+    Shape ys{N, M};
+    ys.insert(ys.end(), g.out.begin(), g.out.end());
+    const Tensor* z = consts_.has(kc, 3) ? &consts_.input(kc, 3) : nullptr;
+    if (z) {
+      check_input(kc, *z);
+      PI_CHECK(z->shape() == ys, ShapeMismatch, who, ": Z ", z->describe(),
+               " must have the output's shape ", shape_str(ys));
+    }
+    Tensor& y = kc.output(0, DType::Float32, ys);
+    check_input(kc, y);
+    if (y.numel() == 0) return;
+    // 1-D as 2-D with one row.
+    const bool one_d = g.rank == 1;
+    const auto at = [&](const auto& v, int d, int64_t def) { return one_d ? def : v[d]; };
+    const auto last = [&](const auto& v) { return v[one_d ? 0 : 1]; };
+    ConvParams p{};
+    p.groups = u32(attrs_.group);
+    p.cin_g = u32(C / attrs_.group);
+    p.cout_g = u32(M / attrs_.group);
+    p.H = u32(at(g.in, 0, 1));
+    p.W = u32(last(g.in));
+    p.OH = u32(at(g.out, 0, 1));
+    p.OW = u32(last(g.out));
+    p.KH = u32(at(g.kernel, 0, 1));
+    p.KW = u32(last(g.kernel));
+    p.sh = u32(at(g.strides, 0, 1));
+    p.sw = u32(last(g.strides));
+    p.dh = u32(at(g.dilations, 0, 1));
+    p.dw = u32(last(g.dilations));
+    p.ph = static_cast<int32_t>(at(g.pad_begin, 0, 0));
+    p.pw = static_cast<int32_t>(last(g.pad_begin));
+    p.act = static_cast<uint32_t>(act_.kind);
+    p.act_alpha = act_.alpha;
+    p.act_beta = act_.beta;
+    p.nbatch = u32(N * attrs_.group);
+    const int64_t tiles_m = (p.cout_g + kTile - 1) / kTile;
+    const int64_t tiles_n = (int64_t{p.OH} * p.OW + kTile - 1) / kTile;
+    PI_CHECK(tiles_m <= ctx_->max_groups() && tiles_n <= ctx_->max_groups(), UnsupportedOp, who,
+             ": output ", shape_str(ys), " needs more than ", ctx_->max_groups(),
+             " tiles of 64 in one dimension");
+    const BufferRef ry = ctx_->find(y.raw_data());
+    // With no input channels X and W are empty and have no device memory; nothing reads them.
+    const BufferRef rx = x.numel() ? ctx_->find(x.raw_data()) : ry;
+    const BufferRef rw = w.numel() ? ctx_->find(w.raw_data()) : ry;
+    // Absent inputs bind X's buffer; the shader never reads them (has_b / has_z).
+    const BufferRef rb = b ? ctx_->find(b->raw_data()) : rx;
+    const BufferRef rz = z ? ctx_->find(z->raw_data()) : rx;
+    p.off_x = element_offset(rx);
+    p.off_w = element_offset(rw);
+    p.off_b = element_offset(rb);
+    p.off_z = element_offset(rz);
+    p.off_y = element_offset(ry);
+    p.has_b = b ? 1 : 0;
+    p.has_z = z ? 1 : 0;
+    ctx_->dispatch(*pipeline_, {rx.buffer, rw.buffer, rb.buffer, rz.buffer, ry.buffer}, &p,
+                   u32(tiles_n), u32(tiles_m), p.nbatch);
+  }
+
+ private:
+  cpu::WindowAttrs attrs_;
+  cpu::FusedActivation act_;
+  DeviceConstants consts_;
+  std::shared_ptr<Context> ctx_;
+  const Pipeline* pipeline_ = nullptr;
+};
+
+struct PlainConvKernel final : ConvKernel {
+  explicit PlainConvKernel(const KernelInfo& info) : ConvKernel(info, false) {}
+};
+struct FusedConvKernel final : ConvKernel {
+  explicit FusedConvKernel(const KernelInfo& info) : ConvKernel(info, true) {}
+};
+
+PI_REGISTER_KERNEL("vulkan", "", Conv, 1, 22, PlainConvKernel);
+PI_REGISTER_KERNEL("vulkan", "ai.polyinfer", FusedConv, 1, 1, FusedConvKernel);
+
+}  // namespace
+}  // namespace polyinfer::vulkan

@@ -1,0 +1,182 @@
+// Float32 normalizations on Vulkan:
+//   LayerNormalization (shaders/layer_norm.comp): ONNX opset 17+ and the optimizer's
+//     ai.polyinfer LayerNormalization (the same operator for older models). Refused at creation:
+//     stash_type other than float32, the Mean and InvStdDev outputs, and scale/bias known to
+//     broadcast other than per element of the normalized block or as a single value.
+//   BatchNormalization (shaders/batch_norm.comp) in inference mode, opset 7+ (the optimizer
+//     folds it into a preceding Conv; this runs the rest). Refused: training_mode, the running
+//     statistics outputs, spatial=0, a device binding fewer than 6 storage buffers.
+// Other dtypes are refused as everywhere.
+#include "core/shape_util.h"
+#include "providers/vulkan/ops/common.h"
+
+namespace polyinfer::vulkan {
+namespace {
+
+struct LayerNormParams {
+  uint32_t n, rows, off_x, off_s, off_b, off_y, s_stride, b_stride, has_b;
+  float eps;
+};
+
+// Whether a scale/bias of shape `p` is one value per element of the block `inner` (its shape
+// with leading 1s) or a single value: the two forms layer_norm.comp reads.
+bool supported_param(const Shape& p, const Shape& inner) {
+  if (shape_numel(p) == 1) return true;
+  if (p.size() > inner.size()) return false;
+  const size_t lead = inner.size() - p.size();
+  for (size_t d = 0; d < lead; ++d)
+    if (inner[d] != 1) return false;
+  return std::equal(p.begin(), p.end(), inner.begin() + static_cast<std::ptrdiff_t>(lead));
+}
+
+class LayerNormKernel final : public Kernel {
+ public:
+  explicit LayerNormKernel(const KernelInfo& info)
+      : axis_(info.attr_int("axis", -1)), eps_(info.attr_float("epsilon", 1e-5f)) {
+    require_float32(info);
+    if (info.attr_int("stash_type", 1) != 1)
+      info.unsupported("stash_type=" + std::to_string(info.attr_int("stash_type", 1)) +
+                       " (the Vulkan kernel computes its statistics in float32)");
+    if (info.has_output(1) || info.has_output(2))
+      info.unsupported("the Mean and InvStdDev outputs");
+    Shape x, param;
+    if (known_shape(info, 0, &x) && !x.empty()) {
+      try {
+        const int64_t axis = normalize_axis(axis_, static_cast<int64_t>(x.size()), "");
+        const Shape inner(x.begin() + axis, x.end());
+        for (size_t i = 1; i < 3; ++i)
+          if (info.has_input(i) && known_shape(info, i, &param) && !supported_param(param, inner))
+            info.unsupported("scale/bias " + shape_str(param) + " broadcast over " +
+                             shape_str(inner) + " (the Vulkan kernel takes one per element or a "
+                             "single value)");
+      } catch (const Error& e) {
+        if (e.code() == ErrorCode::UnsupportedOp) throw;
+        // A bad axis: the run reports it.
+      }
+    }
+    ctx_ = Context::get();
+    pipeline_ = &ctx_->pipeline("layer_norm", 4, sizeof(LayerNormParams));
+    consts_.upload(info);
+  }
+  std::string impl() const override { return "vulkan:layer_norm"; }
+  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
+
+  void run(KernelContext& kc) override {
+    const std::string who = kc.node().label();
+    const Tensor& x = consts_.input(kc, 0);
+    check_input(kc, x);
+    const int64_t axis = normalize_axis(axis_, x.rank(), who.c_str());
+    const Shape inner(x.shape().begin() + axis, x.shape().end());
+    const int64_t n = shape_numel(inner);
+    const Tensor& scale = consts_.input(kc, 1);
+    const Tensor* bias = consts_.has(kc, 2) ? &consts_.input(kc, 2) : nullptr;
+    for (const Tensor* t : {&scale, bias}) {
+      if (!t) continue;
+      check_input(kc, *t);
+      PI_CHECK(broadcast_shapes(t->shape(), inner, who.c_str()) == inner, ShapeMismatch, who,
+               ": scale/bias ", t->describe(), " must broadcast to the normalized shape ",
+               shape_str(inner));
+      PI_CHECK(supported_param(t->shape(), inner), UnsupportedOp, who, ": scale/bias ",
+               t->describe(), " broadcast over ", shape_str(inner),
+               " (the Vulkan kernel takes one per element or a single value)");
+    }
+    Tensor& y = kc.output(0, DType::Float32, x.shape());
+    if (y.numel() == 0) return;
+    const BufferRef rx = ctx_->find(x.raw_data()), rs = ctx_->find(scale.raw_data()),
+                    ry = ctx_->find(y.raw_data());
+    const BufferRef rb = bias ? ctx_->find(bias->raw_data()) : rs;
+    LayerNormParams p{};
+    p.n = u32(n);
+    p.rows = u32(x.numel() / n);
+    p.off_x = element_offset(rx);
+    p.off_s = element_offset(rs);
+    p.off_b = element_offset(rb);
+    p.off_y = element_offset(ry);
+    p.s_stride = scale.numel() == 1 ? 0 : 1;
+    p.b_stride = bias && bias->numel() != 1 ? 1 : 0;
+    p.has_b = bias ? 1 : 0;
+    p.eps = eps_;
+    ctx_->dispatch(*pipeline_, {rx.buffer, rs.buffer, rb.buffer, ry.buffer}, &p,
+                   u32(std::min<int64_t>(p.rows, ctx_->max_groups())));
+  }
+
+ private:
+  int64_t axis_;
+  float eps_;
+  DeviceConstants consts_;
+  std::shared_ptr<Context> ctx_;
+  const Pipeline* pipeline_ = nullptr;
+};
+
+struct BatchNormParams {
+  uint32_t n, C, inner, off_x, off_s, off_b, off_m, off_v, off_y;
+  float eps;
+};
+
+class BatchNormKernel final : public Kernel {
+ public:
+  explicit BatchNormKernel(const KernelInfo& info) : eps_(info.attr_float("epsilon", 1e-5f)) {
+    require_float32(info);
+    if (info.opset() >= 14 && info.attr_int("training_mode", 0) != 0)
+      info.unsupported("training_mode=1");
+    if (info.attr_int("spatial", 1) != 1) info.unsupported("spatial=0");
+    for (size_t i = 1; i < info.num_outputs(); ++i)
+      if (info.has_output(i)) info.unsupported("the running statistics outputs");
+    ctx_ = Context::get();
+    if (ctx_->max_storage_buffers() < 6)
+      info.unsupported("BatchNormalization on a device that binds only " +
+                       std::to_string(ctx_->max_storage_buffers()) +
+                       " storage buffers per shader (6 needed)");
+    pipeline_ = &ctx_->pipeline("batch_norm", 6, sizeof(BatchNormParams));
+    consts_.upload(info);
+  }
+  std::string impl() const override { return "vulkan:batch_norm"; }
+  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
+
+  void run(KernelContext& kc) override {
+    const std::string who = kc.node().label();
+    const Tensor& x = consts_.input(kc, 0);
+    check_input(kc, x);
+    PI_CHECK(x.rank() >= 2, ShapeMismatch, who, ": input must be [N, C, ...], got ",
+             x.describe());
+    const int64_t C = x.dim(1);
+    const Tensor* t[4];
+    for (size_t i = 1; i <= 4; ++i) {
+      t[i - 1] = &consts_.input(kc, i);
+      check_input(kc, *t[i - 1]);
+      PI_CHECK(t[i - 1]->shape() == Shape{C}, ShapeMismatch, who, ": input ", i,
+               " must have shape [", C, "], got ", t[i - 1]->describe());
+    }
+    Tensor& y = kc.output(0, DType::Float32, x.shape());
+    if (y.numel() == 0) return;
+    const BufferRef rx = ctx_->find(x.raw_data()), rs = ctx_->find(t[0]->raw_data()),
+                    rb = ctx_->find(t[1]->raw_data()), rm = ctx_->find(t[2]->raw_data()),
+                    rv = ctx_->find(t[3]->raw_data()), ry = ctx_->find(y.raw_data());
+    BatchNormParams p{};
+    p.n = u32(y.numel());
+    p.C = u32(C);
+    p.inner = u32(y.numel() / (x.dim(0) * C));
+    p.off_x = element_offset(rx);
+    p.off_s = element_offset(rs);
+    p.off_b = element_offset(rb);
+    p.off_m = element_offset(rm);
+    p.off_v = element_offset(rv);
+    p.off_y = element_offset(ry);
+    p.eps = eps_;
+    ctx_->dispatch(*pipeline_, {rx.buffer, rs.buffer, rb.buffer, rm.buffer, rv.buffer, ry.buffer},
+                   &p, groups_for(y.numel(), *ctx_));
+  }
+
+ private:
+  float eps_;
+  DeviceConstants consts_;
+  std::shared_ptr<Context> ctx_;
+  const Pipeline* pipeline_ = nullptr;
+};
+
+PI_REGISTER_KERNEL("vulkan", "", LayerNormalization, 17, 23, LayerNormKernel);
+PI_REGISTER_KERNEL("vulkan", "", BatchNormalization, 7, 23, BatchNormKernel);
+PI_REGISTER_KERNEL("vulkan", "ai.polyinfer", LayerNormalization, 1, 1, LayerNormKernel);
+
+}  // namespace
+}  // namespace polyinfer::vulkan

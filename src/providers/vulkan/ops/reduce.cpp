@@ -1,0 +1,103 @@
+// Float32 ReduceSum, ReduceMean, ReduceMax and ReduceMin on Vulkan (shaders/reduce.comp), every
+// version: axes from the attribute (ReduceSum before 13, the others before 18) or from a constant
+// second input, keepdims, negative axes, and an absent/empty axes list reducing everything.
+// Refused at creation: axes computed at run time (the kernel records its walk with them, and
+// reading them back from the device would wait for all recorded work), noop_with_empty_axes,
+// other dtypes. The reduced elements are summed in float32, where the CPU uses double.
+#include "core/shape_util.h"
+#include "providers/vulkan/ops/common.h"
+
+namespace polyinfer::vulkan {
+namespace {
+
+struct ReduceParams {
+  uint32_t n_out, n_red, rank_k, rank_r, off_x, off_y, op;
+  uint32_t kdims[kMaxRank], kstr[kMaxRank], rdims[kMaxRank], rstr[kMaxRank];
+};
+static_assert(sizeof(ReduceParams) == 124, "matches the push-constant block of reduce.comp");
+
+enum ReduceOp : uint32_t { kSum, kMean, kMax, kMin };
+
+template <uint32_t Op>
+class ReduceKernel final : public Kernel {
+ public:
+  explicit ReduceKernel(const KernelInfo& info)
+      : keepdims_(info.attr_int("keepdims", 1) != 0) {
+    require_float32(info, kMaxRank, 1);
+    if (info.attr_int("noop_with_empty_axes", 0) != 0)
+      info.unsupported("noop_with_empty_axes=1");
+    // ReduceSum took axes as an input one release before the others (13 vs 18).
+    const bool from_input = info.opset() >= (Op == kSum ? 13 : 18);
+    if (!from_input) {
+      axes_ = info.attr_ints("axes");
+    } else if (info.has_input(1)) {
+      const Tensor* c = info.constant_input(1);
+      if (!c) info.unsupported("axes computed at run time (the Vulkan kernel takes constants)");
+      axes_ = read_int_list(*c, info.node().label().c_str());
+      axes_input_ = true;
+    }
+    ctx_ = Context::get();
+    pipeline_ = &ctx_->pipeline("reduce", 2, sizeof(ReduceParams));
+  }
+  std::string impl() const override { return "vulkan:reduce"; }
+  // The axes were read at creation.
+  bool prepacked(size_t i) const override { return i == 1 && axes_input_; }
+
+  void run(KernelContext& kc) override {
+    const std::string who = kc.node().label();
+    const Tensor& x = kc.input(0);
+    check_input(kc, x);
+    const int rank = x.rank();
+    std::vector<bool> reduced(static_cast<size_t>(rank), axes_.empty());
+    for (int64_t a : axes_) {
+      const int64_t ax = normalize_axis(a, rank, who.c_str());
+      PI_CHECK(!reduced[ax], InvalidArgument, who, ": axis ", a, " is listed twice");
+      reduced[ax] = true;
+    }
+    // Row-major strides of x; the kept and reduced dimensions each keep their order.
+    std::vector<int64_t> st(static_cast<size_t>(rank), 1);
+    for (int d = rank - 2; d >= 0; --d) st[d] = st[d + 1] * x.shape()[d + 1];
+    ReduceParams p{};
+    Shape out;
+    int64_t n_red = 1;
+    for (int d = 0; d < rank; ++d) {
+      const int64_t n = x.shape()[d];
+      if (reduced[d]) {
+        n_red *= n;
+        if (keepdims_) out.push_back(1);
+        p.rdims[p.rank_r] = u32(n);
+        p.rstr[p.rank_r++] = u32(st[d]);
+      } else {
+        out.push_back(n);
+        p.kdims[p.rank_k] = u32(n);
+        p.kstr[p.rank_k++] = u32(st[d]);
+      }
+    }
+    Tensor& y = kc.output(0, DType::Float32, out);
+    if (y.numel() == 0) return;
+    const BufferRef ry = ctx_->find(y.raw_data());
+    // An empty input has no device memory; the shader reads none of it (n_red is 0).
+    const BufferRef rx = x.numel() ? ctx_->find(x.raw_data()) : ry;
+    p.n_out = u32(y.numel());
+    p.n_red = u32(n_red);
+    p.off_x = element_offset(rx);
+    p.off_y = element_offset(ry);
+    p.op = Op;
+    ctx_->dispatch(*pipeline_, {rx.buffer, ry.buffer}, &p, groups_for(y.numel(), *ctx_));
+  }
+
+ private:
+  bool keepdims_;
+  std::vector<int64_t> axes_;
+  bool axes_input_ = false;
+  std::shared_ptr<Context> ctx_;
+  const Pipeline* pipeline_ = nullptr;
+};
+
+PI_REGISTER_KERNEL("vulkan", "", ReduceSum, 1, 23, ReduceKernel<kSum>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceMean, 1, 23, ReduceKernel<kMean>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceMax, 1, 23, ReduceKernel<kMax>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceMin, 1, 23, ReduceKernel<kMin>);
+
+}  // namespace
+}  // namespace polyinfer::vulkan

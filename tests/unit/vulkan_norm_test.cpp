@@ -1,0 +1,116 @@
+// The Vulkan normalization kernels against cpu-ref. LayerNormalization (layer_norm.comp): every
+// axis of a rank-4 input, rows shorter and longer than a workgroup, BERT's [.., 768] rows, scale
+// and bias per element or single, no bias, the optimizer's ai.polyinfer form, more rows than the
+// dispatch limit, and the refusals (Mean/InvStdDev outputs, stash_type double, other
+// broadcasts). BatchNormalization (batch_norm.comp) at the end.
+//
+// Tolerance: both sides use float32 and the same two passes, but cpu-ref sums each row in order
+// and the shader in 256 strided partial sums and a tree; the mean and variance of n terms then
+// differ by at most about n * 2^-24 relative (768: 4.6e-5) and typically sqrt(n) * 2^-24
+// (1.7e-6). Outputs are within a few units of 0, so atol 2e-5 with rtol 1e-5; a wrong row,
+// stride or missing epsilon moves them by far more.
+#include "oracle.h"
+#include "vulkan_util.h"
+
+namespace polyinfer {
+namespace {
+
+using test::OracleOp;
+
+OracleOp on_vulkan() { return std::move(OracleOp("LayerNormalization", 17).providers({"vulkan"})); }
+
+TEST(VulkanLayerNorm, EveryAxis) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const Shape x{2, 3, 4, 5};
+  for (int64_t axis = -4; axis < 4; ++axis) {
+    const size_t a = static_cast<size_t>(axis < 0 ? axis + 4 : axis);
+    const Shape inner(x.begin() + static_cast<std::ptrdiff_t>(a), x.end());
+    auto r = on_vulkan().attr("axis", axis).random(x).random(inner).random(inner).check(2e-5, 1e-5);
+    EXPECT_EQ(r.provider, "vulkan") << axis;
+  }
+}
+
+TEST(VulkanLayerNorm, RowLengthsScaleBiasForms) {
+  PI_SKIP_WITHOUT_VULKAN();
+  for (int64_t n : {1, 7, 255, 256, 257, 768, 3001}) {
+    auto r = on_vulkan().random({3, n}).random({n}).random({n}).check(2e-5, 1e-5);
+    EXPECT_EQ(r.provider, "vulkan") << n;
+  }
+  // No bias; a single scale and bias; a block with a leading 1; epsilon.
+  EXPECT_EQ(on_vulkan().random({2, 5, 768}).random({768}).check(2e-5, 1e-5).provider, "vulkan");
+  EXPECT_EQ(on_vulkan().random({4, 33}).random({1}).random({1}).check(2e-5, 1e-5).provider,
+            "vulkan");
+  // The block [1, 33] with a scale of [33].
+  EXPECT_EQ(on_vulkan().attr("epsilon", 0.5f).attr("axis", int64_t{1}).random({4, 1, 33})
+                .random({33}).random({1, 33}).check(2e-5, 1e-5).provider, "vulkan");
+}
+
+TEST(VulkanLayerNorm, PolyinferForm) {
+  PI_SKIP_WITHOUT_VULKAN();
+  auto r = OracleOp("LayerNormalization", 1, "ai.polyinfer")
+               .providers({"vulkan"})
+               .reference_as("LayerNormalization", 17)
+               .random({2, 9, 64})
+               .random({64})
+               .random({64})
+               .check(2e-5, 1e-5);
+  EXPECT_EQ(r.provider, "vulkan");
+}
+
+TEST(VulkanLayerNorm, MoreRowsThanTheDispatchLimit) {
+  PI_SKIP_WITHOUT_VULKAN();
+  test::ScopedGroupLimit limit(3);
+  EXPECT_EQ(on_vulkan().random({10, 40}).random({40}).random({40}).check(2e-5, 1e-5).provider,
+            "vulkan");
+}
+
+TEST(VulkanLayerNorm, RefusalsFallBack) {
+  PI_SKIP_WITHOUT_VULKAN();
+  auto r = OracleOp("LayerNormalization", 17)
+               .providers({"vulkan", "cpu"})
+               .outputs(3)
+               .random({3, 8})
+               .random({8})
+               .random({8})
+               .check(1e-5, 1e-5);
+  EXPECT_EQ(r.provider, "cpu");
+  r = OracleOp("LayerNormalization", 17)
+          .providers({"vulkan", "cpu"})
+          .attr("stash_type", int64_t{11})
+          .random({3, 8})
+          .random({8})
+          .check(1e-5, 1e-5);
+  EXPECT_EQ(r.provider, "cpu");
+  // Scale broadcast along the row's first dimension only ([4, 1] over [4, 5]).
+  r = OracleOp("LayerNormalization", 17)
+          .providers({"vulkan", "cpu"})
+          .attr("axis", int64_t{1})
+          .random({2, 4, 5})
+          .random({4, 1})
+          .check(1e-5, 1e-5);
+  EXPECT_EQ(r.provider, "cpu");
+}
+
+// BatchNormalization in inference mode: the CPU's formula per element, so only GLSL's division
+// and sqrt (a few ulp, where the CPU rounds correctly) differ: rtol 1e-5.
+TEST(VulkanBatchNorm, InferenceMode) {
+  PI_SKIP_WITHOUT_VULKAN();
+  for (int opset : {9, 15})
+    for (const Shape& x : std::vector<Shape>{{2, 3, 5, 7}, {4, 6}, {1, 1, 1}, {2, 3, 4, 5, 6},
+                                             {1, 70, 17}}) {
+      const Shape c{x[1]};
+      auto o = OracleOp("BatchNormalization", opset).providers({"vulkan"});
+      o.attr("epsilon", 1e-3f).random(x).random(c).random(c).random(c).random(c, 0.1f, 2.0f);
+      EXPECT_EQ(o.check(1e-6, 1e-5).provider, "vulkan") << opset << shape_str(x);
+    }
+}
+
+TEST(VulkanBatchNorm, TrainingModeFallsBack) {
+  PI_SKIP_WITHOUT_VULKAN();
+  auto o = OracleOp("BatchNormalization", 15).providers({"vulkan", "cpu"});
+  o.attr("training_mode", int64_t{1}).random({2, 3, 4}).random({3}).random({3}).random({3});
+  EXPECT_EQ(o.random({3}, 0.1f, 2.0f).check(1e-5, 1e-5).provider, "cpu");
+}
+
+}  // namespace
+}  // namespace polyinfer

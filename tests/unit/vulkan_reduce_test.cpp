@@ -1,0 +1,106 @@
+// The Vulkan reductions (ReduceSum/Mean/Max/Min, shaders/reduce.comp) against cpu-ref: every
+// axis set of a rank-3 input with and without keepdims, negative axes, long reductions, empty
+// reductions, NaN, the axes input as a constant, and the refusals (axes computed at run time,
+// noop_with_empty_axes).
+//
+// Tolerance: max and min are exact. Sums run in float32 here and in double on the CPU: n terms
+// in [-3, 3] carry a float32 rounding error of about sqrt(n) ulps of the running sum and at most
+// n; atol 1e-6 * n (1e-3 for 1000 terms, a partial sum of ~50 having ulps of 4e-6) covers it,
+// and a dropped or repeated element (an error of order 1) does not pass.
+#include <cmath>
+#include <limits>
+
+#include "model_builder.h"
+#include "oracle.h"
+#include "polyinfer/session.h"
+#include "vulkan_util.h"
+
+namespace polyinfer {
+namespace {
+
+using test::OracleOp;
+
+// The attribute form of axes: ReduceSum before 13, the others before 18.
+OracleOp reduce(const std::string& op) {
+  return std::move(OracleOp(op, op == "ReduceSum" ? 11 : 13).providers({"vulkan"}));
+}
+
+TEST(VulkanReduce, EveryAxisSet) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const std::vector<std::vector<int64_t>> axes_sets = {{},     {0},    {1},       {2},
+                                                       {-1},   {0, 2}, {-3, -2},  {0, 1, 2}};
+  for (const std::string op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"})
+    for (const auto& axes : axes_sets)
+      for (int64_t keep : {0, 1}) {
+        auto o = reduce(op).attr("keepdims", keep);
+        if (!axes.empty()) o.attr("axes", axes);
+        auto r = o.random({3, 5, 7}).check(1e-6 * 105, 1e-5);
+        EXPECT_EQ(r.provider, "vulkan") << op << " keepdims " << keep << " axes " << axes.size();
+      }
+}
+
+TEST(VulkanReduce, LongEmptyAndNaN) {
+  PI_SKIP_WITHOUT_VULKAN();
+  for (const std::string op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"}) {
+    auto r = reduce(op).attr("axes", std::vector<int64_t>{1}).random({4, 1000}).check(1e-3, 1e-5);
+    EXPECT_EQ(r.provider, "vulkan") << op;
+    // Reducing an empty axis: 0, NaN, -inf, +inf as on the CPU.
+    r = reduce(op).attr("axes", std::vector<int64_t>{1}).random({2, 0, 3}).check();
+    EXPECT_EQ(r.provider, "vulkan") << op << " empty";
+    std::vector<float> v(12, 1.5f);
+    v[5] = std::numeric_limits<float>::quiet_NaN();
+    r = reduce(op).attr("axes", std::vector<int64_t>{1}).input(Tensor::from_vector<float>({3, 4}, v))
+            .check();
+    EXPECT_EQ(r.provider, "vulkan") << op << " NaN";
+  }
+}
+
+TEST(VulkanReduce, ConstantAxesInput) {
+  PI_SKIP_WITHOUT_VULKAN();
+  for (const auto& [op, opset] : std::vector<std::pair<std::string, int>>{
+           {"ReduceSum", 13}, {"ReduceMean", 18}, {"ReduceMax", 18}}) {
+    test::ModelBuilder b(opset);
+    b.input("x", {2, 3, 4}).output("y", {2, 4});
+    b.int64_initializer("axes", {1}, {-2});
+    b.node(op, {"x", "axes"}, {"y"}, "reduce");
+    auto* n = b.proto().mutable_graph()->mutable_node(0);
+    auto* keep = n->add_attribute();
+    keep->set_name("keepdims");
+    keep->set_type(onnx::AttributeProto::INT);
+    keep->set_i(0);
+    const std::string bytes = b.bytes();
+    SessionOptions o;
+    o.optimization_level = 0;
+    o.providers = {"vulkan"};
+    Session vk = Session::load_bytes(bytes.data(), bytes.size(), o);
+    o.providers = {"cpu-ref"};
+    Session ref = Session::load_bytes(bytes.data(), bytes.size(), o);
+    const Tensor x = test::random_tensor({2, 3, 4});
+    const Tensor got = vk.run({{"x", Value(x)}}).at(0).tensor();
+    const Tensor want = ref.run({{"x", Value(x)}}).at(0).tensor();
+    EXPECT_EQ(got.shape(), want.shape()) << op;
+    const auto g = got.to_vector<float>(), w = want.to_vector<float>();
+    ASSERT_EQ(g.size(), w.size());
+    for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], w[i], 1e-5) << op << " " << i;
+    EXPECT_EQ(vk.placement().device_copies, 1);  // x; the axes stay on the host
+  }
+}
+
+TEST(VulkanReduce, RefusalsFallBack) {
+  PI_SKIP_WITHOUT_VULKAN();
+  auto r = OracleOp("ReduceSum", 13)
+               .providers({"vulkan", "cpu"})
+               .random({3, 4})
+               .input(Tensor::from_vector<int64_t>({1}, {1}))
+               .check(1e-5, 1e-5);
+  EXPECT_EQ(r.provider, "cpu");
+  r = OracleOp("ReduceMean", 13)
+          .providers({"vulkan", "cpu"})
+          .attr("noop_with_empty_axes", int64_t{1})
+          .random({3, 4})
+          .check(1e-5, 1e-5);
+  EXPECT_EQ(r.provider, "cpu");
+}
+
+}  // namespace
+}  // namespace polyinfer
