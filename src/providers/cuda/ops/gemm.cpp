@@ -53,6 +53,16 @@ Epi epilogue_of(const cpu::FusedActivation& act) {
   }
 }
 
+// The largest power of two, at most 256, that divides the address. cuBLASLt's heuristic assumes
+// 256-byte aligned matrices unless told otherwise, and the session's arena and tensor views
+// hand out pointers aligned less than that.
+uint32_t alignment_of(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  uint32_t al = 256;
+  while (al > 4 && a % al != 0) al /= 2;
+  return al;
+}
+
 // Y = epilogue(alpha·op(A)·op(B) + bias) in one cuBLASLt call; bias (length N, may be null) is
 // added per output column of the row-major Y (per row of cuBLAS's column-major Y^T).
 void lt_gemm(Context& ctx, const GemmShape& g, float alpha, const float* a, const float* b,
@@ -106,6 +116,14 @@ void lt_gemm(Context& ctx, const GemmShape& g, float alpha, const float* a, cons
   const size_t ws = Context::kLtWorkspace;
   PI_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  // cuBLAS's A is our b, its B our a; C and D are y.
+  const uint32_t align[4] = {alignment_of(b), alignment_of(a), alignment_of(y), alignment_of(y)};
+  const cublasLtMatmulPreferenceAttributes_t align_attr[4] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  for (int i = 0; i < 4; ++i)
+    PI_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &align[i],
+                                                         sizeof align[i]));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   PI_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(ctx.cublaslt(), op, lb, la, ly, ly, pref, 1,

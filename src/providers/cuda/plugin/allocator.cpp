@@ -25,7 +25,7 @@ void* CachingAllocator::allocate(size_t bytes) {
   cudaError_t e = cudaMalloc(&p, cls);
   if (e == cudaErrorMemoryAllocation && !free_.empty()) {
     // Blocks of other classes are cached: give them back and try once more.
-    cudaGetLastError();  // clear the sticky-free error state of the failed call
+    cudaGetLastError();  // the failed call's error, so later checks do not see it
     release_locked();
     e = cudaMalloc(&p, cls);
   }
