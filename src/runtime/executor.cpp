@@ -248,6 +248,9 @@ std::vector<Value> Executor::run(const std::vector<Value>& inputs,
       if (profiling_) {
         const auto t0 = std::chrono::steady_clock::now();
         p.kernel->run(ctx);
+        // A queued kernel (cuda, vulkan) has only been launched: wait for it, so the time is
+        // the kernel's (profiling only; it serializes the device).
+        rt_->providers[p.provider]->synchronize();
         const auto t1 = std::chrono::steady_clock::now();
         timings_[i].calls += 1;
         timings_[i].total_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
