@@ -11,12 +11,12 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "polyinfer/status.h"
+#include "providers/cuda/plugin/block_cache.h"
 #include "polyinfer/tensor.h"
 
 namespace polyinfer::cuda {
@@ -39,41 +39,28 @@ std::string cublas_error_text(const char* what, cublasStatus_t s);
       ::polyinfer::fail(::polyinfer::ErrorCode::Internal, ::polyinfer::cuda::cublas_error_text(#call, pi_s_)); \
   } while (0)
 
-// Device memory in size classes, kept for reuse when freed: cudaMalloc and cudaFree are slow and
-// cudaFree synchronizes the whole device, so neither belongs inside a run. Memory comes back here
-// when a session's own pool lets it go (the session ended); release() hands the cached blocks back
-// to CUDA, and so does an allocation that would otherwise run out of memory.
+// Device memory in size classes, kept for reuse when freed (block_cache.h): cudaMalloc and
+// cudaFree are slow and cudaFree synchronizes the whole device, so neither belongs inside a run.
+// Memory comes back here when a session's own pool lets it go (the session ended); release()
+// hands the cached blocks back to CUDA, and so does an allocation that would otherwise run out
+// of memory.
 class CachingAllocator final : public Allocator {
  public:
-  explicit CachingAllocator(cudaStream_t stream) : stream_(stream) {}
+  explicit CachingAllocator(cudaStream_t stream);
   // Nothing is freed at exit: CUDA's own exit handlers may already have torn the context down,
   // and the driver takes back a process's memory when it ends.
   ~CachingAllocator() override = default;
 
   Device device() const override { return {DeviceKind::CUDA, 0}; }
+  // Throws OutOfMemory naming the GPU's free and total memory.
   void* allocate(size_t bytes) override;
   void deallocate(void* ptr, size_t bytes) override;
   // Frees every cached block; returns the bytes freed.
-  size_t release();
-
-  struct Stats {
-    size_t in_use = 0;    // bytes handed out now (by size class)
-    size_t cached = 0;    // bytes held free for reuse
-    size_t cuda_mallocs = 0;
-  };
-  Stats stats() const;
-
-  // The size class of a request: multiples of 512 bytes up to 1 MiB, then of 1 MiB. A cached
-  // block serves a request of exactly its class.
-  static size_t size_class(size_t bytes);
+  size_t release() { return cache_.release(); }
+  BlockCache::Stats stats() const { return cache_.stats(); }
 
  private:
-  size_t release_locked();
-  cudaStream_t stream_;
-  mutable std::mutex mu_;
-  std::multimap<size_t, void*> free_;  // by size class
-  std::map<void*, size_t> live_;       // handed out: pointer -> size class
-  Stats stats_;
+  BlockCache cache_;
 };
 
 class Context {
