@@ -9,7 +9,9 @@
 namespace polyinfer::cuda {
 
 enum class BinaryOp : int { Add, Sub, Mul, Div, Pow, Max, Min };
-enum class UnaryOp : int { Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Neg, Abs, Sqrt, Reciprocal, Erf };
+enum class UnaryOp : int {
+  Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Neg, Abs, Sqrt, Reciprocal, Erf
+};
 
 constexpr int kMaxRank = 6;
 

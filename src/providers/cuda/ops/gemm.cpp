@@ -333,13 +333,16 @@ class GemmKernel final : public Kernel {
   // Y (zeros) = beta·C, for the K = 0 case.
   void add_scaled_c(const KernelContext& kc, const Tensor& c, const GemmShape& g, float* y) {
     broadcast_c_into(kc, c, g, y);
-    if (beta_ != 1.0f) PI_CUBLAS_CHECK(cublasSscal(ctx_.cublas(), static_cast<int>(g.M * g.N), &beta_, y, 1));
+    if (beta_ != 1.0f)
+      PI_CUBLAS_CHECK(cublasSscal(ctx_.cublas(), static_cast<int>(g.M * g.N), &beta_, y, 1));
   }
-  // Only reached when the activation could not be in an epilogue: K = 0.
+  // Only reached when the activation could not go in an epilogue: K = 0, or a C whose shape at
+  // run time is not the row vector it was declared as. Relu has a kernel of its own; GeluTanh
+  // does not (yet), and a refusal at run time cannot fall back, so that case is an error.
   void apply_activation_separately(const KernelContext& kc, float* y, int64_t n) {
     if (epi_ == Epi::None) return;
-    PI_CHECK(epi_ == Epi::Relu, Internal, kc.node().label(),
-             ": an activation outside cuBLASLt's epilogue that is not Relu");
+    PI_CHECK(epi_ == Epi::Relu, UnsupportedOp, kc.node().label(),
+             ": GeluTanh after a C that is not one row (or K = 0) is not implemented on CUDA");
     launch_unary(UnaryOp::Relu, y, y, n, 0.0f, ctx_.max_grid_x(), ctx_.stream());
     check_launch("Gemm activation");
   }
@@ -373,7 +376,8 @@ class FusedMatMulKernel final : public Kernel {
     // One cuBLASLt call over A's rows: B must be a single matrix, known at creation.
     const Tensor* b = info.constant_input(1);
     const ir::TypeInfo* bt = info.input_type(1);
-    const int b_rank = b ? b->rank() : (bt && bt->has_shape ? static_cast<int>(bt->dims.size()) : -1);
+    const int b_rank =
+        b ? b->rank() : (bt && bt->has_shape ? static_cast<int>(bt->dims.size()) : -1);
     if (b_rank != 2) info.unsupported("B of rank other than 2 (or unknown at load)");
   }
   std::string impl() const override { return "cuda:cublaslt"; }

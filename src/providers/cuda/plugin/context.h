@@ -26,17 +26,19 @@ std::string cuda_error_text(const char* what, cudaError_t e);
 std::string cublas_error_text(const char* what, cublasStatus_t s);
 
 // Throws Internal (a failed launch or call is a bug or a lost device, never a placement question).
-#define PI_CUDA_CHECK(call)                                                                     \
-  do {                                                                                          \
-    const cudaError_t pi_e_ = (call);                                                           \
-    if (pi_e_ != cudaSuccess)                                                                   \
-      ::polyinfer::fail(::polyinfer::ErrorCode::Internal, ::polyinfer::cuda::cuda_error_text(#call, pi_e_)); \
+#define PI_CUDA_CHECK(call)                                               \
+  do {                                                                    \
+    const cudaError_t pi_e_ = (call);                                     \
+    if (pi_e_ != cudaSuccess)                                             \
+      ::polyinfer::fail(::polyinfer::ErrorCode::Internal,                 \
+                        ::polyinfer::cuda::cuda_error_text(#call, pi_e_)); \
   } while (0)
-#define PI_CUBLAS_CHECK(call)                                                                     \
-  do {                                                                                            \
-    const cublasStatus_t pi_s_ = (call);                                                          \
-    if (pi_s_ != CUBLAS_STATUS_SUCCESS)                                                           \
-      ::polyinfer::fail(::polyinfer::ErrorCode::Internal, ::polyinfer::cuda::cublas_error_text(#call, pi_s_)); \
+#define PI_CUBLAS_CHECK(call)                                               \
+  do {                                                                      \
+    const cublasStatus_t pi_s_ = (call);                                    \
+    if (pi_s_ != CUBLAS_STATUS_SUCCESS)                                     \
+      ::polyinfer::fail(::polyinfer::ErrorCode::Internal,                   \
+                        ::polyinfer::cuda::cublas_error_text(#call, pi_s_)); \
   } while (0)
 
 // Device memory in size classes, kept for reuse when freed (block_cache.h): cudaMalloc and
