@@ -6,6 +6,8 @@
 
 #include <sys/stat.h>
 
+#include <set>
+
 #include "cuda_util.h"
 #include "hw/report.h"
 #include "hw/system.h"
@@ -151,6 +153,22 @@ TEST(CudaProvider, ReasonIsDoctorsStackCheckWhenTheStackFails) {
     EXPECT_FALSE(st.usable);
     EXPECT_EQ(st.reason, stack.reason);
   }
+}
+
+// The plugin's op files register their kernels when it loads, GPU or not: the listing is the
+// same everywhere, and a kernel that fails to register shows here, not only on a GPU.
+TEST(CudaProvider, ListsThePluginsKernelsWithoutAGpu) {
+  if (!test::cuda_built()) GTEST_SKIP() << "the cuda provider is not in this build";
+  std::set<std::string> ops;
+  for (const KernelDef* k : create_provider("cuda")->kernels()) {
+    EXPECT_EQ(k->provider, "cuda");
+    ops.insert((k->domain.empty() ? "" : k->domain + ".") + k->op_type);
+  }
+  const std::set<std::string> want = {
+      "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Relu", "LeakyRelu", "Sigmoid", "Tanh",
+      "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Erf", "Softmax", "LogSoftmax", "MatMul",
+      "Gemm", "ai.polyinfer.FusedGemm", "ai.polyinfer.FusedMatMul"};
+  EXPECT_EQ(ops, want);
 }
 
 TEST(CudaProvider, UnusableIsAnErrorWithTheReasonUnlessAllowedMissing) {
