@@ -15,7 +15,8 @@
 #   providers    `providers` (+ --json): cuda must be ✓ with its device
 #   doctor       `doctor` (+ --json)
 #   monitor      `monitor --count 3`
-#   unit_cuda    unit_tests --gtest_filter='Cuda*' (the oracle tests against cpu-ref), JUnit XML
+#   unit_<suite> each Cuda* gtest suite in its own process (the oracle tests against cpu-ref),
+#                JUnit XML; then the kernel suites under compute-sanitizer memcheck if present
 #   cuda_cli     tests/e2e/cuda_cli.sh (strict run fails naming an op; cuda,cpu runs)
 #   models       each bench model present: `run --providers cuda,cpu` (placement line) and, with
 #                python3+numpy, the largest difference from the cpu run's outputs; `bench` on
@@ -79,12 +80,24 @@ grep -q '✓ cuda' "$out/providers.log" || echo "    (cuda is NOT usable: every 
 step doctor 60 bash -c "'$pi' doctor && '$pi' doctor --json >'$out/doctor.json'"
 step monitor 30 "$pi" monitor --count 3 --interval 500
 
-step unit_cuda 240 "$build/tests/unit_tests" --gtest_filter='Cuda*' \
-  --gtest_output="xml:$out/unit_cuda.xml"
-# A test that skipped on a GPU machine is a failure to check: say so in the summary.
-skipped=$(grep -c '\[  SKIPPED \] Cuda' "$out/unit_cuda.log" || true)
-echo "unit_cuda: $skipped SKIPPED lines (on a GPU expect 4: the two no-GPU-only tests, each listed twice)" |
+# One process per suite: a kernel that crashes the process loses only its own suite's results.
+for suite in CudaLoader CudaPlugin CudaBlockCache CudaProvider CudaElementwise CudaSoftmax \
+             CudaMatMul CudaGemm; do
+  step "unit_$suite" 120 "$build/tests/unit_tests" --gtest_filter="$suite.*" \
+    --gtest_output="xml:$out/unit_$suite.xml"
+done
+# On a GPU only the two no-GPU tests may skip; any other skip is a check that did not happen.
+skips=$(cat "$out"/unit_Cuda*.log | grep -c '^\[  SKIPPED \] Cuda.*ms)' || true)
+echo "unit tests skipped: $skips (on a GPU expect 2: the two tests for machines without one)" |
   tee -a "$summary"
+# Out-of-bounds and race checks of the kernels, when the toolkit has compute-sanitizer.
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+if [ -n "$sanitizer" ]; then
+  step unit_memcheck 200 "$sanitizer" --tool memcheck --error-exitcode 1 \
+    "$build/tests/unit_tests" --gtest_filter='CudaElementwise.*:CudaSoftmax.*:CudaMatMul.*:CudaGemm.*:CudaProvider.Tensor*'
+else
+  echo "unit_memcheck: no compute-sanitizer in this toolkit (skipped)" | tee -a "$summary"
+fi
 step cuda_cli 90 tests/e2e/cuda_cli.sh "$pi" "$root/examples/digits"
 
 # Each model: placement and outputs on cuda,cpu against cpu, then latency on both.
