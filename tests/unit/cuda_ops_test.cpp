@@ -44,12 +44,29 @@ TEST(CudaElementwise, Unary) {
   for (const Case c : {Case{"Relu", -3, 3}, Case{"LeakyRelu", -3, 3}, Case{"Sigmoid", -30, 30},
                        Case{"Tanh", -30, 30}, Case{"Exp", -20, 20}, Case{"Log", 0.01f, 50},
                        Case{"Neg", -3, 3}, Case{"Abs", -3, 3}, Case{"Sqrt", 0, 50},
-                       Case{"Reciprocal", 0.1f, 9}, Case{"Erf", -4, 4}})
+                       Case{"Reciprocal", 0.1f, 9}, Case{"Erf", -4, 4},
+                       Case{"HardSigmoid", -6, 6}, Case{"HardSwish", -6, 6}})
     for (const Shape& s : std::vector<Shape>{{1}, {255}, {257}, {3, 17, 33}, {0, 4}}) {
-      auto o = on_cuda(c.op, 13).random(s, c.lo, c.hi);
+      auto o = on_cuda(c.op, 14).random(s, c.lo, c.hi);
       if (std::string(c.op) == "LeakyRelu") o.attr("alpha", 0.2f);
+      if (std::string(c.op) == "HardSigmoid") o.attr("alpha", 0.3f).attr("beta", 0.4f);
       expect_on_cuda(o.check(1e-6, 1e-5), c.op + shape_str(s));
     }
+}
+
+TEST(CudaElementwise, Gelu) {
+  PI_SKIP_WITHOUT_CUDA();
+  for (const std::string mode : {"none", "tanh"}) {
+    expect_on_cuda(on_cuda("Gelu", 20).attr("approximate", mode).random({3, 257}, -6, 6).check(),
+                   "Gelu " + mode);
+    // The optimizer's Gelu for older models, checked against ONNX Gelu.
+    expect_on_cuda(on_cuda("Gelu", 1, "ai.polyinfer")
+                       .attr("approximate", mode)
+                       .reference_as("Gelu", 20)
+                       .random({3, 257}, -6, 6)
+                       .check(),
+                   "ai.polyinfer Gelu " + mode);
+  }
 }
 
 TEST(CudaElementwise, ManyElementsUseTheGridStrideLoop) {
@@ -117,27 +134,49 @@ TEST(CudaGemm, TransposesAndCShapes) {
       }
 }
 
-TEST(CudaGemm, FusedEpilogues) {
+// Every activation the optimizer fuses: Relu and GeluTanh in cuBLASLt's epilogue, the others
+// by the element-wise kernel after the product; with and without a bias, and with a C that is
+// not a row (FusedGemm: SGEMM path).
+TEST(CudaGemm, FusedActivations) {
   PI_SKIP_WITHOUT_CUDA();
-  for (const std::string act : {"", "Relu", "GeluTanh"}) {
-    auto g = on_cuda("FusedGemm", 1, "ai.polyinfer").attr("transB", int64_t{1});
-    if (!act.empty()) g.attr("activation", act);
-    expect_on_cuda(g.random({9, 40}).random({70, 40}).random({70}).check(1e-4, 1e-4),
-                   "FusedGemm " + act);
-    auto m = on_cuda("FusedMatMul", 1, "ai.polyinfer");
-    if (!act.empty()) m.attr("activation", act);
-    expect_on_cuda(m.random({2, 5, 40}).random({40, 70}).random({70}).check(1e-4, 1e-4),
-                   "FusedMatMul " + act);
+  struct Act {
+    const char* name;
+    std::vector<float> params;
+  };
+  for (const Act& act : {Act{"", {}}, Act{"Relu", {}}, Act{"GeluTanh", {}}, Act{"Gelu", {}},
+                         Act{"LeakyRelu", {0.1f}}, Act{"Clip", {-0.5f, 1.5f}},
+                         Act{"Sigmoid", {}}, Act{"HardSigmoid", {0.3f, 0.4f}},
+                         Act{"HardSwish", {}}, Act{"Tanh", {}}, Act{"Silu", {}}}) {
+    const std::string what = std::string("activation '") + act.name + "'";
+    auto with_act = [&](OracleOp o) {
+      if (*act.name) o.attr("activation", std::string(act.name));
+      if (!act.params.empty()) o.attr("activation_params", act.params);
+      return o;
+    };
+    expect_on_cuda(with_act(on_cuda("FusedGemm", 1, "ai.polyinfer").attr("transB", int64_t{1}))
+                       .random({9, 40}).random({70, 40}).random({70}).check(1e-4, 1e-4),
+                   "FusedGemm row bias, " + what);
+    expect_on_cuda(with_act(on_cuda("FusedGemm", 1, "ai.polyinfer").attr("beta", 0.5f))
+                       .random({9, 40}).random({40, 70}).random({9, 70}).check(1e-4, 1e-4),
+                   "FusedGemm full C, " + what);
+    expect_on_cuda(with_act(on_cuda("FusedGemm", 1, "ai.polyinfer"))
+                       .random({9, 40}).random({40, 70}).check(1e-4, 1e-4),
+                   "FusedGemm no C, " + what);
+    expect_on_cuda(with_act(on_cuda("FusedMatMul", 1, "ai.polyinfer"))
+                       .random({2, 5, 40}).random({40, 70}).random({70}).check(1e-4, 1e-4),
+                   "FusedMatMul, " + what);
+    expect_on_cuda(with_act(on_cuda("FusedMatMul", 1, "ai.polyinfer"))
+                       .random({3, 40}).random({40, 70}).check(1e-4, 1e-4),
+                   "FusedMatMul no bias, " + what);
   }
 }
 
-TEST(CudaGemm, UnfusableActivationFallsBack) {
+TEST(CudaGemm, FusedMatMulWithABatchedBFallsBack) {
   PI_SKIP_WITHOUT_CUDA();
-  auto r = OracleOp("FusedGemm", 1, "ai.polyinfer")
+  auto r = OracleOp("FusedMatMul", 1, "ai.polyinfer")
                .providers({"cuda", "cpu"})
-               .attr("activation", std::string("Sigmoid"))
-               .random({4, 8})
-               .random({8, 3})
+               .random({2, 4, 8})
+               .random({2, 8, 3})
                .check(1e-5, 1e-5);
   EXPECT_EQ(r.provider, "cpu");
 }

@@ -167,7 +167,8 @@ TEST(CudaProvider, ListsThePluginsKernelsWithoutAGpu) {
   const std::set<std::string> want = {
       "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Relu", "LeakyRelu", "Sigmoid", "Tanh",
       "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Erf", "Softmax", "LogSoftmax", "MatMul",
-      "Gemm", "ai.polyinfer.FusedGemm", "ai.polyinfer.FusedMatMul"};
+      "Gemm", "ai.polyinfer.FusedGemm", "ai.polyinfer.FusedMatMul", "HardSigmoid", "HardSwish",
+      "Gelu", "ai.polyinfer.Gelu"};
   EXPECT_EQ(ops, want);
 }
 

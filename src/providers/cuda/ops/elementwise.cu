@@ -21,8 +21,11 @@ __device__ __forceinline__ float apply(float a, float b) {
   else return (a != a || b != b) ? a + b : (a < b ? a : b);
 }
 
+__device__ __forceinline__ float clamp01(float v) { return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v); }
+
+// The formulas of the CPU reference kernels (activation.cpp, gelu.cpp, fused_activation.h).
 template <UnaryOp Op>
-__device__ __forceinline__ float apply(float x, float alpha) {
+__device__ __forceinline__ float apply(float x, float alpha, float beta) {
   if constexpr (Op == UnaryOp::Relu) return x < 0.0f ? 0.0f : x;  // NaN stays NaN
   else if constexpr (Op == UnaryOp::LeakyRelu) return x < 0.0f ? alpha * x : x;
   else if constexpr (Op == UnaryOp::Sigmoid) return 1.0f / (1.0f + expf(-x));
@@ -33,7 +36,14 @@ __device__ __forceinline__ float apply(float x, float alpha) {
   else if constexpr (Op == UnaryOp::Abs) return fabsf(x);
   else if constexpr (Op == UnaryOp::Sqrt) return sqrtf(x);
   else if constexpr (Op == UnaryOp::Reciprocal) return 1.0f / x;
-  else return erff(x);
+  else if constexpr (Op == UnaryOp::Erf) return erff(x);
+  else if constexpr (Op == UnaryOp::Gelu) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  else if constexpr (Op == UnaryOp::GeluTanh)
+    return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+  else if constexpr (Op == UnaryOp::Silu) return x / (1.0f + expf(-x));
+  else if constexpr (Op == UnaryOp::HardSigmoid) return clamp01(alpha * x + beta);
+  else if constexpr (Op == UnaryOp::HardSwish) return x * clamp01(x / 6.0f + 0.5f);
+  else return x < alpha ? alpha : (x > beta ? beta : x);  // Clip
 }
 
 template <BinaryOp Op>
@@ -74,11 +84,12 @@ __global__ void broadcast_copy(const float* __restrict__ src, float* __restrict_
   }
 }
 
+// Not __restrict__: y may be x (activations applied in place after a GEMM).
 template <UnaryOp Op>
-__global__ void unary(const float* __restrict__ x, float* __restrict__ y, int64_t n, float alpha) {
+__global__ void unary(const float* x, float* y, int64_t n, float alpha, float beta) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x)
-    y[i] = apply<Op>(x[i], alpha);
+    y[i] = apply<Op>(x[i], alpha, beta);
 }
 
 unsigned grid_for(int64_t n, int max_grid) {
@@ -116,14 +127,14 @@ void launch_broadcast_copy(const float* src, float* dst, int64_t n, const Broadc
   broadcast_copy<<<grid_for(n, max_grid), kBlock, 0, s>>>(src, dst, n, *bc);
 }
 
-void launch_unary(UnaryOp op, const float* x, float* y, int64_t n, float alpha, int max_grid,
-                  cudaStream_t s) {
+void launch_unary(UnaryOp op, const float* x, float* y, int64_t n, float alpha, float beta,
+                  int max_grid, cudaStream_t s) {
   if (n <= 0) return;
   const unsigned g = grid_for(n, max_grid);
   switch (op) {
-#define PI_CUDA_UNARY_CASE(OP) \
-  case UnaryOp::OP:                                                  \
-    unary<UnaryOp::OP><<<g, kBlock, 0, s>>>(x, y, n, alpha);          \
+#define PI_CUDA_UNARY_CASE(OP)                                    \
+  case UnaryOp::OP:                                               \
+    unary<UnaryOp::OP><<<g, kBlock, 0, s>>>(x, y, n, alpha, beta); \
     return;
     PI_CUDA_UNARY_CASE(Relu)
     PI_CUDA_UNARY_CASE(LeakyRelu)
@@ -136,6 +147,12 @@ void launch_unary(UnaryOp op, const float* x, float* y, int64_t n, float alpha, 
     PI_CUDA_UNARY_CASE(Sqrt)
     PI_CUDA_UNARY_CASE(Reciprocal)
     PI_CUDA_UNARY_CASE(Erf)
+    PI_CUDA_UNARY_CASE(Gelu)
+    PI_CUDA_UNARY_CASE(GeluTanh)
+    PI_CUDA_UNARY_CASE(Silu)
+    PI_CUDA_UNARY_CASE(HardSigmoid)
+    PI_CUDA_UNARY_CASE(HardSwish)
+    PI_CUDA_UNARY_CASE(Clip)
 #undef PI_CUDA_UNARY_CASE
   }
 }

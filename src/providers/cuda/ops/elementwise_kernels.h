@@ -9,8 +9,11 @@
 namespace polyinfer::cuda {
 
 enum class BinaryOp : int { Add, Sub, Mul, Div, Pow, Max, Min };
+// Parameters: LeakyRelu alpha = slope; HardSigmoid y = clamp(alpha x + beta, 0, 1); Clip
+// alpha = min, beta = max. The activations are also what FusedGemm / FusedMatMul apply.
 enum class UnaryOp : int {
-  Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Neg, Abs, Sqrt, Reciprocal, Erf
+  Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Neg, Abs, Sqrt, Reciprocal, Erf,
+  Gelu, GeluTanh, Silu, HardSigmoid, HardSwish, Clip
 };
 
 constexpr int kMaxRank = 6;
@@ -29,8 +32,8 @@ void launch_binary(BinaryOp op, const float* a, const float* b, float* c, int64_
 // dst (n elements, bc's dims) = src read through bc.stride_a (numpy broadcasting; Gemm's C).
 void launch_broadcast_copy(const float* src, float* dst, int64_t n, const Broadcast* bc,
                            int max_grid, cudaStream_t stream);
-// y[i] = op(x[i]); alpha is LeakyRelu's slope.
-void launch_unary(UnaryOp op, const float* x, float* y, int64_t n, float alpha, int max_grid,
-                  cudaStream_t stream);
+// y[i] = op(x[i]); y may be x (in place).
+void launch_unary(UnaryOp op, const float* x, float* y, int64_t n, float alpha, float beta,
+                  int max_grid, cudaStream_t stream);
 
 }  // namespace polyinfer::cuda

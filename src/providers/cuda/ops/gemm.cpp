@@ -40,17 +40,36 @@ void sgemm(Context& ctx, const GemmShape& g, float alpha, const float* a, const 
                               g.lda(), &beta, y, static_cast<int>(g.N)));
 }
 
-// The epilogue a fused op asks for; nullopt-like kNone when cuBLASLt has no such epilogue.
-enum class Epi { None, Relu, GeluTanh, Unsupported };
+// cuBLASLt epilogues this file uses beyond the bias.
+enum class Epi { None, Relu, GeluTanh };
 
-Epi epilogue_of(const cpu::FusedActivation& act) {
-  switch (act.kind) {
-    case cpu::ActKind::None: return Epi::None;
-    case cpu::ActKind::Relu: return Epi::Relu;
-    // cuBLASLt's GELU epilogue is the tanh approximation: it matches GeluTanh, not Gelu (erf).
-    case cpu::ActKind::GeluTanh: return Epi::GeluTanh;
-    default: return Epi::Unsupported;
+// A fused op's activation: the cuBLASLt epilogue that applies it, when there is one (cuBLASLt's
+// GELU is the tanh form, so it serves GeluTanh and not erf Gelu), and the element-wise kernel that
+// applies it otherwise (in place on Y, after the product).
+struct Activation {
+  bool any = false;
+  Epi epi = Epi::None;
+  UnaryOp op = UnaryOp::Relu;
+  float alpha = 0.0f, beta = 0.0f;
+};
+
+Activation activation_of(const cpu::FusedActivation& a) {
+  using K = cpu::ActKind;
+  auto kernel = [&](UnaryOp op) { return Activation{true, Epi::None, op, a.alpha, a.beta}; };
+  switch (a.kind) {
+    case K::None: return {};
+    case K::Relu: return {true, Epi::Relu, UnaryOp::Relu, 0.0f, 0.0f};
+    case K::GeluTanh: return {true, Epi::GeluTanh, UnaryOp::GeluTanh, 0.0f, 0.0f};
+    case K::LeakyRelu: return kernel(UnaryOp::LeakyRelu);
+    case K::Clip: return kernel(UnaryOp::Clip);
+    case K::Sigmoid: return kernel(UnaryOp::Sigmoid);
+    case K::HardSigmoid: return kernel(UnaryOp::HardSigmoid);
+    case K::HardSwish: return kernel(UnaryOp::HardSwish);
+    case K::Tanh: return kernel(UnaryOp::Tanh);
+    case K::Silu: return kernel(UnaryOp::Silu);
+    case K::Gelu: return kernel(UnaryOp::Gelu);
   }
+  return {};
 }
 
 // The largest power of two, at most 256, that divides the address. cuBLASLt's heuristic assumes
@@ -64,8 +83,9 @@ uint32_t alignment_of(const void* p) {
 }
 
 // Y = epilogue(alpha·op(A)·op(B) + bias) in one cuBLASLt call; bias (length N, may be null) is
-// added per output column of the row-major Y (per row of cuBLAS's column-major Y^T).
-void lt_gemm(Context& ctx, const GemmShape& g, float alpha, const float* a, const float* b,
+// added per output column of the row-major Y (per row of cuBLAS's column-major Y^T). False when
+// cuBLASLt has no algorithm for it (the caller then takes SGEMM and separate kernels).
+bool lt_gemm(Context& ctx, const GemmShape& g, float alpha, const float* a, const float* b,
              const float* bias, Epi epi, float* y) {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ly = nullptr;
@@ -128,11 +148,29 @@ void lt_gemm(Context& ctx, const GemmShape& g, float alpha, const float* a, cons
   int found = 0;
   PI_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(ctx.cublaslt(), op, lb, la, ly, ly, pref, 1,
                                                  &result, &found));
-  PI_CHECK(found > 0, Internal, "cuBLASLt has no algorithm for a ", g.M, "x", g.K, " by ", g.K,
-           "x", g.N, " fp32 product with this epilogue");
+  if (found == 0) return false;
   const float beta = 0.0f;
   PI_CUBLAS_CHECK(cublasLtMatmul(ctx.cublaslt(), op, &alpha, b, lb, a, la, &beta, y, ly, y, ly,
                                  &result.algo, ctx.lt_workspace(), ws, ctx.stream()));
+  return true;
+}
+
+// Y (M x N, row-major) = the row vector `bias` (N) in every row.
+void broadcast_rows(Context& ctx, const float* bias, int64_t M, int64_t N, float* y) {
+  Broadcast bc;
+  bc.rank = 2;
+  bc.dims[0] = M;
+  bc.dims[1] = N;
+  bc.stride_a[0] = 0;
+  bc.stride_a[1] = 1;
+  launch_broadcast_copy(bias, y, M * N, &bc, ctx.max_grid_x(), ctx.stream());
+  check_launch("bias broadcast");
+}
+
+void apply_activation(Context& ctx, const Activation& act, float* y, int64_t n) {
+  if (!act.any) return;
+  launch_unary(act.op, y, y, n, act.alpha, act.beta, ctx.max_grid_x(), ctx.stream());
+  check_launch("fused activation");
 }
 
 // ---- MatMul ----
@@ -238,22 +276,7 @@ class GemmKernel final : public Kernel {
         trans_a_(info.attr_int("transA", 0) != 0),
         trans_b_(info.attr_int("transB", 0) != 0) {
     require_float32(info, 3, 2);
-    if (fused) {
-      epi_ = epilogue_of(cpu::FusedActivation::from(info));
-      if (epi_ == Epi::Unsupported)
-        info.unsupported("activation '" + info.attr_string("activation", "") +
-                         "' (the CUDA kernel fuses Relu and GeluTanh)");
-      // The activation follows the bias, so both must be in the one cuBLASLt epilogue: a bias
-      // that is not a row vector, or scaled by beta, cannot be.
-      if (info.has_input(2)) {
-        const ir::TypeInfo* t = info.input_type(2);
-        const Tensor* c = info.constant_input(2);
-        const Shape* cs = c ? &c->shape() : (t && t->has_shape ? &t->dims : nullptr);
-        const bool row = cs && (cs->size() == 1 || (cs->size() == 2 && (*cs)[0] == 1));
-        if (epi_ != Epi::None && (!row || beta_ != 1.0f))
-          info.unsupported("an activation after a bias that is not one row, or beta != 1");
-      }
-    }
+    if (fused) act_ = activation_of(cpu::FusedActivation::from(info));
   }
   // cuBLAS either way: SGEMM, or cuBLASLt when a bias or activation goes in its epilogue.
   std::string impl() const override { return "cuda:cublas"; }
@@ -281,31 +304,33 @@ class GemmKernel final : public Kernel {
     auto* py = static_cast<float*>(y.raw_data());
     const auto* pa = static_cast<const float*>(a.raw_data());
     const auto* pb = static_cast<const float*>(b.raw_data());
-    const bool has_c = kc.has_input(2) && beta_ != 0.0f;
-    const Tensor* c = has_c ? &kc.input(2) : nullptr;
+    const Tensor* c = kc.has_input(2) && beta_ != 0.0f ? &kc.input(2) : nullptr;
     if (c) check_float32(kc, *c);
-    if (g.K == 0) {
-      // alpha·(empty product) is 0: Y is beta·C (or 0).
-      PI_CUDA_CHECK(cudaMemsetAsync(py, 0, y.nbytes(), ctx_.stream()));
-      if (c) add_scaled_c(kc, *c, g, py);
-      apply_activation_separately(kc, py, y.numel());
-      return;
+    // A row bias with beta = 1 can go in cuBLASLt's epilogue, and the activation with it.
+    const float* bias = c && beta_ == 1.0f && is_row_bias(c->shape(), g.N)
+                            ? static_cast<const float*>(c->raw_data())
+                            : nullptr;
+    bool product_done = false, act_done = false;
+    if (g.K > 0 && (c == nullptr || bias != nullptr)) {
+      if (act_.epi != Epi::None && lt_gemm(ctx_, g, alpha_, pa, pb, bias, act_.epi, py))
+        product_done = act_done = true;
+      else if (bias && lt_gemm(ctx_, g, alpha_, pa, pb, bias, Epi::None, py))
+        product_done = true;
     }
-    if ((c == nullptr || (beta_ == 1.0f && is_row_bias(c->shape(), g.N))) &&
-        (epi_ != Epi::None || c != nullptr)) {
-      lt_gemm(ctx_, g, alpha_, pa, pb, c ? static_cast<const float*>(c->raw_data()) : nullptr,
-              epi_, py);
-      check_launch(who.c_str());
-      return;
+    if (!product_done) {
+      // Y = beta·C broadcast (or 0), then SGEMM accumulates alpha·A·B onto it.
+      if (c) broadcast_c_into(kc, *c, g, py);
+      if (g.K > 0) {
+        sgemm(ctx_, g, alpha_, pa, pb, c ? beta_ : 0.0f, py);
+      } else if (!c) {
+        PI_CUDA_CHECK(cudaMemsetAsync(py, 0, y.nbytes(), ctx_.stream()));  // an empty sum
+      } else if (beta_ != 1.0f) {
+        PI_CUBLAS_CHECK(
+            cublasSscal(ctx_.cublas(), static_cast<int>(g.M * g.N), &beta_, py, 1));
+      }
     }
-    // Unfused: Y = broadcast(C), then SGEMM accumulates alpha·A·B onto beta·Y.
-    if (c) {
-      broadcast_c_into(kc, *c, g, py);
-      sgemm(ctx_, g, alpha_, pa, pb, beta_, py);
-    } else {
-      sgemm(ctx_, g, alpha_, pa, pb, 0.0f, py);
-    }
-    apply_activation_separately(kc, py, y.numel());
+    if (!act_done) apply_activation(ctx_, act_, py, y.numel());
+    check_launch(who.c_str());
   }
 
  private:
@@ -330,27 +355,11 @@ class GemmKernel final : public Kernel {
     launch_broadcast_copy(pc, y, g.M * g.N, &bc, ctx_.max_grid_x(), ctx_.stream());
     check_launch("Gemm C broadcast");
   }
-  // Y (zeros) = beta·C, for the K = 0 case.
-  void add_scaled_c(const KernelContext& kc, const Tensor& c, const GemmShape& g, float* y) {
-    broadcast_c_into(kc, c, g, y);
-    if (beta_ != 1.0f)
-      PI_CUBLAS_CHECK(cublasSscal(ctx_.cublas(), static_cast<int>(g.M * g.N), &beta_, y, 1));
-  }
-  // Only reached when the activation could not go in an epilogue: K = 0, or a C whose shape at
-  // run time is not the row vector it was declared as. Relu has a kernel of its own; GeluTanh
-  // does not (yet), and a refusal at run time cannot fall back, so that case is an error.
-  void apply_activation_separately(const KernelContext& kc, float* y, int64_t n) {
-    if (epi_ == Epi::None) return;
-    PI_CHECK(epi_ == Epi::Relu, UnsupportedOp, kc.node().label(),
-             ": GeluTanh after a C that is not one row (or K = 0) is not implemented on CUDA");
-    launch_unary(UnaryOp::Relu, y, y, n, 0.0f, ctx_.max_grid_x(), ctx_.stream());
-    check_launch("Gemm activation");
-  }
 
   Context& ctx_;
   float alpha_, beta_;
   bool trans_a_, trans_b_;
-  Epi epi_ = Epi::None;
+  Activation act_;
 };
 
 class FusedGemmKernel final : public Kernel {
@@ -369,18 +378,15 @@ class FusedMatMulKernel final : public Kernel {
  public:
   explicit FusedMatMulKernel(const KernelInfo& info) : ctx_(Context::get()) {
     require_float32(info, 3);
-    epi_ = epilogue_of(cpu::FusedActivation::from(info));
-    if (epi_ == Epi::Unsupported)
-      info.unsupported("activation '" + info.attr_string("activation", "") +
-                       "' (the CUDA kernel fuses Relu and GeluTanh)");
-    // One cuBLASLt call over A's rows: B must be a single matrix, known at creation.
+    act_ = activation_of(cpu::FusedActivation::from(info));
+    // A's batch folds into its rows (one product): B must be a single matrix, known at creation.
     const Tensor* b = info.constant_input(1);
     const ir::TypeInfo* bt = info.input_type(1);
     const int b_rank =
         b ? b->rank() : (bt && bt->has_shape ? static_cast<int>(bt->dims.size()) : -1);
     if (b_rank != 2) info.unsupported("B of rank other than 2 (or unknown at load)");
   }
-  std::string impl() const override { return "cuda:cublaslt"; }
+  std::string impl() const override { return "cuda:cublas"; }
 
   void run(KernelContext& kc) override {
     const Tensor& a = kc.input(0);
@@ -393,15 +399,15 @@ class FusedMatMulKernel final : public Kernel {
     GemmShape g;
     g.K = a.shape().back();
     g.N = b.shape()[1];
-    g.M = a.numel() / std::max<int64_t>(g.K, 1);
+    g.M = shape_numel(Shape(a.shape().begin(), a.shape().end() - 1));
     PI_CHECK(b.shape()[0] == g.K, ShapeMismatch, who, ": inner dimensions of ",
              shape_str(a.shape()), " and ", shape_str(b.shape()), " differ");
-    if (g.K == 0) g.M = shape_numel(Shape(a.shape().begin(), a.shape().end() - 1));
     check_int_dims(kc, g);
     Shape out = a.shape();
     out.back() = g.N;
     Tensor& y = kc.output(0, DType::Float32, out);
     if (y.numel() == 0) return;
+    auto* py = static_cast<float*>(y.raw_data());
     const float* bias = nullptr;
     if (kc.has_input(2)) {
       const Tensor& e = kc.input(2);
@@ -410,18 +416,28 @@ class FusedMatMulKernel final : public Kernel {
                " is not [", g.N, "]");
       bias = static_cast<const float*>(e.raw_data());
     }
-    if (g.K == 0) {
-      // An empty product. Rare, and a refusal at run time cannot fall back: say so plainly.
-      fail(ErrorCode::UnsupportedOp, who, ": an empty product (K = 0) is not implemented on CUDA");
+    const auto* pa = static_cast<const float*>(a.raw_data());
+    const auto* pb = static_cast<const float*>(b.raw_data());
+    bool product_done = false, act_done = false;
+    if (g.K > 0) {
+      if (act_.epi != Epi::None && lt_gemm(ctx_, g, 1.0f, pa, pb, bias, act_.epi, py))
+        product_done = act_done = true;
+      else if (bias && lt_gemm(ctx_, g, 1.0f, pa, pb, bias, Epi::None, py))
+        product_done = true;
     }
-    lt_gemm(ctx_, g, 1.0f, static_cast<const float*>(a.raw_data()),
-            static_cast<const float*>(b.raw_data()), bias, epi_, static_cast<float*>(y.raw_data()));
+    if (!product_done) {
+      // Y = bias in every row (or 0), then SGEMM accumulates A·B onto it.
+      if (bias) broadcast_rows(ctx_, bias, g.M, g.N, py);
+      else if (g.K == 0) PI_CUDA_CHECK(cudaMemsetAsync(py, 0, y.nbytes(), ctx_.stream()));
+      if (g.K > 0) sgemm(ctx_, g, 1.0f, pa, pb, bias ? 1.0f : 0.0f, py);
+    }
+    if (!act_done) apply_activation(ctx_, act_, py, y.numel());
     check_launch(who.c_str());
   }
 
  private:
   Context& ctx_;
-  Epi epi_ = Epi::None;
+  Activation act_;
 };
 
 // MatMul since 1 (numpy semantics throughout); Gemm from 7 (no legacy `broadcast` attribute).
