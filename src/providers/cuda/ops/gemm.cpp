@@ -167,6 +167,13 @@ void broadcast_rows(Context& ctx, const float* bias, int64_t M, int64_t N, float
   check_launch("bias broadcast");
 }
 
+// What ran, for the placement report and profiles: "cuda:cublaslt" (the epilogue did bias and
+// activation), "cuda:cublaslt+act", "cuda:sgemm", "cuda:sgemm+act".
+const char* path_name(bool lt, bool act_kernel) {
+  if (lt) return act_kernel ? "cuda:cublaslt+act" : "cuda:cublaslt";
+  return act_kernel ? "cuda:sgemm+act" : "cuda:sgemm";
+}
+
 void apply_activation(Context& ctx, const Activation& act, float* y, int64_t n) {
   if (!act.any) return;
   launch_unary(act.op, y, y, n, act.alpha, act.beta, ctx.max_grid_x(), ctx.stream());
@@ -278,8 +285,8 @@ class GemmKernel final : public Kernel {
     require_float32(info, 3, 2);
     if (fused) act_ = activation_of(cpu::FusedActivation::from(info));
   }
-  // cuBLAS either way: SGEMM, or cuBLASLt when a bias or activation goes in its epilogue.
-  std::string impl() const override { return "cuda:cublas"; }
+  // The path the last run took (path_name); "cuda:cublas" before the first.
+  std::string impl() const override { return path_; }
 
   void run(KernelContext& kc) override {
     const Tensor& a = kc.input(0);
@@ -331,6 +338,7 @@ class GemmKernel final : public Kernel {
     }
     if (!act_done) apply_activation(ctx_, act_, py, y.numel());
     check_launch(who.c_str());
+    path_ = path_name(product_done, act_.any && !act_done);
   }
 
  private:
@@ -360,6 +368,7 @@ class GemmKernel final : public Kernel {
   float alpha_, beta_;
   bool trans_a_, trans_b_;
   Activation act_;
+  std::string path_ = "cuda:cublas";
 };
 
 class FusedGemmKernel final : public Kernel {
@@ -386,7 +395,7 @@ class FusedMatMulKernel final : public Kernel {
         b ? b->rank() : (bt && bt->has_shape ? static_cast<int>(bt->dims.size()) : -1);
     if (b_rank != 2) info.unsupported("B of rank other than 2 (or unknown at load)");
   }
-  std::string impl() const override { return "cuda:cublas"; }
+  std::string impl() const override { return path_; }
 
   void run(KernelContext& kc) override {
     const Tensor& a = kc.input(0);
@@ -433,11 +442,13 @@ class FusedMatMulKernel final : public Kernel {
     }
     if (!act_done) apply_activation(ctx_, act_, py, y.numel());
     check_launch(who.c_str());
+    path_ = path_name(product_done, act_.any && !act_done);
   }
 
  private:
   Context& ctx_;
   Activation act_;
+  std::string path_ = "cuda:cublas";
 };
 
 // MatMul since 1 (numpy semantics throughout); Gemm from 7 (no legacy `broadcast` attribute).
