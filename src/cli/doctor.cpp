@@ -55,7 +55,8 @@ std::vector<ProviderRow> provider_rows(const hw::SystemReport& r) {
   };
   add_missing("cuda", "configure with -DPOLYINFER_CUDA=ON, which needs the CUDA toolkit",
               hw::check_cuda_stack(r.nvidia));
-  add_missing("vulkan", "configure with -DPOLYINFER_VULKAN=ON, which needs libvulkan-dev and glslang-tools",
+  add_missing("vulkan",
+              "configure with -DPOLYINFER_VULKAN=ON, which needs libvulkan-dev and glslang-tools",
               hw::check_vulkan_stack(r.vulkan));
   return rows;
 }

@@ -93,10 +93,12 @@ TEST(CudaSoftmax, EveryAxisLayout) {
       expect_on_cuda(on_cuda(op, 13).attr("axis", int64_t{-1}).random(s, -10, 10).check(1e-6, 1e-5),
                      op + shape_str(s));
     // inner > 1: the column kernel.
-    expect_on_cuda(on_cuda(op, 13).attr("axis", int64_t{1}).random({4, 37, 9}, -10, 10).check(1e-6, 1e-5),
-                   op + " axis 1");
-    expect_on_cuda(on_cuda(op, 13).attr("axis", int64_t{0}).random({65, 300}, -10, 10).check(1e-6, 1e-5),
-                   op + " axis 0");
+    expect_on_cuda(
+        on_cuda(op, 13).attr("axis", int64_t{1}).random({4, 37, 9}, -10, 10).check(1e-6, 1e-5),
+        op + " axis 1");
+    expect_on_cuda(
+        on_cuda(op, 13).attr("axis", int64_t{0}).random({65, 300}, -10, 10).check(1e-6, 1e-5),
+        op + " axis 0");
     // opset 11: flattened at axis 1.
     expect_on_cuda(on_cuda(op, 11).random({3, 4, 5}, -10, 10).check(1e-6, 1e-5), op + " opset 11");
   }

@@ -76,7 +76,8 @@ struct FakePlugin {
 TEST(CudaLoader, StatusGivesTheFirstFailureInOrder) {
   const cuda::CudaPluginApi api = FakePlugin::api();
   hw::StackCheck bad_stack;
-  bad_stack.reason = "no NVIDIA driver (libcuda.so.1 does not load) and no NVIDIA GPU on the PCI bus";
+  bad_stack.reason =
+      "no NVIDIA driver (libcuda.so.1 does not load) and no NVIDIA GPU on the PCI bus";
   hw::StackCheck good_stack;
   good_stack.usable = true;
   cuda::PluginLoad loaded{&api, ""};
@@ -189,7 +190,8 @@ TEST(CudaProvider, UnusableIsAnErrorWithTheReasonUnlessAllowedMissing) {
   ASSERT_EQ(s.placement().skipped.size(), 1u);
   EXPECT_EQ(s.placement().skipped[0].provider, "cuda");
   EXPECT_EQ(s.placement().skipped[0].reason, st.reason);
-  const auto out = s.run({{"x", Tensor::from_vector<float>({2, 5}, {-1, 2, -3, 4, -5, 6, -7, 8, -9, 0})}});
+  const auto out =
+      s.run({{"x", Tensor::from_vector<float>({2, 5}, {-1, 2, -3, 4, -5, 6, -7, 8, -9, 0})}});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].tensor().to_vector<float>(),
             (std::vector<float>{0, 2, 0, 4, 0, 6, 0, 8, 0, 0}));

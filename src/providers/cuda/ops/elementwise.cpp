@@ -1,7 +1,8 @@
 // Float32 element-wise operators on CUDA (kernels in elementwise.cu): Add, Sub, Mul, Div, Pow and
 // two-input Max, Min with numpy broadcasting up to rank 6; Relu, LeakyRelu, Sigmoid, Tanh, Exp,
-// Log, Neg, Abs, Sqrt, Reciprocal, Erf, HardSigmoid, HardSwish, Gelu (ONNX and ai.polyinfer). Other dtypes, higher ranks and Max/Min of other input
-// counts are refused at creation, so the node falls back with the reason.
+// Log, Neg, Abs, Sqrt, Reciprocal, Erf, HardSigmoid, HardSwish, Gelu (ONNX and ai.polyinfer).
+// Other dtypes, higher ranks and Max/Min of other input counts are refused at creation, so the
+// node falls back with the reason.
 #include "core/shape_util.h"
 #include "providers/cuda/ops/elementwise_kernels.h"
 #include "providers/cuda/ops/op_util.h"

@@ -21,7 +21,9 @@ __device__ __forceinline__ float apply(float a, float b) {
   else return (a != a || b != b) ? a + b : (a < b ? a : b);
 }
 
-__device__ __forceinline__ float clamp01(float v) { return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v); }
+__device__ __forceinline__ float clamp01(float v) {
+  return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+}
 
 // The formulas of the CPU reference kernels (activation.cpp, gelu.cpp, fused_activation.h).
 template <UnaryOp Op>
