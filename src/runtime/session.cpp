@@ -392,6 +392,12 @@ std::vector<ProviderInfo> available_providers() {
   return out;
 }
 
+size_t release_cached_device_memory() {
+  size_t freed = 0;
+  for (const auto& name : provider_names()) freed += create_provider(name)->release_memory();
+  return freed;
+}
+
 const char* version() { return "0.1.0"; }
 
 }  // namespace polyinfer

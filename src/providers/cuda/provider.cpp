@@ -3,7 +3,7 @@
 // the plugin's op files register them when it is loaded, so a build whose plugin does not load
 // lists none. Device memory and copies are Device{CUDA, 0}'s backend, which the plugin's init()
 // registers.
-#include <mutex>
+#include <atomic>
 
 #include "core/device_registry.h"
 #include "hw/report.h"
@@ -19,6 +19,9 @@ struct State {
   ProviderStatus status;
 };
 
+// Set once state() has run: release_memory() must not start CUDA just to free nothing.
+std::atomic<bool> g_started{false};
+
 // The plugin is loaded whatever the NVIDIA stack says (its kernels then list), but its init(),
 // which touches the driver, runs only when doctor's check passed (cuda_status).
 const State& state() {
@@ -28,6 +31,7 @@ const State& state() {
     const hw::StackCheck stack =
         hw::check_cuda_stack(hw::probe_nvidia(hw::system_files(), hw::system_loader()));
     x.status = cuda_status(stack, x.plugin);
+    g_started = true;
     return x;
   }();
   return s;
@@ -55,7 +59,8 @@ class CudaProvider final : public RegistryProvider {
     if (state().status.usable) state().plugin.api->synchronize();
   }
   size_t release_memory() const override {
-    return state().status.usable ? state().plugin.api->release_memory() : 0;
+    if (!g_started || !state().status.usable) return 0;
+    return state().plugin.api->release_memory();
   }
   std::vector<const KernelDef*> kernels() const override {
     state();  // loads the plugin, whose kernels then register
