@@ -204,6 +204,21 @@ TEST(CudaProvider, UnusableIsAnErrorWithTheReasonUnlessAllowedMissing) {
   }
 }
 
+TEST(CudaProvider, TensorToCudaWithoutAGpuGivesTheReason) {
+  if (!test::cuda_built()) GTEST_SKIP() << "the cuda provider is not in this build";
+  const ProviderStatus st = create_provider("cuda")->probe();
+  if (st.usable) GTEST_SKIP() << "cuda is usable here";
+  try {
+    Tensor::from_vector<float>({2}, {1, 2}).to(kCuda);
+    ADD_FAILURE() << "a tensor went to an unusable cuda";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::ProviderUnavailable);
+    EXPECT_NE(std::string(e.what()).find("device cuda:0 is not available: " + st.reason),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(CudaProvider, ReleasingWithoutAGpuFreesNothing) {
   if (!test::cuda_built()) GTEST_SKIP() << "the cuda provider is not in this build";
   if (create_provider("cuda")->probe().usable) GTEST_SKIP() << "cuda is usable here";

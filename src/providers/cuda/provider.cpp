@@ -76,6 +76,14 @@ class CudaProvider final : public RegistryProvider {
 
 const bool registered =
     register_provider("cuda", [] { return std::unique_ptr<Provider>(new CudaProvider()); });
+// Tensor::to(cuda) before any session: start the provider then (its init registers the device).
+const bool starter = [] {
+  register_device_starter(DeviceKind::CUDA, [] {
+    const ProviderStatus& st = state().status;
+    return st.usable ? std::string() : st.reason;
+  });
+  return true;
+}();
 
 }  // namespace
 }  // namespace polyinfer::cuda
