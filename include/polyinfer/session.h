@@ -169,6 +169,11 @@ struct ProviderInfo {
 };
 std::vector<ProviderInfo> available_providers();
 
+// Frees the device memory providers keep cached for reuse after tensors and sessions are gone
+// (the cuda provider keeps freed blocks for the next session instead of returning them to the
+// driver); memory in use stays. Returns the bytes freed. Starts no provider that has not run.
+size_t release_cached_device_memory();
+
 // The threads a session runs with when SessionOptions::threads is 0: this machine's physical
 // cores (SMT siblings share a core's vector units, so they add little to dense kernels).
 int default_thread_count();

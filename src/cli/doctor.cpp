@@ -28,7 +28,7 @@ std::string bytes_str(int64_t b) {
 }
 
 // A provider as doctor lists it: the built-in ones with their probe(), and the GPU providers this
-// build does not have yet, with what their software stack would allow.
+// build was made without, with what their software stack would allow.
 struct ProviderRow {
   std::string name;
   bool built = false;
@@ -43,17 +43,21 @@ std::vector<ProviderRow> provider_rows(const hw::SystemReport& r) {
     rows.push_back({p.name, true, p.usable, p.reason,
                     p.device + (p.detail.empty() ? "" : ": " + p.detail)});
   const std::vector<std::string> built = provider_names();
-  auto add_planned = [&](const std::string& name, const char* issue, const hw::StackCheck& stack) {
+  // A GPU provider this binary was built without: how to get it, and what the stack here allows.
+  auto add_missing = [&](const std::string& name, const char* how, const hw::StackCheck& stack) {
     for (const auto& b : built)
       if (b == name) return;
     ProviderRow row{name, false, false, "", ""};
-    row.reason = std::string("not in this build (polyinfer's ") + name + " provider is " + issue +
-                 "); the " + (name == "cuda" ? "NVIDIA" : "Vulkan") + " stack here: " +
+    row.reason = std::string("not in this build (") + how + "); the " +
+                 (name == "cuda" ? "NVIDIA" : "Vulkan") + " stack here: " +
                  (stack.usable ? "ready (" + stack.detail + ")" : stack.reason);
     rows.push_back(row);
   };
-  add_planned("cuda", "issue 7", hw::check_cuda_stack(r.nvidia));
-  add_planned("vulkan", "issue 6", hw::check_vulkan_stack(r.vulkan));
+  add_missing("cuda", "configure with -DPOLYINFER_CUDA=ON, which needs the CUDA toolkit",
+              hw::check_cuda_stack(r.nvidia));
+  add_missing("vulkan",
+              "configure with -DPOLYINFER_VULKAN=ON, which needs libvulkan-dev and glslang-tools",
+              hw::check_vulkan_stack(r.vulkan));
   return rows;
 }
 

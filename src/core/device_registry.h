@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "polyinfer/tensor.h"
 
@@ -19,7 +20,14 @@ struct DeviceBackend {
 // Registers (or replaces) the backend of `device`. The host is registered from the start.
 void register_device(Device device, DeviceBackend backend);
 void unregister_device(Device device);
-// The backend of `device`; throws ProviderUnavailable when no provider registered it.
+// A provider that registers its device only when it starts (cuda: when the plugin is loaded and
+// opens the GPU) names the function that starts it; it returns "" when the device is now
+// registered, else why it cannot be. device_backend() calls it for an unregistered device of
+// that kind, so Tensor::to(cuda) works before any session has probed cuda.
+void register_device_starter(DeviceKind kind, std::string (*start)());
+
+// The backend of `device`; throws ProviderUnavailable when no provider registered it (with the
+// starter's reason when there is one).
 const DeviceBackend& device_backend(Device device);
 
 }  // namespace polyinfer

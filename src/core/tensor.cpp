@@ -44,6 +44,7 @@ void host_copy(const void* src, void* dst, size_t bytes) { std::memcpy(dst, src,
 struct Registry {
   std::mutex mu;
   std::map<std::pair<int, int>, DeviceBackend> backends;
+  std::map<int, std::string (*)()> starters;  // by DeviceKind
   Registry() {
     backends[{static_cast<int>(DeviceKind::CPU), 0}] =
         DeviceBackend{host_allocator(), &host_copy, &host_copy};
@@ -72,11 +73,28 @@ void unregister_device(Device device) {
   registry().backends.erase({static_cast<int>(device.kind), device.index});
 }
 
-const DeviceBackend& device_backend(Device device) {
+void register_device_starter(DeviceKind kind, std::string (*start)()) {
   std::lock_guard<std::mutex> lock(registry().mu);
-  auto it = registry().backends.find({static_cast<int>(device.kind), device.index});
+  registry().starters[static_cast<int>(kind)] = start;
+}
+
+const DeviceBackend& device_backend(Device device) {
+  const std::pair<int, int> key{static_cast<int>(device.kind), device.index};
+  std::string (*start)() = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(registry().mu);
+    auto it = registry().backends.find(key);
+    if (it != registry().backends.end()) return it->second;
+    auto s = registry().starters.find(key.first);
+    if (s != registry().starters.end()) start = s->second;
+  }
+  // Outside the lock: starting registers the device (register_device takes the lock).
+  const std::string why = start ? start() : "no provider for it is loaded";
+  std::lock_guard<std::mutex> lock(registry().mu);
+  auto it = registry().backends.find(key);
   PI_CHECK(it != registry().backends.end(), ProviderUnavailable, "device ", device.str(),
-           " is not available: no provider for it is loaded; run `polyinfer providers`");
+           " is not available: ", why.empty() ? "its provider did not register it" : why,
+           "; run `polyinfer providers`");
   return it->second;
 }
 

@@ -165,6 +165,28 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
     for (int sl : s.implicit) last_use[sl] = static_cast<int>(i);
     for (int sl : s.out) if (sl >= 0 && last_use[sl] < static_cast<int>(i)) last_use[sl] = static_cast<int>(i);
   }
+  // Weights read on a device are copied there once, now, instead of at every run: a GPU would
+  // otherwise re-upload them all per run. One copy per (weight, device), shared by its readers;
+  // the host copy stays (cpu nodes and outputs may read it).
+  std::map<int, const Value*> constant_of;
+  for (const auto& [sl, v] : constants_) constant_of[sl] = &v;
+  std::map<std::pair<int, std::string>, Value> on_device;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Device dev = rt_->providers[nodes_[i].provider]->device();
+    if (dev.is_cpu()) continue;
+    Step& s = steps_[i];
+    s.device_in.assign(s.in.size(), Value());
+    for (size_t k = 0; k < s.in.size(); ++k) {
+      auto c = constant_of.find(s.in[k]);
+      if (c == constant_of.end() || !c->second->is_tensor() ||
+          c->second->tensor().dtype() == DType::String)
+        continue;
+      Value& v = on_device[{s.in[k], dev.str()}];
+      if (v.is_none()) v = Value(c->second->tensor().to(dev));
+      s.device_in[k] = v;
+    }
+  }
+
   std::set<int> keep(output_slots_.begin(), output_slots_.end());
   for (const auto& [sl, v] : constants_) keep.insert(sl);
   for (int sl = 0; sl < num_slots_; ++sl)
@@ -210,7 +232,12 @@ std::vector<Value> Executor::run(const std::vector<Value>& inputs,
     const Step& s = steps_[i];
     const Device dev = rt_->providers[p.provider]->device();
     in.clear();
-    for (int sl : s.in) in.push_back(sl < 0 ? Value() : to_device(slots[sl], dev, &copies_));
+    for (size_t k = 0; k < s.in.size(); ++k) {
+      const int sl = s.in[k];
+      if (sl < 0) in.push_back(Value());
+      else if (!s.device_in.empty() && !s.device_in[k].is_none()) in.push_back(s.device_in[k]);
+      else in.push_back(to_device(slots[sl], dev, &copies_));
+    }
     std::map<std::string, Value> node_scope;
     for (size_t k = 0; k < s.implicit.size(); ++k)
       node_scope[p.node->implicit_inputs[k]] = slots[s.implicit[k]];
@@ -221,6 +248,9 @@ std::vector<Value> Executor::run(const std::vector<Value>& inputs,
       if (profiling_) {
         const auto t0 = std::chrono::steady_clock::now();
         p.kernel->run(ctx);
+        // A queued kernel (cuda, vulkan) has only been launched: wait for it, so the time is
+        // the kernel's (profiling only; it serializes the device).
+        rt_->providers[p.provider]->synchronize();
         const auto t1 = std::chrono::steady_clock::now();
         timings_[i].calls += 1;
         timings_[i].total_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();

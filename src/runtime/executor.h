@@ -86,6 +86,9 @@ class Executor final : public SubgraphRunner {
   struct Step {
     std::vector<int> in, implicit, out;
     std::vector<int> release;  // slots whose last reader is this step
+    // Per input: a copy, made once at creation, of a constant input on the node's device (not
+    // the host); None where the input is no such constant.
+    std::vector<Value> device_in;
   };
   std::vector<Step> steps_;
   int copies_ = 0;

@@ -39,6 +39,9 @@ class Provider {
   virtual std::shared_ptr<Allocator> allocator() const = 0;
   // Waits until work queued on the device is done. (Optional: synchronous providers need not.)
   virtual void synchronize() const {}
+  // Frees the device memory the provider keeps cached for reuse after tensors and sessions are
+  // gone (memory in use stays); returns the bytes freed. (Optional: 0 when nothing is cached.)
+  virtual size_t release_memory() const { return 0; }
   // The kernels this provider can create (for `providers` listings); empty if it cannot say.
   virtual std::vector<const KernelDef*> kernels() const { return {}; }
 };

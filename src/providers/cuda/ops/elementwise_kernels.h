@@ -1,0 +1,39 @@
+// The element-wise CUDA kernels' launchers (elementwise.cu), called by the kernel classes in
+// elementwise.cpp. Plain types only, so the .cu file needs none of the runtime's headers.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace polyinfer::cuda {
+
+enum class BinaryOp : int { Add, Sub, Mul, Div, Pow, Max, Min };
+// Parameters: LeakyRelu alpha = slope; HardSigmoid y = clamp(alpha x + beta, 0, 1); Clip
+// alpha = min, beta = max. The activations are also what FusedGemm / FusedMatMul apply.
+enum class UnaryOp : int {
+  Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Neg, Abs, Sqrt, Reciprocal, Erf,
+  Gelu, GeluTanh, Silu, HardSigmoid, HardSwish, Clip
+};
+
+constexpr int kMaxRank = 6;
+
+// Output dims and each input's element strides over them (0 where it broadcasts).
+struct Broadcast {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t stride_a[kMaxRank] = {};
+  int64_t stride_b[kMaxRank] = {};
+};
+
+// c[i] = a[i] op b[i] over n elements; `bc` null when a, b and c have one shape.
+void launch_binary(BinaryOp op, const float* a, const float* b, float* c, int64_t n,
+                   const Broadcast* bc, int max_grid, cudaStream_t stream);
+// dst (n elements, bc's dims) = src read through bc.stride_a (numpy broadcasting; Gemm's C).
+void launch_broadcast_copy(const float* src, float* dst, int64_t n, const Broadcast* bc,
+                           int max_grid, cudaStream_t stream);
+// y[i] = op(x[i]); y may be x (in place).
+void launch_unary(UnaryOp op, const float* x, float* y, int64_t n, float alpha, float beta,
+                  int max_grid, cudaStream_t stream);
+
+}  // namespace polyinfer::cuda

@@ -1,0 +1,461 @@
+// Matrix products on CUDA, float32, through cuBLAS: MatMul (numpy batching), Gemm, and the
+// optimizer's FusedGemm / FusedMatMul (ai.polyinfer) whose bias and activation run in cuBLASLt's
+// epilogue (one kernel: no separate bias or activation pass over the output).
+//
+// Row-major to cuBLAS's column-major: a row-major [R, C] matrix is the column-major [C, R] one at
+// the same address, so Y = op(A)·op(B) (row-major [M, N]) is computed as Y^T = op(B)^T·op(A)^T,
+// i.e. cuBLAS with the operands swapped and m = N, n = M.
+#include <algorithm>
+
+#include "core/shape_util.h"
+#include "providers/cpu/ops/fused_activation.h"
+#include "providers/cuda/ops/elementwise_kernels.h"
+#include "providers/cuda/ops/op_util.h"
+
+namespace polyinfer::cuda {
+namespace {
+
+// One row-major product Y[M, N] = alpha * opA(A)·opB(B), A stored [M, K] (or [K, M] when
+// trans_a), B stored [K, N] (or [N, K]).
+struct GemmShape {
+  int64_t M = 0, N = 0, K = 0;
+  bool trans_a = false, trans_b = false;
+  int lda() const { return static_cast<int>(trans_a ? M : K); }
+  int ldb() const { return static_cast<int>(trans_b ? K : N); }
+};
+
+void check_int_dims(const KernelContext& kc, const GemmShape& g) {
+  constexpr int64_t kMax = 0x7fffffff;
+  PI_CHECK(g.M <= kMax && g.N <= kMax && g.K <= kMax, UnsupportedOp, kc.node().label(),
+           ": dimensions beyond 2^31 (cuBLAS takes int)");
+}
+
+// cuBLAS SGEMM (plain fp32: the handle is in pedantic math mode, no TF32): Y = alpha·op(A)·op(B)
+// + beta·Y.
+void sgemm(Context& ctx, const GemmShape& g, float alpha, const float* a, const float* b,
+           float beta, float* y) {
+  PI_CUBLAS_CHECK(cublasSgemm(ctx.cublas(), g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                              g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(g.N),
+                              static_cast<int>(g.M), static_cast<int>(g.K), &alpha, b, g.ldb(), a,
+                              g.lda(), &beta, y, static_cast<int>(g.N)));
+}
+
+// cuBLASLt epilogues this file uses beyond the bias.
+enum class Epi { None, Relu, GeluTanh };
+
+// A fused op's activation: the cuBLASLt epilogue that applies it, when there is one (cuBLASLt's
+// GELU is the tanh form, so it serves GeluTanh and not erf Gelu), and the element-wise kernel that
+// applies it otherwise (in place on Y, after the product).
+struct Activation {
+  bool any = false;
+  Epi epi = Epi::None;
+  UnaryOp op = UnaryOp::Relu;
+  float alpha = 0.0f, beta = 0.0f;
+};
+
+Activation activation_of(const cpu::FusedActivation& a) {
+  using K = cpu::ActKind;
+  auto kernel = [&](UnaryOp op) { return Activation{true, Epi::None, op, a.alpha, a.beta}; };
+  switch (a.kind) {
+    case K::None: return {};
+    case K::Relu: return {true, Epi::Relu, UnaryOp::Relu, 0.0f, 0.0f};
+    case K::GeluTanh: return {true, Epi::GeluTanh, UnaryOp::GeluTanh, 0.0f, 0.0f};
+    case K::LeakyRelu: return kernel(UnaryOp::LeakyRelu);
+    case K::Clip: return kernel(UnaryOp::Clip);
+    case K::Sigmoid: return kernel(UnaryOp::Sigmoid);
+    case K::HardSigmoid: return kernel(UnaryOp::HardSigmoid);
+    case K::HardSwish: return kernel(UnaryOp::HardSwish);
+    case K::Tanh: return kernel(UnaryOp::Tanh);
+    case K::Silu: return kernel(UnaryOp::Silu);
+    case K::Gelu: return kernel(UnaryOp::Gelu);
+  }
+  return {};
+}
+
+// The largest power of two, at most 256, that divides the address. cuBLASLt's heuristic assumes
+// 256-byte aligned matrices unless told otherwise, and the session's arena and tensor views
+// hand out pointers aligned less than that.
+uint32_t alignment_of(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  uint32_t al = 256;
+  while (al > 4 && a % al != 0) al /= 2;
+  return al;
+}
+
+// Y = epilogue(alpha·op(A)·op(B) + bias) in one cuBLASLt call; bias (length N, may be null) is
+// added per output column of the row-major Y (per row of cuBLAS's column-major Y^T). False when
+// cuBLASLt has no algorithm for it (the caller then takes SGEMM and separate kernels).
+bool lt_gemm(Context& ctx, const GemmShape& g, float alpha, const float* a, const float* b,
+             const float* bias, Epi epi, float* y) {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ly = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  // Whatever fails, the descriptors are destroyed: they are host objects.
+  struct Cleanup {
+    cublasLtMatmulDesc_t& op;
+    cublasLtMatrixLayout_t &la, &lb, &ly;
+    cublasLtMatmulPreference_t& pref;
+    ~Cleanup() {
+      if (pref) cublasLtMatmulPreferenceDestroy(pref);
+      if (ly) cublasLtMatrixLayoutDestroy(ly);
+      if (lb) cublasLtMatrixLayoutDestroy(lb);
+      if (la) cublasLtMatrixLayoutDestroy(la);
+      if (op) cublasLtMatmulDescDestroy(op);
+    }
+  } cleanup{op, la, lb, ly, pref};
+
+  PI_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  // cuBLAS's first operand is our B, its second our A (see the top of the file).
+  const cublasOperation_t tb = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t ta = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  PI_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &tb, sizeof tb));
+  PI_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &ta, sizeof ta));
+  cublasLtEpilogue_t e = CUBLASLT_EPILOGUE_DEFAULT;
+  if (bias) {
+    e = epi == Epi::Relu       ? CUBLASLT_EPILOGUE_RELU_BIAS
+        : epi == Epi::GeluTanh ? CUBLASLT_EPILOGUE_GELU_BIAS
+                               : CUBLASLT_EPILOGUE_BIAS;
+    PI_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                   sizeof bias));
+  } else if (epi == Epi::Relu) {
+    e = CUBLASLT_EPILOGUE_RELU;
+  } else if (epi == Epi::GeluTanh) {
+    e = CUBLASLT_EPILOGUE_GELU;
+  }
+  PI_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof e));
+  // Stored (untransposed) column-major shapes: B is [N, K] (or [K, N] when trans_b), A is [K, M]
+  // (or [M, K]), Y^T is [N, M].
+  const uint64_t M = static_cast<uint64_t>(g.M), N = static_cast<uint64_t>(g.N),
+                 K = static_cast<uint64_t>(g.K);
+  PI_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, g.trans_b ? K : N, g.trans_b ? N : K,
+                                             g.ldb()));
+  PI_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, g.trans_a ? M : K, g.trans_a ? K : M,
+                                             g.lda()));
+  PI_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&ly, CUDA_R_32F, N, M, static_cast<int64_t>(N)));
+  PI_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  const size_t ws = Context::kLtWorkspace;
+  PI_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  // cuBLAS's A is our b, its B our a; C and D are y.
+  const uint32_t align[4] = {alignment_of(b), alignment_of(a), alignment_of(y), alignment_of(y)};
+  const cublasLtMatmulPreferenceAttributes_t align_attr[4] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  for (int i = 0; i < 4; ++i)
+    PI_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &align[i],
+                                                         sizeof align[i]));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  PI_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(ctx.cublaslt(), op, lb, la, ly, ly, pref, 1,
+                                                 &result, &found));
+  if (found == 0) return false;
+  const float beta = 0.0f;
+  PI_CUBLAS_CHECK(cublasLtMatmul(ctx.cublaslt(), op, &alpha, b, lb, a, la, &beta, y, ly, y, ly,
+                                 &result.algo, ctx.lt_workspace(), ws, ctx.stream()));
+  return true;
+}
+
+// Y (M x N, row-major) = the row vector `bias` (N) in every row.
+void broadcast_rows(Context& ctx, const float* bias, int64_t M, int64_t N, float* y) {
+  Broadcast bc;
+  bc.rank = 2;
+  bc.dims[0] = M;
+  bc.dims[1] = N;
+  bc.stride_a[0] = 0;
+  bc.stride_a[1] = 1;
+  launch_broadcast_copy(bias, y, M * N, &bc, ctx.max_grid_x(), ctx.stream());
+  check_launch("bias broadcast");
+}
+
+// What ran, for the placement report and profiles: "cuda:cublaslt" (the epilogue did bias and
+// activation), "cuda:cublaslt+act", "cuda:sgemm", "cuda:sgemm+act".
+const char* path_name(bool lt, bool act_kernel) {
+  if (lt) return act_kernel ? "cuda:cublaslt+act" : "cuda:cublaslt";
+  return act_kernel ? "cuda:sgemm+act" : "cuda:sgemm";
+}
+
+void apply_activation(Context& ctx, const Activation& act, float* y, int64_t n) {
+  if (!act.any) return;
+  launch_unary(act.op, y, y, n, act.alpha, act.beta, ctx.max_grid_x(), ctx.stream());
+  check_launch("fused activation");
+}
+
+// ---- MatMul ----
+
+class MatMulKernel final : public Kernel {
+ public:
+  explicit MatMulKernel(const KernelInfo& info) : ctx_(Context::get()) { require_float32(info, 2); }
+  std::string impl() const override { return "cuda:cublas"; }
+
+  void run(KernelContext& kc) override {
+    const Tensor& a = kc.input(0);
+    const Tensor& b = kc.input(1);
+    check_float32(kc, a);
+    check_float32(kc, b);
+    const std::string who = kc.node().label();
+    PI_CHECK(a.rank() >= 1 && b.rank() >= 1, ShapeMismatch, who,
+             ": operands must not be scalars, got ", shape_str(a.shape()), " and ",
+             shape_str(b.shape()));
+    // Rank-1 operands are promoted as numpy does: [K] is [1, K] on the left, [K, 1] on the right.
+    Shape a2 = a.shape(), b2 = b.shape();
+    if (a2.size() == 1) a2.insert(a2.begin(), 1);
+    if (b2.size() == 1) b2.push_back(1);
+    GemmShape g;
+    g.M = a2[a2.size() - 2];
+    g.K = a2.back();
+    g.N = b2.back();
+    PI_CHECK(b2[b2.size() - 2] == g.K, ShapeMismatch, who, ": inner dimensions of ",
+             shape_str(a.shape()), " and ", shape_str(b.shape()), " differ");
+    const Shape ab(a2.begin(), a2.end() - 2), bb(b2.begin(), b2.end() - 2);
+    const Shape batch = broadcast_shapes(ab, bb, who.c_str());
+    Shape out = batch;
+    if (a.rank() > 1) out.push_back(g.M);
+    if (b.rank() > 1) out.push_back(g.N);
+    Tensor& y = kc.output(0, DType::Float32, out);
+    if (y.numel() == 0) return;
+    auto* py = static_cast<float*>(y.raw_data());
+    if (g.K == 0) {  // an empty sum
+      PI_CUDA_CHECK(cudaMemsetAsync(py, 0, y.nbytes(), ctx_.stream()));
+      return;
+    }
+    const auto* pa = static_cast<const float*>(a.raw_data());
+    const auto* pb = static_cast<const float*>(b.raw_data());
+    const int64_t nb = shape_numel(batch), nbb = shape_numel(bb);
+    if (nbb == 1) {
+      // B is one matrix: A's batch folds into its rows (A is contiguous), one SGEMM.
+      GemmShape f = g;
+      f.M = g.M * nb;
+      check_int_dims(kc, f);
+      sgemm(ctx_, f, 1.0f, pa, pb, 0.0f, py);
+      return;
+    }
+    check_int_dims(kc, g);
+    const std::vector<int64_t> sa = broadcast_strides(ab, batch), sb = broadcast_strides(bb, batch);
+    // Each side either walks the whole batch in order (its strides are the batch's own) or is one
+    // matrix for all (strides 0): then one strided-batched call, stride 0 for a shared side.
+    std::vector<int64_t> dense(batch.size(), 1);
+    for (size_t d = batch.size(); d-- > 1;) dense[d - 1] = dense[d] * batch[d];
+    const std::vector<int64_t> zeros(batch.size(), 0);
+    auto uniform = [&](const std::vector<int64_t>& st) { return st == dense || st == zeros; };
+    if (uniform(sa) && uniform(sb) && nb <= 0x7fffffff) {
+      const float one = 1.0f, zero = 0.0f;
+      PI_CUBLAS_CHECK(cublasSgemmStridedBatched(
+          ctx_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(g.N), static_cast<int>(g.M),
+          static_cast<int>(g.K), &one, pb, static_cast<int>(g.N), sb == zeros ? 0 : g.K * g.N, pa,
+          static_cast<int>(g.K), sa == zeros ? 0 : g.M * g.K, &zero, py, static_cast<int>(g.N),
+          g.M * g.N, static_cast<int>(nb)));
+      return;
+    }
+    // General broadcasting ([2, 1] x [1, 3] batches): one SGEMM per output matrix, at the
+    // offsets numpy's rules give.
+    std::vector<int64_t> idx(batch.size(), 0);
+    for (int64_t i = 0; i < nb; ++i) {
+      int64_t oa = 0, ob = 0;
+      for (size_t d = 0; d < batch.size(); ++d) {
+        oa += idx[d] * sa[d];
+        ob += idx[d] * sb[d];
+      }
+      sgemm(ctx_, g, 1.0f, pa + oa * g.M * g.K, pb + ob * g.K * g.N, 0.0f, py + i * g.M * g.N);
+      for (size_t d = batch.size(); d-- > 0;) {
+        if (++idx[d] < batch[d]) break;
+        idx[d] = 0;
+      }
+    }
+  }
+
+ private:
+  Context& ctx_;
+};
+
+// ---- Gemm and FusedGemm ----
+
+// A bias of exactly N elements laid out along the output's columns: [N] or [1, N].
+bool is_row_bias(const Shape& c, int64_t N) {
+  return (c.size() == 1 && c[0] == N) || (c.size() == 2 && c[0] == 1 && c[1] == N);
+}
+
+class GemmKernel final : public Kernel {
+ public:
+  explicit GemmKernel(const KernelInfo& info, bool fused = false)
+      : ctx_(Context::get()),
+        alpha_(info.attr_float("alpha", 1.0f)),
+        beta_(info.attr_float("beta", 1.0f)),
+        trans_a_(info.attr_int("transA", 0) != 0),
+        trans_b_(info.attr_int("transB", 0) != 0) {
+    require_float32(info, 3, 2);
+    if (fused) act_ = activation_of(cpu::FusedActivation::from(info));
+  }
+  // The path the last run took (path_name); "cuda:cublas" before the first.
+  std::string impl() const override { return path_; }
+
+  void run(KernelContext& kc) override {
+    const Tensor& a = kc.input(0);
+    const Tensor& b = kc.input(1);
+    check_float32(kc, a);
+    check_float32(kc, b);
+    const std::string who = kc.node().label();
+    PI_CHECK(a.rank() == 2 && b.rank() == 2, ShapeMismatch, who, ": A and B must be 2-D, got ",
+             shape_str(a.shape()), " and ", shape_str(b.shape()));
+    GemmShape g;
+    g.trans_a = trans_a_;
+    g.trans_b = trans_b_;
+    g.M = trans_a_ ? a.shape()[1] : a.shape()[0];
+    g.K = trans_a_ ? a.shape()[0] : a.shape()[1];
+    g.N = trans_b_ ? b.shape()[0] : b.shape()[1];
+    const int64_t kb = trans_b_ ? b.shape()[1] : b.shape()[0];
+    PI_CHECK(kb == g.K, ShapeMismatch, who, ": inner dimensions differ (", shape_str(a.shape()),
+             trans_a_ ? "^T" : "", " by ", shape_str(b.shape()), trans_b_ ? "^T" : "", ")");
+    check_int_dims(kc, g);
+    Tensor& y = kc.output(0, DType::Float32, {g.M, g.N});
+    if (y.numel() == 0) return;
+    auto* py = static_cast<float*>(y.raw_data());
+    const auto* pa = static_cast<const float*>(a.raw_data());
+    const auto* pb = static_cast<const float*>(b.raw_data());
+    const Tensor* c = kc.has_input(2) && beta_ != 0.0f ? &kc.input(2) : nullptr;
+    if (c) check_float32(kc, *c);
+    // A row bias with beta = 1 can go in cuBLASLt's epilogue, and the activation with it.
+    const float* bias = c && beta_ == 1.0f && is_row_bias(c->shape(), g.N)
+                            ? static_cast<const float*>(c->raw_data())
+                            : nullptr;
+    bool product_done = false, act_done = false;
+    if (g.K > 0 && (c == nullptr || bias != nullptr)) {
+      if (act_.epi != Epi::None && lt_gemm(ctx_, g, alpha_, pa, pb, bias, act_.epi, py))
+        product_done = act_done = true;
+      else if (bias && lt_gemm(ctx_, g, alpha_, pa, pb, bias, Epi::None, py))
+        product_done = true;
+    }
+    if (!product_done) {
+      // Y = beta·C broadcast (or 0), then SGEMM accumulates alpha·A·B onto it.
+      if (c) broadcast_c_into(kc, *c, g, py);
+      if (g.K > 0) {
+        sgemm(ctx_, g, alpha_, pa, pb, c ? beta_ : 0.0f, py);
+      } else if (!c) {
+        PI_CUDA_CHECK(cudaMemsetAsync(py, 0, y.nbytes(), ctx_.stream()));  // an empty sum
+      } else if (beta_ != 1.0f) {
+        PI_CUBLAS_CHECK(
+            cublasSscal(ctx_.cublas(), static_cast<int>(g.M * g.N), &beta_, py, 1));
+      }
+    }
+    if (!act_done) apply_activation(ctx_, act_, py, y.numel());
+    check_launch(who.c_str());
+    path_ = path_name(product_done, act_.any && !act_done);
+  }
+
+ private:
+  // Y (M x N) = C broadcast (unidirectionally, as Gemm allows).
+  void broadcast_c_into(const KernelContext& kc, const Tensor& c, const GemmShape& g, float* y) {
+    const Shape out{g.M, g.N};
+    const Shape bs = broadcast_shapes(c.shape(), out, kc.node().label().c_str());
+    PI_CHECK(bs == out, ShapeMismatch, kc.node().label(), ": C ", shape_str(c.shape()),
+             " does not broadcast to ", shape_str(out));
+    const auto* pc = static_cast<const float*>(c.raw_data());
+    if (c.shape() == out) {
+      PI_CUDA_CHECK(cudaMemcpyAsync(y, pc, c.nbytes(), cudaMemcpyDeviceToDevice, ctx_.stream()));
+      return;
+    }
+    Broadcast bc;
+    bc.rank = 2;
+    const std::vector<int64_t> sc = broadcast_strides(c.shape(), out);
+    bc.dims[0] = g.M;
+    bc.dims[1] = g.N;
+    bc.stride_a[0] = sc[0];
+    bc.stride_a[1] = sc[1];
+    launch_broadcast_copy(pc, y, g.M * g.N, &bc, ctx_.max_grid_x(), ctx_.stream());
+    check_launch("Gemm C broadcast");
+  }
+
+  Context& ctx_;
+  float alpha_, beta_;
+  bool trans_a_, trans_b_;
+  Activation act_;
+  std::string path_ = "cuda:cublas";
+};
+
+class FusedGemmKernel final : public Kernel {
+ public:
+  explicit FusedGemmKernel(const KernelInfo& info) : gemm_(info, /*fused=*/true) {}
+  std::string impl() const override { return gemm_.impl(); }
+  void run(KernelContext& kc) override { gemm_.run(kc); }
+
+ private:
+  GemmKernel gemm_;
+};
+
+// ---- FusedMatMul: act(MatMul(A, B) + bias), B one matrix, bias [N] ----
+
+class FusedMatMulKernel final : public Kernel {
+ public:
+  explicit FusedMatMulKernel(const KernelInfo& info) : ctx_(Context::get()) {
+    require_float32(info, 3);
+    act_ = activation_of(cpu::FusedActivation::from(info));
+    // A's batch folds into its rows (one product): B must be a single matrix, known at creation.
+    const Tensor* b = info.constant_input(1);
+    const ir::TypeInfo* bt = info.input_type(1);
+    const int b_rank =
+        b ? b->rank() : (bt && bt->has_shape ? static_cast<int>(bt->dims.size()) : -1);
+    if (b_rank != 2) info.unsupported("B of rank other than 2 (or unknown at load)");
+  }
+  std::string impl() const override { return path_; }
+
+  void run(KernelContext& kc) override {
+    const Tensor& a = kc.input(0);
+    const Tensor& b = kc.input(1);
+    check_float32(kc, a);
+    check_float32(kc, b);
+    const std::string who = kc.node().label();
+    PI_CHECK(a.rank() >= 2 && b.rank() == 2, UnsupportedOp, who, ": A of rank ", a.rank(),
+             " and B of rank ", b.rank(), " (the CUDA kernel takes A rank >= 2, B rank 2)");
+    GemmShape g;
+    g.K = a.shape().back();
+    g.N = b.shape()[1];
+    g.M = shape_numel(Shape(a.shape().begin(), a.shape().end() - 1));
+    PI_CHECK(b.shape()[0] == g.K, ShapeMismatch, who, ": inner dimensions of ",
+             shape_str(a.shape()), " and ", shape_str(b.shape()), " differ");
+    check_int_dims(kc, g);
+    Shape out = a.shape();
+    out.back() = g.N;
+    Tensor& y = kc.output(0, DType::Float32, out);
+    if (y.numel() == 0) return;
+    auto* py = static_cast<float*>(y.raw_data());
+    const float* bias = nullptr;
+    if (kc.has_input(2)) {
+      const Tensor& e = kc.input(2);
+      check_float32(kc, e);
+      PI_CHECK(e.rank() == 1 && e.numel() == g.N, ShapeMismatch, who, ": bias ", e.describe(),
+               " is not [", g.N, "]");
+      bias = static_cast<const float*>(e.raw_data());
+    }
+    const auto* pa = static_cast<const float*>(a.raw_data());
+    const auto* pb = static_cast<const float*>(b.raw_data());
+    bool product_done = false, act_done = false;
+    if (g.K > 0) {
+      if (act_.epi != Epi::None && lt_gemm(ctx_, g, 1.0f, pa, pb, bias, act_.epi, py))
+        product_done = act_done = true;
+      else if (bias && lt_gemm(ctx_, g, 1.0f, pa, pb, bias, Epi::None, py))
+        product_done = true;
+    }
+    if (!product_done) {
+      // Y = bias in every row (or 0), then SGEMM accumulates A·B onto it.
+      if (bias) broadcast_rows(ctx_, bias, g.M, g.N, py);
+      else if (g.K == 0) PI_CUDA_CHECK(cudaMemsetAsync(py, 0, y.nbytes(), ctx_.stream()));
+      if (g.K > 0) sgemm(ctx_, g, 1.0f, pa, pb, bias ? 1.0f : 0.0f, py);
+    }
+    if (!act_done) apply_activation(ctx_, act_, py, y.numel());
+    check_launch(who.c_str());
+    path_ = path_name(product_done, act_.any && !act_done);
+  }
+
+ private:
+  Context& ctx_;
+  Activation act_;
+  std::string path_ = "cuda:cublas";
+};
+
+// MatMul since 1 (numpy semantics throughout); Gemm from 7 (no legacy `broadcast` attribute).
+PI_CUDA_KERNEL(MatMul, 1, 23, MatMulKernel);
+PI_CUDA_KERNEL(Gemm, 7, 23, GemmKernel);
+PI_REGISTER_KERNEL("cuda", "ai.polyinfer", FusedGemm, 1, 1, FusedGemmKernel);
+PI_REGISTER_KERNEL("cuda", "ai.polyinfer", FusedMatMul, 1, 1, FusedMatMulKernel);
+
+}  // namespace
+}  // namespace polyinfer::cuda

@@ -1,0 +1,116 @@
+#include "providers/cuda/plugin/context.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace polyinfer::cuda {
+namespace {
+
+// The oldest GPUs the built code runs on: compute_75 PTX (CMAKE_CUDA_ARCHITECTURES), which is
+// also the oldest architecture CUDA 13 supports.
+constexpr int kMinComputeCapability = 75;
+
+std::string version3(int v) {  // cublasGetVersion: MAJOR*10000 + MINOR*100 + PATCH
+  return std::to_string(v / 10000) + "." + std::to_string(v % 10000 / 100) + "." +
+         std::to_string(v % 100);
+}
+
+// What to do about a failure of the first CUDA runtime call: the NVIDIA stack check (doctor's)
+// normally catches these before the plugin is asked, so this is the second line.
+std::string first_call_hint(cudaError_t e) {
+  switch (e) {
+    case cudaErrorInsufficientDriver:
+      return "the NVIDIA driver is missing or older than this CUDA runtime: install or upgrade "
+             "the NVIDIA driver and check that nvidia-smi lists the GPU";
+    case cudaErrorNoDevice:
+      return "no CUDA GPU is visible: check nvidia-smi, CUDA_VISIBLE_DEVICES, and in a container "
+             "start it with --gpus all";
+    default:
+      return "check nvidia-smi and `polyinfer doctor`";
+  }
+}
+
+Context* g_context = nullptr;  // made once by init(), never destroyed (see CachingAllocator)
+
+}  // namespace
+
+std::string cuda_error_text(const char* what, cudaError_t e) {
+  return std::string(what) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+}
+
+std::string cublas_error_text(const char* what, cublasStatus_t s) {
+  return std::string(what) + " failed: " + cublasGetStatusName(s) + " (" +
+         cublasGetStatusString(s) + ")";
+}
+
+std::string Context::init() {
+  static std::once_flag once;
+  static std::string reason;
+  std::call_once(once, [] {
+    auto* c = new Context();
+    reason = c->open();
+    // A failed open leaves no usable context; what CUDA objects it made before failing stay with
+    // CUDA until the process ends (destroying them could fail the same way).
+    if (reason.empty()) g_context = c;
+    else delete c;
+  });
+  return reason;
+}
+
+Context& Context::get() {
+  const std::string why = init();
+  PI_CHECK(g_context != nullptr, ProviderUnavailable, "cuda is not usable here: ", why);
+  return *g_context;
+}
+
+std::string Context::open() {
+  int count = 0;
+  if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess)
+    return cuda_error_text("cudaGetDeviceCount", e) + ": " + first_call_hint(e);
+  if (count == 0)
+    return "the CUDA runtime sees no GPU: " + first_call_hint(cudaErrorNoDevice);
+  if (const cudaError_t e = cudaSetDevice(0); e != cudaSuccess)
+    return cuda_error_text("cudaSetDevice(0)", e) + ": " + first_call_hint(e);
+  cudaDeviceProp p{};
+  if (const cudaError_t e = cudaGetDeviceProperties(&p, 0); e != cudaSuccess)
+    return cuda_error_text("cudaGetDeviceProperties(0)", e) + ": " + first_call_hint(e);
+  const int cc = p.major * 10 + p.minor;
+  const std::string name(p.name, strnlen(p.name, sizeof p.name));
+  if (cc < kMinComputeCapability)
+    return "GPU 0 (" + name + ") has compute capability " + std::to_string(p.major) + "." +
+           std::to_string(p.minor) + "; this build's kernels need 7.5 or newer (CUDA 13's oldest)";
+  max_grid_x_ = p.maxGridSize[0] > 0 ? p.maxGridSize[0] : 65535;
+
+  if (const cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
+      e != cudaSuccess)
+    return cuda_error_text("cudaStreamCreate", e);
+  if (const cublasStatus_t s = cublasCreate(&cublas_); s != CUBLAS_STATUS_SUCCESS)
+    return cublas_error_text("cublasCreate", s) + ": check that cuBLAS matches the CUDA runtime";
+  if (const cublasStatus_t s = cublasSetStream(cublas_, stream_); s != CUBLAS_STATUS_SUCCESS)
+    return cublas_error_text("cublasSetStream", s);
+  // Plain fp32 arithmetic (no TF32): the CPU kernels are the oracle, and TF32 would differ from
+  // them by ~1e-3. A TF32 option can come with fp16.
+  if (const cublasStatus_t s = cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH);
+      s != CUBLAS_STATUS_SUCCESS)
+    return cublas_error_text("cublasSetMathMode", s);
+  if (const cublasStatus_t s = cublasLtCreate(&cublaslt_); s != CUBLAS_STATUS_SUCCESS)
+    return cublas_error_text("cublasLtCreate", s);
+  if (const cudaError_t e = cudaMalloc(&lt_workspace_, kLtWorkspace); e != cudaSuccess)
+    return cuda_error_text("cudaMalloc (cuBLASLt workspace)", e);
+  alloc_ = std::make_shared<CachingAllocator>(stream_);
+
+  int rt = 0, blas = 0;
+  cudaRuntimeGetVersion(&rt);
+  cublasGetVersion(cublas_, &blas);
+  char mem[32];
+  std::snprintf(mem, sizeof mem, "%.1f GiB", static_cast<double>(p.totalGlobalMem) / (1 << 30));
+  description_ = name + " (sm_" + std::to_string(cc) + ", " + mem + ", " +
+                 std::to_string(p.multiProcessorCount) + " SMs), CUDA runtime " +
+                 std::to_string(rt / 1000) + "." + std::to_string(rt % 1000 / 10) + ", cuBLAS " +
+                 version3(blas);
+  return "";
+}
+
+void Context::synchronize() { PI_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+}  // namespace polyinfer::cuda
