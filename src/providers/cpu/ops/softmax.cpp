@@ -10,6 +10,7 @@
 #include "core/dispatch.h"
 #include "core/shape_util.h"
 #include "runtime/kernel.h"
+#include "runtime/kernel_checks.h"
 
 namespace polyinfer {
 namespace {
@@ -29,12 +30,8 @@ class SoftmaxKernel final : public Kernel {
     const int rank = x.rank();
     const Shape& s = x.shape();
     const int64_t axis = normalize_axis(axis_, rank, label_.c_str());
-    int64_t outer = 1, n = 1, inner = 1;
-    for (int d = 0; d < rank; ++d) {
-      if (d < axis) outer *= s[d];
-      else if (d == axis || flatten_) n *= s[d];
-      else inner *= s[d];
-    }
+    const SoftmaxLayout l = softmax_layout(s, axis, flatten_);
+    const int64_t outer = l.outer, n = l.n, inner = l.inner;
     Tensor& y = ctx.output(0, x.dtype(), s);
     dispatch(FloatTypes{}, x.dtype(), label_.c_str(), [&](auto tag) {
       using T = typename decltype(tag)::type;

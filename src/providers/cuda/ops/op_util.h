@@ -7,6 +7,7 @@
 
 #include "providers/cuda/plugin/context.h"
 #include "runtime/kernel.h"
+#include "runtime/kernel_checks.h"
 
 namespace polyinfer::cuda {
 
@@ -14,29 +15,8 @@ namespace polyinfer::cuda {
 // (the first `count`, all when -1) are not known to be float32, or whose rank is known and above
 // `max_rank` (-1: any).
 inline void require_float32(const KernelInfo& info, int count = -1, int max_rank = -1) {
-  const size_t n = count < 0 ? info.num_inputs() : static_cast<size_t>(count);
-  for (size_t i = 0; i < n && i < info.num_inputs(); ++i) {
-    if (!info.has_input(i)) continue;
-    DType dtype = DType::Undefined;
-    int rank = -1;
-    if (const Tensor* c = info.constant_input(i)) {
-      dtype = c->dtype();
-      rank = c->rank();
-    } else if (const ir::TypeInfo* t = info.input_type(i);
-               t && t->kind == ir::TypeInfo::Kind::Tensor) {
-      dtype = t->elem;
-      if (t->has_shape) rank = static_cast<int>(t->dims.size());
-    }
-    if (dtype == DType::Undefined)
-      info.unsupported("input " + std::to_string(i) +
-                       " of unknown dtype (the CUDA kernels are float32 only)");
-    if (dtype != DType::Float32)
-      info.unsupported(std::string("dtype ") + dtype_name(dtype) +
-                       " (the CUDA kernels are float32 only)");
-    if (max_rank >= 0 && rank > max_rank)
-      info.unsupported("rank " + std::to_string(rank) + " (this CUDA kernel takes rank <= " +
-                       std::to_string(max_rank) + ")");
-  }
+  require_input_dtype(info, DType::Float32, "CUDA", max_rank,
+                      count < 0 ? static_cast<size_t>(-1) : static_cast<size_t>(count));
 }
 
 // The same dtype check at run time (declared types can be wrong).

@@ -25,12 +25,8 @@ class SoftmaxKernel final : public Kernel {
     const Shape& s = x.shape();
     const int rank = x.rank();
     const int64_t axis = normalize_axis(axis_, rank, kc.node().label().c_str());
-    int64_t outer = 1, n = 1, inner = 1;
-    for (int d = 0; d < rank; ++d) {
-      if (d < axis) outer *= s[d];
-      else if (d == axis || flatten_) n *= s[d];
-      else inner *= s[d];
-    }
+    const SoftmaxLayout l = softmax_layout(s, axis, flatten_);
+    const int64_t outer = l.outer, n = l.n, inner = l.inner;
     Tensor& y = kc.output(0, DType::Float32, s);
     if (y.numel() == 0) return;
     launch_softmax(static_cast<const float*>(x.raw_data()), static_cast<float*>(y.raw_data()),

@@ -11,6 +11,7 @@
 
 #include "providers/vulkan/context.h"
 #include "runtime/kernel.h"
+#include "runtime/kernel_checks.h"
 
 namespace polyinfer::vulkan {
 
@@ -22,28 +23,7 @@ constexpr int kMaxRank = 6;
 // (shape inputs of Reshape, say).
 inline void require_float32(const KernelInfo& info, int max_rank = kMaxRank,
                             size_t first_unchecked = static_cast<size_t>(-1)) {
-  for (size_t i = 0; i < info.num_inputs() && i < first_unchecked; ++i) {
-    if (!info.has_input(i)) continue;
-    DType dtype = DType::Undefined;
-    int rank = -1;
-    if (const Tensor* c = info.constant_input(i)) {
-      dtype = c->dtype();
-      rank = c->rank();
-    } else if (const ir::TypeInfo* t = info.input_type(i);
-               t && t->kind == ir::TypeInfo::Kind::Tensor) {
-      dtype = t->elem;
-      if (t->has_shape) rank = static_cast<int>(t->dims.size());
-    }
-    if (dtype == DType::Undefined)
-      info.unsupported("input " + std::to_string(i) +
-                       " of unknown dtype (the Vulkan kernels are float32 only)");
-    if (dtype != DType::Float32)
-      info.unsupported(std::string("dtype ") + dtype_name(dtype) +
-                       " (the Vulkan kernels are float32 only)");
-    if (rank > max_rank)
-      info.unsupported("rank " + std::to_string(rank) + " (this Vulkan kernel takes rank <= " +
-                       std::to_string(max_rank) + ")");
-  }
+  require_input_dtype(info, DType::Float32, "Vulkan", max_rank, first_unchecked);
 }
 
 // The rank of input i when known at creation (constant or declared), else -1.

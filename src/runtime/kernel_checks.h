@@ -1,0 +1,28 @@
+// Creation-time checks that device providers' kernels share. A kernel refuses in its
+// constructor what it cannot run (KernelInfo::unsupported), so the partitioner tries the next
+// provider and reports the reason; a refusal at run time could not fall back.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "runtime/kernel.h"
+
+namespace polyinfer {
+
+// Refuses a node whose present inputs among the first `count` are not known, at creation, to
+// be tensors of `dtype` (an unknown dtype — inside a Loop body, say — is refused too), or whose
+// rank is known and above `max_rank` (-1: any rank). `provider` names the kernels in the
+// reason: "dtype int64 (the Vulkan kernels are float32 only)".
+void require_input_dtype(const KernelInfo& info, DType dtype, const std::string& provider,
+                         int max_rank = -1, size_t count = static_cast<size_t>(-1));
+
+// Softmax's view of a shape around its (normalized) axis: `outer` rows of `n` elements strided
+// by `inner`. `flatten` is the opset < 13 rule (every dimension from the axis on is one row).
+struct SoftmaxLayout {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+SoftmaxLayout softmax_layout(const Shape& shape, int64_t axis, bool flatten);
+
+}  // namespace polyinfer
