@@ -37,6 +37,19 @@ PY
   else
     fail "compare exited $?: $(cat "$tmp/err")"
   fi
+  # The runtime turns the written Q/DQ pairs around both convolutions into int8 kernels.
+  if "$pi" bench "$tmp/q.onnx" --iterations 1 --profile --json >"$tmp/b.json" 2>"$tmp/err"; then
+    python3 - "$tmp/b.json" <<'PY' || fail "int8 kernels"
+import json, sys
+ops = {o["op"]: o for o in json.load(open(sys.argv[1]))["profile"]["ops"]}
+conv = [o for name, o in ops.items() if name.endswith("QLinearConv")]
+assert conv and sum(o["nodes"] for o in conv) == 2, sorted(ops)
+assert "Conv" not in ops, sorted(ops)
+print("ok   both convolutions run as", ", ".join(sorted(set(i for o in conv for i in o["impls"]))))
+PY
+  else
+    fail "bench on the QDQ model: $(cat "$tmp/err")"
+  fi
 else
   fail "quantize exited $?: $(cat "$tmp/err")"
 fi
