@@ -77,6 +77,17 @@ TEST(Calibration, RangesFromStatistics) {
   EXPECT_LE(e.hi, 255.0f / 2048 * 100 + 1e-3f);
   EXPECT_EQ(e.lo, 0);
 
+  // ReLU of a normal: half the values are exactly 0; the rest must not be clipped much (the zero
+  // spike once pulled the threshold to 37% of the maximum, clipping 3% of the values).
+  std::normal_distribution<float> normal(0, 1);
+  std::vector<float> relu;
+  for (int i = 0; i < 200000; ++i) relu.push_back(std::max(0.0f, normal(rng)));
+  const auto rs = stats_of(relu, 2048);
+  const Range er = quant::entropy_range(rs, 255);
+  int64_t clipped = 0;
+  for (float v : relu) clipped += v > er.hi;
+  EXPECT_LT(double(clipped) / double(relu.size()), 1e-3) << "threshold " << er.hi;
+
   // Uniform data without outliers: clipping anything loses information, entropy keeps ~all.
   std::vector<float> sym;
   for (int i = 0; i < 100000; ++i) sym.push_back(2 * u(rng) - 1);
