@@ -125,7 +125,7 @@ def main():
     a = p.parse_args()
     methods = {"minmax": CalibrationMethod.MinMax, "entropy": CalibrationMethod.Entropy,
                "percentile": CalibrationMethod.Percentile}
-    rows = []
+    rows, agree = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for m in a.models:
             path, name, cal, val, labels = model_data(m, a.calibration, a.validation)
@@ -139,6 +139,7 @@ def main():
                             weight_type=QuantType.QInt8, calibrate_method=methods[a.method])
             ref = ort_outputs(path, name, val, a.threads)
             for qname, q in (("fp32", path), ("polyinfer int8", pi_q), ("ORT int8", ort_q)):
+                both = {}
                 for runtime in ("ORT", "polyinfer"):
                     if runtime == "ORT":
                         out = ort_outputs(q, name, val, a.threads)
@@ -146,18 +147,26 @@ def main():
                     else:
                         out = pi_outputs(a.polyinfer, q, name, val, a.threads, tmp)
                         ms = pi_median_ms(a.polyinfer, q, name, val, a.threads, a.runs, tmp)
+                    both[runtime] = out
                     cos, top1 = agreement(ref, out)
                     acc = float((out.argmax(1) == labels).mean()) if labels is not None else None
                     rows.append((m, qname, runtime, cos, top1, acc, ms))
                     print(f"{m:13s} {qname:15s} in {runtime:9s} cosine {cos:.5f} top-1 {top1:.3f} "
                           f"{'' if acc is None else f'accuracy {acc:.4f} '}median {ms:.3f} ms",
                           file=sys.stderr, flush=True)
+                cos, top1 = agreement(both["ORT"], both["polyinfer"])
+                agree.append((m, qname, cos, top1))
     print(f"\n{a.calibration} calibration samples ({a.method}, per-channel, int8 activations), "
           f"{a.validation} validation samples, {a.threads} thread(s); reference: ORT fp32.\n")
     print("| model | quantized by | run in | cosine | top-1 agree | accuracy | median ms |")
     print("|---|---|---|---:|---:|---:|---:|")
     for m, q, r, cos, top1, acc, ms in rows:
         print(f"| {m} | {q} | {r} | {cos:.5f} | {top1:.3f} | {'' if acc is None else f'{acc:.4f}'} | {ms:.3f} |")
+    print("\nThe same model in both runtimes (polyinfer's outputs against ONNX Runtime's):\n")
+    print("| model | quantized by | cosine | top-1 agree |")
+    print("|---|---|---:|---:|")
+    for m, q, cos, top1 in agree:
+        print(f"| {m} | {q} | {cos:.5f} | {top1:.3f} |")
 
 
 if __name__ == "__main__":
