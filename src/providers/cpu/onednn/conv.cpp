@@ -11,7 +11,7 @@
 #include <map>
 #include <optional>
 
-#include "providers/cpu/onednn/onednn.h"
+#include "providers/cpu/onednn/conv_plan.h"
 #include "providers/cpu/ops/conv_util.h"
 #include "runtime/kernel.h"
 
@@ -74,96 +74,36 @@ class OnednnConv final : public Kernel {
              x.rank(), " but the weights have rank ", w_shape_.size());
     Plan& p = plan_for(x.shape());
     Tensor& y = ctx.output(0, DType::Float32, p.y_shape);
-    dnnl::stream& s = stream_;
-    onednn::guarded(label_, [&] {
-      memory src = onednn::wrap(p.user_src, x);
-      if (p.src_buf) {
-        p.to_src->execute(s, src, *p.src_buf);
-        src = *p.src_buf;
-      }
-      memory dst(p.user_dst, onednn::engine(), y.raw_data());
-      memory conv_dst = p.dst_buf ? *p.dst_buf : dst;
-      if (has_z_) {
-        const Tensor& z = ctx.input(3);
-        PI_CHECK(z.dtype() == DType::Float32 && z.shape() == y.shape(), ShapeMismatch, label_,
-                 ": Z has shape ", shape_str(z.shape()), " but the output has ",
-                 shape_str(y.shape()));
-        memory zm = onednn::wrap(p.user_dst, z);
-        p.z_in->execute(s, zm, conv_dst);  // the sum post-op accumulates into what dst holds
-      }
-      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},
-                                           {DNNL_ARG_WEIGHTS, p.weights},
-                                           {DNNL_ARG_DST, conv_dst}};
-      if (p.bias) args.emplace(DNNL_ARG_BIAS, *p.bias);
-      p.prim.execute(s, args);
-      if (p.dst_buf) p.from_dst->execute(s, *p.dst_buf, dst);
-      s.wait();
-    });
+    const Tensor* z = nullptr;
+    if (has_z_) {
+      z = &ctx.input(3);
+      PI_CHECK(z->dtype() == DType::Float32 && z->shape() == y.shape(), ShapeMismatch, label_,
+               ": Z has shape ", shape_str(z->shape()), " but the output has ",
+               shape_str(y.shape()));
+    }
+    onednn::guarded(label_, [&] { onednn::run_conv_plan(p, stream_, x, y, z); });
   }
 
  private:
-  struct Plan {
-    Shape y_shape;
-    dnnl::convolution_forward prim;
-    memory::desc user_src, user_dst;
-    memory weights;
-    std::optional<memory> bias, src_buf, dst_buf;
-    // Made with the plan, not per run: layout changes in and out, and Z into dst.
-    std::optional<dnnl::reorder> to_src, from_dst, z_in;
-  };
+  using Plan = onednn::ConvPlan;
 
-  // The primitive for input shape `xs` (NCHW, or NHWC when channels_last), made on first use.
+  // The primitive for input shape `xs` (NCHW, or NHWC when channels_last).
   Plan& plan_for(const Shape& xs) {
-    auto it = plans_.find(xs);
-    if (it != plans_.end()) return it->second;
-    return plans_.emplace(xs, onednn::guarded(label_, [&] { return make_plan(xs); }))
-        .first->second;
+    return plans_.get(xs, label_, [&] { return make_plan(xs); });
   }
 
   Plan make_plan(const Shape& xs) {
     PI_CHECK(weights_.defined(), Internal, label_, ": input shape ", shape_str(xs),
              " differs from the statically known one the weights were prepacked for");
-    const Shape& ws = w_shape_;
-    const bool one_d = ws.size() == 3;
-    const int64_t N = xs[0], C = channels_last_ ? xs.back() : xs[1], M = ws[0];
-    const int64_t G = attrs_.group;
-    PI_CHECK(C == ws[1] * G, ShapeMismatch, label_, ": X has ", C, " channels but weights ",
-             shape_str(ws), " with group ", G, " expect ", ws[1] * G);
-    PI_CHECK(M % G == 0, InvalidModel, label_, ": ", M, " output channels are not divisible by "
-             "group ", G);
-    Shape spatial = channels_last_ ? Shape(xs.begin() + 1, xs.end() - 1)
-                                   : Shape(xs.begin() + 2, xs.end());
-    const Shape kernel(ws.begin() + 2, ws.end());
-    PI_CHECK(attrs_.kernel_shape.empty() || attrs_.kernel_shape == kernel, InvalidModel, label_,
-             ": kernel_shape ", shape_str(attrs_.kernel_shape), " does not match the weights ",
-             shape_str(ws));
-    const WindowGeometry g = window_geometry(attrs_, spatial, kernel, label_);
-    // 1-D convolutions run as 2-D ones of height 1.
-    auto two_d = [&](const std::vector<int64_t>& v, int64_t pad) {
-      return one_d ? memory::dims{pad, v[0]} : memory::dims{v[0], v[1]};
-    };
-    const memory::dims in_hw = two_d(g.in, 1), out_hw = two_d(g.out, 1), k_hw = two_d(kernel, 1);
-    const memory::dims strides = two_d(g.strides, 1), pad_l = two_d(g.pad_begin, 0),
-                       pad_r = two_d(g.pad_end, 0);
-    memory::dims dil = two_d(g.dilations, 1);
-    for (auto& d : dil) d -= 1;  // oneDNN counts dilation from 0
-    const memory::dims src_d{N, C, in_hw[0], in_hw[1]}, dst_d{N, M, out_hw[0], out_hw[1]};
-    const memory::dims w_d = G == 1 ? memory::dims{M, C, k_hw[0], k_hw[1]}
-                                    : memory::dims{G, M / G, C / G, k_hw[0], k_hw[1]};
+    const onednn::ConvDims d = onednn::conv_dims(xs, w_shape_, attrs_, channels_last_, label_);
     const tag act_tag = channels_last_ ? tag::nhwc : tag::any;
-    Plan p;
-    p.y_shape = channels_last_ ? Shape{N} : Shape{N, M};
-    for (int64_t o : g.out) p.y_shape.push_back(o);
-    if (channels_last_) p.y_shape.push_back(M);
-    p.user_src = memory::desc(src_d, dt::f32, channels_last_ ? tag::nhwc : tag::nchw);
-    p.user_dst = memory::desc(dst_d, dt::f32, channels_last_ ? tag::nhwc : tag::nchw);
-    const memory::desc bias_md = bias_.defined() ? memory::desc({M}, dt::f32, tag::x)
+    const memory::desc bias_md = bias_.defined() ? memory::desc({d.M}, dt::f32, tag::x)
                                                  : memory::desc();
     auto desc_for = [&](dnnl::algorithm alg, tag t) {
       return dnnl::convolution_forward::desc(
-          dnnl::prop_kind::forward_inference, alg, memory::desc(src_d, dt::f32, t),
-          memory::desc(w_d, dt::f32, tag::any), bias_md, memory::desc(dst_d, dt::f32, t), strides,
-          dil, pad_l, pad_r);
+          dnnl::prop_kind::forward_inference, alg, memory::desc(d.src, dt::f32, t),
+          memory::desc(d.weights, dt::f32, tag::any), bias_md, memory::desc(d.dst, dt::f32, t),
+          d.strides, d.dilation, d.pad_l, d.pad_r);
     };
     dnnl::post_ops ops;
     if (has_z_) ops.append_sum(1.f);
@@ -175,8 +115,10 @@ class OnednnConv final : public Kernel {
     // only 1-5% of the convolution from and to NHWC. Where oneDNN has no Winograd kernel for the
     // shape or post-ops, the direct convolution is used.
     std::optional<dnnl::convolution_forward::primitive_desc> chosen;
-    const bool winograd_shape = !one_d && G == 1 && k_hw == memory::dims{3, 3} &&
-                                strides == memory::dims{1, 1} && dil == memory::dims{0, 0};
+    const bool winograd_shape = w_shape_.size() == 4 && attrs_.group == 1 &&
+                                d.kernel_hw == memory::dims{3, 3} &&
+                                d.strides == memory::dims{1, 1} &&
+                                d.dilation == memory::dims{0, 0};
     if (winograd_shape) {
       try {
         chosen.emplace(desc_for(dnnl::algorithm::convolution_winograd, tag::any), attr,
@@ -186,30 +128,11 @@ class OnednnConv final : public Kernel {
     }
     if (!chosen) chosen.emplace(desc_for(dnnl::algorithm::convolution_direct, act_tag), attr,
                                 onednn::engine());
-    const dnnl::convolution_forward::primitive_desc& pd = *chosen;
-    impl_ = onednn::impl_name(pd);
-    p.prim = dnnl::convolution_forward(pd);
-    dnnl::stream& s = stream_;
-    memory user_w(memory::desc(w_d, dt::f32, G == 1 ? tag::oihw : tag::goihw), onednn::engine(),
-                  const_cast<void*>(weights_.raw_data()));
-    p.weights = memory(pd.weights_desc(), onednn::engine());
-    dnnl::reorder(user_w, p.weights).execute(s, user_w, p.weights);
-    if (bias_.defined()) p.bias = onednn::wrap(bias_md, bias_);
-    if (pd.src_desc() != p.user_src) {
-      p.src_buf = memory(pd.src_desc(), onednn::engine());
-      p.to_src = dnnl::reorder(dnnl::reorder::primitive_desc(onednn::engine(), p.user_src,
-                                                             onednn::engine(), pd.src_desc()));
-    }
-    if (pd.dst_desc() != p.user_dst) {
-      p.dst_buf = memory(pd.dst_desc(), onednn::engine());
-      p.from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(onednn::engine(), pd.dst_desc(),
-                                                               onednn::engine(), p.user_dst));
-    }
-    if (has_z_)
-      p.z_in = dnnl::reorder(dnnl::reorder::primitive_desc(onednn::engine(), p.user_dst,
-                                                           onednn::engine(), pd.dst_desc()));
-    s.wait();
-    return p;
+    impl_ = onednn::impl_name(*chosen);
+    std::optional<memory> bias;
+    if (bias_.defined()) bias = onednn::wrap(bias_md, bias_);
+    return onednn::make_conv_plan(*chosen, d, channels_last_, dt::f32, dt::f32,
+                                  weights_.raw_data(), dt::f32, bias, has_z_, stream_);
   }
 
   std::string label_;
@@ -218,7 +141,7 @@ class OnednnConv final : public Kernel {
   WindowAttrs attrs_;
   FusedActivation act_;
   bool channels_last_ = false, has_z_ = false;
-  std::map<Shape, Plan> plans_;
+  onednn::PlanCache<Shape, Plan> plans_;
   dnnl::stream stream_{onednn::engine()};  // one per kernel, not one per run
   std::string impl_ = "onednn";
 };

@@ -141,11 +141,7 @@ class OnednnMatMul final : public Kernel {
   }
 
   Plan& plan_for(const Shape& as, const Shape& bs) {
-    const std::pair<Shape, Shape> key{as, bs};
-    auto it = plans_.find(key);
-    if (it != plans_.end()) return it->second;
-    return plans_.emplace(key, onednn::guarded(label_, [&] { return make_plan(as, bs); }))
-        .first->second;
+    return plans_.get({as, bs}, label_, [&] { return make_plan(as, bs); });
   }
 
   Plan make_plan(const Shape& as, const Shape& bs) {
@@ -224,7 +220,7 @@ class OnednnMatMul final : public Kernel {
   Shape w_shape_;
   FusedActivation act_;
   Tensor weights_, bias_;  // weights_: constant [K, N] (alpha folded in), bias_: [1, N]
-  std::map<std::pair<Shape, Shape>, Plan> plans_;
+  onednn::PlanCache<std::pair<Shape, Shape>, Plan> plans_;
   dnnl::stream stream_{onednn::engine()};  // one per kernel, not one per run
   std::string impl_ = "onednn";
 };

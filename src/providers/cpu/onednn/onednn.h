@@ -11,11 +11,13 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <map>
 #include <string>
 #include <utility>
 
 #include "polyinfer/tensor.h"
 #include "providers/cpu/ops/fused_activation.h"
+#include "runtime/kernel.h"
 
 namespace polyinfer::cpu::onednn {
 
@@ -50,5 +52,33 @@ auto guarded(const std::string& who, F&& f) -> decltype(f()) {
          static_cast<int>(e.status), ")");
   }
 }
+
+// A kernel's plans (its primitive and what runs with it), one per input shape: made at kernel
+// creation when the shape is static, else on the first run with that shape, then kept.
+template <class Key, class Plan>
+class PlanCache {
+ public:
+  // The plan for `key`, made by `make()` the first time; oneDNN's errors name `who`.
+  template <class Make>
+  Plan& get(const Key& key, const std::string& who, Make&& make) {
+    auto it = plans_.find(key);
+    if (it == plans_.end()) it = plans_.emplace(key, guarded(who, make)).first;
+    return it->second;
+  }
+
+  // At kernel creation, for kernels with a reference tier behind them: a shape oneDNN has no
+  // implementation for is a refusal (the next kernel takes the node), not an error.
+  template <class Make>
+  void prepare(const KernelInfo& info, const Key& key, Make&& make) {
+    try {
+      plans_.emplace(key, make());
+    } catch (const dnnl::error& e) {
+      info.unsupported(std::string("oneDNN path: ") + e.what());
+    }
+  }
+
+ private:
+  std::map<Key, Plan> plans_;
+};
 
 }  // namespace polyinfer::cpu::onednn

@@ -47,7 +47,7 @@ class OnednnPool final : public Kernel {
     // Static shape: make the primitive now (an uncovered case refuses here, not at run time).
     bool known = true;
     for (int64_t d : xt->dims) known = known && d > 0;
-    if (known) plans_.emplace(xt->dims, onednn::guarded(label_, [&] { return make_plan(xt->dims); }));
+    if (known) plans_.get(xt->dims, label_, [&] { return make_plan(xt->dims); });
   }
 
   std::string impl() const override { return impl_; }
@@ -57,11 +57,7 @@ class OnednnPool final : public Kernel {
     PI_CHECK(x.dtype() == dtype_ && (x.rank() == 3 || x.rank() == 4), InvalidArgument,
              label_, ": X must be a ", dtype_name(dtype_), " tensor of rank 3 or 4 here, got ",
              dtype_name(x.dtype()), shape_str(x.shape()));
-    auto it = plans_.find(x.shape());
-    if (it == plans_.end())
-      it = plans_.emplace(x.shape(), onednn::guarded(label_, [&] { return make_plan(x.shape()); }))
-               .first;
-    Plan& p = it->second;
+    Plan& p = plans_.get(x.shape(), label_, [&] { return make_plan(x.shape()); });
     Tensor& y = ctx.output(0, dtype_, p.y_shape);
     dnnl::stream& s = stream_;
     onednn::guarded(label_, [&] {
@@ -132,7 +128,7 @@ class OnednnPool final : public Kernel {
   bool global_ = false, max_ = false, include_pad_ = false, channels_last_ = false;
   DType dtype_ = DType::Float32;
   WindowAttrs attrs_;
-  std::map<Shape, Plan> plans_;
+  onednn::PlanCache<Shape, Plan> plans_;
   dnnl::stream stream_{onednn::engine()};  // one per kernel, not one per run
   std::string impl_ = "onednn";
 };

@@ -27,7 +27,7 @@
 #include "core/dispatch.h"
 #include "core/shape_util.h"
 #include "providers/cpu/fast/fast_util.h"
-#include "providers/cpu/onednn/onednn.h"
+#include "providers/cpu/onednn/conv_plan.h"
 #include "providers/cpu/ops/conv_util.h"
 #include "runtime/kernel.h"
 
@@ -168,7 +168,7 @@ class OnednnQLinearConv final : public Kernel {
       info.unsupported("oneDNN path: X's type differs from its zero point's");
     if (xt && xt->has_shape && xt->dims.size() == static_cast<size_t>(w->rank()) &&
         std::all_of(xt->dims.begin(), xt->dims.end(), [](int64_t d) { return d > 0; })) {
-      create_plan(info, xt->dims);
+      plans_.prepare(info, xt->dims, [&] { return make_plan(xt->dims); });
       weights_ = Tensor();  // prepacked for the only possible shape (see prepacked())
     }
   }
@@ -185,106 +185,40 @@ class OnednnQLinearConv final : public Kernel {
              x.rank(), " but the weights have rank ", w_shape_.size());
     Plan& p = plan_for(x.shape());
     Tensor& y = ctx.output(0, y_.type == dt::u8 ? DType::UInt8 : DType::Int8, p.y_shape);
-    dnnl::stream& s = stream_;
+    const Tensor* z = nullptr;
+    if (has_z_) {
+      z = &ctx.input(9);
+      PI_CHECK(z->shape() == y.shape() && int8_type(z->dtype()) == y_.type, ShapeMismatch,
+               label_, ": Z ", z->describe(), " must have the output's shape ",
+               shape_str(y.shape()), " and type");
+    }
     onednn::guarded(label_, [&] {
-      memory src = onednn::wrap(p.user_src, x);
-      if (p.src_buf) {
-        p.to_src->execute(s, src, *p.src_buf);
-        src = *p.src_buf;
-      }
-      memory dst(p.user_dst, onednn::engine(), y.raw_data());
-      memory conv_dst = p.dst_buf ? *p.dst_buf : dst;
-      if (has_z_) {
-        const Tensor& z = ctx.input(9);
-        PI_CHECK(z.shape() == y.shape() && int8_type(z.dtype()) == y_.type, ShapeMismatch, label_,
-                 ": Z ", z.describe(), " must have the output's shape ", shape_str(y.shape()),
-                 " and type");
-        memory zm = onednn::wrap(p.user_dst, z);
-        p.z_in->execute(s, zm, conv_dst);  // the sum post-op accumulates into what dst holds
-      }
-      std::unordered_map<int, memory> args{
-          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, conv_dst}};
-      if (p.bias) args.emplace(DNNL_ARG_BIAS, *p.bias);
-      add_zero_points(args, zps_);
-      p.prim.execute(s, args);
-      if (p.dst_buf) p.from_dst->execute(s, *p.dst_buf, dst);
-      s.wait();
+      std::unordered_map<int, memory> zero_points;
+      add_zero_points(zero_points, zps_);
+      onednn::run_conv_plan(p, stream_, x, y, z, std::move(zero_points));
     });
   }
 
  private:
-  struct Plan {
-    Shape y_shape;
-    dnnl::convolution_forward prim;
-    memory::desc user_src, user_dst;
-    memory weights;
-    std::optional<memory> bias, src_buf, dst_buf;
-    std::optional<dnnl::reorder> to_src, from_dst, z_in;
-  };
+  using Plan = onednn::ConvPlan;
 
   Plan& plan_for(const Shape& xs) {
-    auto it = plans_.find(xs);
-    if (it != plans_.end()) return it->second;
-    return plans_.emplace(xs, onednn::guarded(label_, [&] { return make_plan(xs); }))
-        .first->second;
-  }
-
-
-  // At creation a shape oneDNN has no int8 kernel for is a refusal (the reference kernel
-  // takes the node), not an error.
-  void create_plan(const KernelInfo& info, const Shape& xs) {
-    try {
-      plans_.emplace(xs, make_plan(xs));
-    } catch (const dnnl::error& e) {
-      info.unsupported(std::string("oneDNN path: ") + e.what());
-    }
+    return plans_.get(xs, label_, [&] { return make_plan(xs); });
   }
 
   Plan make_plan(const Shape& xs) {
     PI_CHECK(weights_.defined(), Internal, label_, ": input shape ", shape_str(xs),
              " differs from the statically known one the weights were prepacked for");
-    const Shape& ws = w_shape_;
-    const bool one_d = ws.size() == 3;
-    const int64_t N = xs[0], C = channels_last_ ? xs.back() : xs[1], M = ws[0], G = attrs_.group;
-    PI_CHECK(C == ws[1] * G, ShapeMismatch, label_, ": X has ", C, " channels but weights ",
-             shape_str(ws), " with group ", G, " expect ", ws[1] * G);
-    PI_CHECK(M % G == 0, InvalidModel, label_, ": ", M, " output channels are not divisible by "
-             "group ", G);
-    const Shape spatial = channels_last_ ? Shape(xs.begin() + 1, xs.end() - 1)
-                                         : Shape(xs.begin() + 2, xs.end());
-    const Shape kernel(ws.begin() + 2, ws.end());
-    PI_CHECK(attrs_.kernel_shape.empty() || attrs_.kernel_shape == kernel, InvalidModel, label_,
-             ": kernel_shape ", shape_str(attrs_.kernel_shape), " does not match the weights ",
-             shape_str(ws));
-    const WindowGeometry g = window_geometry(attrs_, spatial, kernel, label_);
-    // 1-D convolutions run as 2-D ones of height 1.
-    auto two_d = [&](const std::vector<int64_t>& v, int64_t pad) {
-      return one_d ? memory::dims{pad, v[0]} : memory::dims{v[0], v[1]};
-    };
-    const memory::dims in_hw = two_d(g.in, 1), out_hw = two_d(g.out, 1), k_hw = two_d(kernel, 1);
-    const memory::dims strides = two_d(g.strides, 1), pad_l = two_d(g.pad_begin, 0),
-                       pad_r = two_d(g.pad_end, 0);
-    memory::dims dil = two_d(g.dilations, 1);
-    for (auto& d : dil) d -= 1;  // oneDNN counts dilation from 0
-    const memory::dims src_d{N, C, in_hw[0], in_hw[1]}, dst_d{N, M, out_hw[0], out_hw[1]};
-    const memory::dims w_d = G == 1 ? memory::dims{M, C, k_hw[0], k_hw[1]}
-                                    : memory::dims{G, M / G, C / G, k_hw[0], k_hw[1]};
-    Plan p;
-    p.y_shape = channels_last_ ? Shape{N} : Shape{N, M};
-    for (int64_t o : g.out) p.y_shape.push_back(o);
-    if (channels_last_) p.y_shape.push_back(M);
-    const tag user_tag = channels_last_ ? tag::nhwc : tag::nchw;
-    p.user_src = memory::desc(src_d, x_.type, user_tag);
-    p.user_dst = memory::desc(dst_d, y_.type, user_tag);
-    const memory::desc bias_md = bias_.defined() ? memory::desc({M}, dt::s32, tag::x)
+    const onednn::ConvDims d = onednn::conv_dims(xs, w_shape_, attrs_, channels_last_, label_);
+    const memory::desc bias_md = bias_.defined() ? memory::desc({d.M}, dt::s32, tag::x)
                                                  : memory::desc();
     // int8 kernels want channels-last activations: NCHW ones are reordered on every run (hence
     // NhwcQLinearConv, from the channels-last pass); tag::any lets oneDNN pick for those.
     const tag act_tag = channels_last_ ? tag::nhwc : tag::any;
-    dnnl::convolution_forward::desc d(
+    const dnnl::convolution_forward::desc desc(
         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        memory::desc(src_d, x_.type, act_tag), memory::desc(w_d, dt::s8, tag::any), bias_md,
-        memory::desc(dst_d, y_.type, act_tag), strides, dil, pad_l, pad_r);
+        memory::desc(d.src, x_.type, act_tag), memory::desc(d.weights, dt::s8, tag::any), bias_md,
+        memory::desc(d.dst, y_.type, act_tag), d.strides, d.dilation, d.pad_l, d.pad_r);
     dnnl::primitive_attr attr = int8_attr(scales_, 1, zps_[0] != 0, zps_[1] != 0);
     if (has_z_) {
       dnnl::post_ops ops;
@@ -292,30 +226,12 @@ class OnednnQLinearConv final : public Kernel {
       ops.append_sum(z_scale_, z_zp_, y_.type);
       attr.set_post_ops(ops);
     }
-    dnnl::convolution_forward::primitive_desc pd(d, attr, onednn::engine());
+    const dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::engine());
     impl_ = onednn::impl_name(pd);
-    p.prim = dnnl::convolution_forward(pd);
-    dnnl::stream& s = stream_;
-    memory user_w(memory::desc(w_d, dt::s8, G == 1 ? tag::oihw : tag::goihw), onednn::engine(),
-                  const_cast<void*>(weights_.raw_data()));
-    p.weights = memory(pd.weights_desc(), onednn::engine());
-    dnnl::reorder(user_w, p.weights).execute(s, user_w, p.weights);
-    if (bias_.defined()) p.bias = onednn::wrap(bias_md, bias_);
-    if (pd.src_desc() != p.user_src) {
-      p.src_buf = memory(pd.src_desc(), onednn::engine());
-      p.to_src = dnnl::reorder(dnnl::reorder::primitive_desc(onednn::engine(), p.user_src,
-                                                             onednn::engine(), pd.src_desc()));
-    }
-    if (pd.dst_desc() != p.user_dst) {
-      p.dst_buf = memory(pd.dst_desc(), onednn::engine());
-      p.from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(onednn::engine(), pd.dst_desc(),
-                                                               onednn::engine(), p.user_dst));
-    }
-    if (has_z_)
-      p.z_in = dnnl::reorder(dnnl::reorder::primitive_desc(onednn::engine(), p.user_dst,
-                                                           onednn::engine(), pd.dst_desc()));
-    s.wait();
-    return p;
+    std::optional<memory> bias;
+    if (bias_.defined()) bias = onednn::wrap(bias_md, bias_);
+    return onednn::make_conv_plan(pd, d, channels_last_, x_.type, y_.type, weights_.raw_data(),
+                                  dt::s8, bias, has_z_, stream_);
   }
 
   std::string label_;
@@ -330,7 +246,7 @@ class OnednnQLinearConv final : public Kernel {
   Tensor weights_, bias_;    // weights_ is released once prepacked for the only possible shape
   Shape w_shape_;
   WindowAttrs attrs_;
-  std::map<Shape, Plan> plans_;
+  onednn::PlanCache<Shape, Plan> plans_;
   dnnl::stream stream_{onednn::engine()};
   std::string impl_ = "onednn";
 };
@@ -358,7 +274,7 @@ class OnednnQLinearMatMul final : public Kernel {
     K_ = b->shape()[0];
     N_ = N;
     if (std::all_of(at->dims.begin(), at->dims.end(), [](int64_t d) { return d > 0; })) {
-      create_plan(info, at->dims);
+      plans_.prepare(info, at->dims, [&] { return make_plan(at->dims); });
       weights_ = Tensor();
     }
   }
@@ -396,21 +312,7 @@ class OnednnQLinearMatMul final : public Kernel {
   };
 
   Plan& plan_for(const Shape& as) {
-    auto it = plans_.find(as);
-    if (it != plans_.end()) return it->second;
-    return plans_.emplace(as, onednn::guarded(label_, [&] { return make_plan(as); }))
-        .first->second;
-  }
-
-
-  // At creation a shape oneDNN has no int8 kernel for is a refusal (the reference kernel
-  // takes the node), not an error.
-  void create_plan(const KernelInfo& info, const Shape& as) {
-    try {
-      plans_.emplace(as, make_plan(as));
-    } catch (const dnnl::error& e) {
-      info.unsupported(std::string("oneDNN path: ") + e.what());
-    }
+    return plans_.get(as, label_, [&] { return make_plan(as); });
   }
 
   Plan make_plan(const Shape& as) {
@@ -444,7 +346,7 @@ class OnednnQLinearMatMul final : public Kernel {
   int32_t zps_[2] = {0, 0};
   Tensor weights_;
   int64_t K_ = 0, N_ = 0;
-  std::map<Shape, Plan> plans_;
+  onednn::PlanCache<Shape, Plan> plans_;
   dnnl::stream stream_{onednn::engine()};
   std::string impl_ = "onednn";
 };
@@ -475,11 +377,7 @@ class OnednnMatMulInteger final : public Kernel {
     K_ = b->shape()[0];
     N_ = b->shape()[1];
     if (std::all_of(at->dims.begin(), at->dims.end(), [](int64_t d) { return d > 0; })) {
-      try {
-        plans_.emplace(at->dims, make_plan(at->dims));
-      } catch (const dnnl::error& e) {
-        info.unsupported(std::string("oneDNN path: ") + e.what());
-      }
+      plans_.prepare(info, at->dims, [&] { return make_plan(at->dims); });
     }
     // The original B stays (prepacked() is false): a run the fast path declines (a per-row A
     // zero point, only known at run time) hands it to the reference kernel.
@@ -497,12 +395,7 @@ class OnednnMatMulInteger final : public Kernel {
     }
     if (int8_type(a.dtype()) != a_type_ || a.rank() < 2 || a.shape().back() != K_)
       return fall_back(ctx);  // the reference kernel computes or reports it
-    auto it = plans_.find(a.shape());
-    if (it == plans_.end()) {
-      it = plans_.emplace(a.shape(), onednn::guarded(label_, [&] { return make_plan(a.shape()); }))
-               .first;
-    }
-    Plan& p = it->second;
+    Plan& p = plans_.get(a.shape(), label_, [&] { return make_plan(a.shape()); });
     Tensor& y = ctx.output(0, DType::Int32, p.y_shape);
     zp_ = za;
     dnnl::stream& s = stream_;
@@ -560,7 +453,7 @@ class OnednnMatMulInteger final : public Kernel {
   Tensor weights_;  // B as the model has it [K, N]
   int64_t K_ = 0, N_ = 0;
   int32_t zp_ = 0;  // A's zero point of the current run, read by oneDNN
-  std::map<Shape, Plan> plans_;
+  onednn::PlanCache<Shape, Plan> plans_;
   dnnl::stream stream_{onednn::engine()};
   std::string impl_ = "onednn";
 };

@@ -1,0 +1,104 @@
+#include "providers/cpu/onednn/conv_plan.h"
+
+#include <unordered_map>
+#include <utility>
+
+namespace polyinfer::cpu::onednn {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+
+ConvDims conv_dims(const Shape& xs, const Shape& ws, const WindowAttrs& attrs, bool channels_last,
+                   const std::string& label) {
+  const bool one_d = ws.size() == 3;
+  const int64_t N = xs[0], C = channels_last ? xs.back() : xs[1], M = ws[0], G = attrs.group;
+  PI_CHECK(C == ws[1] * G, ShapeMismatch, label, ": X has ", C, " channels but weights ",
+           shape_str(ws), " with group ", G, " expect ", ws[1] * G);
+  PI_CHECK(M % G == 0, InvalidModel, label, ": ", M, " output channels are not divisible by "
+           "group ", G);
+  const Shape spatial = channels_last ? Shape(xs.begin() + 1, xs.end() - 1)
+                                      : Shape(xs.begin() + 2, xs.end());
+  const Shape kernel(ws.begin() + 2, ws.end());
+  PI_CHECK(attrs.kernel_shape.empty() || attrs.kernel_shape == kernel, InvalidModel, label,
+           ": kernel_shape ", shape_str(attrs.kernel_shape), " does not match the weights ",
+           shape_str(ws));
+  const WindowGeometry g = window_geometry(attrs, spatial, kernel, label);
+  auto two_d = [&](const std::vector<int64_t>& v, int64_t pad) {
+    return one_d ? memory::dims{pad, v[0]} : memory::dims{v[0], v[1]};
+  };
+  ConvDims d;
+  const memory::dims in_hw = two_d(g.in, 1), out_hw = two_d(g.out, 1);
+  d.kernel_hw = two_d(kernel, 1);
+  d.strides = two_d(g.strides, 1);
+  d.pad_l = two_d(g.pad_begin, 0);
+  d.pad_r = two_d(g.pad_end, 0);
+  d.dilation = two_d(g.dilations, 1);
+  for (auto& v : d.dilation) v -= 1;
+  d.src = {N, C, in_hw[0], in_hw[1]};
+  d.dst = {N, M, out_hw[0], out_hw[1]};
+  d.weights = G == 1 ? memory::dims{M, C, d.kernel_hw[0], d.kernel_hw[1]}
+                     : memory::dims{G, M / G, C / G, d.kernel_hw[0], d.kernel_hw[1]};
+  d.M = M;
+  d.y_shape = channels_last ? Shape{N} : Shape{N, M};
+  for (int64_t o : g.out) d.y_shape.push_back(o);
+  if (channels_last) d.y_shape.push_back(M);
+  return d;
+}
+
+ConvPlan make_conv_plan(const dnnl::convolution_forward::primitive_desc& pd, const ConvDims& dims,
+                        bool channels_last, memory::data_type src_type,
+                        memory::data_type dst_type, const void* weights,
+                        memory::data_type weight_type, std::optional<memory> bias, bool with_z,
+                        dnnl::stream& s) {
+  ConvPlan p;
+  p.y_shape = dims.y_shape;
+  p.prim = dnnl::convolution_forward(pd);
+  const tag user_tag = channels_last ? tag::nhwc : tag::nchw;
+  p.user_src = memory::desc(dims.src, src_type, user_tag);
+  p.user_dst = memory::desc(dims.dst, dst_type, user_tag);
+  memory user_w(memory::desc(dims.weights, weight_type,
+                             dims.weights.size() == 4 ? tag::oihw : tag::goihw),
+                engine(), const_cast<void*>(weights));
+  p.weights = memory(pd.weights_desc(), engine());
+  dnnl::reorder(user_w, p.weights).execute(s, user_w, p.weights);
+  p.bias = std::move(bias);
+  if (pd.src_desc() != p.user_src) {
+    p.src_buf = memory(pd.src_desc(), engine());
+    p.to_src = dnnl::reorder(
+        dnnl::reorder::primitive_desc(engine(), p.user_src, engine(), pd.src_desc()));
+  }
+  if (pd.dst_desc() != p.user_dst) {
+    p.dst_buf = memory(pd.dst_desc(), engine());
+    p.from_dst = dnnl::reorder(
+        dnnl::reorder::primitive_desc(engine(), pd.dst_desc(), engine(), p.user_dst));
+  }
+  if (with_z)
+    p.z_in = dnnl::reorder(
+        dnnl::reorder::primitive_desc(engine(), p.user_dst, engine(), pd.dst_desc()));
+  s.wait();
+  return p;
+}
+
+void run_conv_plan(ConvPlan& p, dnnl::stream& s, const Tensor& x, Tensor& y, const Tensor* z,
+                   std::unordered_map<int, memory> extra) {
+  memory src = wrap(p.user_src, x);
+  if (p.src_buf) {
+    p.to_src->execute(s, src, *p.src_buf);
+    src = *p.src_buf;
+  }
+  memory dst(p.user_dst, engine(), y.raw_data());
+  memory conv_dst = p.dst_buf ? *p.dst_buf : dst;
+  if (z) {
+    memory zm = wrap(p.user_dst, *z);
+    p.z_in->execute(s, zm, conv_dst);
+  }
+  extra.emplace(DNNL_ARG_SRC, src);
+  extra.emplace(DNNL_ARG_WEIGHTS, p.weights);
+  extra.emplace(DNNL_ARG_DST, conv_dst);
+  if (p.bias) extra.emplace(DNNL_ARG_BIAS, *p.bias);
+  p.prim.execute(s, extra);
+  if (p.dst_buf) p.from_dst->execute(s, *p.dst_buf, dst);
+  s.wait();
+}
+
+}  // namespace polyinfer::cpu::onednn

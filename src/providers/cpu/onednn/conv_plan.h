@@ -1,0 +1,56 @@
+// What the float32 (conv.cpp) and the int8 (qlinear.cpp) oneDNN convolutions share: the window
+// arithmetic in oneDNN's terms, and the plan made once per input shape — the primitive, its
+// prepacked weights, and the reorders between the tensors' layout (NCHW, or NHWC for the Nhwc*
+// operators) and the primitive's own — and how one run goes through it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "providers/cpu/onednn/onednn.h"
+#include "providers/cpu/ops/conv_util.h"
+
+namespace polyinfer::cpu::onednn {
+
+// One convolution as oneDNN describes it: 1-D convolutions run as 2-D ones of height 1, and
+// oneDNN counts dilation from 0.
+struct ConvDims {
+  dnnl::memory::dims src, dst, weights, strides, dilation, pad_l, pad_r;
+  dnnl::memory::dims kernel_hw;
+  Shape y_shape;  // the output tensor's shape, in the tensors' layout
+  int64_t M = 0;  // output channels
+};
+
+// The dimensions for input shape `xs` and weights `ws` ([M, C/group, kW] or [M, C/group, kH, kW]);
+// X and Y are [N, H, W, C] when `channels_last`. Shape errors name `label`.
+ConvDims conv_dims(const Shape& xs, const Shape& ws, const WindowAttrs& attrs, bool channels_last,
+                   const std::string& label);
+
+struct ConvPlan {
+  Shape y_shape;
+  dnnl::convolution_forward prim;
+  dnnl::memory::desc user_src, user_dst;
+  dnnl::memory weights;
+  std::optional<dnnl::memory> bias, src_buf, dst_buf;
+  // Made with the plan, not per run: layout changes in and out, and Z into dst.
+  std::optional<dnnl::reorder> to_src, from_dst, z_in;
+};
+
+// The plan around primitive `pd` for `dims`: `weights` (of `weight_type`, in [G,] O, I, H, W
+// order) reordered into the primitive's layout, the user layouts of X and Y (`src_type`,
+// `dst_type`), and the reorders a run needs; `with_z` adds the one that copies a residual Z into
+// the destination, which the sum post-op then accumulates into. `bias` is used as it is.
+ConvPlan make_conv_plan(const dnnl::convolution_forward::primitive_desc& pd, const ConvDims& dims,
+                        bool channels_last, dnnl::memory::data_type src_type,
+                        dnnl::memory::data_type dst_type, const void* weights,
+                        dnnl::memory::data_type weight_type, std::optional<dnnl::memory> bias,
+                        bool with_z, dnnl::stream& s);
+
+// One run: X into the primitive's layout, Z (when not null) into the destination, the primitive
+// with `extra` arguments (zero points, say) beside its source, weights, bias and destination,
+// then the destination back into Y. Waits for the stream.
+void run_conv_plan(ConvPlan& p, dnnl::stream& s, const Tensor& x, Tensor& y, const Tensor* z,
+                   std::unordered_map<int, dnnl::memory> extra = {});
+
+}  // namespace polyinfer::cpu::onednn
