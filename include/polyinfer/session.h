@@ -136,6 +136,10 @@ class Session {
   size_t memory_arena_bytes() const;
   // Intra-op threads the runs use (SessionOptions::threads, with 0 resolved to the core count).
   int threads() const;
+  // The optimization level the graph was rewritten at: SessionOptions::optimization_level, or 2
+  // when it asked for 3 and the first provider is not the CPU (level 3's channels-last operators
+  // are the CPU's alone; docs/optimizer.md).
+  int optimization_level() const;
 
   // One record per top-level node, in execution order. Timings accumulate over every run since
   // the session was created or reset_profile() was called; FLOPs are known from the model's

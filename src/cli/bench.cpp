@@ -349,7 +349,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     for (const auto& p : so.providers) providers += (providers.empty() ? "" : ", ") + json_str(p);
     std::cout << "{\"model\": " << json_str(args.positional[0]) << ", \"providers\": ["
               << providers << "], \"threads\": " << session.threads()
-              << ", \"optimization_level\": " << so.optimization_level
+              << ", \"optimization_level\": " << session.optimization_level()
               << ", \"warmup\": " << bo.warmup << ", \"iterations\": " << runs
               << ", \"session_create_ms\": " << num(create_ms)
               << ", \"first_run_ms\": " << num(first_ms) << ", \"latency_ms\": {\"min\": "

@@ -23,6 +23,7 @@ struct Session::Impl {
   std::vector<ValueSpec> inputs, outputs;
   Placement placement;
   std::vector<double> static_flops;  // per node, from the model's static shapes (-1 unknown)
+  int level = 0;                     // the optimization level the graph was rewritten at
 };
 
 namespace {
@@ -208,6 +209,7 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts) {
       impl->rt->providers.front()->device().kind != DeviceKind::CPU)
     level = std::min(level, 2);
   opt::optimize(*impl->model.graph, level);
+  impl->level = level;
   // FLOP estimates read the weights' shapes, so they come before the executor frees weights.
   std::vector<double> flops;
   for (const auto& n : impl->model.graph->nodes)
@@ -282,6 +284,8 @@ size_t Session::peak_memory_bytes() const {
 }
 
 int Session::threads() const { return impl_->rt->threads; }
+
+int Session::optimization_level() const { return impl_->level; }
 
 std::vector<NodeProfile> Session::profile() const {
   const Executor& ex = *impl_->executor;

@@ -7,6 +7,7 @@
 #include "model_builder.h"
 #include "onnx/import.h"
 #include "polyinfer/session.h"
+#include "vulkan_util.h"
 
 namespace polyinfer {
 namespace {
@@ -91,6 +92,26 @@ TEST(Session, RunsAndChecksInputs) {
             ErrorCode::InvalidArgument);  // wrong dtype
   EXPECT_EQ(code_of([&] { s.run({{"x", Tensor::from_vector<float>({1, 2}, {1, 2})}, {"z", Value()}}); }),
             ErrorCode::InvalidArgument);  // unknown input name
+}
+
+TEST(Session, ReportsTheOptimizationLevelItRan) {
+  const std::string m = identity_model();
+  EXPECT_EQ(Session::load_bytes(m.data(), m.size()).optimization_level(), 3);
+  SessionOptions o;
+  o.optimization_level = 1;
+  EXPECT_EQ(Session::load_bytes(m.data(), m.size(), o).optimization_level(), 1);
+}
+
+// Level 3's channels-last operators exist on the CPU alone: a session with another provider
+// first stops at level 2, and says so (bench's JSON reports this, not the level asked for).
+TEST(Session, AnotherDeviceFirstStopsAtLevelTwo) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const std::string m = identity_model();
+  SessionOptions o;
+  o.providers = {"vulkan", "cpu"};
+  EXPECT_EQ(Session::load_bytes(m.data(), m.size(), o).optimization_level(), 2);
+  o.optimization_level = 1;
+  EXPECT_EQ(Session::load_bytes(m.data(), m.size(), o).optimization_level(), 1);
 }
 
 TEST(Session, OldIrModelsListInitializersAsInputsAndTheyAreNotFeeds) {
