@@ -18,6 +18,7 @@ their figures measure quantization error, not ImageNet accuracy.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -92,10 +93,16 @@ def pi_outputs(pi, path, name, x, threads, tmp):
     for i in range(len(x)):
         f = os.path.join(tmp, "sample.npy")
         np.save(f, x[i:i + 1])
+        # A fresh folder per run: the output's file name is the model's output name, and a
+        # previous model's file must not be read in its place.
         od = os.path.join(tmp, "out")
+        shutil.rmtree(od, ignore_errors=True)
         subprocess.run([pi, "run", path, "-i", f"{name}={f}", "-o", od, "--threads", str(threads)],
                        check=True, stdout=subprocess.DEVNULL)
-        outs.append(np.load(os.path.join(od, sorted(os.listdir(od))[0])))
+        files = sorted(os.listdir(od))
+        if len(files) != 1:
+            sys.exit(f"polyinfer run {path} wrote {files}; expected one output")
+        outs.append(np.load(os.path.join(od, files[0])))
     return np.concatenate(outs)
 
 
