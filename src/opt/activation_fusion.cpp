@@ -6,7 +6,6 @@
 // Gelu (the standard op or ai.polyinfer's, erf or tanh form: the GELU pass runs first), Silu
 // written as Mul(x, Sigmoid(x)) and HardSwish written as Mul(x, HardSigmoid(x, 1/6, 0.5)). Only float32 products fuse (the fused ops are float32).
 #include <cmath>
-#include <limits>
 #include <optional>
 
 #include "opt/graph_util.h"
@@ -83,7 +82,6 @@ class ActivationFusion final : public Pass {
   static std::optional<Act> activation(const ir::Graph& g, const Uses& u, const ir::Node& n,
                                        std::string* x) {
     *x = n.inputs[0];
-    const float inf = std::numeric_limits<float>::infinity();
     if (n.domain == kPolyDomain || (n.domain.empty() && n.op_type == "Gelu")) {
       if (n.op_type != "Gelu" || n.inputs.size() != 1) return std::nullopt;
       const std::string mode = attr_string(n, "approximate", "none");
@@ -100,19 +98,9 @@ class ActivationFusion final : public Pass {
         return Act{op, {attr_float(n, "alpha", 0.2f), attr_float(n, "beta", 0.5f)}};
     }
     if (op == "Clip") {
-      if (n.opset < 11) {
-        if (n.inputs.size() != 1) return std::nullopt;
-        return Act{op, {attr_float(n, "min", -inf), attr_float(n, "max", inf)}};
-      }
-      float bound[2] = {-inf, inf};
-      for (size_t k = 1; k < n.inputs.size() && k < 3; ++k) {
-        if (n.inputs[k].empty()) continue;
-        const auto v = scalar_constant(g, n.inputs[k]);
-        if (!v) return std::nullopt;
-        bound[k - 1] = to_float(*v);
-      }
-      if (n.inputs.size() > 3) return std::nullopt;
-      return Act{op, {bound[0], bound[1]}};
+      const auto b = clip_bounds(g, n);
+      if (!b) return std::nullopt;
+      return Act{op, {b->first, b->second}};
     }
     if (op == "Mul" && n.inputs.size() == 2) {
       // Silu: Mul(x, Sigmoid(x)); HardSwish as torch exports it below opset 14:

@@ -64,6 +64,23 @@ std::optional<double> scalar_constant(const ir::Graph& g, const std::string& v) 
   }
 }
 
+std::optional<std::pair<float, float>> clip_bounds(const ir::Graph& g, const ir::Node& n) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  if (n.opset < 11) {
+    if (n.inputs.size() != 1) return std::nullopt;
+    return std::pair{attr_float(n, "min", -inf), attr_float(n, "max", inf)};
+  }
+  if (n.inputs.size() > 3) return std::nullopt;
+  float bound[2] = {-inf, inf};
+  for (size_t k = 1; k < n.inputs.size(); ++k) {
+    if (n.inputs[k].empty()) continue;
+    const auto v = scalar_constant(g, n.inputs[k]);
+    if (!v) return std::nullopt;
+    bound[k - 1] = to_float(*v);
+  }
+  return std::pair{bound[0], bound[1]};
+}
+
 bool is_scalar(const ir::Graph& g, const std::string& v, double want, double tol) {
   const auto s = scalar_constant(g, v);
   return s && std::fabs(*s - want) <= std::max(1e-6, tol * std::fabs(want));

@@ -48,6 +48,9 @@ class Uses {
 const Tensor* constant(const ir::Graph& g, const std::string& v);
 // The value of a one-element numeric constant, as double; nullopt if `v` is not one.
 std::optional<double> scalar_constant(const ir::Graph& g, const std::string& v);
+// A Clip's bounds when they are known at load time (attributes before opset 11, constant inputs
+// from 11; a missing bound is -inf or +inf); nullopt for a bound computed at run time.
+std::optional<std::pair<float, float>> clip_bounds(const ir::Graph& g, const ir::Node& clip);
 // True when `v` is a one-element constant within `tol` (relative to |want|, at least 1e-6
 // absolute) of `want`: how patterns recognize 0.5, sqrt(2) or an exporter's epsilon.
 bool is_scalar(const ir::Graph& g, const std::string& v, double want, double tol = 1e-5);

@@ -1,11 +1,11 @@
 // QDQ fusion: the float "fake-quantized" operators of a QDQ model run on the 8-bit values.
 //
 //   DequantizeLinear(xq) ─┐
-//   DequantizeLinear(wq) ─┼─ Conv ─ [Relu] ─ QuantizeLinear → yq
+//   DequantizeLinear(wq) ─┼─ Conv ─ [Relu | Clip] ─ QuantizeLinear → yq
 //   [DequantizeLinear(bq)]┘
 // becomes QLinearConv(xq, sx, zx, wq, sw, zw, sy, zy, b32) → yq; likewise
 //   DQ(a) · DQ(b) → MatMul → Q                       → QLinearMatMul
-//   DQ(a) + DQ(b) → Add [→ Relu] → Q (same shapes)   → ai.polyinfer QLinearAdd (exact: the
+//   DQ(a) + DQ(b) → Add [→ Relu/Clip] → Q (same shapes) → ai.polyinfer QLinearAdd (exact: the
 //                                                      float nodes' formula, one pass over bytes)
 //   DQ → MaxPool / Concat → Q, one scale and zero point → MaxPool / Concat of the bytes (exact)
 //   Gemm(.., DQ(constant B), DQ(constant C))          → the constants folded to float
@@ -18,8 +18,9 @@
 // Conditions: constant scalar activation scales and zero points (u8 or s8); constant int8
 // weights with zero point 0 and one scale (or one per output channel: axis 0 for Conv, the
 // column axis for MatMul's [K, N] B); the product's output read by the QuantizeLinear alone
-// (or by a Relu read by it alone, dropped only when zy is the type's minimum, where saturation
-// already clamps at real zero); opset 10-20 (Quantize/DequantizeLinear-21 add types and blocks
+// (or by a Relu or constant-bound Clip read by it alone, dropped only where the QuantizeLinear's
+// saturation already clamps at its bounds: a Relu when zy is the type's minimum, a ReLU6 when the
+// 8-bit range is also at most [0, 6]); opset 10-20 (Quantize/DequantizeLinear-21 add types and blocks
 // this pass does not read). The bias (a DequantizeLinear'd int32, or a float constant) is
 // requantized to scale sx·sw[m], zero point 0: for QDQ exporters' biases (scale sx·sw) that is
 // the same integer.
@@ -68,6 +69,15 @@ std::optional<Dq> dequantize_of(const ir::Graph& g, const Uses& u, const std::st
 
 bool is_8bit(DType t) { return t == DType::UInt8 || t == DType::Int8; }
 
+// Whether clamping to [lo, hi] before QuantizeLinear(scale, zp) to `type` changes nothing the
+// quantization's own saturation does not: a value below lo must round to the type's minimum
+// anyway (lo/scale at most a quarter step above qmin - zp; a Relu needs zp = qmin), one above hi
+// to its maximum. The quarter step keeps float rounding of x/scale on the right side.
+bool saturation_clamps(std::pair<float, float> bounds, double scale, double zp, DType type) {
+  const double qmin = type == DType::UInt8 ? 0 : -128, qmax = type == DType::UInt8 ? 255 : 127;
+  return bounds.first / scale <= qmin - zp + 0.25 && bounds.second / scale >= qmax - zp - 0.25;
+}
+
 // A quantized activation: scalar scale and zero point, u8 or s8 data.
 bool activation_ok(const ir::Graph& g, const Dq& d) {
   return d.scales.size() == 1 && !d.zp.empty() && is_8bit(elem_type(g, d.zp)) &&
@@ -109,17 +119,20 @@ class QdqFusion final : public Pass {
       const std::optional<double> zy = scalar_constant(g, qn.inputs[2]);
       const DType yt = elem_type(g, qn.inputs[2]);
       if (!sy || !zy || !(*sy > 0) || !is_8bit(yt)) continue;
-      // Through an optional Relu that saturation at zy = type minimum makes redundant.
+      // Through an optional Relu or Clip that the QuantizeLinear's saturation makes redundant.
       std::string v = qn.inputs[0];
       int pi = u.producer(v);
       int relu = -1;
-      if (pi >= 0 && !dead[pi] && g.nodes[pi].op_type == "Relu" && g.nodes[pi].domain.empty() &&
-          u.single_reader(v)) {
-        const double lowest = yt == DType::UInt8 ? 0 : -128;
-        if (*zy != lowest) continue;
-        relu = pi;
-        v = g.nodes[pi].inputs[0];
-        pi = u.producer(v);
+      if (pi >= 0 && !dead[pi] && g.nodes[pi].domain.empty() && u.single_reader(v)) {
+        std::optional<std::pair<float, float>> bounds;
+        if (g.nodes[pi].op_type == "Relu") bounds = {0.f, std::numeric_limits<float>::infinity()};
+        if (g.nodes[pi].op_type == "Clip") bounds = clip_bounds(g, g.nodes[pi]);
+        if (bounds) {
+          if (!saturation_clamps(*bounds, *sy, *zy, yt)) continue;
+          relu = pi;
+          v = g.nodes[pi].inputs[0];
+          pi = u.producer(v);
+        }
       }
       if (pi < 0 || dead[pi] || !u.single_reader(v)) continue;
       ir::Node& p = g.nodes[pi];

@@ -1,5 +1,6 @@
 #include "quant/qdq.h"
 
+#include "opt/graph_util.h"
 #include "quant/rewrite_util.h"
 
 #include <algorithm>
@@ -106,12 +107,15 @@ QdqPlan plan_qdq(const ir::Graph& g, const QdqOptions& o) {
     p.nodes.push_back(n.name);
     for (size_t i = 0; i < 2; ++i)
       if (!is_constant(g, n.inputs[i])) add_activation(n.inputs[i]);
-    // The output, or the output of the Relu that is its only reader (int8 kernels fuse it).
+    // The output, or the output of the Relu or Clip (ReLU6) that is its only reader: its 8-bit
+    // range then starts at the activation's floor, so the QuantizeLinear's saturation does the
+    // clamping and the int8 kernels drop the activation (opt/qdq_fusion.cpp).
     std::string out = n.outputs[0];
     auto it = read_by.find(out);
     if (!outputs.count(out) && it != read_by.end() && it->second.size() == 1) {
       const ir::Node& r = g.nodes[it->second[0]];
-      if (r.op_type == "Relu" && r.domain.empty() && r.inputs[0] == out) out = r.outputs[0];
+      const bool act = r.op_type == "Relu" || (r.op_type == "Clip" && opt::clip_bounds(g, r));
+      if (act && r.domain.empty() && r.inputs[0] == out) out = r.outputs[0];
     }
     add_activation(out);
   }

@@ -104,6 +104,39 @@ TEST(OptQdq, ConvWithBiasAndReluBecomesQLinearConv) {
   }
 }
 
+// ReLU6 (MobileNet's Clip(0, 6)) goes where the 8-bit range is within [0, 6], so saturation
+// clamps as it would; where the range reaches past 6 the Clip must stay, and so does the float
+// Conv.
+TEST(OptQdq, Relu6WithinTheQuantizedRangeIsDropped) {
+  for (bool s8 : {false, true}) {
+    SCOPED_TRACE(s8 ? "int8 activations" : "uint8 activations");
+    ModelBuilder b(13);
+    b.input("x", {1, 4, 7, 7}).output("y1", {1, 6, 7, 7}).output("y2", {1, 6, 7, 7});
+    quantized_input(b, "x", 0.05f, s8 ? 0 : 128, s8);
+    quantized_weights(b, "w", {6, 4, 3, 3}, 0, 11);
+    b.initializer("lo", {}, {0.f});
+    b.initializer("hi", {}, {6.f});
+    const int qmin = s8 ? -128 : 0;
+    b.node("Conv", {"x_dq", "w_dq"}, {"c1"}, "conv1");
+    test::set_ints(test::last_node(b), "pads", {1, 1, 1, 1});
+    b.node("Clip", {"c1", "lo", "hi"}, {"r1"});
+    quantized_output(b, "r1", "y1", 6.f / 255, qmin, s8);
+    b.node("Conv", {"x_dq", "w_dq"}, {"c2"}, "conv2");
+    test::set_ints(test::last_node(b), "pads", {1, 1, 1, 1});
+    b.node("Clip", {"c2", "lo", "hi"}, {"r2"});
+    quantized_output(b, "r2", "y2", 8.f / 255, qmin, s8);
+    Model m = fuse_and_compare(b.bytes(), 1, {6.f / 255, 0.f});
+    EXPECT_EQ(test::count_op(*m.graph, "QLinearConv"), 1);
+    EXPECT_EQ(test::count_op(*m.graph, "Conv"), 1);
+    EXPECT_EQ(test::count_op(*m.graph, "Clip"), 1);
+    // The data reaches both bounds, so the comparison saw the clamping.
+    const auto y1 = test::run_model(b.bytes(), 0, test::random_inputs(b.bytes()))[0]
+                        .tensor().to_vector<float>();
+    EXPECT_GT(std::count(y1.begin(), y1.end(), 0.f), 10);
+    EXPECT_GT(std::count_if(y1.begin(), y1.end(), [](float v) { return v > 5.99f; }), 0);
+  }
+}
+
 TEST(OptQdq, FloatBiasAndPerTensorWeights) {
   ModelBuilder b(13);
   b.input("x", {2, 3, 8, 8}).output("y", {2, 5, 4, 4});
