@@ -8,7 +8,10 @@
 //   DQ(a) + DQ(b) → Add [→ Relu/Clip] → Q (same shapes) → ai.polyinfer QLinearAdd (exact: the
 //                                                      float nodes' formula, one pass over bytes)
 //   DQ → MaxPool / Concat → Q, one scale and zero point → MaxPool / Concat of the bytes (exact)
-//   Gemm(.., DQ(constant B), DQ(constant C))          → the constants folded to float
+//   DQ(a) · DQ(B) + C → Gemm [→ Q] (transA 0, alpha 1) → ai.polyinfer QLinearGemm (B as [K, N],
+//                                                      C·beta as its int32 bias; float32 out
+//                                                      without the Q)
+//   other Gemm(.., DQ(constant B), DQ(constant C))    → the constants folded to float
 // The DequantizeLinear nodes stay (other readers may need them; dead-node elimination removes
 // the rest). The products are standard ONNX but not the same numbers: the float path rounds
 // nothing between the product and the QuantizeLinear, the integer one rounds
@@ -19,9 +22,9 @@
 // weights with zero point 0 and one scale (or one per output channel: axis 0 for Conv, the
 // column axis for MatMul's [K, N] B); the product's output read by the QuantizeLinear alone
 // (or by a Relu or constant-bound Clip read by it alone, dropped only where the QuantizeLinear's
-// saturation already clamps at its bounds: a Relu when zy is the type's minimum, a ReLU6 when the
-// 8-bit range is also at most [0, 6]); opset 10-20 (Quantize/DequantizeLinear-21 add types and blocks
-// this pass does not read). The bias (a DequantizeLinear'd int32, or a float constant) is
+// saturation already clamps at its bounds: a Relu when zy is the type's minimum, a ReLU6 when
+// the 8-bit range is also at most [0, 6]); opset 10-20 (Quantize/DequantizeLinear-21 add types
+// and blocks this pass does not read). The bias (a DequantizeLinear'd int32, or a float constant) is
 // requantized to scale sx·sw[m], zero point 0: for QDQ exporters' biases (scale sx·sw) that is
 // the same integer.
 #include <cmath>
@@ -108,8 +111,6 @@ class QdqFusion final : public Pass {
     std::vector<bool> dead(g.nodes.size(), false);
     int count = 0;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
-      if (g.nodes[i].op_type == "Gemm" && g.nodes[i].domain.empty())
-        count += fold_gemm_constants(g, u, names, g.nodes[i]);
       ir::Node& qn = g.nodes[i];
       if (qn.op_type != "QuantizeLinear" || !qn.domain.empty() || qn.inputs.size() != 3 ||
           qn.outputs.size() != 1 || qn.attr("saturate") || qn.attr("block_size") ||
@@ -140,6 +141,7 @@ class QdqFusion final : public Pass {
       std::optional<ir::Node> fused;
       if (p.op_type == "Conv") fused = conv(g, u, names, p, qn);
       else if (p.op_type == "MatMul") fused = matmul(g, u, p, qn);
+      else if (p.op_type == "Gemm") fused = gemm(g, u, names, p, &qn);
       else if (p.op_type == "Add") fused = add(g, u, p, qn);
       else if (p.op_type == "MaxPool" && relu < 0) fused = max_pool(g, u, p, qn);
       else if (p.op_type == "Concat" && relu < 0) fused = concat(g, u, p, qn);
@@ -150,11 +152,26 @@ class QdqFusion final : public Pass {
       ++count;
     }
     if (count > 0) erase_dead(g, dead);
+    // The Gemms left over have a float output (a classifier's logits, which QDQ models keep
+    // float): QLinearGemm without an output scale, or else float constants.
+    const Uses left(g);
+    for (ir::Node& n : g.nodes) {
+      if (n.op_type != "Gemm" || !n.domain.empty()) continue;
+      std::optional<ir::Node> fused;
+      if (n.outputs.size() == 1 && elem_type(g, n.outputs[0]) == DType::Float32)
+        fused = gemm(g, left, names, n, nullptr);
+      if (fused) {
+        n = std::move(*fused);
+        ++count;
+      } else {
+        count += fold_gemm_constants(g, left, names, n);
+      }
+    }
     return count;
   }
 
  private:
-  // Gemm has no integer form here (a classifier's last layer, a small share of the work): its
+  // A Gemm with no integer form (transA, alpha, a B of another form): its
   // dequantized constant B and C become float initializers, computed once as the
   // DequantizeLinear kernel would (float(q - zp)·s), so the oneDNN float kernel can prepack B
   // instead of the session dequantizing the weights on every run.
@@ -196,6 +213,45 @@ class QdqFusion final : public Pass {
     return n;
   }
 
+  // A product's bias `v` ([M] values in real units: a DequantizeLinear'd constant or a float
+  // constant, times `beta`) as a new int32[M] initializer at scale sx·sw[m] with zero point 0,
+  // what the integer kernels add to their accumulators; nullopt when `v` is none of those or a
+  // value overflows int32.
+  static std::optional<std::string> int32_bias(ir::Graph& g, const Uses& u, NameGen& names,
+                                               const std::string& v, int64_t M, double beta,
+                                               const Dq& x, const Dq& w,
+                                               const std::string& node) {
+    std::vector<double> real;
+    if (const std::optional<Dq> b = dequantize_of(g, u, v)) {
+      const Tensor* bq = constant(g, b->q);
+      if (!bq || bq->numel() != M || bq->rank() > 2) return std::nullopt;
+      if (b->scales.size() != 1 && static_cast<int64_t>(b->scales.size()) != M)
+        return std::nullopt;
+      const std::vector<double> bv = to_doubles(*bq);
+      for (int64_t m = 0; m < M; ++m) {
+        const size_t k = b->scales.size() == 1 ? 0 : static_cast<size_t>(m);
+        real.push_back((bv[m] - b->zps[k]) * b->scales[k]);
+      }
+    } else if (const Tensor* bf = constant(g, v)) {
+      if (bf->dtype() != DType::Float32 || bf->numel() != M || bf->rank() > 2)
+        return std::nullopt;
+      real = to_doubles(*bf);
+    } else {
+      return std::nullopt;
+    }
+    // Float products, as the exporters compute the bias scale.
+    std::vector<int32_t> b32(static_cast<size_t>(M));
+    for (int64_t m = 0; m < M; ++m) {
+      const float s = float(x.scales[0]) * float(w.scales[w.scales.size() == 1 ? 0 : m]);
+      const double r = std::nearbyint(beta * real[m] / double(s));
+      if (!(std::fabs(r) < 2147483647.0)) return std::nullopt;
+      b32[m] = int32_t(r);
+    }
+    const std::string name = names.fresh(node + "_bias_int32");
+    g.initializers[name] = Tensor::from_vector<int32_t>({M}, b32);
+    return name;
+  }
+
   static std::optional<ir::Node> conv(ir::Graph& g, const Uses& u, NameGen& names,
                                       const ir::Node& c, const ir::Node& q) {
     if (c.inputs.size() < 2) return std::nullopt;
@@ -205,34 +261,10 @@ class QdqFusion final : public Pass {
     const int64_t M = constant(g, w->q)->dim(0);
     std::string bias;
     if (c.inputs.size() > 2 && !c.inputs[2].empty()) {
-      // The bias in real units: a DequantizeLinear'd constant, or a float constant.
-      std::vector<double> real;
-      if (const std::optional<Dq> b = dequantize_of(g, u, c.inputs[2])) {
-        const Tensor* bq = constant(g, b->q);
-        if (!bq || bq->rank() != 1 || bq->numel() != M) return std::nullopt;
-        const std::vector<double> bv = to_doubles(*bq);
-        for (int64_t m = 0; m < M; ++m) {
-          const size_t k = b->scales.size() == 1 ? 0 : static_cast<size_t>(m);
-          if (b->scales.size() != 1 && static_cast<int64_t>(b->scales.size()) != M)
-            return std::nullopt;
-          real.push_back((bv[m] - b->zps[k]) * b->scales[k]);
-        }
-      } else if (const Tensor* bf = constant(g, c.inputs[2])) {
-        if (bf->dtype() != DType::Float32 || bf->numel() != M) return std::nullopt;
-        real = to_doubles(*bf);
-      } else {
-        return std::nullopt;
-      }
-      // int32 at scale sx·sw[m] (float products, as the exporters compute the bias scale).
-      std::vector<int32_t> b32(static_cast<size_t>(M));
-      for (int64_t m = 0; m < M; ++m) {
-        const float s = float(x->scales[0]) * float(w->scales[w->scales.size() == 1 ? 0 : m]);
-        const double r = std::nearbyint(real[m] / double(s));
-        if (!(std::fabs(r) < 2147483647.0)) return std::nullopt;
-        b32[m] = int32_t(r);
-      }
-      bias = names.fresh(c.name + "_bias_int32");
-      g.initializers[bias] = Tensor::from_vector<int32_t>({M}, b32);
+      const std::optional<std::string> b = int32_bias(g, u, names, c.inputs[2], M, 1.0, *x, *w,
+                                                      c.name);
+      if (!b) return std::nullopt;
+      bias = *b;
     }
     ir::Node n = qlinear_node(c, q, "QLinearConv");
     n.inputs = {x->q, x->scale, x->zp, w->q, w->scale, w->zp, q.inputs[1], q.inputs[2]};
@@ -306,6 +338,45 @@ class QdqFusion final : public Pass {
     if (!bq || bq->rank() != 2 || !weights_ok(g, *b, 1)) return std::nullopt;
     ir::Node n = qlinear_node(mm, q, "QLinearMatMul");
     n.inputs = {a->q, a->scale, a->zp, b->q, b->scale, b->zp, q.inputs[1], q.inputs[2]};
+    return n;
+  }
+
+  // Gemm(DQ(a), DQ(constant int8 B), C) with transA = 0 and alpha = 1 (a classifier's last
+  // layer): ai.polyinfer QLinearGemm over B as [K, N] (transposed here when transB) with C·beta
+  // as its int32 bias.
+  static std::optional<ir::Node> gemm(ir::Graph& g, const Uses& u, NameGen& names,
+                                      const ir::Node& gm, const ir::Node* q) {
+    if (gm.inputs.size() < 2 || attr_int(gm, "transA", 0) != 0 || attr_float(gm, "alpha", 1) != 1)
+      return std::nullopt;
+    const bool trans_b = attr_int(gm, "transB", 0) != 0;
+    const std::optional<Dq> a = dequantize_of(g, u, gm.inputs[0]);
+    const std::optional<Dq> b = dequantize_of(g, u, gm.inputs[1]);
+    if (!a || !b || !activation_ok(g, *a)) return std::nullopt;
+    const Tensor* bq = constant(g, b->q);
+    if (!bq || bq->rank() != 2 || !weights_ok(g, *b, trans_b ? 0 : 1)) return std::nullopt;
+    const int64_t N = bq->dim(trans_b ? 0 : 1), K = bq->dim(trans_b ? 1 : 0);
+    std::string bias;
+    if (gm.inputs.size() > 2 && !gm.inputs[2].empty()) {
+      const std::optional<std::string> c = int32_bias(g, u, names, gm.inputs[2], N,
+                                                      attr_float(gm, "beta", 1), *a, *b, gm.name);
+      if (!c) return std::nullopt;
+      bias = *c;
+    }
+    std::string weights = b->q;
+    if (trans_b) {
+      const int8_t* src = bq->data<int8_t>();
+      Tensor t = Tensor::empty(DType::Int8, {K, N});
+      int8_t* dst = t.data<int8_t>();
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < K; ++k) dst[k * N + n] = src[n * K + k];
+      weights = names.fresh(b->q + "_kn");
+      g.initializers[weights] = t;
+    }
+    ir::Node n = poly_node(g, "QLinearGemm", gm.name);
+    n.inputs = {a->q, a->scale, a->zp, weights, b->scale, b->zp, q ? q->inputs[1] : "",
+                q ? q->inputs[2] : ""};
+    if (!bias.empty()) n.inputs.push_back(bias);
+    n.outputs = q ? q->outputs : gm.outputs;
     return n;
   }
 };

@@ -29,6 +29,7 @@ std::string base_op(const ir::Node& node) {
   if (op == "ChannelAffine") op = "BatchNormalization";
   if (op == "QLinearConvAdd") op = "QLinearConv";  // the residual add is a rounding error here
   if (op == "QLinearAdd") op = "Add";
+  if (op == "QLinearGemm") op = "QLinearMatMul";  // B is [K, N]; the bias is a rounding error
   return op;
 }
 

@@ -1,4 +1,4 @@
-// The oneDNN QLinearConv / QLinearMatMul kernels (src/providers/cpu/onednn/qlinear.cpp) against
+// The oneDNN QLinearConv / QLinearMatMul / QLinearGemm kernels (onednn/qlinear.cpp) against
 // the reference kernels (`cpu-ref`, ops/quantize.cpp): one-node models with constant weights and
 // quantization parameters, random 8-bit inputs, the fast kernel asserted to have run.
 //
@@ -246,6 +246,70 @@ INSTANTIATE_TEST_SUITE_P(
                       QMatMulCase{"s8_3d", {2, 13, 65}, 31, true, true, true},
                       QMatMulCase{"s8_per_tensor_u8_out", {5, 64}, 48, true, false, false}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// ai.polyinfer QLinearGemm (the QDQ pass's Gemm): QLinearMatMul plus an int32 bias added to the
+// accumulators before the output scale. The bias is large enough (thousands of sa·sb steps)
+// that adding it after the scale, or not at all, moves most outputs.
+TEST(OnednnQLinearGemm, BiasMatchesReference) {
+  for (bool s8 : {false, true}) {
+    SCOPED_TRACE(s8 ? "int8" : "uint8");
+    const int t = s8 ? kInt8 : kUInt8;
+    const int64_t M = 3, K = 70, N = 21;
+    ModelBuilder m(13);
+    m.input("a", {M, K}, t).output("y", {}, t);
+    auto* op = m.proto().add_opset_import();
+    op->set_domain("ai.polyinfer");
+    op->set_version(1);
+    std::vector<float> sb(N);
+    for (int64_t i = 0; i < N; ++i) sb[i] = 0.002f * float(1 + i % 3);
+    const float sa = 0.05f;
+    m.initializer("sa", {}, {sa}).initializer("sb", {N}, sb);
+    m.initializer("sy", {}, {sa * 0.004f * std::sqrt(float(K)) * 74 * 74 / 40});
+    int_init(m, "za", {}, t, {s8 ? 9 : 100});
+    int_init(m, "zb", {N}, kInt8, std::vector<int32_t>(N, 0));
+    int_init(m, "zy", {}, t, {s8 ? -7 : 128});
+    int_init(m, "b", {K, N}, kInt8, random_ints(K * N, -127, 127, 8));
+    int_init(m, "bias", {N}, kInt32, random_ints(N, -6000, 6000, 9));
+    m.node("QLinearGemm", {"a", "sa", "za", "b", "sb", "zb", "sy", "zy", "bias"}, {"y"}, "qgemm");
+    m.proto().mutable_graph()->mutable_node(0)->set_domain("ai.polyinfer");
+    expect_close_to_reference(m, "a", {M, K}, s8);
+  }
+}
+
+// Without sy and zy QLinearGemm's Y is float32 (acc + bias)·sa·sb[n]: the integer sum is exact
+// in both, so they differ only by oneDNN's float scale against the reference's double one.
+TEST(OnednnQLinearGemm, FloatOutputMatchesReference) {
+  const int64_t M = 2, K = 70, N = 33;
+  ModelBuilder m(13);
+  m.input("a", {M, K}, kUInt8).output("y", {});
+  auto* op = m.proto().add_opset_import();
+  op->set_domain("ai.polyinfer");
+  op->set_version(1);
+  std::vector<float> sb(N);
+  for (int64_t i = 0; i < N; ++i) sb[i] = 0.002f * float(1 + i % 3);
+  m.initializer("sa", {}, {0.05f}).initializer("sb", {N}, sb);
+  int_init(m, "za", {}, kUInt8, {100});
+  int_init(m, "zb", {N}, kInt8, std::vector<int32_t>(N, 0));
+  int_init(m, "b", {K, N}, kInt8, random_ints(K * N, -127, 127, 8));
+  int_init(m, "bias", {N}, kInt32, random_ints(N, -6000, 6000, 9));
+  m.node("QLinearGemm", {"a", "sa", "za", "b", "sb", "zb", "", "", "bias"}, {"y"}, "qgemm");
+  m.proto().mutable_graph()->mutable_node(0)->set_domain("ai.polyinfer");
+  const std::string bytes = m.bytes();
+  SessionOptions fast, ref;
+  fast.optimization_level = ref.optimization_level = 0;
+  ref.providers = {"cpu-ref"};
+  Session a = Session::load_bytes(bytes.data(), bytes.size(), fast);
+  Session r = Session::load_bytes(bytes.data(), bytes.size(), ref);
+  const std::map<std::string, Value> feed{{"a", random_input({M, K}, false, 11)}};
+  const Tensor ya = a.run(feed)[0].tensor(), yr = r.run(feed)[0].tensor();
+  EXPECT_EQ(a.placement().nodes[0].impl.rfind("onednn", 0), 0u) << a.placement().nodes[0].impl;
+  ASSERT_EQ(ya.dtype(), DType::Float32);
+  ASSERT_EQ(ya.shape(), yr.shape());
+  const float* pa = ya.data<float>();
+  const float* pr = yr.data<float>();
+  for (int64_t i = 0; i < ya.numel(); ++i)
+    EXPECT_NEAR(pa[i], pr[i], 1e-6f * std::fabs(pr[i]) + 1e-7f) << "at " << i;
+}
 
 }  // namespace
 }  // namespace polyinfer

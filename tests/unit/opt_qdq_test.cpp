@@ -227,7 +227,10 @@ TEST(OptQdq, ConcatOfEquallyQuantizedInputsRunsOnBytes) {
   EXPECT_EQ(on_bytes, 1);
 }
 
-TEST(OptQdq, GemmDequantizedConstantsAreFolded) {
+// A Gemm with a float output (a classifier's logits): QLinearGemm without an output scale,
+// (acc + bias)·sa·sb[n] in float. Not exact: C is rounded to int32 at scale sa·sb[n] (at most
+// half of that per output) and the sums are exact integers instead of float ones.
+TEST(OptQdq, GemmWithAFloatOutputBecomesQLinearGemm) {
   ModelBuilder b(13);
   b.input("a", {3, 16}).output("y", {3, 10});
   quantized_input(b, "a", 0.02f, 128, false);
@@ -238,14 +241,60 @@ TEST(OptQdq, GemmDequantizedConstantsAreFolded) {
   b.node("DequantizeLinear", {"b_q", "b_s", "b_z"}, {"b_dq"});
   b.node("Gemm", {"a_dq", "w_dq", "b_dq"}, {"y"}, "gemm");
   test::set_int(test::last_node(b), "transB", 1);
-  // Folding evaluates the DequantizeLinear kernel's own formula: exact.
-  Model m = fuse_and_compare(b.bytes(), 2, {0.f});
-  EXPECT_EQ(test::count_op(*m.graph, "Gemm"), 1);
-  for (const auto& n : m.graph->nodes)
-    if (n.op_type == "Gemm") {
-      EXPECT_TRUE(m.graph->initializers.count(n.inputs[1]));
-      EXPECT_TRUE(m.graph->initializers.count(n.inputs[2]));
+  const std::string bytes = b.bytes();
+  Model m = test::import_bytes(bytes);
+  EXPECT_EQ(opt::make_qdq_fusion()->run(*m.graph), 1);
+  EXPECT_EQ(test::count_op(*m.graph, "QLinearGemm", "ai.polyinfer"), 1);
+  EXPECT_EQ(test::count_op(*m.graph, "Gemm"), 0);
+  const auto in = test::random_inputs(bytes);
+  const auto want = test::run_model(bytes, 0, in)[0].tensor().to_vector<float>();
+  const auto got = test::run_model(test::export_bytes(m), 0, in)[0].tensor().to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  const float half_step = 0.5f * 0.02f * 0.006f;  // the largest sa·sb[n], halved
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_LE(std::fabs(got[i] - want[i]), half_step + 1e-5f * std::fabs(want[i])) << i;
+}
+
+// A Gemm whose output is quantized: ai.polyinfer QLinearGemm, B as [K, N] (transposed from
+// transB's [N, K]), C·beta as its int32 bias — a DequantizeLinear'd int32 C, or a float one
+// feeding a Relu. Gemms it cannot express (transA here) keep the folded float constants.
+TEST(OptQdq, QuantizedGemmBecomesQLinearGemm) {
+  for (bool trans_b : {true, false}) {
+    SCOPED_TRACE(trans_b ? "transB, int32 C, beta 0.5" : "float C, Relu");
+    ModelBuilder b(13);
+    b.input("a", {3, 16}).output("y", {3, 10}).output("y2", {3, 10});
+    quantized_input(b, "a", 0.02f, 128, false);
+    quantized_weights(b, "w", trans_b ? std::vector<int64_t>{10, 16} : std::vector<int64_t>{16, 10},
+                      trans_b ? 0 : 1, 11);
+    if (trans_b) {
+      b.int_initializer("c_q", {10}, kInt32, ints(10, -3000, 3000, 12));
+      b.initializer("c_s", {}, {0.0001f});
+      b.int_initializer("c_z", {}, kInt32, {0});
+      b.node("DequantizeLinear", {"c_q", "c_s", "c_z"}, {"c"});
+    } else {
+      test::random_initializer(b, "c", {10}, 12, -0.3f, 0.3f);
     }
+    b.node("Gemm", {"a_dq", "w_dq", "c"}, {"g"}, "gemm");
+    if (trans_b) test::set_int(test::last_node(b), "transB", 1);
+    if (trans_b) test::set_float(test::last_node(b), "beta", 0.5f);
+    std::string out = "g";
+    if (!trans_b) {
+      b.node("Relu", {"g"}, {"r"});
+      out = "r";
+    }
+    quantized_output(b, out, "y", 0.01f, trans_b ? 128 : 0, false);
+    // transA: no integer form.
+    b.node("Transpose", {"a_dq"}, {"at"});
+    b.node("Gemm", {"at", "w_dq"}, {"g2"}, "gemm_t");
+    test::set_int(test::last_node(b), "transA", 1);
+    if (trans_b) test::set_int(test::last_node(b), "transB", 1);
+    quantized_output(b, "g2", "y2", 0.01f, 128, false);
+    // One fusion and one folded Gemm constant.
+    Model m = fuse_and_compare(b.bytes(), 2, {0.01f, 0.f});
+    EXPECT_EQ(test::count_op(*m.graph, "QLinearGemm", "ai.polyinfer"), 1);
+    EXPECT_EQ(test::count_op(*m.graph, "Gemm"), 1);
+    EXPECT_EQ(test::count_op(*m.graph, "Relu"), 0);
+  }
 }
 
 TEST(OptQdq, ConvThenResidualAddBecomesQLinearConvAdd) {

@@ -1,6 +1,6 @@
 // QLinearConv (and ai.polyinfer NhwcQLinearConv, QLinearConvAdd, NhwcQLinearConvAdd: channels-
-// last and with a quantized residual, oneDNN's sum post-op), QLinearMatMul and
-// MatMulInteger through oneDNN's int8 convolution and matmul (fast tier; the plain kernels in
+// last and with a quantized residual, oneDNN's sum post-op), QLinearMatMul (and ai.polyinfer
+// QLinearGemm: with an int32 bias) and MatMulInteger through oneDNN's int8 convolution and matmul (fast tier; the plain kernels in
 // ops/quantize.cpp, ops/nhwc.cpp and ops/gemm.cpp are the reference).
 //
 // ONNX:  y = saturate(round((acc + bias) · sx·sw[m] / sy) + zy),
@@ -251,7 +251,8 @@ class OnednnQLinearConv final : public Kernel {
   std::string impl_ = "onednn";
 };
 
-// QLinearMatMul with a constant 2-D B: a linear layer, A's batch dimensions folded into M.
+// QLinearMatMul with a constant 2-D B: a linear layer, A's batch dimensions folded into M;
+// QLinearGemm adds its constant bias.
 class OnednnQLinearMatMul final : public Kernel {
  public:
   explicit OnednnQLinearMatMul(const KernelInfo& info) : label_(info.node().label()) {
@@ -264,7 +265,13 @@ class OnednnQLinearMatMul final : public Kernel {
     const int64_t N = b->shape()[1];
     a_ = read_quant(info, 1, 2, 0, false, label_);
     const Quant bq = read_quant(info, 4, 5, N, true, label_);
-    y_ = read_quant(info, 6, 7, 0, false, label_);
+    // QLinearGemm without sy, zy: float32 Y = (acc + bias)·sa·sb[n].
+    if (info.node().op_type == "QLinearGemm" && !info.has_input(6)) {
+      y_.scale = {1.0};
+      y_.type = dt::f32;
+    } else {
+      y_ = read_quant(info, 6, 7, 0, false, label_);
+    }
     if (at->elem != DType::Undefined && int8_type(at->elem) != a_.type)
       info.unsupported("oneDNN path: A's type differs from its zero point's");
     scales_ = output_scales(a_, bq, y_);
@@ -273,13 +280,22 @@ class OnednnQLinearMatMul final : public Kernel {
     weights_ = *b;
     K_ = b->shape()[0];
     N_ = N;
+    if (info.node().op_type == "QLinearGemm" && info.has_input(8)) {
+      const Tensor* c = info.constant_input(8);
+      if (!c || c->dtype() != DType::Int32) info.unsupported("oneDNN path: non-constant bias");
+      PI_CHECK(c->numel() == N, ShapeMismatch, label_, ": the bias must have ", N,
+               " values, got ", c->describe());
+      bias_ = c->clone();
+    }
     if (std::all_of(at->dims.begin(), at->dims.end(), [](int64_t d) { return d > 0; })) {
       plans_.prepare(info, at->dims, [&] { return make_plan(at->dims); });
       weights_ = Tensor();
     }
   }
 
-  bool prepacked(size_t i) const override { return i == 3 && !weights_.defined(); }
+  bool prepacked(size_t i) const override {
+    return (i == 3 && !weights_.defined()) || (i == 8 && bias_.defined());
+  }
 
   std::string impl() const override { return impl_; }
 
@@ -290,13 +306,18 @@ class OnednnQLinearMatMul final : public Kernel {
     PI_CHECK(a.rank() >= 2, ShapeMismatch, label_, ": A must have rank >= 2 here, got ",
              shape_str(a.shape()));
     Plan& p = plan_for(a.shape());
-    Tensor& y = ctx.output(0, y_.type == dt::u8 ? DType::UInt8 : DType::Int8, p.y_shape);
+    Tensor& y = ctx.output(0, y_.type == dt::u8   ? DType::UInt8
+                              : y_.type == dt::s8 ? DType::Int8
+                                                  : DType::Float32,
+                           p.y_shape);
     dnnl::stream& s = stream_;
     onednn::guarded(label_, [&] {
       std::unordered_map<int, memory> args{
           {DNNL_ARG_SRC, onednn::wrap(p.src_md, a)},
           {DNNL_ARG_WEIGHTS, p.weights},
           {DNNL_ARG_DST, memory(p.dst_md, onednn::engine(), y.raw_data())}};
+      if (bias_.defined())
+        args.emplace(DNNL_ARG_BIAS, onednn::wrap(memory::desc({1, N_}, dt::s32, tag::ab), bias_));
       add_zero_points(args, zps_);
       p.prim.execute(s, args);
       s.wait();
@@ -327,9 +348,12 @@ class OnednnQLinearMatMul final : public Kernel {
     p.src_md = memory::desc({M, K_}, a_.type, tag::ab);
     p.dst_md = memory::desc({M, N_}, y_.type, tag::ab);
     const dnnl::primitive_attr attr = int8_attr(scales_, 1, zps_[0] != 0, zps_[1] != 0);
+    const memory::desc bias_md =
+        bias_.defined() ? memory::desc({1, N_}, dt::s32, tag::ab) : memory::desc();
     dnnl::matmul::primitive_desc pd(
-        dnnl::matmul::desc(p.src_md, memory::desc({K_, N_}, dt::s8, tag::any), p.dst_md), attr,
-        onednn::engine());
+        dnnl::matmul::desc(p.src_md, memory::desc({K_, N_}, dt::s8, tag::any), bias_md,
+                           p.dst_md),
+        attr, onednn::engine());
     impl_ = onednn::impl_name(pd);
     p.prim = dnnl::matmul(pd);
     dnnl::stream& s = stream_;
@@ -344,7 +368,7 @@ class OnednnQLinearMatMul final : public Kernel {
   Quant a_, y_;
   std::vector<float> scales_;
   int32_t zps_[2] = {0, 0};
-  Tensor weights_;
+  Tensor weights_, bias_;  // bias_: QLinearGemm's int32[N], added before the output scale
   int64_t K_ = 0, N_ = 0;
   onednn::PlanCache<Shape, Plan> plans_;
   dnnl::stream stream_{onednn::engine()};
@@ -464,6 +488,7 @@ PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcQLinearConv, 1, 1, OnednnQLinearConv);
 PI_CPU_FAST_KERNEL("ai.polyinfer", QLinearConvAdd, 1, 1, OnednnQLinearConv);
 PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcQLinearConvAdd, 1, 1, OnednnQLinearConv);
 PI_CPU_FAST_KERNEL("", QLinearMatMul, 10, 23, OnednnQLinearMatMul);
+PI_CPU_FAST_KERNEL("ai.polyinfer", QLinearGemm, 1, 1, OnednnQLinearMatMul);
 
 }  // namespace
 }  // namespace polyinfer::cpu

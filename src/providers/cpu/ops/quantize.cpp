@@ -1,5 +1,5 @@
 // Linear quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, the quantized
-// products QLinearMatMul and QLinearConv, and ai.polyinfer QLinearAdd.
+// products QLinearMatMul and QLinearConv, and ai.polyinfer QLinearAdd and QLinearGemm.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -178,9 +178,14 @@ QParams read_qparams(const KernelContext& ctx, size_t si, size_t zi, DType qtype
   return {as_doubles(s, who), as_doubles(z, who)};
 }
 
+// QLinearMatMul, and ai.polyinfer QLinearGemm (the QDQ pass's Gemm): QLinearMatMul's inputs
+// with A 2-D and B [K, N], then an optional int32 bias[N] at scale sa·sb[n], added to each
+// accumulator before the requantization as QLinearConv's bias is. Without sy and zy (inputs 6
+// and 7 empty) QLinearGemm's Y is float32: (acc + bias)·sa·sb[n] (a classifier's logits).
 class QLinearMatMulKernel final : public Kernel {
  public:
-  explicit QLinearMatMulKernel(const KernelInfo& info) : who_(info.node().label()) {}
+  explicit QLinearMatMulKernel(const KernelInfo& info)
+      : who_(info.node().label()), gemm_(info.node().op_type == "QLinearGemm") {}
 
   void run(KernelContext& ctx) override {
     const Tensor& a = ctx.input(0);
@@ -194,8 +199,9 @@ class QLinearMatMulKernel final : public Kernel {
              " and ", b.describe(), " differ");
     const QParams qa = read_qparams(ctx, 1, 2, a.dtype(), M, who_);
     const QParams qb = read_qparams(ctx, 4, 5, b.dtype(), N, who_);
-    const DType yt = ctx.input(7).dtype();
-    const QParams qy = read_qparams(ctx, 6, 7, yt, 0, who_);
+    const bool float_y = gemm_ && !ctx.has_input(6);
+    const DType yt = float_y ? DType::Float32 : ctx.input(7).dtype();
+    const QParams qy = float_y ? QParams{{1.0}, {0.0}} : read_qparams(ctx, 6, 7, yt, 0, who_);
     const Shape ab(a2.begin(), a2.end() - 2), bb(b2.begin(), b2.end() - 2);
     const std::string bwho =
         who_ + " (batch dimensions of " + a.describe() + " and " + b.describe() + ")";
@@ -210,13 +216,23 @@ class QLinearMatMulKernel final : public Kernel {
       aoff.push_back(ao * M * K);
       boff.push_back(bo * K * N);
     });
+    PI_CHECK(!gemm_ || (a.rank() == 2 && b.rank() == 2), ShapeMismatch, who_,
+             ": QLinearGemm takes 2-D A and B, got ", a.describe(), " and ", b.describe());
+    const int32_t* bias = nullptr;
+    if (gemm_ && ctx.has_input(8)) {
+      const Tensor& c = ctx.input(8);
+      PI_CHECK(c.dtype() == DType::Int32 && c.numel() == N, ShapeMismatch, who_,
+               ": the bias must be int32 with ", N, " values, got ", c.describe());
+      bias = c.data<int32_t>();
+    }
     Tensor& y = ctx.output(0, yt, ys);
     using U8 = TypeList<uint8_t, int8_t>;
+    using YT = TypeList<uint8_t, int8_t, float>;
     dispatch(U8{}, a.dtype(), "QLinearMatMul", [&](auto atag) {
       using TA = typename decltype(atag)::type;
       dispatch(U8{}, b.dtype(), "QLinearMatMul", [&](auto btag) {
         using TB = typename decltype(btag)::type;
-        dispatch(U8{}, yt, "QLinearMatMul", [&](auto ytag) {
+        dispatch(YT{}, yt, "QLinearMatMul", [&](auto ytag) {
           using TY = typename decltype(ytag)::type;
           const TA* ap = a.data<TA>();
           const TB* bp = b.data<TB>();
@@ -224,13 +240,16 @@ class QLinearMatMulKernel final : public Kernel {
           for (size_t bi = 0; bi < aoff.size(); ++bi)
             for (int64_t i = 0; i < M; ++i)
               for (int64_t j = 0; j < N; ++j) {
-                int32_t acc = 0;
+                int32_t acc = bias ? bias[j] : 0;
                 for (int64_t k = 0; k < K; ++k)
                   acc += (int32_t(ap[aoff[bi] + i * K + k]) - qa.z(i)) *
                          (int32_t(bp[boff[bi] + k * N + j]) - qb.z(j));
                 const double mult = qa.s(i) * qb.s(j) / qy.s(0);
-                yp[static_cast<int64_t>(bi) * M * N + i * N + j] =
-                    saturate_round<TY>(double(acc) * mult, qy.z(0));
+                TY& out = yp[static_cast<int64_t>(bi) * M * N + i * N + j];
+                if constexpr (std::is_same_v<TY, float>)
+                  out = static_cast<float>(double(acc) * mult);
+                else
+                  out = saturate_round<TY>(double(acc) * mult, qy.z(0));
               }
         });
       });
@@ -239,6 +258,7 @@ class QLinearMatMulKernel final : public Kernel {
 
  private:
   std::string who_;
+  bool gemm_;
 };
 
 // QLinearConv, and ai.polyinfer QLinearConvAdd(X, sx, zx, W, sw, zw, sc, zc, B, Z, zs, zz, sy,
@@ -378,6 +398,7 @@ class QLinearAddKernel final : public Kernel {
 
 PI_CPU_INTERNAL_KERNEL(QLinearAdd, 1, 1, QLinearAddKernel);
 PI_CPU_INTERNAL_KERNEL(QLinearConvAdd, 1, 1, QLinearConvKernel);
+PI_CPU_INTERNAL_KERNEL(QLinearGemm, 1, 1, QLinearMatMulKernel);
 
 // Opset 19-20 only add float8 types (and their saturate attribute), which polyinfer lacks.
 PI_CPU_KERNEL(QuantizeLinear, 10, 20, QuantizeLinearKernel);
