@@ -127,7 +127,9 @@ def main():
     p.add_argument("--validation", type=int, default=20, help="validation samples (default 20)")
     p.add_argument("--method", default="minmax", choices=["minmax", "entropy", "percentile"])
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--runs", type=int, default=20, help="timed runs per latency (default 20)")
+    p.add_argument("--runs", type=int, default=20, help="timed runs per round (default 20)")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="alternating latency rounds per runtime (default 3)")
     p.add_argument("--polyinfer", default=os.path.join(ROOT, "build", "polyinfer"))
     a = p.parse_args()
     methods = {"minmax": CalibrationMethod.MinMax, "entropy": CalibrationMethod.Entropy,
@@ -146,14 +148,22 @@ def main():
                             weight_type=QuantType.QInt8, calibrate_method=methods[a.method])
             ref = ort_outputs(path, name, val, a.threads)
             for qname, q in (("fp32", path), ("polyinfer int8", pi_q), ("ORT int8", ort_q)):
+                # Latency: the two runtimes alternate for --rounds rounds (who goes first
+                # alternates too), so both see the same load on a shared machine; the figure is
+                # the median of a runtime's round medians.
+                rounds = {"ORT": [], "polyinfer": []}
+                for r in range(a.rounds):
+                    for runtime in (("ORT", "polyinfer") if r % 2 == 0 else ("polyinfer", "ORT")):
+                        rounds[runtime].append(
+                            ort_median_ms(q, name, val, a.threads, a.runs) if runtime == "ORT" else
+                            pi_median_ms(a.polyinfer, q, name, val, a.threads, a.runs, tmp))
                 both = {}
                 for runtime in ("ORT", "polyinfer"):
                     if runtime == "ORT":
                         out = ort_outputs(q, name, val, a.threads)
-                        ms = ort_median_ms(q, name, val, a.threads, a.runs)
                     else:
                         out = pi_outputs(a.polyinfer, q, name, val, a.threads, tmp)
-                        ms = pi_median_ms(a.polyinfer, q, name, val, a.threads, a.runs, tmp)
+                    ms = float(np.median(rounds[runtime]))
                     both[runtime] = out
                     cos, top1 = agreement(ref, out)
                     acc = float((out.argmax(1) == labels).mean()) if labels is not None else None
@@ -164,7 +174,8 @@ def main():
                 cos, top1 = agreement(both["ORT"], both["polyinfer"])
                 agree.append((m, qname, cos, top1))
     print(f"\n{a.calibration} calibration samples ({a.method}, per-channel, int8 activations), "
-          f"{a.validation} validation samples, {a.threads} thread(s); reference: ORT fp32.\n")
+          f"{a.validation} validation samples, {a.threads} thread(s); reference: ORT fp32; latency: "
+          f"median of {a.rounds} alternating rounds of {a.runs} runs.\n")
     print("| model | quantized by | run in | cosine | top-1 agree | accuracy | median ms |")
     print("|---|---|---|---:|---:|---:|---:|")
     for m, q, r, cos, top1, acc, ms in rows:
