@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ ccache pkg-config
   libonnx-dev libprotobuf-dev protobuf-compiler   # ONNX import/export
-  libdnnl-dev                                     # oneDNN: fast CPU Conv/MatMul kernels
+  libdnnl-dev ocl-icd-opencl-dev                  # oneDNN: fast CPU Conv/MatMul kernels (its CMake config wants libOpenCL.so)
   libgtest-dev libbenchmark-dev                   # unit tests, bench/ micro-benchmarks
   libonnx-testdata                                # the ONNX backend test data (conformance)
   clang libclang-rt-14-dev                        # libFuzzer targets

@@ -357,6 +357,11 @@ std::string unsafe_for_shape_inference(const onnx::ModelProto& mp) {
     for (const auto& a : n.attribute())
       if (a.name() == "pads" && x_rank >= 0 && a.ints_size() != 2 * (x_rank - 2))
         return n.op_type() + " attribute pads does not match the input rank";
+    // libonnx divides by each stride and dilation, and sizes windows from the kernel shape.
+    for (const auto& a : n.attribute())
+      if ((a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations") &&
+          std::any_of(a.ints().begin(), a.ints().end(), [](int64_t v) { return v < 1; }))
+        return n.op_type() + " attribute " + a.name() + " has a value below 1";
   }
   return "";
 }

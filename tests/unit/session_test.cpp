@@ -153,6 +153,18 @@ TEST(Import, MalformedConvNeverReachesLibonnxShapeInference) {
   const Model ln = import_onnx_file(dir + "model_layernorm_axis_out_of_range.onnx");
   ASSERT_FALSE(ln.notes.empty());
   EXPECT_NE(ln.notes[0].find("attribute axis is out of range"), std::string::npos) << ln.notes[0];
+  // AveragePool with strides [3, 0]: libonnx divides by the stride (SIGFPE). Polyinfer's own
+  // kernel refuses it with a clear error when the model runs.
+  const std::string zero_stride = dir + "model_averagepool_zero_stride.onnx";
+  const Model ap = import_onnx_file(zero_stride);
+  ASSERT_FALSE(ap.notes.empty());
+  EXPECT_NE(ap.notes[0].find("attribute strides has a value below 1"), std::string::npos)
+      << ap.notes[0];
+  EXPECT_EQ(code_of([&] {
+              Session s = Session::load(zero_stride);
+              s.run({{"x", Tensor::zeros(DType::Float32, {1, 3, 32, 32})}});
+            }),
+            ErrorCode::InvalidModel);
   test::ModelBuilder b;
   b.input("x", {1, 3, 3}).input("w", {1, 1, 2, 2}).output("y", {1, 1, 2, 2});
   b.node("Conv", {"x", "w"}, {"y"}, "conv");
