@@ -98,6 +98,9 @@ struct Placement {
   // With providers {"auto"}: what it chose and why the others were not taken ("auto chose cpu
   // (cuda not in this build; vulkan not in this build)"); "" for an explicit list.
   std::string auto_choice;
+  // Caveats of the chosen kernels on this machine (Kernel::advisory), each once, led by how many
+  // nodes it concerns: "3 nodes (QLinearConv 'conv1', ...): this CPU has no VNNI: ...".
+  std::vector<std::string> notes;
   int device_copies = 0;           // tensor copies across device borders per run
   int total_nodes = 0;
   // Where flops_share comes from: "static shapes" (known at load), "first run" (shapes of the

@@ -300,6 +300,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const double create_ms = ms_between(t_start, Clock::now());
   std::vector<std::string> notes;
   const std::map<std::string, Value> feeds = make_inputs(session, args, &notes);
+  notes.insert(notes.end(), session.placement().notes.begin(), session.placement().notes.end());
 
   Progress progress(t_start);
   double first_ms = 0;

@@ -120,6 +120,10 @@ int cmd_compare(const std::vector<std::string>& argv) {
   Session a = Session::load(args.positional[0], opts);
   Session b = Session::load(args.positional[1], opts);
   std::vector<std::string> notes;
+  // The kernels' caveats on this machine (int8 products that may saturate, say) explain errors.
+  for (const Session* s : {&a, &b})
+    for (const auto& n : s->placement().notes)
+      notes.push_back((s == &a ? args.positional[0] : args.positional[1]) + ": " + n);
 
   // The samples, as input maps, fed to both models.
   std::vector<std::map<std::string, Value>> samples;

@@ -31,7 +31,8 @@ namespace {
 
 const char* kUsage =
     "usage: polyinfer quantize MODEL -o OUT.onnx --calibration PATH [--method M]\n"
-    "                          [--percentile P] [--per-channel] [--symmetric|--asymmetric]\n"
+    "                          [--percentile P] [--per-channel] [--reduce-range]\n"
+    "                          [--symmetric|--asymmetric]\n"
     "                          [--exclude NAME_OR_OPTYPE]... [--samples N] [--threads N] [--json]\n"
     "                          [--target-accuracy METRIC=VALUE [--validation PATH]\n"
     "                           [--max-excluded N]]\n"
@@ -44,6 +45,8 @@ const char* kUsage =
     "  --method M          minmax (default), percentile or entropy (KL divergence, as TensorRT)\n"
     "  --percentile P      for --method percentile (default 99.999)\n"
     "  --per-channel       one weight scale per output channel (more accurate; opset >= 13)\n"
+    "  --reduce-range      7-bit weights ([-63, 63]): exact int8 on x86 CPUs without VNNI\n"
+    "                      (AVX2), whose u8 x s8 products saturate in pairs at 16 bits\n"
     "  --symmetric         activations with zero point 0; default --asymmetric (a ReLU output\n"
     "                      spends all 256 levels on its positive range)\n"
     "  --exclude X         keep node X, or every node of op type X, in float (repeatable)\n"
@@ -54,7 +57,8 @@ const char* kUsage =
     "                      calibration samples). Exit status 2 when it cannot be reached.\n"
     "  --max-excluded N    give up after returning N layers to float (default: no limit)\n"
     "\n"
-    "       polyinfer quantize MODEL -o OUT.onnx --dynamic [--per-channel] [--exclude X]...\n"
+    "       polyinfer quantize MODEL -o OUT.onnx --dynamic [--per-channel] [--reduce-range]\n"
+    "                          [--exclude X]...\n"
     "  Dynamic INT8, no calibration: MatMul/Gemm weights int8, activations quantized at run time\n"
     "  (DynamicQuantizeLinear + MatMulInteger); suits transformers.\n"
     "       polyinfer quantize MODEL -o OUT.onnx --fp16 [--exclude X]...\n"
@@ -190,15 +194,18 @@ int convert_without_data(const Args& args) {
   JsonWriter j;
   j.begin_object().key("model").value(args.positional[0]).key("output").value(out);
   if (args.flag("dynamic")) {
-    const quant::DynamicReport r = quant::quantize_dynamic(*model.graph, {args.flag("per-channel"), exclude});
+    const quant::DynamicReport r = quant::quantize_dynamic(
+        *model.graph, {args.flag("per-channel"), args.flag("reduce-range"), exclude});
     PI_CHECK(r.nodes > 0, InvalidArgument, "quantize --dynamic: ", args.positional[0],
              " has no MatMul or Gemm with a constant 2-D float32 weight");
     summary = "int8 (dynamic): " + std::to_string(r.nodes) + " MatMul/Gemm with int8 weights" +
-              (args.flag("per-channel") ? " per column" : " per tensor") + ", activations " +
+              (args.flag("per-channel") ? " per column" : " per tensor") +
+              (args.flag("reduce-range") ? " (7-bit)" : "") + ", activations " +
               "quantized at run time; weights " + megabytes(r.float_bytes) + " -> " +
               megabytes(r.quantized_bytes);
     notes = r.notes;
-    j.key("mode").value("dynamic").key("nodes").value(r.nodes).key("float_bytes").value(r.float_bytes)
+    j.key("mode").value("dynamic").key("reduce_range").value(args.flag("reduce-range"))
+        .key("nodes").value(r.nodes).key("float_bytes").value(r.float_bytes)
         .key("quantized_bytes").value(r.quantized_bytes);
   } else {
     const quant::Fp16Report r = quant::convert_fp16(*model.graph, {exclude});
@@ -227,7 +234,8 @@ int convert_without_data(const Args& args) {
 }  // namespace
 
 int cmd_quantize(const std::vector<std::string>& argv) {
-  const Args args = parse_args(argv, {"help", "per-channel", "symmetric", "asymmetric", "json", "dynamic", "fp16"},
+  const Args args = parse_args(argv, {"help", "per-channel", "reduce-range", "symmetric", "asymmetric", "json",
+                                "dynamic", "fp16"},
                                {"output", "calibration", "method", "percentile", "exclude",
                                 "samples", "threads", "target-accuracy", "validation",
                                 "max-excluded"},
@@ -250,8 +258,9 @@ int cmd_quantize(const std::vector<std::string>& argv) {
       if (args.flag(f))
         throw UsageError(std::string("quantize: --") + f + " needs calibration; --dynamic and "
                          "--fp16 take none");
-    if (args.flag("fp16") && args.flag("per-channel"))
-      throw UsageError("quantize: --per-channel goes with int8, not --fp16");
+    for (const char* f : {"per-channel", "reduce-range"})
+      if (args.flag("fp16") && args.flag(f))
+        throw UsageError(std::string("quantize: --") + f + " goes with int8, not --fp16");
     return convert_without_data(args);
   }
   if (args.flag("symmetric") && args.flag("asymmetric"))
@@ -268,6 +277,7 @@ int cmd_quantize(const std::vector<std::string>& argv) {
   quant::QdqOptions qo;
   qo.per_channel = args.flag("per-channel");
   qo.symmetric_activations = args.flag("symmetric");
+  qo.reduce_range = args.flag("reduce-range");
   for (const auto& x : args.all("exclude")) qo.exclude.insert(x);
   const int threads = args.get_int("threads", 0, 0, 4096);
   const int want = args.get_int("samples", 0, 1, 1 << 30);
@@ -319,6 +329,7 @@ int cmd_quantize(const std::vector<std::string>& argv) {
         .key("samples").value(r.samples)
         .key("per_channel").value(qo.per_channel)
         .key("symmetric_activations").value(qo.symmetric_activations)
+        .key("reduce_range").value(qo.reduce_range)
         .key("nodes").value(r.qdq.nodes)
         .key("activations").value(r.qdq.activations)
         .key("weights").value(r.qdq.weights)
@@ -347,7 +358,8 @@ int cmd_quantize(const std::vector<std::string>& argv) {
               << (method == quant::Method::Percentile ? " " + args.get("percentile", "99.999") : "")
               << ")\n"
               << "int8: " << r.qdq.nodes << " nodes (" << ops << "), " << r.qdq.weights << " weights"
-              << (qo.per_channel ? " per channel" : " per tensor") << ", " << r.qdq.biases
+              << (qo.per_channel ? " per channel" : " per tensor")
+              << (qo.reduce_range ? " (7-bit)" : "") << ", " << r.qdq.biases
               << " int32 biases; weights " << megabytes(r.qdq.float_bytes) << " -> "
               << megabytes(r.qdq.quantized_bytes) << "\n";
     for (const auto& s : r.plan.notes) std::cout << "note: " << s << "\n";

@@ -106,6 +106,8 @@ int cmd_run(const std::vector<std::string>& argv) {
       std::cout << (i ? ", " : "") << "{\"name\": " << json_str(pl.providers[i].provider)
                 << ", \"nodes\": " << pl.providers[i].nodes
                 << ", \"flops_share\": " << pl.providers[i].flops_share << "}";
+    std::cout << "], \"notes\": [";
+    for (size_t i = 0; i < pl.notes.size(); ++i) std::cout << (i ? ", " : "") << json_str(pl.notes[i]);
     std::cout << "], \"auto_choice\": " << json_str(pl.auto_choice)
               << ", \"fallbacks\": " << pl.fallbacks.size()
               << ", \"device_copies\": " << pl.device_copies << "}}\n";
@@ -118,6 +120,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   std::snprintf(buf, sizeof buf, "latency: session %.1f ms, run %.2f ms", create_ms, run_ms);
   std::cout << buf << "\n" << pl.summary() << "\n";
   if (!pl.auto_choice.empty()) std::cout << "  providers: " << pl.auto_choice << "\n";
+  for (const auto& n : pl.notes) std::cout << "  note: " << n << "\n";
   for (const auto& f : pl.fallbacks)
     std::cout << "  fallback: " << f.op << " '" << f.node << "' ran on " << f.provider << " ("
               << f.reason << ")\n";

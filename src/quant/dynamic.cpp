@@ -67,7 +67,8 @@ DynamicReport quantize_dynamic(ir::Graph& g, const DynamicOptions& o) {
       continue;
     }
     const Tensor w = weight_kn(g, n);
-    const QuantizedWeight qw = quantize_weight(w, o.per_channel ? 1 : -1);
+    const QuantizedWeight qw = quantize_weight(w, o.per_channel ? 1 : -1,
+                                               o.reduce_range ? kReducedWeightMax : kFullWeightMax);
     const int64_t cols = w.dim(1);
     const std::string base = n.name;
     const std::string wq = name(n.inputs[1] + "_quantized"), wzp = name(n.inputs[1] + "_zero_point"),

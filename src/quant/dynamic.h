@@ -21,6 +21,7 @@ namespace polyinfer::quant {
 
 struct DynamicOptions {
   bool per_channel = false;           // one weight scale per output column
+  bool reduce_range = false;          // weights in [-63, 63]: see QdqOptions::reduce_range
   std::set<std::string> exclude;      // node names or op types kept in float
 };
 

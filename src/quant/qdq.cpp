@@ -164,7 +164,8 @@ QdqReport apply_qdq(ir::Graph& g, const QdqPlan& plan, const std::map<std::strin
       auto key = std::make_pair(w, axis);
       if (!done.count(key)) {
         const Tensor& wt = g.initializers.at(w);
-        QuantizedWeight qw = quantize_weight(wt, axis);
+        QuantizedWeight qw =
+            quantize_weight(wt, axis, o.reduce_range ? kReducedWeightMax : kFullWeightMax);
         const std::string qn = name(w + "_quantized"), s = name(w + "_scale"),
                           z = name(w + "_zero_point"), dq = name(w + "_dequantized");
         g.initializers[qn] = qw.q;

@@ -26,6 +26,11 @@ struct QdqOptions {
   // Activations: symmetric (zero point 0, range ±max|x|) or asymmetric (zero point placed so
   // the calibrated [lo, hi] spans all 256 levels: a ReLU output does not waste its negative half).
   bool symmetric_activations = false;
+  // Weights in [-63, 63] instead of [-127, 127]: x86 CPUs without VNNI (AVX2, AVX-512 without
+  // VNNI) multiply u8 by s8 with VPMADDUBSW, which saturates a pair of products at 16 bits
+  // (2 x 255 x 127 > 32767); 7-bit weights keep every pair in range (2 x 255 x 63 < 32767), so
+  // int8 kernels there compute exactly what the QDQ graph says. Costs one bit of weight precision.
+  bool reduce_range = false;
   // Node names or op types that stay in float (their weights too; they read the float tensors).
   std::set<std::string> exclude;
   // Op types quantized: the compute-heavy ones whose int8 kernels pay for the Q/DQ around them.

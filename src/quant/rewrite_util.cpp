@@ -53,7 +53,7 @@ bool is_float32(const ir::Graph& g, const std::string& name) {
   return t && t->kind == ir::TypeInfo::Kind::Tensor && t->elem == DType::Float32;
 }
 
-QuantizedWeight quantize_weight(const Tensor& w, int axis) {
+QuantizedWeight quantize_weight(const Tensor& w, int axis, int qmax) {
   const float* x = w.data<float>();
   const int64_t channels = axis < 0 ? 1 : w.dim(axis);
   int64_t inner = 1;
@@ -63,11 +63,11 @@ QuantizedWeight quantize_weight(const Tensor& w, int axis) {
   std::vector<float> absmax(size_t(channels), 0.0f);
   for (int64_t i = 0; i < w.numel(); ++i) absmax[channel(i)] = std::max(absmax[channel(i)], std::fabs(x[i]));
   QuantizedWeight r;
-  for (float m : absmax) r.scales.push_back(m > 0 ? float(double(m) / 127.0) : 1.0f);
+  for (float m : absmax) r.scales.push_back(m > 0 ? float(double(m) / qmax) : 1.0f);
   std::vector<int8_t> q(size_t(w.numel()));
   for (int64_t i = 0; i < w.numel(); ++i) {
     const double v = std::nearbyint(double(x[i]) / double(r.scales[channel(i)]));
-    q[size_t(i)] = int8_t(std::clamp(v, -127.0, 127.0));
+    q[size_t(i)] = int8_t(std::clamp(v, -double(qmax), double(qmax)));
   }
   r.q = Tensor::from_vector<int8_t>(w.shape(), q);
   return r;

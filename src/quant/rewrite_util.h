@@ -34,12 +34,15 @@ inline bool named_in(const ir::Node& n, const std::set<std::string>& names) {
   return names.count(n.name) || names.count(n.op_type);
 }
 
-// A float32 weight as int8: symmetric, range [-127, 127], one scale per index of `axis` (or one
-// for the whole tensor when axis < 0); an all-zero slice gets scale 1.
+// A float32 weight as int8: symmetric, range [-qmax, qmax], one scale per index of `axis` (or one
+// for the whole tensor when axis < 0); an all-zero slice gets scale 1. qmax is 127, or 63 for
+// reduced-range weights (kReducedWeightMax).
 struct QuantizedWeight {
   Tensor q;
   std::vector<float> scales;
 };
-QuantizedWeight quantize_weight(const Tensor& w, int axis);
+constexpr int kFullWeightMax = 127;
+constexpr int kReducedWeightMax = 63;
+QuantizedWeight quantize_weight(const Tensor& w, int axis, int qmax = kFullWeightMax);
 
 }  // namespace polyinfer::quant

@@ -114,6 +114,9 @@ class Kernel {
   // Which implementation runs the node, for the placement report and profiles: "reference" for
   // the plain kernels; fast kernels name their path ("onednn:brgconv:avx512_core", "avx512").
   virtual std::string impl() const { return "reference"; }
+  // A caveat about this node's results on this machine that the user must see ("" for none): the
+  // session collects them into Placement::notes, and `run` and `bench` print them.
+  virtual std::string advisory() const { return ""; }
   // True when the kernel copied constant input `i` into its own form at creation (reordered,
   // transposed, scaled) and never reads the original again. When every reader of a weight says
   // so, the session frees the original: weights are held once, in the form the kernels use.

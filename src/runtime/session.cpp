@@ -147,6 +147,9 @@ void fill_placement(const Executor& ex, const RuntimeContext& rt, const std::vec
   pl->providers.clear();
   pl->fallbacks.clear();
   pl->nodes.clear();
+  pl->notes.clear();
+  // Advisories in first-seen order, with the nodes each concerns.
+  std::vector<std::pair<std::string, std::vector<std::string>>> advised;
   std::vector<int> nodes(rt.providers.size(), 0);
   std::vector<double> per(rt.providers.size(), 0);
   double total = 0;
@@ -158,6 +161,11 @@ void fill_placement(const Executor& ex, const RuntimeContext& rt, const std::vec
                          p.node->domain.empty() ? p.node->op_type
                                                 : p.node->domain + "." + p.node->op_type,
                          rt.providers[p.provider]->name(), p.kernel->impl()});
+    if (const std::string a = p.kernel->advisory(); !a.empty()) {
+      auto it = std::find_if(advised.begin(), advised.end(), [&](const auto& x) { return x.first == a; });
+      if (it == advised.end()) it = advised.insert(advised.end(), {a, {}});
+      it->second.push_back(p.node->label());
+    }
     if (known && flops[i] < 0) known = false;
     if (known) {
       per[p.provider] += flops[i];
@@ -173,6 +181,11 @@ void fill_placement(const Executor& ex, const RuntimeContext& rt, const std::vec
   for (size_t i = 0; i < rt.providers.size(); ++i)
     if (nodes[i] > 0)
       pl->providers.push_back({rt.providers[i]->name(), nodes[i], known ? per[i] / total : 0.0});
+  for (const auto& [text, labels] : advised) {
+    std::string who = std::to_string(labels.size()) + (labels.size() == 1 ? " node (" : " nodes (");
+    for (size_t i = 0; i < labels.size() && i < 3; ++i) who += (i ? ", " : "") + labels[i];
+    pl->notes.push_back(who + (labels.size() > 3 ? ", ...): " : "): ") + text);
+  }
 }
 
 // SessionOptions::keep_values: each becomes a graph output (after the model's own).

@@ -5,6 +5,7 @@
 // integer one accumulates exactly and rounds (acc + bias)·sx·sw/sy, so values within float
 // error of a rounding boundary can land on the neighbouring integer.
 #include "opt_test_util.h"
+#include "providers/cpu/onednn/onednn.h"
 
 namespace polyinfer {
 namespace {
@@ -297,6 +298,14 @@ TEST(OptQdq, QuantizedGemmBecomesQLinearGemm) {
   }
 }
 
+// Without VNNI the oneDNN int8 kernels declare where their results may differ from the model's
+// (Kernel::advisory; onednn.h int8_advisory): there the note is asserted instead of the values.
+bool inexact_here(const Session& s) {
+  if (s.placement().notes.empty()) return false;
+  EXPECT_FALSE(cpu::onednn::int8_products_exact()) << s.placement().notes[0];
+  return true;
+}
+
 TEST(OptQdq, ConvThenResidualAddBecomesQLinearConvAdd) {
   // fuse-qdq then fuse-qconv-add: conv → Q → DQ, + DQ(x) → Add → Q → one QLinearConvAdd.
   ModelBuilder b(13);
@@ -324,8 +333,12 @@ TEST(OptQdq, ConvThenResidualAddBecomesQLinearConvAdd) {
   const auto want = test::run_model(bytes, 0, in)[0].tensor().to_vector<float>();
   for (const char* provider : {"cpu-ref", "cpu"}) {
     SCOPED_TRACE(provider);
-    const auto got =
-        test::run_model(test::export_bytes(m), 0, in, provider)[0].tensor().to_vector<float>();
+    const std::string fused = test::export_bytes(m);
+    SessionOptions o;
+    o.optimization_level = 0;
+    o.providers = {provider};
+    if (inexact_here(Session::load_bytes(fused.data(), fused.size(), o))) continue;
+    const auto got = test::run_model(fused, 0, in, provider)[0].tensor().to_vector<float>();
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) EXPECT_LE(std::fabs(got[i] - want[i]), 0.04f * 1.001f);
   }
@@ -418,6 +431,7 @@ TEST(OptQdq, WholeOptimizerRunsTheIntegerKernels) {
     nhwc_add = nhwc_add ||
                (n.op == "ai.polyinfer.NhwcQLinearConvAdd" && n.impl.rfind("onednn", 0) == 0);
   EXPECT_TRUE(nhwc_add);
+  if (inexact_here(s)) return;
   const auto in = test::random_inputs(bytes);
   const auto got = s.run(in)[0].tensor().to_vector<float>();
   const auto want = test::run_model(bytes, 0, in)[0].tensor().to_vector<float>();

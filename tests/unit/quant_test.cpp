@@ -219,6 +219,43 @@ TEST(Qdq, RewriteMatchesNaiveInt8Arithmetic) {
     EXPECT_NEAR(y.data<float>()[n], expect[size_t(n)], 1e-6) << "column " << n;
 }
 
+// --reduce-range: weights on [-63, 63] with scale max|w| / 63 per channel, so that CPUs without
+// VNNI compute the int8 products exactly (onednn::int8_weight_advisory).
+TEST(Qdq, ReducedRangeWeightsUseSevenBits) {
+  test::ModelBuilder b(13);
+  const std::vector<float> w = {0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 0.1f};  // [K=2, N=3]
+  b.input("x", {1, 2}).output("y", {1, 3}).initializer("w", {2, 3}, w)
+      .node("Gemm", {"x", "w"}, {"g"}, "gemm").node("Neg", {"g"}, {"y"});
+  Model m = import(b);
+  quant::QdqOptions o;
+  o.per_channel = true;
+  o.reduce_range = true;
+  const auto plan = quant::plan_qdq(*m.graph, o);
+  quant::apply_qdq(*m.graph, plan, {{"x", {-1.0f, 2.0f}}, {"g", {-3.0f, 3.0f}}}, o);
+  const Tensor& q = m.graph->initializers.at("w_quantized");
+  const Tensor& s = m.graph->initializers.at("w_scale");
+  ASSERT_EQ(q.dtype(), DType::Int8);
+  ASSERT_EQ(s.numel(), 3);
+  for (int n = 0; n < 3; ++n) {
+    const float absmax = std::max(std::fabs(w[size_t(n)]), std::fabs(w[size_t(3 + n)]));
+    EXPECT_FLOAT_EQ(s.data<float>()[n], absmax / 63.0f) << "column " << n;
+    for (int k = 0; k < 2; ++k) {
+      const int v = q.data<int8_t>()[3 * k + n];
+      EXPECT_LE(std::abs(v), 63);
+      EXPECT_EQ(v, int(std::nearbyint(w[size_t(3 * k + n)] / s.data<float>()[n])));
+    }
+  }
+  // The dynamic rewrite takes the same option.
+  Model d = import(b);
+  quant::DynamicOptions dyn;
+  dyn.reduce_range = true;
+  ASSERT_EQ(quant::quantize_dynamic(*d.graph, dyn).nodes, 1);
+  for (const auto& [name, t] : d.graph->initializers) {
+    if (t.dtype() != DType::Int8 || t.numel() != 6) continue;
+    for (int64_t i = 0; i < 6; ++i) EXPECT_LE(std::abs(int(t.data<int8_t>()[i])), 63) << name;
+  }
+}
+
 TEST(Qdq, BiasThatWouldOverflowStaysFloat) {
   test::ModelBuilder b(13);
   b.input("x", {1, 1, 3, 3}).output("y", {1, 1, 3, 3})
@@ -251,7 +288,7 @@ TEST(QuantDynamic, GemmMatchesNaiveRuntimeQuantization) {
   attr->set_type(onnx::AttributeProto::INT);
   attr->set_i(1);
   Model m = import(b);
-  const auto rep = quant::quantize_dynamic(*m.graph, {true, {}});
+  const auto rep = quant::quantize_dynamic(*m.graph, {true, false, {}});
   EXPECT_EQ(rep.nodes, 1);
   ASSERT_NE(find_op(*m.graph, "MatMulInteger"), nullptr);
   EXPECT_EQ(find_op(*m.graph, "Gemm"), nullptr);

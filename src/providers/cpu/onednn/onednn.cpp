@@ -1,5 +1,7 @@
 #include "providers/cpu/onednn/onednn.h"
 
+#include <algorithm>
+
 namespace polyinfer::cpu::onednn {
 
 dnnl::engine& engine() {
@@ -44,6 +46,32 @@ std::string describe() {
   }
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
          std::to_string(v->patch) + " (" + isa + ")";
+}
+
+bool int8_products_exact() {
+  switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41:
+    case dnnl_cpu_isa_avx:
+    case dnnl_cpu_isa_avx2:
+    case dnnl_cpu_isa_avx512_mic:
+    case dnnl_cpu_isa_avx512_mic_4ops:
+    case dnnl_cpu_isa_avx512_core: return false;
+    default: return true;
+  }
+}
+
+std::string int8_advisory(const Tensor& w, bool signed_source, bool exact) {
+  if (exact || w.dtype() != DType::Int8) return "";
+  if (signed_source)
+    return "this CPU has no VNNI: oneDNN runs int8 (s8) sources through halved weights, so "
+           "results may differ slightly from the QDQ model's (uint8 sources with 7-bit weights, "
+           "`polyinfer quantize --reduce-range`, are exact here)";
+  const int8_t* p = w.data<int8_t>();
+  const bool wide = std::any_of(p, p + w.numel(), [](int8_t v) { return v > 63 || v < -63; });
+  if (!wide) return "";
+  return "this CPU has no VNNI: its int8 dot products add u8 x s8 products in pairs that "
+         "saturate at 16 bits, and these weights use 8 bits, so results may differ from the "
+         "QDQ model's; `polyinfer quantize --reduce-range` writes 7-bit weights, exact here";
 }
 
 std::string impl_name(const dnnl::primitive_desc_base& pd) {

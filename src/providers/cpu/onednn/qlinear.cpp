@@ -141,6 +141,7 @@ class OnednnQLinearConv final : public Kernel {
     zps_[1] = y_.zp;
     weights_ = *w;
     w_shape_ = w->shape();
+    advisory_ = onednn::int8_advisory(*w, x_.type == dt::s8, onednn::int8_products_exact());
     if (info.has_input(8)) {
       const Tensor* b = info.constant_input(8);
       if (!b || b->dtype() != DType::Int32) info.unsupported("oneDNN path: non-constant bias");
@@ -176,6 +177,7 @@ class OnednnQLinearConv final : public Kernel {
   bool prepacked(size_t i) const override { return (i == 3 && !weights_.defined()) || i == 8; }
 
   std::string impl() const override { return impl_; }
+  std::string advisory() const override { return advisory_; }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -249,6 +251,7 @@ class OnednnQLinearConv final : public Kernel {
   onednn::PlanCache<Shape, Plan> plans_;
   dnnl::stream stream_{onednn::engine()};
   std::string impl_ = "onednn";
+  std::string advisory_;
 };
 
 // QLinearMatMul with a constant 2-D B: a linear layer, A's batch dimensions folded into M;
@@ -280,6 +283,7 @@ class OnednnQLinearMatMul final : public Kernel {
     weights_ = *b;
     K_ = b->shape()[0];
     N_ = N;
+    advisory_ = onednn::int8_advisory(*b, a_.type == dt::s8, onednn::int8_products_exact());
     if (info.node().op_type == "QLinearGemm" && info.has_input(8)) {
       const Tensor* c = info.constant_input(8);
       if (!c || c->dtype() != DType::Int32) info.unsupported("oneDNN path: non-constant bias");
@@ -298,6 +302,7 @@ class OnednnQLinearMatMul final : public Kernel {
   }
 
   std::string impl() const override { return impl_; }
+  std::string advisory() const override { return advisory_; }
 
   void run(KernelContext& ctx) override {
     const Tensor& a = ctx.input(0);
@@ -373,6 +378,7 @@ class OnednnQLinearMatMul final : public Kernel {
   onednn::PlanCache<Shape, Plan> plans_;
   dnnl::stream stream_{onednn::engine()};
   std::string impl_ = "onednn";
+  std::string advisory_;
 };
 
 // MatMulInteger with a constant 2-D int8 B whose zero point is 0 (how dynamic quantization
@@ -400,6 +406,7 @@ class OnednnMatMulInteger final : public Kernel {
     weights_ = *b;
     K_ = b->shape()[0];
     N_ = b->shape()[1];
+    advisory_ = onednn::int8_advisory(*b, a_type_ == dt::s8, onednn::int8_products_exact());
     if (std::all_of(at->dims.begin(), at->dims.end(), [](int64_t d) { return d > 0; })) {
       plans_.prepare(info, at->dims, [&] { return make_plan(at->dims); });
     }
@@ -408,6 +415,7 @@ class OnednnMatMulInteger final : public Kernel {
   }
 
   std::string impl() const override { return fell_back_ ? ref_.impl() : impl_; }
+  std::string advisory() const override { return fell_back_ ? "" : advisory_; }
 
   void run(KernelContext& ctx) override {
     const Tensor& a = ctx.input(0);
@@ -480,6 +488,7 @@ class OnednnMatMulInteger final : public Kernel {
   onednn::PlanCache<Shape, Plan> plans_;
   dnnl::stream stream_{onednn::engine()};
   std::string impl_ = "onednn";
+  std::string advisory_;
 };
 
 PI_CPU_FAST_KERNEL("", QLinearConv, 10, 23, OnednnQLinearConv);
