@@ -78,17 +78,22 @@ Tensor random_input(const Shape& s, bool is_signed, uint32_t seed) {
   return Tensor::from_vector<uint8_t>(s, std::vector<uint8_t>(v.begin(), v.end()));
 }
 
+// The one-node model, unoptimized, on `provider`: "cpu" (the fast kernel) or "cpu-ref".
+Session load_on(const std::string& bytes, const char* provider) {
+  SessionOptions o;
+  o.optimization_level = 0;
+  o.threads = 1;
+  o.providers = {provider};
+  return Session::load_bytes(bytes.data(), bytes.size(), o);
+}
+
 // Runs `m` on cpu and cpu-ref and compares output 0 within the tolerance above; expects the
 // cpu node's implementation to start with `impl`.
 void expect_close_to_reference(ModelBuilder& m, const std::string& in, const Shape& shape,
                                bool signed_in, const std::string& impl = "onednn") {
   const std::string bytes = m.bytes();
-  SessionOptions fast, ref;
-  fast.optimization_level = ref.optimization_level = 0;
-  fast.threads = ref.threads = 1;
-  ref.providers = {"cpu-ref"};
-  Session a = Session::load_bytes(bytes.data(), bytes.size(), fast);
-  Session b = Session::load_bytes(bytes.data(), bytes.size(), ref);
+  Session a = load_on(bytes, "cpu");
+  Session b = load_on(bytes, "cpu-ref");
   std::map<std::string, Value> feed{{in, random_input(shape, signed_in, 11)}};
   const Tensor ya = a.run(feed)[0].tensor(), yb = b.run(feed)[0].tensor();
   ASSERT_EQ(a.placement().nodes.size(), 1u);
@@ -204,10 +209,7 @@ TEST(OnednnQLinearConv, SaturationAdvisoryWithoutVnni) {
     int_init(m, "zy", {}, kUInt8, {128});
     int_init(m, "w", {8, 16, 3, 3}, kInt8, random_ints(8 * 16 * 9, -wmax, wmax, 5));
     m.node("QLinearConv", {"x", "sx", "zx", "w", "sw", "zw", "sy", "zy"}, {"y"}, "qconv");
-    const std::string bytes = m.bytes();
-    SessionOptions o;
-    o.optimization_level = 0;
-    Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
+    Session s = load_on(m.bytes(), "cpu");
     const bool expect_note = wmax > 63 && !cpu::onednn::int8_products_exact();
     ASSERT_EQ(s.placement().notes.size(), expect_note ? 1u : 0u) << "weights to " << wmax;
     if (expect_note) {
@@ -244,11 +246,8 @@ TEST(OnednnQLinearConvAdd, MatchesReference) {
            "qconvadd");
     m.proto().mutable_graph()->mutable_node(0)->set_domain("ai.polyinfer");
     const std::string bytes = m.bytes();
-    SessionOptions fast, ref;
-    fast.optimization_level = ref.optimization_level = 0;
-    ref.providers = {"cpu-ref"};
-    Session a = Session::load_bytes(bytes.data(), bytes.size(), fast);
-    Session b = Session::load_bytes(bytes.data(), bytes.size(), ref);
+    Session a = load_on(bytes, "cpu");
+    Session b = load_on(bytes, "cpu-ref");
     std::map<std::string, Value> feed{{"x", random_input({1, 8, 9, 9}, s8, 11)},
                                       {"z", random_input({1, 12, 9, 9}, s8, 12)}};
     const Tensor ya = a.run(feed)[0].tensor(), yb = b.run(feed)[0].tensor();
@@ -350,11 +349,8 @@ TEST(OnednnQLinearGemm, FloatOutputMatchesReference) {
   m.node("QLinearGemm", {"a", "sa", "za", "b", "sb", "zb", "", "", "bias"}, {"y"}, "qgemm");
   m.proto().mutable_graph()->mutable_node(0)->set_domain("ai.polyinfer");
   const std::string bytes = m.bytes();
-  SessionOptions fast, ref;
-  fast.optimization_level = ref.optimization_level = 0;
-  ref.providers = {"cpu-ref"};
-  Session a = Session::load_bytes(bytes.data(), bytes.size(), fast);
-  Session r = Session::load_bytes(bytes.data(), bytes.size(), ref);
+  Session a = load_on(bytes, "cpu");
+  Session r = load_on(bytes, "cpu-ref");
   const std::map<std::string, Value> feed{{"a", random_input({M, K}, false, 11)}};
   const Tensor ya = a.run(feed)[0].tensor(), yr = r.run(feed)[0].tensor();
   EXPECT_EQ(a.placement().nodes[0].impl.rfind("onednn", 0), 0u) << a.placement().nodes[0].impl;
