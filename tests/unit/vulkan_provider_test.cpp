@@ -36,8 +36,8 @@ TEST(VulkanProvider, ListedWithItsDevice) {
   EXPECT_NE(p->describe(), "");
   // Element-wise 18 (with both Gelus), MatMul/Gemm/FusedGemm/FusedMatMul, Conv/FusedConv,
   // Softmax/LogSoftmax, 4 poolings, Transpose/Concat, 5 views, 2 LayerNormalizations,
-  // BatchNormalization, 4 reductions.
-  EXPECT_EQ(p->kernels().size(), 44u);
+  // BatchNormalization, 4 reductions, Slice, Split, Expand/Tile.
+  EXPECT_EQ(p->kernels().size(), 48u);
 }
 
 TEST(VulkanProvider, ProbeAgreesWithDoctorWhenUnusable) {
