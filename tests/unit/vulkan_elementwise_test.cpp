@@ -90,6 +90,69 @@ TEST(VulkanElementwise, MoreUnary) {
   expect_on_vulkan(r, "Sqrt of -1");
 }
 
+// The other float unary operators over their domains, with odd sizes and a workgroup tail.
+// Tolerances: Floor/Ceil/Round/Sign/Softsign/ThresholdedRelu and Reciprocal are exact or one
+// IEEE operation (0 / 1e-7); the transcendental ones use the device's exp/log/sin/... (Vulkan
+// allows a few ulp and more, llvmpipe's are polynomials) where the CPU uses libm, so atol 1e-6
+// absolute near zero plus rtol 2e-6 (Tan and the expm1-based Elu family, Mish: 1e-5, since an
+// argument error of an ulp grows with the derivative). Near 0 the Elu family, Softplus and Mish
+// use series for expm1/log1p and keep rtol 1e-5 down to 1e-9 absolute.
+TEST(VulkanElementwise, MoreUnaryOps) {
+  PI_SKIP_WITHOUT_VULKAN();
+  struct Case {
+    const char* op;
+    int opset;
+    float lo, hi;
+    double atol, rtol;
+  };
+  const Case cases[] = {
+      {"Floor", 13, -5, 5, 0, 0},          {"Ceil", 13, -5, 5, 0, 0},
+      {"Round", 11, -5, 5, 0, 0},          {"Sign", 13, -5, 5, 0, 0},
+      {"Reciprocal", 13, 0.1f, 5, 0, 1e-7}, {"Reciprocal", 13, -5, -0.1f, 0, 1e-7},
+      {"Softsign", 1, -5, 5, 1e-7, 1e-7},  {"ThresholdedRelu", 10, -5, 5, 0, 0},
+      {"Log", 13, 1e-3f, 100, 1e-6, 2e-6}, {"Sin", 7, -10, 10, 1e-6, 2e-6},
+      {"Cos", 7, -10, 10, 1e-6, 2e-6},     {"Tan", 7, -1.5f, 1.5f, 1e-6, 1e-5},
+      {"Softplus", 1, -30, 30, 1e-6, 2e-6}, {"Mish", 18, -30, 30, 1e-6, 1e-5},
+      {"Elu", 6, -10, 10, 1e-6, 1e-5},     {"Selu", 6, -10, 10, 1e-6, 1e-5},
+      {"Celu", 12, -10, 10, 1e-6, 1e-5}};
+  for (const Case& c : cases)
+    for (const Shape& s : std::vector<Shape>{{1}, {257}, {3, 17, 33}, {0, 3}}) {
+      auto r = OracleOp(c.op, c.opset).providers({"vulkan"}).random(s, c.lo, c.hi)
+                   .check(c.atol, c.rtol);
+      expect_on_vulkan(r, c.op + shape_str(s));
+    }
+  // Arguments near 0, where exp(x) - 1 and log(1 + x) would cancel.
+  for (const char* op : {"Elu", "Selu", "Celu", "Softplus", "Mish"}) {
+    auto r = OracleOp(op, 18).providers({"vulkan"}).random({301}, -1e-3f, 1e-3f)
+                 .check(1e-9, 1e-5);
+    expect_on_vulkan(r, std::string(op) + " near 0");
+  }
+  // Attributes.
+  auto r = OracleOp("Elu", 6).providers({"vulkan"}).attr("alpha", 0.3f).random({99}).check(1e-6, 1e-5);
+  expect_on_vulkan(r, "Elu alpha");
+  r = OracleOp("Selu", 6).providers({"vulkan"}).attr("alpha", 1.5f).attr("gamma", 2.0f)
+          .random({99}).check(1e-6, 1e-5);
+  expect_on_vulkan(r, "Selu alpha gamma");
+  r = OracleOp("Celu", 12).providers({"vulkan"}).attr("alpha", 2.5f).random({99}).check(1e-6, 1e-5);
+  expect_on_vulkan(r, "Celu alpha");
+  r = OracleOp("ThresholdedRelu", 10).providers({"vulkan"}).attr("alpha", -0.5f).random({99})
+          .check(0, 0);
+  expect_on_vulkan(r, "ThresholdedRelu alpha");
+}
+
+// Halves round to even; signs of zero and NaN; the ends of the domains.
+TEST(VulkanElementwise, UnarySpecialValues) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const Tensor halves = Tensor::from_vector<float>(
+      {10}, {-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 0.49999997f, -0.0f, 1e8f, -3.7f});
+  expect_on_vulkan(OracleOp("Round", 11).providers({"vulkan"}).input(halves).check(0, 0), "Round");
+  const Tensor signs = Tensor::from_vector<float>({5}, {-0.0f, 0.0f, NAN, -INFINITY, 3.0f});
+  for (const char* op : {"Sign", "Floor", "Ceil", "Round", "Reciprocal"})
+    expect_on_vulkan(OracleOp(op, 13).providers({"vulkan"}).input(signs).check(0, 0), op);
+  const Tensor logs = Tensor::from_vector<float>({4}, {0.0f, -1.0f, INFINITY, 1.0f});
+  expect_on_vulkan(OracleOp("Log", 13).providers({"vulkan"}).input(logs).check(0, 0), "Log");
+}
+
 TEST(VulkanElementwise, ClipBounds) {
   PI_SKIP_WITHOUT_VULKAN();
   // Constant bounds (read at creation), one bound only, and min > max (every element max).

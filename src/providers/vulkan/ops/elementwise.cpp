@@ -1,7 +1,8 @@
 // Float32 element-wise operators on Vulkan: Add, Sub, Mul, Div with numpy broadcasting up to
 // rank 6 (shaders/binary.comp), and Relu, Sigmoid, Tanh, Exp, Neg, Abs, LeakyRelu, HardSigmoid,
-// HardSwish, Gelu (ONNX 20 and ai.polyinfer; erf or tanh), Erf, Sqrt, Clip with constant bounds
-// (shaders/unary.comp).
+// HardSwish, Gelu (ONNX 20 and ai.polyinfer; erf or tanh), Erf, Sqrt, Clip with constant bounds,
+// Floor, Ceil, Round, Reciprocal, Log, Sin, Cos, Tan, Sign,
+// Softplus, Softsign, Elu, Selu, Celu, ThresholdedRelu and Mish (shaders/unary.comp).
 // Each kernel takes its cached pipeline at creation and records one dispatch per run.
 // Anything else (another dtype, rank > 6) is refused at creation, so the partitioner places
 // the node on the next provider and reports why.
@@ -82,7 +83,8 @@ class BinaryKernel final : public Kernel {
 // unary.comp's operator codes.
 enum UnaryOp : uint32_t {
   kRelu, kSigmoid, kTanh, kExp, kNeg, kAbs, kLeakyRelu, kHardSigmoid, kHardSwish, kGelu,
-  kGeluTanh, kErf, kSqrt, kClip
+  kGeluTanh, kErf, kSqrt, kClip, kFloor, kCeil, kRound, kReciprocal, kLog, kSin, kCos, kTan,
+  kSign, kSoftplus, kSoftsign, kElu, kSelu, kCelu, kThresholdedRelu, kMish
 };
 
 // A Clip bound from input i (opset 11+): a constant scalar, since it is needed when the kernel is
@@ -110,6 +112,16 @@ class UnaryKernel final : public Kernel {
       const std::string mode = info.attr_string("approximate", "none");
       if (mode == "tanh") op_ = kGeluTanh;
       else if (mode != "none") info.unsupported("approximate=" + mode);
+    } else if constexpr (Op == kElu) {
+      alpha_ = info.attr_float("alpha", 1.0f);
+    } else if constexpr (Op == kSelu) {
+      alpha_ = info.attr_float("alpha", 1.67326319217681884765625f);
+      beta_ = info.attr_float("gamma", 1.05070102214813232421875f);
+    } else if constexpr (Op == kCelu) {
+      alpha_ = info.attr_float("alpha", 1.0f);
+      PI_CHECK(alpha_ != 0.0f, InvalidModel, info.node().label(), ": alpha must not be 0");
+    } else if constexpr (Op == kThresholdedRelu) {
+      alpha_ = info.attr_float("alpha", 1.0f);
     } else if constexpr (Op == kClip) {
       // Absent bounds are float's lowest/largest finite values, as on the CPU.
       const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
@@ -166,6 +178,22 @@ PI_REGISTER_KERNEL("vulkan", "ai.polyinfer", Gelu, 1, 1, UnaryKernel<kGelu>);
 PI_VULKAN_KERNEL(Erf, 9, 23, UnaryKernel<kErf>);
 PI_VULKAN_KERNEL(Sqrt, 6, 23, UnaryKernel<kSqrt>);
 PI_VULKAN_KERNEL(Clip, 6, 23, UnaryKernel<kClip>);
+PI_VULKAN_KERNEL(Floor, 6, 23, UnaryKernel<kFloor>);
+PI_VULKAN_KERNEL(Ceil, 6, 23, UnaryKernel<kCeil>);
+PI_VULKAN_KERNEL(Round, 11, 23, UnaryKernel<kRound>);
+PI_VULKAN_KERNEL(Reciprocal, 6, 23, UnaryKernel<kReciprocal>);
+PI_VULKAN_KERNEL(Log, 6, 23, UnaryKernel<kLog>);
+PI_VULKAN_KERNEL(Sin, 7, 23, UnaryKernel<kSin>);
+PI_VULKAN_KERNEL(Cos, 7, 23, UnaryKernel<kCos>);
+PI_VULKAN_KERNEL(Tan, 7, 23, UnaryKernel<kTan>);
+PI_VULKAN_KERNEL(Sign, 9, 23, UnaryKernel<kSign>);
+PI_VULKAN_KERNEL(Softplus, 1, 23, UnaryKernel<kSoftplus>);
+PI_VULKAN_KERNEL(Softsign, 1, 23, UnaryKernel<kSoftsign>);
+PI_VULKAN_KERNEL(Elu, 6, 23, UnaryKernel<kElu>);
+PI_VULKAN_KERNEL(Selu, 6, 23, UnaryKernel<kSelu>);
+PI_VULKAN_KERNEL(Celu, 12, 23, UnaryKernel<kCelu>);
+PI_VULKAN_KERNEL(ThresholdedRelu, 10, 23, UnaryKernel<kThresholdedRelu>);
+PI_VULKAN_KERNEL(Mish, 18, 23, UnaryKernel<kMish>);
 
 }  // namespace
 }  // namespace polyinfer::vulkan
