@@ -47,6 +47,38 @@ TEST(VulkanElementwise, BinaryBroadcast) {
     }
 }
 
+// Pow: C's pow (the CPU computes it in double) against the device's pow(|x|, y) for the finite
+// positive cases, with the signs, zeros, infinities and NaNs handled in binary.comp. The device
+// computes exp2(y * log2|x|) in float32: an error of ~1e-7 in log2 grows with |y log2 x|
+// (<= 8 here), so rtol 4e-6.
+TEST(VulkanElementwise, Pow) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{257}, {257}}, {{3, 17, 33}, {33}}, {{4, 1}, {1, 5}}, {{7}, {}}, {{2, 1, 3, 1, 5, 1}, {4, 1, 6, 1, 7}}};
+  for (const auto& [a, b] : cases) {
+    auto r = OracleOp("Pow", 15).providers({"vulkan"}).random(a, 0.05f, 6.0f).random(b, -3.0f, 3.0f)
+                 .check(1e-30, 4e-6);
+    expect_on_vulkan(r, "Pow" + shape_str(a) + shape_str(b));
+  }
+  // Negative bases: integer exponents keep (odd) or drop (even) the sign, others give NaN; zeros,
+  // ones and infinities in either place.
+  const float inf = INFINITY;
+  const std::vector<float> xs = {-2.0f, -2.0f, -2.0f, -2.0f, -0.5f, 0.0f,  -0.0f, -0.0f, 0.0f,
+                                 0.0f,  1.0f,  NAN,   NAN,   -1.0f, 2.0f,  0.5f,  inf,   -inf,
+                                 -inf,  3.0f,  -1.0f, 2.0f};
+  const std::vector<float> ys = {3.0f, 2.0f,  -3.0f, 0.5f, -1.0f, 2.0f, 3.0f, -3.0f, -2.0f,
+                                 0.0f, NAN,   0.0f,  2.0f, inf,   inf,  inf,  -2.0f, 3.0f,
+                                 -3.0f, -inf, -inf,  1.0f};
+  const int64_t n = static_cast<int64_t>(xs.size());
+  auto r = OracleOp("Pow", 15).providers({"vulkan"}).input(Tensor::from_vector<float>({n}, xs))
+               .input(Tensor::from_vector<float>({n}, ys)).check(0, 4e-6);
+  expect_on_vulkan(r, "Pow special values");
+  // An integer exponent (opset 12+) falls back with the reason.
+  r = OracleOp("Pow", 15).providers({"vulkan", "cpu"}).random({5})
+          .input(Tensor::from_vector<int64_t>({1}, {2})).check();
+  EXPECT_EQ(r.provider, "cpu");
+}
+
 TEST(VulkanElementwise, Unary) {
   PI_SKIP_WITHOUT_VULKAN();
   struct Case {

@@ -34,10 +34,10 @@ TEST(VulkanProvider, ListedWithItsDevice) {
   auto p = create_provider("vulkan");
   EXPECT_EQ(p->device(), kVulkan);
   EXPECT_NE(p->describe(), "");
-  // Element-wise 34 (with both Gelus), MatMul/Gemm/FusedGemm/FusedMatMul, Conv/FusedConv,
+  // Element-wise 35 (with both Gelus and Pow), MatMul/Gemm/FusedGemm/FusedMatMul, Conv/FusedConv,
   // Softmax/LogSoftmax, 4 poolings, Transpose/Concat, 5 views, 2 LayerNormalizations,
-  // BatchNormalization, 4 reductions, Slice, Split, Expand/Tile.
-  EXPECT_EQ(p->kernels().size(), 64u);
+  // BatchNormalization, 4 reductions, Slice, Split, Expand/Tile, Where.
+  EXPECT_EQ(p->kernels().size(), 66u);
 }
 
 TEST(VulkanProvider, ProbeAgreesWithDoctorWhenUnusable) {

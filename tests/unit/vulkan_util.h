@@ -92,6 +92,10 @@ inline ConstantsResult check_with_constants(OracleOp o, const std::vector<Tensor
     } else if (inputs[i].dtype() == DType::Int64) {
       t->set_data_type(onnx::TensorProto::INT64);
       for (int64_t v : inputs[i].to_vector<int64_t>()) t->add_int64_data(v);
+    } else if (inputs[i].dtype() == DType::Bool) {
+      t->set_data_type(onnx::TensorProto::BOOL);
+      const bool* b = inputs[i].data<bool>();
+      for (int64_t e = 0; e < inputs[i].numel(); ++e) t->add_int32_data(b[e] ? 1 : 0);
     } else {
       ADD_FAILURE() << "check_with_constants: add this dtype";
     }

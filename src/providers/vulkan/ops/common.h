@@ -85,10 +85,12 @@ inline uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 // them from here: once released, the executor no longer passes them in.
 class DeviceConstants {
  public:
-  void upload(const KernelInfo& info) {
+  // `with_bool`: bool constants too (Where's condition).
+  void upload(const KernelInfo& info, bool with_bool = false) {
     for (size_t i = 0; i < info.num_inputs(); ++i) {
       const Tensor* c = info.constant_input(i);
-      if (!c || c->dtype() != DType::Float32) continue;
+      if (!c || !(c->dtype() == DType::Float32 || (with_bool && c->dtype() == DType::Bool)))
+        continue;
       if (held_.size() <= i) held_.resize(i + 1);
       held_[i] = c->to(Device{DeviceKind::Vulkan, 0});
       // A Tensor on the device already is the same handle: own a copy all the same, since the

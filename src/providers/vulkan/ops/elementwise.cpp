@@ -1,5 +1,5 @@
-// Float32 element-wise operators on Vulkan: Add, Sub, Mul, Div with numpy broadcasting up to
-// rank 6 (shaders/binary.comp), and Relu, Sigmoid, Tanh, Exp, Neg, Abs, LeakyRelu, HardSigmoid,
+// Float32 element-wise operators on Vulkan: Add, Sub, Mul, Div, Pow with numpy broadcasting up
+// to rank 6 (shaders/binary.comp), and Relu, Sigmoid, Tanh, Exp, Neg, Abs, LeakyRelu, HardSigmoid,
 // HardSwish, Gelu (ONNX 20 and ai.polyinfer; erf or tanh), Erf, Sqrt, Clip with constant bounds,
 // Floor, Ceil, Round, Reciprocal, Log, Sin, Cos, Tan, Sign,
 // Softplus, Softsign, Elu, Selu, Celu, ThresholdedRelu and Mish (shaders/unary.comp).
@@ -164,6 +164,8 @@ PI_VULKAN_KERNEL(Add, 7, 23, BinaryKernel<0>);
 PI_VULKAN_KERNEL(Sub, 7, 23, BinaryKernel<1>);
 PI_VULKAN_KERNEL(Mul, 7, 23, BinaryKernel<2>);
 PI_VULKAN_KERNEL(Div, 7, 23, BinaryKernel<3>);
+// Pow 1 had the legacy broadcast attributes; an exponent of another dtype (12+) is refused.
+PI_VULKAN_KERNEL(Pow, 7, 23, BinaryKernel<4>);
 PI_VULKAN_KERNEL(Relu, 6, 23, UnaryKernel<kRelu>);
 PI_VULKAN_KERNEL(Sigmoid, 6, 23, UnaryKernel<kSigmoid>);
 PI_VULKAN_KERNEL(Tanh, 6, 23, UnaryKernel<kTanh>);
