@@ -36,8 +36,9 @@ TEST(VulkanProvider, ListedWithItsDevice) {
   EXPECT_NE(p->describe(), "");
   // Element-wise 35 (with both Gelus and Pow), MatMul/Gemm/FusedGemm/FusedMatMul, Conv/FusedConv,
   // Softmax/LogSoftmax, 4 poolings, Transpose/Concat, 5 views, 2 LayerNormalizations,
-  // BatchNormalization, 4 reductions, Slice, Split, Expand/Tile, Where.
-  EXPECT_EQ(p->kernels().size(), 66u);
+  // BatchNormalization, 4 reductions, Slice, Split, Expand/Tile, Where,
+  // Gather.
+  EXPECT_EQ(p->kernels().size(), 67u);
 }
 
 TEST(VulkanProvider, ProbeAgreesWithDoctorWhenUnusable) {
