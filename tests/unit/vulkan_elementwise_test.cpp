@@ -54,7 +54,8 @@ TEST(VulkanElementwise, BinaryBroadcast) {
 TEST(VulkanElementwise, Pow) {
   PI_SKIP_WITHOUT_VULKAN();
   const std::vector<std::pair<Shape, Shape>> cases = {
-      {{257}, {257}}, {{3, 17, 33}, {33}}, {{4, 1}, {1, 5}}, {{7}, {}}, {{2, 1, 3, 1, 5, 1}, {4, 1, 6, 1, 7}}};
+      {{257}, {257}}, {{3, 17, 33}, {33}}, {{4, 1}, {1, 5}}, {{7}, {}},
+      {{2, 1, 3, 1, 5, 1}, {4, 1, 6, 1, 7}}};
   for (const auto& [a, b] : cases) {
     auto r = OracleOp("Pow", 15).providers({"vulkan"}).random(a, 0.05f, 6.0f).random(b, -3.0f, 3.0f)
                  .check(1e-30, 4e-6);
@@ -160,7 +161,8 @@ TEST(VulkanElementwise, MoreUnaryOps) {
     expect_on_vulkan(r, std::string(op) + " near 0");
   }
   // Attributes.
-  auto r = OracleOp("Elu", 6).providers({"vulkan"}).attr("alpha", 0.3f).random({99}).check(1e-6, 1e-5);
+  auto r = OracleOp("Elu", 6).providers({"vulkan"}).attr("alpha", 0.3f).random({99})
+               .check(1e-6, 1e-5);
   expect_on_vulkan(r, "Elu alpha");
   r = OracleOp("Selu", 6).providers({"vulkan"}).attr("alpha", 1.5f).attr("gamma", 2.0f)
           .random({99}).check(1e-6, 1e-5);

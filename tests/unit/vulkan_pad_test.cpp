@@ -79,7 +79,8 @@ TEST(VulkanPad, RefusalsFallBackWithTheReason) {
   EXPECT_NE(r.reason.find("dtype int64"), std::string::npos) << r.reason;
   r = test::check_with_constants(
       OracleOp("Pad", 13),
-      {test::random_tensor({1, 1, 1, 1, 1, 1, 2}), ints({0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1})},
+      {test::random_tensor({1, 1, 1, 1, 1, 1, 2}),
+       ints({0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1})},
       {false, true}, {"vulkan", "cpu"});
   EXPECT_EQ(r.provider, "cpu");
   EXPECT_NE(r.reason.find("rank 7"), std::string::npos) << r.reason;

@@ -37,8 +37,8 @@ TEST(VulkanProvider, ListedWithItsDevice) {
   // Element-wise 35 (with both Gelus and Pow), MatMul/Gemm/FusedGemm/FusedMatMul, Conv/FusedConv,
   // Softmax/LogSoftmax, 4 poolings, Transpose/Concat, 5 views, 2 LayerNormalizations,
   // BatchNormalization, 4 reductions, Slice, Split, Expand/Tile, Where,
-  // Gather, Pad, InstanceNormalization.
-  EXPECT_EQ(p->kernels().size(), 69u);
+  // Gather, Pad, InstanceNormalization, Resize.
+  EXPECT_EQ(p->kernels().size(), 70u);
 }
 
 TEST(VulkanProvider, ProbeAgreesWithDoctorWhenUnusable) {

@@ -77,7 +77,8 @@ TEST(VulkanSlice, RefusalsFallBackWithTheReason) {
   PI_SKIP_WITHOUT_VULKAN();
   // Integer data (shape arithmetic) stays on the CPU.
   auto r = test::check_with_constants(
-      OracleOp("Slice", 13), {Tensor::from_vector<int64_t>({4}, {1, 2, 3, 4}), ints({1}), ints({3})},
+      OracleOp("Slice", 13),
+      {Tensor::from_vector<int64_t>({4}, {1, 2, 3, 4}), ints({1}), ints({3})},
       {false, true, true}, {"vulkan", "cpu"});
   EXPECT_EQ(r.provider, "cpu");
   EXPECT_NE(r.reason.find("dtype int64"), std::string::npos) << r.reason;
