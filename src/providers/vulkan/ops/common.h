@@ -108,11 +108,10 @@ class DeviceConstants {
   std::vector<Tensor> held_;
 };
 
-// Constant non-float inputs (shapes, axes, starts, split sizes, indices) kept on the host: a
-// kernel that reads such an input when it records its dispatch takes them from here, reported
-// prepacked, so they are never copied to the device each run and read back (which waits for all
-// recorded work). One computed at run time is still read that way (read_int_list copies it to
-// the host).
+// Constant inputs that a kernel reads on the host when it records its dispatch (shapes, axes,
+// starts, split sizes, pads, Resize's scales): kept here as host copies and reported prepacked,
+// so they are never copied to the device each run and read back (which waits for all recorded
+// work). One computed at run time is still read that way (read_int_list copies it to the host).
 class HostConstants {
  public:
   // Keeps host copies of the constant inputs from index `first` on.

@@ -7,8 +7,6 @@
 // scales/sizes (and tf_crop_and_resize's roi) computed at run time or an unknown input rank
 // (the leading axes could not be checked), and constants that change an axis before the last
 // two; data other than float32.
-#include <cstring>
-
 #include "providers/cpu/ops/resize_params.h"
 #include "providers/vulkan/ops/common.h"
 
@@ -21,11 +19,6 @@ struct ResizeGpuParams {
   uint32_t n, oh, ow, h, w, off_x, off_t, off_y, t_cols;
   float extrapolation;
 };
-
-// The float values of a constant input (scales, roi).
-std::vector<double> constant_floats(const Tensor& t, const std::string& who) {
-  return read_float_list(t, who.c_str());
-}
 
 class ResizeKernel final : public Kernel {
  public:
@@ -62,7 +55,7 @@ class ResizeKernel final : public Kernel {
       Shape x;
       const bool shape_known = known_shape(info, 0, &x);
       if (has_scales) {
-        const std::vector<double> s = constant_floats(*c, who);
+        const std::vector<double> s = read_float_list(*c, who.c_str());
         for (size_t i = 0; i < s.size() && i < axes.size(); ++i)
           if (axes[i] < rank - 2 && s[i] != 1.0)
             info.unsupported("a scale of " + std::to_string(s[i]) + " on axis " +
@@ -80,7 +73,7 @@ class ResizeKernel final : public Kernel {
     if (p.ctm == Ctm::TfCropAndResize && attrs_.opset >= 11 && info.has_input(1)) {
       const Tensor* roi = info.constant_input(1);
       if (!roi) info.unsupported("a roi computed at run time");
-      const std::vector<double> r = constant_floats(*roi, who);
+      const std::vector<double> r = read_float_list(*roi, who.c_str());
       const size_t na = r.size() / 2;
       for (size_t i = 0; i < na && i < axes.size(); ++i)
         if (axes[i] < rank - 2 && (r[i] != 0.0 || r[i + na] != 1.0))
