@@ -83,5 +83,14 @@ TEST(VulkanTile, RefusalsFallBackWithTheReason) {
   EXPECT_NE(r.reason.find("repeats computed at run time"), std::string::npos) << r.reason;
 }
 
+// More elements than 2 workgroups of 256 cover: the copy shader's grid-stride loop.
+TEST(VulkanExpand, PastTheDispatchLimit) {
+  PI_SKIP_WITHOUT_VULKAN();
+  test::ScopedGroupLimit limit(2);
+  auto r = OracleOp("Expand", 13).providers({"vulkan"}).random({1, 37}).input(ints({29, 37}))
+               .check(0, 0);
+  EXPECT_EQ(r.provider, "vulkan");
+}
+
 }  // namespace
 }  // namespace polyinfer

@@ -74,5 +74,16 @@ TEST(VulkanGather, RefusalsFallBackWithTheReason) {
   EXPECT_NE(r.reason.find("dtype int64"), std::string::npos) << r.reason;
 }
 
+// More elements than 2 workgroups of 256 cover: the shader's grid-stride loop.
+TEST(VulkanGather, PastTheDispatchLimit) {
+  PI_SKIP_WITHOUT_VULKAN();
+  test::ScopedGroupLimit limit(2);
+  std::vector<int64_t> idx(41);
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(i % 7) - 3;
+  auto r = OracleOp("Gather", 13).providers({"vulkan"}).attr("axis", int64_t{1})
+               .random({3, 7, 29}).input(i64({41}, idx)).check(0, 0);
+  EXPECT_EQ(r.provider, "vulkan");
+}
+
 }  // namespace
 }  // namespace polyinfer

@@ -95,5 +95,14 @@ TEST(VulkanPad, RefusalsFallBackWithTheReason) {
   }
 }
 
+// More elements than 2 workgroups of 256 cover: the shader's grid-stride loop.
+TEST(VulkanPad, PastTheDispatchLimit) {
+  PI_SKIP_WITHOUT_VULKAN();
+  test::ScopedGroupLimit limit(2);
+  auto r = OracleOp("Pad", 13).providers({"vulkan"}).attr("mode", std::string("reflect"))
+               .random({30, 40}).input(ints({3, 2, 4, 5})).check(0, 0);
+  EXPECT_EQ(r.provider, "vulkan");
+}
+
 }  // namespace
 }  // namespace polyinfer

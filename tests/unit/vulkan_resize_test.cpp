@@ -133,5 +133,14 @@ TEST(VulkanResize, RefusalsFallBackWithTheReason) {
   EXPECT_NE(r.reason.find("scales computed at run time"), std::string::npos) << r.reason;
 }
 
+// More elements than 2 workgroups of 256 cover: the shader's grid-stride loop.
+TEST(VulkanResize, PastTheDispatchLimit) {
+  PI_SKIP_WITHOUT_VULKAN();
+  test::ScopedGroupLimit limit(2);
+  const auto r = resize(std::move(OracleOp("Resize", 13).attr("mode", std::string("linear"))),
+                        {1, 3, 10, 11}, Tensor(), floats({1, 1, 2.5f, 1.9f}), Tensor(), 2e-6);
+  EXPECT_EQ(r.provider, "vulkan");
+}
+
 }  // namespace
 }  // namespace polyinfer

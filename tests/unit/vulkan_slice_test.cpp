@@ -89,5 +89,14 @@ TEST(VulkanSlice, RefusalsFallBackWithTheReason) {
   EXPECT_NE(r.reason.find("rank 7"), std::string::npos) << r.reason;
 }
 
+// More elements than 2 workgroups of 256 cover: the copy shader's grid-stride loop.
+TEST(VulkanSlice, PastTheDispatchLimit) {
+  PI_SKIP_WITHOUT_VULKAN();
+  test::ScopedGroupLimit limit(2);
+  auto o = OracleOp("Slice", 13).providers({"vulkan"}).random({40, 61});
+  o.input(ints({39, 1})).input(ints({-1000, 60})).input(ints({0, 1})).input(ints({-1, 2}));
+  EXPECT_EQ(o.check(0, 0).provider, "vulkan");
+}
+
 }  // namespace
 }  // namespace polyinfer

@@ -71,5 +71,14 @@ TEST(VulkanWhere, RefusalsFallBackWithTheReason) {
   EXPECT_NE(r.reason.find("rank 7"), std::string::npos) << r.reason;
 }
 
+// More elements than 2 workgroups of 256 cover: the shader's grid-stride loop.
+TEST(VulkanWhere, PastTheDispatchLimit) {
+  PI_SKIP_WITHOUT_VULKAN();
+  test::ScopedGroupLimit limit(2);
+  auto r = OracleOp("Where", 16).providers({"vulkan"}).input(random_bool({33, 1}, 9))
+               .random({33, 47}).random({47}).check(0, 0);
+  EXPECT_EQ(r.provider, "vulkan");
+}
+
 }  // namespace
 }  // namespace polyinfer
