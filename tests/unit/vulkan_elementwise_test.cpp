@@ -129,7 +129,9 @@ TEST(VulkanElementwise, MoreUnary) {
 // allows a few ulp and more, llvmpipe's are polynomials) where the CPU uses libm, so atol 1e-6
 // absolute near zero plus rtol 2e-6 (Tan and the expm1-based Elu family, Mish: 1e-5, since an
 // argument error of an ulp grows with the derivative). Near 0 the Elu family, Softplus and Mish
-// use series for expm1/log1p and keep rtol 1e-5 down to 1e-9 absolute.
+// use series for expm1/log1p and keep rtol 1e-5 down to 1e-9 absolute, as do the inverse
+// trigonometric functions (Cephes' atanf polynomial) and the hyperbolic ones built on them
+// (Sinh, Cosh, Atanh: rtol 1e-5 for the same derivative growth).
 TEST(VulkanElementwise, MoreUnaryOps) {
   PI_SKIP_WITHOUT_VULKAN();
   struct Case {
@@ -149,7 +151,11 @@ TEST(VulkanElementwise, MoreUnaryOps) {
       {"Tan", 7, -1.5f, 1.5f, 1e-6, 1e-5},
       {"Softplus", 1, -30, 30, 1e-6, 2e-6}, {"Mish", 18, -30, 30, 1e-6, 1e-5},
       {"Elu", 6, -10, 10, 1e-6, 1e-5},     {"Selu", 6, -10, 10, 1e-6, 1e-5},
-      {"Celu", 12, -10, 10, 1e-6, 1e-5}};
+      {"Celu", 12, -10, 10, 1e-6, 1e-5},
+      {"Asin", 7, -1, 1, 1e-6, 2e-6},      {"Acos", 7, -1, 1, 1e-6, 2e-6},
+      {"Atan", 7, -50, 50, 1e-6, 2e-6},    {"Sinh", 9, -8, 8, 1e-6, 1e-5},
+      {"Cosh", 9, -8, 8, 1e-6, 1e-5},      {"Asinh", 9, -50, 50, 1e-6, 2e-6},
+      {"Acosh", 9, 1, 50, 1e-6, 2e-6},     {"Atanh", 9, -0.999f, 0.999f, 1e-6, 1e-5}};
   for (const Case& c : cases)
     for (const Shape& s : std::vector<Shape>{{1}, {257}, {3, 17, 33}, {0, 3}}) {
       auto r = OracleOp(c.op, c.opset).providers({"vulkan"}).random(s, c.lo, c.hi)
@@ -157,7 +163,8 @@ TEST(VulkanElementwise, MoreUnaryOps) {
       expect_on_vulkan(r, c.op + shape_str(s));
     }
   // Arguments near 0, where exp(x) - 1 and log(1 + x) would cancel.
-  for (const char* op : {"Elu", "Selu", "Celu", "Softplus", "Mish"}) {
+  for (const char* op : {"Elu", "Selu", "Celu", "Softplus", "Mish", "Asin", "Atan", "Sinh",
+                         "Asinh", "Atanh"}) {
     auto r = OracleOp(op, 18).providers({"vulkan"}).random({301}, -1e-3f, 1e-3f)
                  .check(1e-9, 1e-5);
     expect_on_vulkan(r, std::string(op) + " near 0");
@@ -185,6 +192,11 @@ TEST(VulkanElementwise, UnarySpecialValues) {
   const Tensor signs = Tensor::from_vector<float>({5}, {-0.0f, 0.0f, NAN, -INFINITY, 3.0f});
   for (const char* op : {"Sign", "Floor", "Ceil", "Round", "Reciprocal"})
     expect_on_vulkan(OracleOp(op, 13).providers({"vulkan"}).input(signs).check(0, 0), op);
+  // The ends of the inverse functions' domains and past them (NaN, infinities at +-1).
+  const Tensor ends =
+      Tensor::from_vector<float>({8}, {-1.0f, 1.0f, 2.0f, -2.0f, 0.0f, NAN, 0.5f, -0.0f});
+  for (const char* op : {"Asin", "Acos", "Atan", "Acosh", "Atanh", "Asinh", "Sinh", "Cosh"})
+    expect_on_vulkan(OracleOp(op, 9).providers({"vulkan"}).input(ends).check(1e-6, 2e-6), op);
   const Tensor logs = Tensor::from_vector<float>({4}, {0.0f, -1.0f, INFINITY, 1.0f});
   expect_on_vulkan(OracleOp("Log", 13).providers({"vulkan"}).input(logs).check(0, 0), "Log");
 }

@@ -1,7 +1,8 @@
 // Float32 element-wise operators on Vulkan: Add, Sub, Mul, Div, Pow with numpy broadcasting up
 // to rank 6 (shaders/binary.comp), and Relu, Sigmoid, Tanh, Exp, Neg, Abs, LeakyRelu, HardSigmoid,
 // HardSwish, Gelu (ONNX 20 and ai.polyinfer; erf or tanh), Erf, Sqrt, Clip with constant bounds,
-// Floor, Ceil, Round, Reciprocal, Log, Sin, Cos, Tan, Sign,
+// Floor, Ceil, Round, Reciprocal, Log, Sin, Cos, Tan, the inverse trigonometric and the
+// hyperbolic functions, Sign,
 // Softplus, Softsign, Elu, Selu, Celu, ThresholdedRelu and Mish (shaders/unary.comp).
 // Each kernel takes its cached pipeline at creation and records one dispatch per run.
 // Anything else (another dtype, rank > 6) is refused at creation, so the partitioner places
@@ -84,7 +85,8 @@ class BinaryKernel final : public Kernel {
 enum UnaryOp : uint32_t {
   kRelu, kSigmoid, kTanh, kExp, kNeg, kAbs, kLeakyRelu, kHardSigmoid, kHardSwish, kGelu,
   kGeluTanh, kErf, kSqrt, kClip, kFloor, kCeil, kRound, kReciprocal, kLog, kSin, kCos, kTan,
-  kSign, kSoftplus, kSoftsign, kElu, kSelu, kCelu, kThresholdedRelu, kMish
+  kSign, kSoftplus, kSoftsign, kElu, kSelu, kCelu, kThresholdedRelu, kMish, kAsin, kAcos, kAtan,
+  kSinh, kCosh, kAsinh, kAcosh, kAtanh
 };
 
 // A Clip bound from input i (opset 11+): a constant scalar, since it is needed when the kernel is
@@ -196,6 +198,14 @@ PI_VULKAN_KERNEL(Selu, 6, 23, UnaryKernel<kSelu>);
 PI_VULKAN_KERNEL(Celu, 12, 23, UnaryKernel<kCelu>);
 PI_VULKAN_KERNEL(ThresholdedRelu, 10, 23, UnaryKernel<kThresholdedRelu>);
 PI_VULKAN_KERNEL(Mish, 18, 23, UnaryKernel<kMish>);
+PI_VULKAN_KERNEL(Asin, 7, 23, UnaryKernel<kAsin>);
+PI_VULKAN_KERNEL(Acos, 7, 23, UnaryKernel<kAcos>);
+PI_VULKAN_KERNEL(Atan, 7, 23, UnaryKernel<kAtan>);
+PI_VULKAN_KERNEL(Sinh, 9, 23, UnaryKernel<kSinh>);
+PI_VULKAN_KERNEL(Cosh, 9, 23, UnaryKernel<kCosh>);
+PI_VULKAN_KERNEL(Asinh, 9, 23, UnaryKernel<kAsinh>);
+PI_VULKAN_KERNEL(Acosh, 9, 23, UnaryKernel<kAcosh>);
+PI_VULKAN_KERNEL(Atanh, 9, 23, UnaryKernel<kAtanh>);
 
 }  // namespace
 }  // namespace polyinfer::vulkan

@@ -1,7 +1,7 @@
 // Float32 unary operators over contiguous tensors (ops/elementwise.cpp): Relu, Sigmoid, Tanh,
 // Exp, Neg, Abs, LeakyRelu, HardSigmoid, HardSwish, Gelu (erf or tanh), Erf, Sqrt, Clip, Floor,
 // Ceil, Round (halves to even), Reciprocal, Log, Sin, Cos, Tan, Sign, Softplus, Softsign, Elu,
-// Selu, Celu, ThresholdedRelu, Mish.
+// Selu, Celu, ThresholdedRelu, Mish, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh.
 // Offsets are in elements into whole VkBuffers, as in binary.comp.
 #version 450
 #extension GL_GOOGLE_include_directive : require
@@ -61,6 +61,59 @@ float pi_tanh_accurate(float v) {
   return sign(v) * (-t / (t + 2.0));
 }
 
+// The inverse trigonometric functions from Cephes' atanf (range reduction to |x| <= tan(pi/8),
+// a degree-9 odd polynomial; ~1e-7 relative): the device's own (llvmpipe) are off by up to 3e-4.
+float pi_atan(float v) {
+  const float a = abs(v);
+  float x = a, y0 = 0.0;
+  if (a > 2.414213562373095) {
+    y0 = 1.5707963267948966;
+    x = -1.0 / a;
+  } else if (a > 0.4142135623730950) {
+    y0 = 0.7853981633974483;
+    x = (a - 1.0) / (a + 1.0);
+  }
+  const float z = x * x;
+  const float y = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z -
+                   3.33329491539e-1) * z * x + x;
+  return sign(v) * (y0 + y);
+}
+
+// asin(v) = atan(v / sqrt(1 - v^2)), the root as (1 - v)(1 + v) (no cancellation near 1).
+float pi_asin(float v) {
+  if (abs(v) == 1.0) return v * 1.5707963267948966;
+  return pi_atan(v / sqrt((1.0 - v) * (1.0 + v)));
+}
+
+// acos(v) = 2 atan(sqrt((1 - v) / (1 + v))): accurate near 1, where acos is small.
+float pi_acos(float v) {
+  if (v == -1.0) return 3.141592653589793;
+  return 2.0 * pi_atan(sqrt((1.0 - v) / (1.0 + v)));
+}
+
+// The hyperbolic functions through the accurate expm1/log1p (sinh, asinh, atanh near 0 and
+// acosh near 1 would cancel otherwise).
+float pi_sinh(float v) {
+  const float a = abs(v);
+  if (a >= 1.0) return 0.5 * (exp(v) - exp(-v));
+  const float t = pi_expm1(a);
+  return sign(v) * 0.5 * (t + t / (t + 1.0));
+}
+
+float pi_asinh(float v) {
+  const float a = abs(v);
+  if (a > 1e18) return sign(v) * (log(a) + 0.6931471805599453);  // a * a would overflow
+  return sign(v) * pi_log1p(a + a * a / (1.0 + sqrt(a * a + 1.0)));
+}
+
+float pi_acosh(float v) {
+  if (v > 1e18) return log(v) + 0.6931471805599453;
+  const float d = v - 1.0;
+  return pi_log1p(d + sqrt(d * (v + 1.0)));
+}
+
+float pi_atanh(float v) { return 0.5 * pi_log1p(2.0 * v / (1.0 - v)); }
+
 // As the CPU: split at 0 so that exp never overflows.
 float pi_softplus(float v) {
   return v > 0.0 ? v + pi_log1p(exp(-v)) : pi_log1p(exp(v));
@@ -101,6 +154,14 @@ void main() {
       case 27u: r = v > 0.0 ? v : p.alpha * pi_expm1(v / p.alpha); break;   // Celu
       case 28u: r = v > p.alpha ? v : 0.0; break;                // ThresholdedRelu
       case 29u: r = v * pi_tanh_accurate(pi_softplus(v)); break;  // Mish
+      case 30u: r = pi_asin(v); break;
+      case 31u: r = pi_acos(v); break;
+      case 32u: r = pi_atan(v); break;
+      case 33u: r = pi_sinh(v); break;
+      case 34u: r = 0.5 * (exp(v) + exp(-v)); break;  // Cosh
+      case 35u: r = pi_asinh(v); break;
+      case 36u: r = pi_acosh(v); break;
+      case 37u: r = pi_atanh(v); break;
       default: {
         // Clip as the CPU does it, max then min: with min > max every element becomes max.
         r = v < p.alpha ? p.alpha : v;
