@@ -47,6 +47,39 @@ TEST(VulkanElementwise, BinaryBroadcast) {
     }
 }
 
+// Pow: C's pow (the CPU computes it in double) against the device's pow(|x|, y) for the finite
+// positive cases, with the signs, zeros, infinities and NaNs handled in binary.comp. The device
+// computes exp2(y * log2|x|) in float32: an error of ~1e-7 in log2 grows with |y log2 x|
+// (<= 8 here), so rtol 4e-6.
+TEST(VulkanElementwise, Pow) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{257}, {257}}, {{3, 17, 33}, {33}}, {{4, 1}, {1, 5}}, {{7}, {}},
+      {{2, 1, 3, 1, 5, 1}, {4, 1, 6, 1, 7}}};
+  for (const auto& [a, b] : cases) {
+    auto r = OracleOp("Pow", 15).providers({"vulkan"}).random(a, 0.05f, 6.0f).random(b, -3.0f, 3.0f)
+                 .check(1e-30, 4e-6);
+    expect_on_vulkan(r, "Pow" + shape_str(a) + shape_str(b));
+  }
+  // Negative bases: integer exponents keep (odd) or drop (even) the sign, others give NaN; zeros,
+  // ones and infinities in either place.
+  const float inf = INFINITY;
+  const std::vector<float> xs = {-2.0f, -2.0f, -2.0f, -2.0f, -0.5f, 0.0f,  -0.0f, -0.0f, 0.0f,
+                                 0.0f,  1.0f,  NAN,   NAN,   -1.0f, 2.0f,  0.5f,  inf,   -inf,
+                                 -inf,  3.0f,  -1.0f, 2.0f};
+  const std::vector<float> ys = {3.0f, 2.0f,  -3.0f, 0.5f, -1.0f, 2.0f, 3.0f, -3.0f, -2.0f,
+                                 0.0f, NAN,   0.0f,  2.0f, inf,   inf,  inf,  -2.0f, 3.0f,
+                                 -3.0f, -inf, -inf,  1.0f};
+  const int64_t n = static_cast<int64_t>(xs.size());
+  auto r = OracleOp("Pow", 15).providers({"vulkan"}).input(Tensor::from_vector<float>({n}, xs))
+               .input(Tensor::from_vector<float>({n}, ys)).check(0, 4e-6);
+  expect_on_vulkan(r, "Pow special values");
+  // An integer exponent (opset 12+) falls back with the reason.
+  r = OracleOp("Pow", 15).providers({"vulkan", "cpu"}).random({5})
+          .input(Tensor::from_vector<int64_t>({1}, {2})).check();
+  EXPECT_EQ(r.provider, "cpu");
+}
+
 TEST(VulkanElementwise, Unary) {
   PI_SKIP_WITHOUT_VULKAN();
   struct Case {
@@ -88,6 +121,84 @@ TEST(VulkanElementwise, MoreUnary) {
   // Negative inputs give NaN on both sides.
   auto r = on_vulkan("Sqrt").input(Tensor::from_vector<float>({3}, {-1.f, 0.f, 4.f})).check();
   expect_on_vulkan(r, "Sqrt of -1");
+}
+
+// The other float unary operators over their domains, with odd sizes and a workgroup tail.
+// Tolerances: Floor/Ceil/Round/Sign/Softsign/ThresholdedRelu and Reciprocal are exact or one
+// IEEE operation (0 / 1e-7); the transcendental ones use the device's exp/log/sin/... (Vulkan
+// allows a few ulp and more, llvmpipe's are polynomials) where the CPU uses libm, so atol 1e-6
+// absolute near zero plus rtol 2e-6 (Tan and the expm1-based Elu family, Mish: 1e-5, since an
+// argument error of an ulp grows with the derivative). Near 0 the Elu family, Softplus and Mish
+// use series for expm1/log1p and keep rtol 1e-5 down to 1e-9 absolute, as do the inverse
+// trigonometric functions (Cephes' atanf polynomial) and the hyperbolic ones built on them
+// (Sinh, Cosh, Atanh: rtol 1e-5 for the same derivative growth).
+TEST(VulkanElementwise, MoreUnaryOps) {
+  PI_SKIP_WITHOUT_VULKAN();
+  struct Case {
+    const char* op;
+    int opset;
+    float lo, hi;
+    double atol, rtol;
+  };
+  const Case cases[] = {
+      {"Floor", 13, -5, 5, 0, 0},          {"Ceil", 13, -5, 5, 0, 0},
+      {"Round", 11, -5, 5, 0, 0},          {"Sign", 13, -5, 5, 0, 0},
+      {"Reciprocal", 13, 0.1f, 5, 0, 1e-7}, {"Reciprocal", 13, -5, -0.1f, 0, 1e-7},
+      {"Softsign", 1, -5, 5, 1e-7, 1e-7},  {"ThresholdedRelu", 10, -5, 5, 0, 0},
+      {"Log", 13, 1e-3f, 100, 1e-6, 2e-6}, {"Sin", 7, -10, 10, 1e-6, 2e-6},
+      {"Cos", 7, -10, 10, 1e-6, 2e-6},     {"Sin", 7, -1000, 1000, 1e-6, 2e-6},
+      {"Cos", 7, -1000, 1000, 1e-6, 2e-6},  // large arguments: the device's range reduction
+      {"Tan", 7, -1.5f, 1.5f, 1e-6, 1e-5},
+      {"Softplus", 1, -30, 30, 1e-6, 2e-6}, {"Mish", 18, -30, 30, 1e-6, 1e-5},
+      {"Elu", 6, -10, 10, 1e-6, 1e-5},     {"Selu", 6, -10, 10, 1e-6, 1e-5},
+      {"Celu", 12, -10, 10, 1e-6, 1e-5},
+      {"Asin", 7, -1, 1, 1e-6, 2e-6},      {"Acos", 7, -1, 1, 1e-6, 2e-6},
+      {"Atan", 7, -50, 50, 1e-6, 2e-6},    {"Sinh", 9, -8, 8, 1e-6, 1e-5},
+      {"Cosh", 9, -8, 8, 1e-6, 1e-5},      {"Asinh", 9, -50, 50, 1e-6, 2e-6},
+      {"Acosh", 9, 1, 50, 1e-6, 2e-6},     {"Atanh", 9, -0.999f, 0.999f, 1e-6, 1e-5}};
+  for (const Case& c : cases)
+    for (const Shape& s : std::vector<Shape>{{1}, {257}, {3, 17, 33}, {0, 3}}) {
+      auto r = OracleOp(c.op, c.opset).providers({"vulkan"}).random(s, c.lo, c.hi)
+                   .check(c.atol, c.rtol);
+      expect_on_vulkan(r, c.op + shape_str(s));
+    }
+  // Arguments near 0, where exp(x) - 1 and log(1 + x) would cancel.
+  for (const char* op : {"Elu", "Selu", "Celu", "Softplus", "Mish", "Asin", "Atan", "Sinh",
+                         "Asinh", "Atanh"}) {
+    auto r = OracleOp(op, 18).providers({"vulkan"}).random({301}, -1e-3f, 1e-3f)
+                 .check(1e-9, 1e-5);
+    expect_on_vulkan(r, std::string(op) + " near 0");
+  }
+  // Attributes.
+  auto r = OracleOp("Elu", 6).providers({"vulkan"}).attr("alpha", 0.3f).random({99})
+               .check(1e-6, 1e-5);
+  expect_on_vulkan(r, "Elu alpha");
+  r = OracleOp("Selu", 6).providers({"vulkan"}).attr("alpha", 1.5f).attr("gamma", 2.0f)
+          .random({99}).check(1e-6, 1e-5);
+  expect_on_vulkan(r, "Selu alpha gamma");
+  r = OracleOp("Celu", 12).providers({"vulkan"}).attr("alpha", 2.5f).random({99}).check(1e-6, 1e-5);
+  expect_on_vulkan(r, "Celu alpha");
+  r = OracleOp("ThresholdedRelu", 10).providers({"vulkan"}).attr("alpha", -0.5f).random({99})
+          .check(0, 0);
+  expect_on_vulkan(r, "ThresholdedRelu alpha");
+}
+
+// Halves round to even; signs of zero and NaN; the ends of the domains.
+TEST(VulkanElementwise, UnarySpecialValues) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const Tensor halves = Tensor::from_vector<float>(
+      {10}, {-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 0.49999997f, -0.0f, 1e8f, -3.7f});
+  expect_on_vulkan(OracleOp("Round", 11).providers({"vulkan"}).input(halves).check(0, 0), "Round");
+  const Tensor signs = Tensor::from_vector<float>({5}, {-0.0f, 0.0f, NAN, -INFINITY, 3.0f});
+  for (const char* op : {"Sign", "Floor", "Ceil", "Round", "Reciprocal"})
+    expect_on_vulkan(OracleOp(op, 13).providers({"vulkan"}).input(signs).check(0, 0), op);
+  // The ends of the inverse functions' domains and past them (NaN, infinities at +-1).
+  const Tensor ends =
+      Tensor::from_vector<float>({8}, {-1.0f, 1.0f, 2.0f, -2.0f, 0.0f, NAN, 0.5f, -0.0f});
+  for (const char* op : {"Asin", "Acos", "Atan", "Acosh", "Atanh", "Asinh", "Sinh", "Cosh"})
+    expect_on_vulkan(OracleOp(op, 9).providers({"vulkan"}).input(ends).check(1e-6, 2e-6), op);
+  const Tensor logs = Tensor::from_vector<float>({4}, {0.0f, -1.0f, INFINITY, 1.0f});
+  expect_on_vulkan(OracleOp("Log", 13).providers({"vulkan"}).input(logs).check(0, 0), "Log");
 }
 
 TEST(VulkanElementwise, ClipBounds) {

@@ -2,7 +2,8 @@
 // axis of a rank-4 input, rows shorter and longer than a workgroup, BERT's [.., 768] rows, scale
 // and bias per element or single, no bias, the optimizer's ai.polyinfer form, more rows than the
 // dispatch limit, and the refusals (Mean/InvStdDev outputs, stash_type double, other
-// broadcasts). BatchNormalization (batch_norm.comp) at the end.
+// broadcasts). InstanceNormalization (layer_norm.comp, a row per (n, c) plane) and
+// BatchNormalization (batch_norm.comp) at the end.
 //
 // Tolerance: both sides use float32 and the same two passes, but cpu-ref sums each row in order
 // and the shader in 256 strided partial sums and a tree; the mean and variance of n terms then
@@ -93,6 +94,34 @@ TEST(VulkanLayerNorm, RefusalsFallBack) {
 
 // BatchNormalization in inference mode: the CPU's formula per element, so only GLSL's division
 // and sqrt (a few ulp, where the CPU rounds correctly) differ: rtol 1e-5.
+// InstanceNormalization: the statistics of each (n, c) plane as LayerNormalization's rows (the
+// same tolerance and reason); planes of 1, a workgroup's tail and 3-D; scale/bias as constants
+// (uploaded once); more planes than the dispatch limit; integer data falling back.
+TEST(VulkanInstanceNorm, PlanesAndRanks) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const std::vector<Shape> shapes = {{2, 3}, {1, 4, 1}, {2, 3, 257}, {2, 5, 7, 9}, {1, 2, 3, 4, 5}};
+  for (const Shape& x : shapes) {
+    const int64_t c = x[1];
+    auto r = OracleOp("InstanceNormalization", 6).providers({"vulkan"}).attr("epsilon", 1e-3f)
+                 .random(x).random({c}).random({c}).check(2e-5, 1e-5);
+    EXPECT_EQ(r.provider, "vulkan") << shape_str(x);
+    const auto k = test::check_with_constants(
+        OracleOp("InstanceNormalization", 22),
+        {test::random_tensor(x), test::random_tensor({c}, 5), test::random_tensor({c}, 6)},
+        {false, true, true}, {"vulkan"}, 2e-5, 1e-5);
+    EXPECT_EQ(k.provider, "vulkan") << shape_str(x);
+  }
+  test::ScopedGroupLimit limit(3);
+  auto r = OracleOp("InstanceNormalization", 6).providers({"vulkan"}).random({3, 5, 11})
+               .random({5}).random({5}).check(2e-5, 1e-5);
+  EXPECT_EQ(r.provider, "vulkan");
+  r = OracleOp("InstanceNormalization", 6).providers({"vulkan", "cpu"})
+          .input(Tensor::from_vector<double>({1, 2, 2}, {1, 2, 3, 4}))
+          .input(Tensor::from_vector<double>({2}, {1, 1}))
+          .input(Tensor::from_vector<double>({2}, {0, 0})).check(1e-9, 1e-9);
+  EXPECT_EQ(r.provider, "cpu");
+}
+
 TEST(VulkanBatchNorm, InferenceMode) {
   PI_SKIP_WITHOUT_VULKAN();
   for (int opset : {9, 15})

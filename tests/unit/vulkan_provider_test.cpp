@@ -34,10 +34,11 @@ TEST(VulkanProvider, ListedWithItsDevice) {
   auto p = create_provider("vulkan");
   EXPECT_EQ(p->device(), kVulkan);
   EXPECT_NE(p->describe(), "");
-  // Element-wise 18 (with both Gelus), MatMul/Gemm/FusedGemm/FusedMatMul, Conv/FusedConv,
+  // Element-wise 43 (with both Gelus and Pow), MatMul/Gemm/FusedGemm/FusedMatMul, Conv/FusedConv,
   // Softmax/LogSoftmax, 4 poolings, Transpose/Concat, 5 views, 2 LayerNormalizations,
-  // BatchNormalization, 4 reductions.
-  EXPECT_EQ(p->kernels().size(), 44u);
+  // BatchNormalization, 4 reductions, Slice, Split, Expand/Tile, Where,
+  // Gather, Pad, InstanceNormalization, Resize.
+  EXPECT_EQ(p->kernels().size(), 78u);
 }
 
 TEST(VulkanProvider, ProbeAgreesWithDoctorWhenUnusable) {

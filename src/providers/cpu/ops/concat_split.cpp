@@ -6,6 +6,7 @@
 #include "core/dispatch.h"
 #include "core/shape_util.h"
 #include "providers/cpu/ops/op_util.h"
+#include "providers/cpu/ops/split_params.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
@@ -61,53 +62,18 @@ class ConcatKernel final : public Kernel {
   int64_t axis_;
 };
 
-// Split's sizes come from: the optional second input (opset 1 and 13+), the 'split' attribute
-// (opset 1..12), or else equal parts — one per output, or `num_outputs` (opset 18+), where the
-// last part may be smaller when the axis does not divide evenly.
+// Split: the part sizes and their rules are in split_params.h (shared with the Vulkan kernel).
 class SplitKernel final : public Kernel {
  public:
-  explicit SplitKernel(const KernelInfo& info)
-      : label_(info.node().label()), opset_(info.opset()), axis_(info.attr_int("axis", 0)) {
-    if (opset_ < 13) split_attr_ = info.attr_ints("split");
-    if (opset_ >= 18 && info.has_attr("num_outputs")) {
-      num_outputs_ = info.attr_int("num_outputs");
-      PI_CHECK(num_outputs_ == static_cast<int64_t>(info.num_outputs()), InvalidModel, label_,
-               ": num_outputs=", num_outputs_, " but the node has ", info.num_outputs(),
-               " outputs");
-    }
-  }
+  explicit SplitKernel(const KernelInfo& info) : attrs_(info) {}
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    const int64_t axis = normalize_axis(axis_, x.rank(), label_.c_str());
+    const SplitPlan plan = plan_split(attrs_, ctx);
+    const int64_t axis = plan.axis;
+    const std::vector<int64_t>& sizes = plan.sizes;
     const int64_t dim = x.shape()[axis];
-    const int64_t nout = static_cast<int64_t>(ctx.num_outputs());
-    std::vector<int64_t> sizes = split_attr_;
-    if ((opset_ == 1 || opset_ >= 13) && ctx.has_input(1))
-      sizes = read_int_list(ctx.input(1), label_.c_str());
-    if (sizes.empty()) {
-      PI_CHECK(nout > 0, InvalidModel, label_, ": has no outputs");
-      if (num_outputs_ > 0) {
-        const int64_t part = (dim + nout - 1) / nout;
-        for (int64_t i = 0; i < nout; ++i)
-          sizes.push_back(std::max<int64_t>(0, std::min(part, dim - i * part)));
-      } else {
-        PI_CHECK(dim % nout == 0, ShapeMismatch, label_, ": axis ", axis, " of ",
-                 x.describe(), " does not split into ", nout, " equal parts");
-        sizes.assign(nout, dim / nout);
-      }
-    }
-    PI_CHECK(static_cast<int64_t>(sizes.size()) == nout, InvalidArgument, label_, ": split ",
-             int_list_str(sizes), " has ", sizes.size(), " entries for ", nout, " outputs");
-    int64_t sum = 0;
-    for (int64_t s : sizes) {
-      PI_CHECK(s >= 0 && s <= dim, InvalidArgument, label_, ": split ", int_list_str(sizes),
-               " has a size outside [0, ", dim, "]");
-      sum += s;
-    }
-    PI_CHECK(sum == dim, ShapeMismatch, label_, ": split ", int_list_str(sizes), " sums to ", sum,
-             " but axis ", axis, " of ", x.describe(), " has ", dim);
-
+    const int64_t nout = static_cast<int64_t>(sizes.size());
     const int64_t outer = product(x.shape(), 0, axis);
     const int64_t inner = product(x.shape(), axis + 1, x.shape().size());
     int64_t start = 0;
@@ -116,7 +82,7 @@ class SplitKernel final : public Kernel {
       s[axis] = sizes[k];
       if (ctx.wants_output(k)) {
         Tensor& y = ctx.output(k, x.dtype(), s);
-        dispatch(AllTypes{}, x.dtype(), label_.c_str(), [&](auto tag) {
+        dispatch(AllTypes{}, x.dtype(), attrs_.label.c_str(), [&](auto tag) {
           using T = typename decltype(tag)::type;
           const T* src = x.data<T>();
           T* dst = y.data<T>();
@@ -130,11 +96,7 @@ class SplitKernel final : public Kernel {
   }
 
  private:
-  std::string label_;
-  int opset_;
-  int64_t axis_;
-  int64_t num_outputs_ = 0;
-  std::vector<int64_t> split_attr_;
+  SplitAttrs attrs_;
 };
 
 }  // namespace

@@ -10,19 +10,14 @@
 namespace polyinfer {
 namespace {
 
-// The output shape is the broadcast of the input's shape and the requested one, so a requested
-// 1 keeps the input's dimension (Expand is bidirectional, unlike numpy.broadcast_to).
+// The output shape is expand_shape's (op_util.h, shared with the Vulkan kernel).
 class ExpandKernel final : public Kernel {
  public:
   explicit ExpandKernel(const KernelInfo& info) : label_(info.node().label()) {}
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    const std::vector<int64_t> req = read_int_list(ctx.input(1), label_.c_str());
-    for (int64_t d : req)
-      PI_CHECK(d >= 0, InvalidArgument, label_, ": shape ", int_list_str(req),
-               " has a negative dimension");
-    const Shape out = broadcast_shapes(x.shape(), req, label_.c_str());
+    const Shape out = expand_shape(x.shape(), read_int_list(ctx.input(1), label_.c_str()), label_);
     Tensor& y = ctx.output(0, x.dtype(), out);
     const std::vector<int64_t> strides[1] = {broadcast_strides(x.shape(), out)};
     dispatch(AllTypes{}, x.dtype(), label_.c_str(), [&](auto tag) {

@@ -1,9 +1,11 @@
 // Gather, GatherElements and GatherND. Indices may be negative (counting from the end of the
-// indexed dimension); anything outside [-dim, dim) is an InvalidArgument naming the node.
+// indexed dimension); anything outside [-dim, dim) is an InvalidArgument naming the node
+// (read_indices in gather_params.h, shared with the Vulkan Gather).
 #include <algorithm>
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
+#include "providers/cpu/ops/gather_params.h"
 #include "providers/cpu/ops/op_util.h"
 #include "runtime/kernel.h"
 
@@ -11,22 +13,6 @@ namespace polyinfer {
 namespace {
 
 using IndexTypes = TypeList<int32_t, int64_t>;
-
-// All indices as int64, each checked against `dim` and made non-negative.
-std::vector<int64_t> read_indices(const Tensor& t, int64_t dim, const std::string& who) {
-  std::vector<int64_t> out(static_cast<size_t>(t.numel()));
-  dispatch(IndexTypes{}, t.dtype(), who.c_str(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = t.data<T>();
-    for (size_t i = 0; i < out.size(); ++i) {
-      int64_t v = p[i];
-      PI_CHECK(v >= -dim && v < dim, InvalidArgument, who, ": index ", v,
-               " is out of range for a dimension of size ", dim);
-      out[i] = v < 0 ? v + dim : v;
-    }
-  });
-  return out;
-}
 
 class GatherKernel final : public Kernel {
  public:
@@ -36,13 +22,10 @@ class GatherKernel final : public Kernel {
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     const Tensor& ind = ctx.input(1);
-    PI_CHECK(x.rank() > 0, InvalidArgument, label_, ": cannot gather from a scalar");
-    const int64_t axis = normalize_axis(axis_, x.rank(), label_.c_str());
+    const int64_t axis = gather_axis(x, axis_, label_);
     const int64_t dim = x.shape()[axis];
     const std::vector<int64_t> idx = read_indices(ind, dim, label_);
-    Shape out(x.shape().begin(), x.shape().begin() + axis);
-    out.insert(out.end(), ind.shape().begin(), ind.shape().end());
-    out.insert(out.end(), x.shape().begin() + axis + 1, x.shape().end());
+    const Shape out = gather_shape(x.shape(), ind.shape(), axis);
     Tensor& y = ctx.output(0, x.dtype(), out);
     const int64_t outer = product(x.shape(), 0, axis);
     const int64_t inner = product(x.shape(), axis + 1, x.shape().size());

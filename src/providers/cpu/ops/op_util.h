@@ -83,6 +83,16 @@ inline void copy_elems(Tensor& dst, int64_t dst_off, const Tensor& src, int64_t 
               static_cast<const char*>(src.raw_data()) + src_off * es, static_cast<size_t>(n) * es);
 }
 
+// Expand's output shape: the broadcast of the input's shape and the requested one (so a
+// requested 1 keeps the input's dimension: Expand is bidirectional, unlike numpy.broadcast_to).
+inline Shape expand_shape(const Shape& x, const std::vector<int64_t>& requested,
+                          const std::string& who) {
+  for (int64_t d : requested)
+    PI_CHECK(d >= 0, InvalidArgument, who, ": shape ", int_list_str(requested),
+             " has a negative dimension");
+  return broadcast_shapes(x, requested, who.c_str());
+}
+
 // Legacy (opset < 7) broadcasting: B may only be broadcast onto A, and only when broadcast=1;
 // B's dimensions line up with A's starting at `axis` (default: B is a suffix of A). Returns B's
 // shape padded with ones to A's rank, so that numpy broadcasting does the rest.

@@ -18,18 +18,11 @@
 namespace polyinfer {
 namespace {
 
-enum class Mode { Constant, Reflect, Edge, Wrap };
-
 class PadKernel final : public Kernel {
  public:
   explicit PadKernel(const KernelInfo& info)
       : attrs_(info), label_(attrs_.label), from_attr_(attrs_.from_attr) {
-    const std::string& mode = attrs_.mode;
-    if (mode == "constant") mode_ = Mode::Constant;
-    else if (mode == "reflect") mode_ = Mode::Reflect;
-    else if (mode == "edge") mode_ = Mode::Edge;
-    else if (mode == "wrap" && info.opset() >= 19) mode_ = Mode::Wrap;
-    else info.unsupported("mode=" + mode);
+    mode_ = pad_mode(info, attrs_.mode);
     value_ = attrs_.value;
   }
 
@@ -47,7 +40,7 @@ class PadKernel final : public Kernel {
     for (int d = 0; d < r; ++d) {
       const int64_t dim = x.shape()[d];
       src_of[d].resize(out[d]);
-      for (int64_t o = 0; o < out[d]; ++o) src_of[d][o] = map_coord(o - before[d], dim);
+      for (int64_t o = 0; o < out[d]; ++o) src_of[d][o] = pad_source(mode_, o - before[d], dim);
     }
     const std::vector<int64_t> xs = strides_of(x.shape());
 
@@ -94,31 +87,10 @@ class PadKernel final : public Kernel {
   }
 
  private:
-  // Input coordinate for coordinate i (relative to the input's start) on an axis of size dim.
-  int64_t map_coord(int64_t i, int64_t dim) const {
-    if (i >= 0 && i < dim) return i;
-    switch (mode_) {
-      case Mode::Constant:
-        return -1;
-      case Mode::Edge:
-        return i < 0 ? 0 : dim - 1;
-      case Mode::Wrap:
-        return ((i % dim) + dim) % dim;
-      case Mode::Reflect: {
-        if (dim == 1) return 0;
-        // Reflection without repeating the edge has period 2*(dim-1).
-        const int64_t period = 2 * (dim - 1);
-        int64_t m = ((i % period) + period) % period;
-        return m < dim ? m : period - m;
-      }
-    }
-    return -1;
-  }
-
   PadAttrs attrs_;
   std::string label_;
   bool from_attr_;
-  Mode mode_ = Mode::Constant;
+  PadMode mode_ = PadMode::Constant;
   float value_ = 0;
 };
 

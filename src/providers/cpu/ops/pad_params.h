@@ -30,6 +30,40 @@ struct PadAttrs {
   float value = 0;
 };
 
+// Pad's modes; wrap exists from opset 19. Anything else is refused at creation (unsupported).
+enum class PadMode { Constant, Reflect, Edge, Wrap };
+
+inline PadMode pad_mode(const KernelInfo& info, const std::string& mode) {
+  if (mode == "constant") return PadMode::Constant;
+  if (mode == "reflect") return PadMode::Reflect;
+  if (mode == "edge") return PadMode::Edge;
+  if (mode == "wrap" && info.opset() >= 19) return PadMode::Wrap;
+  info.unsupported("mode=" + mode);
+}
+
+// The input coordinate for coordinate i (relative to the input's start) on an axis of size dim;
+// -1 for the constant. Reflect/edge/wrap read relative to the whole input, so a crop on one side
+// does not change what the other side's padding copies. (shaders/pad.comp does the same.)
+inline int64_t pad_source(PadMode mode, int64_t i, int64_t dim) {
+  if (i >= 0 && i < dim) return i;
+  switch (mode) {
+    case PadMode::Constant:
+      return -1;
+    case PadMode::Edge:
+      return i < 0 ? 0 : dim - 1;
+    case PadMode::Wrap:
+      return ((i % dim) + dim) % dim;
+    case PadMode::Reflect: {
+      if (dim == 1) return 0;
+      // Reflection without repeating the edge has period 2*(dim-1).
+      const int64_t period = 2 * (dim - 1);
+      const int64_t m = ((i % period) + period) % period;
+      return m < dim ? m : period - m;
+    }
+  }
+  return -1;
+}
+
 struct PadPlan {
   std::vector<int64_t> before, after;  // per dimension
   Shape out;

@@ -1,7 +1,9 @@
-// Float32 element-wise operators on Vulkan: Add, Sub, Mul, Div with numpy broadcasting up to
-// rank 6 (shaders/binary.comp), and Relu, Sigmoid, Tanh, Exp, Neg, Abs, LeakyRelu, HardSigmoid,
-// HardSwish, Gelu (ONNX 20 and ai.polyinfer; erf or tanh), Erf, Sqrt, Clip with constant bounds
-// (shaders/unary.comp).
+// Float32 element-wise operators on Vulkan: Add, Sub, Mul, Div, Pow with numpy broadcasting up
+// to rank 6 (shaders/binary.comp), and Relu, Sigmoid, Tanh, Exp, Neg, Abs, LeakyRelu, HardSigmoid,
+// HardSwish, Gelu (ONNX 20 and ai.polyinfer; erf or tanh), Erf, Sqrt, Clip with constant bounds,
+// Floor, Ceil, Round, Reciprocal, Log, Sin, Cos, Tan, the inverse trigonometric and the
+// hyperbolic functions, Sign,
+// Softplus, Softsign, Elu, Selu, Celu, ThresholdedRelu and Mish (shaders/unary.comp).
 // Each kernel takes its cached pipeline at creation and records one dispatch per run.
 // Anything else (another dtype, rank > 6) is refused at creation, so the partitioner places
 // the node on the next provider and reports why.
@@ -82,7 +84,9 @@ class BinaryKernel final : public Kernel {
 // unary.comp's operator codes.
 enum UnaryOp : uint32_t {
   kRelu, kSigmoid, kTanh, kExp, kNeg, kAbs, kLeakyRelu, kHardSigmoid, kHardSwish, kGelu,
-  kGeluTanh, kErf, kSqrt, kClip
+  kGeluTanh, kErf, kSqrt, kClip, kFloor, kCeil, kRound, kReciprocal, kLog, kSin, kCos, kTan,
+  kSign, kSoftplus, kSoftsign, kElu, kSelu, kCelu, kThresholdedRelu, kMish, kAsin, kAcos, kAtan,
+  kSinh, kCosh, kAsinh, kAcosh, kAtanh
 };
 
 // A Clip bound from input i (opset 11+): a constant scalar, since it is needed when the kernel is
@@ -110,6 +114,16 @@ class UnaryKernel final : public Kernel {
       const std::string mode = info.attr_string("approximate", "none");
       if (mode == "tanh") op_ = kGeluTanh;
       else if (mode != "none") info.unsupported("approximate=" + mode);
+    } else if constexpr (Op == kElu) {
+      alpha_ = info.attr_float("alpha", 1.0f);
+    } else if constexpr (Op == kSelu) {
+      alpha_ = info.attr_float("alpha", 1.67326319217681884765625f);
+      beta_ = info.attr_float("gamma", 1.05070102214813232421875f);
+    } else if constexpr (Op == kCelu) {
+      alpha_ = info.attr_float("alpha", 1.0f);
+      PI_CHECK(alpha_ != 0.0f, InvalidModel, info.node().label(), ": alpha must not be 0");
+    } else if constexpr (Op == kThresholdedRelu) {
+      alpha_ = info.attr_float("alpha", 1.0f);
     } else if constexpr (Op == kClip) {
       // Absent bounds are float's lowest/largest finite values, as on the CPU.
       const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
@@ -152,6 +166,8 @@ PI_VULKAN_KERNEL(Add, 7, 23, BinaryKernel<0>);
 PI_VULKAN_KERNEL(Sub, 7, 23, BinaryKernel<1>);
 PI_VULKAN_KERNEL(Mul, 7, 23, BinaryKernel<2>);
 PI_VULKAN_KERNEL(Div, 7, 23, BinaryKernel<3>);
+// Pow 1 had the legacy broadcast attributes; an exponent of another dtype (12+) is refused.
+PI_VULKAN_KERNEL(Pow, 7, 23, BinaryKernel<4>);
 PI_VULKAN_KERNEL(Relu, 6, 23, UnaryKernel<kRelu>);
 PI_VULKAN_KERNEL(Sigmoid, 6, 23, UnaryKernel<kSigmoid>);
 PI_VULKAN_KERNEL(Tanh, 6, 23, UnaryKernel<kTanh>);
@@ -166,6 +182,30 @@ PI_REGISTER_KERNEL("vulkan", "ai.polyinfer", Gelu, 1, 1, UnaryKernel<kGelu>);
 PI_VULKAN_KERNEL(Erf, 9, 23, UnaryKernel<kErf>);
 PI_VULKAN_KERNEL(Sqrt, 6, 23, UnaryKernel<kSqrt>);
 PI_VULKAN_KERNEL(Clip, 6, 23, UnaryKernel<kClip>);
+PI_VULKAN_KERNEL(Floor, 6, 23, UnaryKernel<kFloor>);
+PI_VULKAN_KERNEL(Ceil, 6, 23, UnaryKernel<kCeil>);
+PI_VULKAN_KERNEL(Round, 11, 23, UnaryKernel<kRound>);
+PI_VULKAN_KERNEL(Reciprocal, 6, 23, UnaryKernel<kReciprocal>);
+PI_VULKAN_KERNEL(Log, 6, 23, UnaryKernel<kLog>);
+PI_VULKAN_KERNEL(Sin, 7, 23, UnaryKernel<kSin>);
+PI_VULKAN_KERNEL(Cos, 7, 23, UnaryKernel<kCos>);
+PI_VULKAN_KERNEL(Tan, 7, 23, UnaryKernel<kTan>);
+PI_VULKAN_KERNEL(Sign, 9, 23, UnaryKernel<kSign>);
+PI_VULKAN_KERNEL(Softplus, 1, 23, UnaryKernel<kSoftplus>);
+PI_VULKAN_KERNEL(Softsign, 1, 23, UnaryKernel<kSoftsign>);
+PI_VULKAN_KERNEL(Elu, 6, 23, UnaryKernel<kElu>);
+PI_VULKAN_KERNEL(Selu, 6, 23, UnaryKernel<kSelu>);
+PI_VULKAN_KERNEL(Celu, 12, 23, UnaryKernel<kCelu>);
+PI_VULKAN_KERNEL(ThresholdedRelu, 10, 23, UnaryKernel<kThresholdedRelu>);
+PI_VULKAN_KERNEL(Mish, 18, 23, UnaryKernel<kMish>);
+PI_VULKAN_KERNEL(Asin, 7, 23, UnaryKernel<kAsin>);
+PI_VULKAN_KERNEL(Acos, 7, 23, UnaryKernel<kAcos>);
+PI_VULKAN_KERNEL(Atan, 7, 23, UnaryKernel<kAtan>);
+PI_VULKAN_KERNEL(Sinh, 9, 23, UnaryKernel<kSinh>);
+PI_VULKAN_KERNEL(Cosh, 9, 23, UnaryKernel<kCosh>);
+PI_VULKAN_KERNEL(Asinh, 9, 23, UnaryKernel<kAsinh>);
+PI_VULKAN_KERNEL(Acosh, 9, 23, UnaryKernel<kAcosh>);
+PI_VULKAN_KERNEL(Atanh, 9, 23, UnaryKernel<kAtanh>);
 
 }  // namespace
 }  // namespace polyinfer::vulkan

@@ -3,42 +3,10 @@
 // at creation (integer Concats of shapes belong on the CPU, where their consumers are).
 #include "core/shape_util.h"
 #include "providers/cpu/ops/op_util.h"
-#include "providers/vulkan/ops/common.h"
+#include "providers/vulkan/ops/copy.h"
 
 namespace polyinfer::vulkan {
 namespace {
-
-struct CopyParams {
-  uint32_t n, rank, off_x, off_y;
-  uint32_t dims[kMaxRank], sx[kMaxRank], sy[kMaxRank];
-};
-static_assert(sizeof(CopyParams) == 88, "matches the push-constant block of copy.comp");
-
-std::vector<int64_t> contiguous_strides(const Shape& s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (int d = static_cast<int>(s.size()) - 2; d >= 0; --d) st[d] = st[d + 1] * s[d + 1];
-  return st;
-}
-
-// Records one copy of `dims` elements from x (strides sx) to y (strides sy, from element y0).
-void record_copy(Context& ctx, const Pipeline& pl, const Tensor& x, const Tensor& y,
-                 const Shape& dims, const std::vector<int64_t>& sx,
-                 const std::vector<int64_t>& sy, int64_t y0) {
-  const int64_t n = shape_numel(dims);
-  if (n == 0) return;
-  CopyParams p{};
-  const BufferRef rx = ctx.find(x.raw_data()), ry = ctx.find(y.raw_data());
-  p.n = u32(n);
-  p.rank = u32(dims.size());
-  p.off_x = element_offset(rx);
-  p.off_y = element_offset(ry) + u32(y0);
-  for (size_t d = 0; d < dims.size(); ++d) {
-    p.dims[d] = u32(dims[d]);
-    p.sx[d] = u32(sx[d]);
-    p.sy[d] = u32(sy[d]);
-  }
-  ctx.dispatch(pl, {rx.buffer, ry.buffer}, &p, groups_for(n, ctx));
-}
 
 class TransposeKernel final : public Kernel {
  public:
@@ -46,7 +14,7 @@ class TransposeKernel final : public Kernel {
       : perm_(info.attr_ints("perm")), has_perm_(info.has_attr("perm")) {
     require_float32(info);
     ctx_ = Context::get();
-    pipeline_ = &ctx_->pipeline("copy", 2, sizeof(CopyParams));
+    pipeline_ = &copy_pipeline(*ctx_);
   }
   std::string impl() const override { return "vulkan:copy"; }
 
@@ -91,7 +59,7 @@ class ConcatKernel final : public Kernel {
       : axis_(info.opset() < 4 ? info.attr_int("axis", 1) : info.attr_int("axis")) {
     require_float32(info);
     ctx_ = Context::get();
-    pipeline_ = &ctx_->pipeline("copy", 2, sizeof(CopyParams));
+    pipeline_ = &copy_pipeline(*ctx_);
   }
   std::string impl() const override { return "vulkan:copy"; }
 

@@ -3,6 +3,8 @@
 //     ai.polyinfer LayerNormalization (the same operator for older models). Refused at creation:
 //     stash_type other than float32, the Mean and InvStdDev outputs, and scale/bias known to
 //     broadcast other than per element of the normalized block or as a single value.
+//   InstanceNormalization (layer_norm.comp, one row per (n, c) plane, scale/bias per channel),
+//     opset 6+, any rank >= 2.
 //   BatchNormalization (shaders/batch_norm.comp) in inference mode, opset 7+ (the optimizer
 //     folds it into a preceding Conv; this runs the rest). Refused: training_mode, the running
 //     statistics outputs, spatial=0, a device binding fewer than 6 storage buffers.
@@ -16,7 +18,9 @@ namespace {
 struct LayerNormParams {
   uint32_t n, rows, off_x, off_s, off_b, off_y, s_stride, b_stride, has_b;
   float eps;
+  uint32_t channels = 1, s_row = 0, b_row = 0;
 };
+static_assert(sizeof(LayerNormParams) == 52, "matches the push-constant block of layer_norm.comp");
 
 // Whether a scale/bias of shape `p` is one value per element of the block `inner` (its shape
 // with leading 1s) or a single value: the two forms layer_norm.comp reads.
@@ -113,6 +117,59 @@ struct BatchNormParams {
   float eps;
 };
 
+// InstanceNormalization on layer_norm.comp: the rows are the N*C planes of the spatial
+// elements, scale and bias one value per channel. The shape rules are the CPU kernel's.
+class InstanceNormKernel final : public Kernel {
+ public:
+  explicit InstanceNormKernel(const KernelInfo& info) : eps_(info.attr_float("epsilon", 1e-5f)) {
+    require_float32(info, std::numeric_limits<int>::max());
+    ctx_ = Context::get();
+    pipeline_ = &ctx_->pipeline("layer_norm", 4, sizeof(LayerNormParams));
+    consts_.upload(info);
+  }
+  std::string impl() const override { return "vulkan:layer_norm"; }
+  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
+
+  void run(KernelContext& kc) override {
+    const std::string who = kc.node().label();
+    const Tensor& x = consts_.input(kc, 0);
+    check_input(kc, x, std::numeric_limits<int>::max());
+    PI_CHECK(x.rank() >= 2, ShapeMismatch, who, ": input must be [N, C, ...], got ", x.describe());
+    const int64_t C = x.dim(1);
+    const Tensor& scale = consts_.input(kc, 1);
+    const Tensor& bias = consts_.input(kc, 2);
+    for (const Tensor* t : {&scale, &bias})
+      PI_CHECK(t->shape() == Shape{C} && t->dtype() == DType::Float32, ShapeMismatch, who,
+               ": input ", t == &scale ? 1 : 2, " must be float32[", C, "], got ",
+               t->describe());
+    Tensor& y = kc.output(0, DType::Float32, x.shape());
+    if (y.numel() == 0) return;
+    const int64_t rows = x.dim(0) * C;
+    const BufferRef rx = ctx_->find(x.raw_data()), rs = ctx_->find(scale.raw_data()),
+                    rb = ctx_->find(bias.raw_data()), ry = ctx_->find(y.raw_data());
+    LayerNormParams p{};
+    p.n = u32(x.numel() / rows);
+    p.rows = u32(rows);
+    p.off_x = element_offset(rx);
+    p.off_s = element_offset(rs);
+    p.off_b = element_offset(rb);
+    p.off_y = element_offset(ry);
+    p.s_stride = p.b_stride = 0;
+    p.has_b = 1;
+    p.eps = eps_;
+    p.channels = u32(C);
+    p.s_row = p.b_row = 1;
+    ctx_->dispatch(*pipeline_, {rx.buffer, rs.buffer, rb.buffer, ry.buffer}, &p,
+                   u32(std::min<int64_t>(p.rows, ctx_->max_groups())));
+  }
+
+ private:
+  float eps_;
+  DeviceConstants consts_;
+  std::shared_ptr<Context> ctx_;
+  const Pipeline* pipeline_ = nullptr;
+};
+
 class BatchNormKernel final : public Kernel {
  public:
   explicit BatchNormKernel(const KernelInfo& info) : eps_(info.attr_float("epsilon", 1e-5f)) {
@@ -176,6 +233,7 @@ class BatchNormKernel final : public Kernel {
 
 PI_REGISTER_KERNEL("vulkan", "", LayerNormalization, 17, 23, LayerNormKernel);
 PI_REGISTER_KERNEL("vulkan", "", BatchNormalization, 7, 23, BatchNormKernel);
+PI_REGISTER_KERNEL("vulkan", "", InstanceNormalization, 6, 23, InstanceNormKernel);
 PI_REGISTER_KERNEL("vulkan", "ai.polyinfer", LayerNormalization, 1, 1, LayerNormKernel);
 
 }  // namespace

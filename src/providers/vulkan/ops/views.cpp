@@ -13,27 +13,6 @@
 namespace polyinfer::vulkan {
 namespace {
 
-// The executor's context with the constant inputs replaced by host copies.
-class HostConstantsContext final : public KernelContext {
- public:
-  HostConstantsContext(KernelContext& outer, const std::vector<Value>& constants)
-      : outer_(outer), constants_(constants) {}
-  const ir::Node& node() const override { return outer_.node(); }
-  const Value& value(size_t i) const override {
-    return i < constants_.size() && !constants_[i].is_none() ? constants_[i] : outer_.value(i);
-  }
-  Tensor& output(size_t i, DType dtype, const Shape& shape) override {
-    return outer_.output(i, dtype, shape);
-  }
-  void set_output(size_t i, Value value) override { outer_.set_output(i, std::move(value)); }
-  const std::map<std::string, Value>& scope() const override { return outer_.scope(); }
-  int threads() const override { return outer_.threads(); }
-
- private:
-  KernelContext& outer_;
-  const std::vector<Value>& constants_;
-};
-
 class ViewKernel final : public Kernel {
  public:
   explicit ViewKernel(const KernelInfo& info) {
@@ -46,16 +25,10 @@ class ViewKernel final : public Kernel {
         break;
       }
     if (!inner_) info.unsupported("opset " + std::to_string(n.opset));
-    for (size_t i = 1; i < info.num_inputs(); ++i)
-      if (const Tensor* c = info.constant_input(i)) {
-        constants_.resize(i + 1);
-        constants_[i] = Value(c->clone());
-      }
+    constants_.keep(info, 1);
   }
   std::string impl() const override { return "vulkan:view"; }
-  bool prepacked(size_t i) const override {
-    return i > 0 && i < constants_.size() && !constants_[i].is_none();
-  }
+  bool prepacked(size_t i) const override { return constants_.prepacked(i); }
 
   void run(KernelContext& kc) override {
     check_input(kc, kc.input(0));
@@ -65,7 +38,7 @@ class ViewKernel final : public Kernel {
 
  private:
   std::unique_ptr<Kernel> inner_;
-  std::vector<Value> constants_;  // by input index; None where the input is not constant
+  HostConstants constants_;
 };
 
 PI_REGISTER_KERNEL("vulkan", "", Reshape, 1, 23, ViewKernel);

@@ -1,8 +1,11 @@
-// Float32 LayerNormalization (ops/norm.cpp): rows of n contiguous elements, one workgroup per
+// Float32 LayerNormalization and InstanceNormalization (ops/norm.cpp): rows of n contiguous
+// elements, one workgroup per
 // row (looping past the dispatch limit). Two passes as the CPU reference makes them: the mean,
 // then the mean of squared deviations (no E[x^2] - E[x]^2 cancellation), each a strided
 // per-thread sum followed by a tree in shared memory; then y = (x - mean) * inv * scale + bias.
-// Scale and bias are either one value per element of the row or a single value (stride 0).
+// Scale and bias are either one value per element of the row or a single value (stride 0)
+// (LayerNormalization), or one value per channel, the row's index modulo `channels` (row stride
+// 1: InstanceNormalization, whose rows are the (n, c) planes).
 #version 450
 layout(local_size_x = 256) in;
 
@@ -18,6 +21,8 @@ layout(push_constant) uniform Params {
   uint s_stride, b_stride;  // 1, or 0 for a single value
   uint has_b;
   float eps;
+  uint channels;            // rows per scale/bias period (1 for LayerNormalization)
+  uint s_row, b_row;        // per-row strides: 1 for one value per channel, else 0
 } p;
 
 shared float red[256];
@@ -48,9 +53,10 @@ void main() {
       acc += d * d;
     }
     const float inv = 1.0 / sqrt(row_sum(acc) / float(p.n) + p.eps);
+    const uint c = row % p.channels;
     for (uint i = t; i < p.n; i += 256u) {
-      float v = (x[base + i] - mean) * inv * s[p.off_s + i * p.s_stride];
-      if (p.has_b != 0u) v += b[p.off_b + i * p.b_stride];
+      float v = (x[base + i] - mean) * inv * s[p.off_s + i * p.s_stride + c * p.s_row];
+      if (p.has_b != 0u) v += b[p.off_b + i * p.b_stride + c * p.b_row];
       y[p.off_y + row * p.n + i] = v;
     }
   }

@@ -1,0 +1,96 @@
+// Float32 Gather on Vulkan (shaders/gather.comp), any rank and axis, int32 or int64 indices.
+// The indices are checked on the host with the CPU's rule and error (read_indices in
+// cpu/ops/gather_params.h: negative ones count from the end, anything outside [-dim, dim) is an
+// InvalidArgument naming the node); the shader reads them from the device. Constant indices are
+// uploaded once and their host copy kept for the check; indices computed at run time are copied
+// to the host for it, which waits for the recorded work. Refused at creation: data other than
+// float32 (integer Gathers of shapes stay on the CPU), indices of unknown dtype.
+#include "providers/cpu/ops/gather_params.h"
+#include "providers/cpu/ops/op_util.h"
+#include "providers/vulkan/ops/common.h"
+
+namespace polyinfer::vulkan {
+namespace {
+
+struct GatherParams {
+  uint32_t n_out, inner, n_idx, dim, off_x, off_i, off_y, wide;
+};
+
+class GatherKernel final : public Kernel {
+ public:
+  explicit GatherKernel(const KernelInfo& info) : axis_(info.attr_int("axis", 0)) {
+    require_float32(info, -1, 1);
+    if (const Tensor* c = info.constant_input(1)) {
+      if (c->dtype() != DType::Int64 && c->dtype() != DType::Int32)
+        info.unsupported(std::string("indices of dtype ") + dtype_name(c->dtype()));
+      host_ = c->to(Device::cpu()).clone();
+      if (host_.numel() > 0) device_ = host_.to(Device{DeviceKind::Vulkan, 0});
+      if (device_.defined() && device_.raw_data() == host_.raw_data()) device_ = host_.clone();
+    } else {
+      const ir::TypeInfo* t = info.input_type(1);
+      if (!t || t->kind != ir::TypeInfo::Kind::Tensor ||
+          (t->elem != DType::Int64 && t->elem != DType::Int32))
+        info.unsupported(std::string("indices of dtype ") +
+                         dtype_name(t ? t->elem : DType::Undefined) +
+                         " (the Vulkan Gather takes int32 or int64 known at load time)");
+    }
+    ctx_ = Context::get();
+    pipeline_ = &ctx_->pipeline("gather", 3, sizeof(GatherParams));
+  }
+  std::string impl() const override { return "vulkan:gather"; }
+  bool prepacked(size_t i) const override { return i == 1 && host_.defined(); }
+
+  void run(KernelContext& kc) override {
+    const std::string who = kc.node().label();
+    const Tensor& x = kc.input(0);
+    check_input(kc, x, std::numeric_limits<int>::max());
+    const int64_t axis = gather_axis(x, axis_, who);
+    const int64_t dim = x.shape()[axis];
+    // The indices on the host (checked) and on the device (read by the shader).
+    Tensor fetched;
+    const Tensor* host = &host_;
+    const Tensor* dev = &device_;
+    if (!host_.defined()) {
+      dev = &kc.input(1);
+      fetched = dev->to(Device::cpu());
+      host = &fetched;
+      // Indices the executor left on the host go to the device (kept until the next run).
+      if (dev->device().kind != DeviceKind::Vulkan && dev->numel() > 0) {
+        uploaded_ = dev->to(Device{DeviceKind::Vulkan, 0});
+        dev = &uploaded_;
+      }
+    }
+    read_indices(*host, dim, who);
+    const Shape out = gather_shape(x.shape(), host->shape(), axis);
+    Tensor& y = kc.output(0, DType::Float32, out);
+    check_input(kc, y, std::numeric_limits<int>::max());
+    if (y.numel() == 0) return;
+    GatherParams p{};
+    p.n_out = u32(y.numel());
+    p.inner = u32(product(x.shape(), axis + 1, x.shape().size()));
+    p.n_idx = u32(host->numel());
+    p.dim = u32(dim);
+    p.wide = host->dtype() == DType::Int64 ? 1 : 0;
+    const BufferRef rx = ctx_->find(x.raw_data()), ri = ctx_->find(dev->raw_data()),
+                    ry = ctx_->find(y.raw_data());
+    PI_CHECK(ri.offset % 4 == 0 && ri.offset / 4 <= std::numeric_limits<uint32_t>::max(),
+             Internal, "Vulkan: indices at byte offset ", ri.offset);
+    p.off_x = element_offset(rx);
+    p.off_i = u32(static_cast<int64_t>(ri.offset / 4));
+    p.off_y = element_offset(ry);
+    ctx_->dispatch(*pipeline_, {rx.buffer, ri.buffer, ry.buffer}, &p, groups_for(p.n_out, *ctx_));
+  }
+
+ private:
+  int64_t axis_;
+  Tensor host_;    // constant indices: the host copy, for the range check
+  Tensor device_;  // and on the device, for the shader (undefined when empty)
+  Tensor uploaded_;  // run-time indices that came on the host
+  std::shared_ptr<Context> ctx_;
+  const Pipeline* pipeline_ = nullptr;
+};
+
+PI_REGISTER_KERNEL("vulkan", "", Gather, 1, 23, GatherKernel);
+
+}  // namespace
+}  // namespace polyinfer::vulkan

@@ -1,0 +1,51 @@
+// Float32 Slice on Vulkan: one strided copy (shaders/copy.comp) from the first selected element
+// with each dimension's step times its stride (negative steps walk backwards). Every version:
+// starts/ends/axes as attributes before opset 10, as inputs (with steps) from 10. The clamping
+// and the errors are the CPU kernels' (plan_slice in cpu/ops/slice_params.h). Constant inputs
+// stay on the host; ones computed at run time are read back, which waits for the recorded work.
+// Refused at creation: data other than float32, rank > 6.
+#include "providers/cpu/ops/slice_params.h"
+#include "providers/vulkan/ops/copy.h"
+
+namespace polyinfer::vulkan {
+namespace {
+
+class SliceKernel final : public Kernel {
+ public:
+  explicit SliceKernel(const KernelInfo& info) : attrs_(info) {
+    require_float32(info, kMaxRank, 1);
+    constants_.keep(info, 1);
+    ctx_ = Context::get();
+    pipeline_ = &copy_pipeline(*ctx_);
+  }
+  std::string impl() const override { return "vulkan:copy"; }
+  bool prepacked(size_t i) const override { return constants_.prepacked(i); }
+
+  void run(KernelContext& kc) override {
+    const Tensor& x = kc.input(0);
+    check_input(kc, x);
+    HostConstantsContext hc(kc, constants_);
+    const SlicePlan plan = plan_slice(attrs_, hc);
+    Tensor& y = kc.output(0, DType::Float32, plan.out);
+    if (y.numel() == 0) return;
+    const std::vector<int64_t> xs = contiguous_strides(x.shape());
+    std::vector<int64_t> sx(xs.size());
+    int64_t first = 0;
+    for (size_t d = 0; d < xs.size(); ++d) {
+      first += plan.first[d] * xs[d];
+      sx[d] = plan.step[d] * xs[d];
+    }
+    record_copy(*ctx_, *pipeline_, x, y, plan.out, sx, contiguous_strides(plan.out), 0, first);
+  }
+
+ private:
+  SliceAttrs attrs_;
+  HostConstants constants_;
+  std::shared_ptr<Context> ctx_;
+  const Pipeline* pipeline_ = nullptr;
+};
+
+PI_REGISTER_KERNEL("vulkan", "", Slice, 1, 23, SliceKernel);
+
+}  // namespace
+}  // namespace polyinfer::vulkan

@@ -1,0 +1,53 @@
+// Float32 Split on Vulkan: one strided copy (shaders/copy.comp) per output, of the output's shape
+// with the input's strides from the part's start along the axis. Every version: sizes from the
+// 'split' attribute (before 13) or input (1, 13+), equal parts, num_outputs (18+) with a smaller
+// last part; the rules and errors are the CPU kernel's (plan_split in cpu/ops/split_params.h).
+// Constant sizes stay on the host; sizes computed at run time are read back, which waits for the
+// recorded work. Refused at creation: data other than float32, rank > 6.
+#include "providers/cpu/ops/split_params.h"
+#include "providers/vulkan/ops/copy.h"
+
+namespace polyinfer::vulkan {
+namespace {
+
+class SplitKernel final : public Kernel {
+ public:
+  explicit SplitKernel(const KernelInfo& info) : attrs_(info) {
+    require_float32(info, kMaxRank, 1);
+    constants_.keep(info, 1);
+    ctx_ = Context::get();
+    pipeline_ = &copy_pipeline(*ctx_);
+  }
+  std::string impl() const override { return "vulkan:copy"; }
+  bool prepacked(size_t i) const override { return constants_.prepacked(i); }
+
+  void run(KernelContext& kc) override {
+    const Tensor& x = kc.input(0);
+    check_input(kc, x);
+    HostConstantsContext hc(kc, constants_);
+    const SplitPlan plan = plan_split(attrs_, hc);
+    const std::vector<int64_t> xs = contiguous_strides(x.shape());
+    int64_t start = 0;  // along the axis
+    for (size_t k = 0; k < plan.sizes.size(); ++k) {
+      if (kc.wants_output(k)) {
+        Shape s = x.shape();
+        s[plan.axis] = plan.sizes[k];
+        Tensor& y = kc.output(k, DType::Float32, s);
+        record_copy(*ctx_, *pipeline_, x, y, s, xs, contiguous_strides(s), 0,
+                    start * xs[plan.axis]);
+      }
+      start += plan.sizes[k];
+    }
+  }
+
+ private:
+  SplitAttrs attrs_;
+  HostConstants constants_;
+  std::shared_ptr<Context> ctx_;
+  const Pipeline* pipeline_ = nullptr;
+};
+
+PI_REGISTER_KERNEL("vulkan", "", Split, 1, 23, SplitKernel);
+
+}  // namespace
+}  // namespace polyinfer::vulkan

@@ -1,0 +1,99 @@
+// Float32 Where on Vulkan (shaders/where.comp): out = condition ? X : Y with numpy broadcasting
+// of all three up to rank 6; the bool condition is read a byte at a time. Constant inputs are
+// uploaded once (the condition too). Refused at creation: a condition not known to be bool, X or
+// Y not known to be float32, ranks above 6. Needs 4 storage buffers, which every device allows.
+#include "core/shape_util.h"
+#include "providers/vulkan/ops/common.h"
+
+namespace polyinfer::vulkan {
+namespace {
+
+struct WhereParams {
+  uint32_t rank, n, off_c, off_x, off_y, off_o;
+  uint32_t dims[kMaxRank], sc[kMaxRank], sx[kMaxRank], sy[kMaxRank];
+};
+static_assert(sizeof(WhereParams) == 120, "matches the push-constant block of where.comp");
+
+// The dtype of input i when known at creation, else Undefined.
+DType known_dtype(const KernelInfo& info, size_t i) {
+  if (const Tensor* c = info.constant_input(i)) return c->dtype();
+  if (const ir::TypeInfo* t = info.input_type(i); t && t->kind == ir::TypeInfo::Kind::Tensor)
+    return t->elem;
+  return DType::Undefined;
+}
+
+class WhereKernel final : public Kernel {
+ public:
+  explicit WhereKernel(const KernelInfo& info) {
+    const DType dc = known_dtype(info, 0);
+    if (dc != DType::Bool)
+      info.unsupported(std::string("condition of dtype ") + dtype_name(dc) +
+                       " (the Vulkan Where takes a bool condition known at load time)");
+    for (size_t i = 1; i < 3; ++i) {
+      const DType d = known_dtype(info, i);
+      if (d != DType::Float32)
+        info.unsupported(std::string("dtype ") + dtype_name(d) +
+                         " (the Vulkan kernels are float32 only)");
+    }
+    for (size_t i = 0; i < 3; ++i)
+      if (known_rank(info, i) > kMaxRank)
+        info.unsupported("rank " + std::to_string(known_rank(info, i)) +
+                         " (this Vulkan kernel takes rank <= 6)");
+    ctx_ = Context::get();
+    pipeline_ = &ctx_->pipeline("where", 4, sizeof(WhereParams));
+    consts_.upload(info, /*with_bool=*/true);
+  }
+  std::string impl() const override { return "vulkan:where"; }
+  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
+
+  void run(KernelContext& kc) override {
+    const std::string who = kc.node().label();
+    const Tensor& c = consts_.input(kc, 0);
+    const Tensor& x = consts_.input(kc, 1);
+    const Tensor& y = consts_.input(kc, 2);
+    PI_CHECK(c.dtype() == DType::Bool, UnsupportedOp, who, ": condition ", c.describe(),
+             " (the Vulkan Where takes bool)");
+    PI_CHECK(c.rank() <= kMaxRank, UnsupportedOp, who, ": rank ", c.rank(),
+             " (this Vulkan kernel takes rank <= 6)");
+    check_input(kc, x);
+    check_input(kc, y);
+    const Shape out = broadcast_shapes({c.shape(), x.shape(), y.shape()}, who.c_str());
+    PI_CHECK(out.size() <= kMaxRank, UnsupportedOp, who, ": rank ", out.size(),
+             " (this Vulkan kernel takes rank <= 6)");
+    Tensor& o = kc.output(0, DType::Float32, out);
+    check_input(kc, o);
+    if (o.numel() == 0) return;
+    WhereParams p{};
+    p.rank = u32(out.size());
+    p.n = u32(o.numel());
+    const std::vector<int64_t> sc = broadcast_strides(c.shape(), out),
+                               sx = broadcast_strides(x.shape(), out),
+                               sy = broadcast_strides(y.shape(), out);
+    for (size_t k = 0; k < out.size(); ++k) {
+      p.dims[k] = u32(out[k]);
+      p.sc[k] = u32(sc[k]);
+      p.sx[k] = u32(sx[k]);
+      p.sy[k] = u32(sy[k]);
+    }
+    const BufferRef rc = ctx_->find(c.raw_data()), rx = ctx_->find(x.raw_data()),
+                    ry = ctx_->find(y.raw_data()), ro = ctx_->find(o.raw_data());
+    PI_CHECK(rc.offset <= std::numeric_limits<uint32_t>::max(), Internal,
+             "Vulkan: a buffer offset of ", rc.offset, " bytes does not fit 32 bits");
+    p.off_c = u32(static_cast<int64_t>(rc.offset));
+    p.off_x = element_offset(rx);
+    p.off_y = element_offset(ry);
+    p.off_o = element_offset(ro);
+    ctx_->dispatch(*pipeline_, {rc.buffer, rx.buffer, ry.buffer, ro.buffer}, &p,
+                   groups_for(p.n, *ctx_));
+  }
+
+ private:
+  DeviceConstants consts_;
+  std::shared_ptr<Context> ctx_;
+  const Pipeline* pipeline_ = nullptr;
+};
+
+PI_REGISTER_KERNEL("vulkan", "", Where, 9, 23, WhereKernel);
+
+}  // namespace
+}  // namespace polyinfer::vulkan

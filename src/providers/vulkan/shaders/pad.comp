@@ -1,0 +1,51 @@
+// Float32 Pad (ops/pad.cpp), rank <= 6: each output coordinate minus the dimension's pad before
+// is mapped to an input coordinate as cpu::pad_source does (cpu/ops/pad_params.h): constant
+// (outside: the value), reflect (period 2(dim-1), the edge not repeated), edge, wrap. Negative
+// pads crop.
+#version 450
+layout(local_size_x = 256) in;
+
+layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Out { float y[]; };
+
+layout(push_constant) uniform Params {
+  uint rank;
+  uint n;
+  uint off_x;
+  uint off_y;
+  uint mode;    // 0 constant, 1 reflect, 2 edge, 3 wrap (cpu::PadMode)
+  float value;
+  uint odims[6];
+  int before[6];
+  uint idims[6];
+  uint xs[6];
+} p;
+
+// -1: the constant.
+int source(int i, int dim) {
+  if (i >= 0 && i < dim) return i;
+  if (p.mode == 0u) return -1;
+  if (p.mode == 2u) return i < 0 ? 0 : dim - 1;
+  if (p.mode == 3u) return ((i % dim) + dim) % dim;
+  if (dim == 1) return 0;
+  const int period = 2 * (dim - 1);
+  const int m = ((i % period) + period) % period;
+  return m < dim ? m : period - m;
+}
+
+void main() {
+  const uint step = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  for (uint i = gl_GlobalInvocationID.x; i < p.n; i += step) {
+    uint rem = i, ix = p.off_x;
+    bool inside = true;
+    for (int k = int(p.rank) - 1; k >= 0; --k) {
+      const uint d = p.odims[k];
+      const int coord = int(rem % d);
+      rem /= d;
+      const int s = source(coord - p.before[k], int(p.idims[k]));
+      inside = inside && s >= 0;
+      ix += uint(max(s, 0)) * p.xs[k];
+    }
+    y[p.off_y + i] = inside ? x[ix] : p.value;
+  }
+}

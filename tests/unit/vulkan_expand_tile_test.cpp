@@ -1,0 +1,96 @@
+// The Vulkan Expand and Tile kernels (strided copies on shaders/copy.comp) against cpu-ref:
+// Expand to a larger rank, bidirectionally (a requested 1 keeps the input's dimension), to the
+// same shape and from a scalar, with the shape at run time and as a constant; Tile with repeats
+// of 0, 1 and more, at run time and as constants; and the refusals falling back with their
+// reasons. Copies are exact: tolerance 0.
+#include "oracle.h"
+#include "vulkan_util.h"
+
+namespace polyinfer {
+namespace {
+
+using test::OracleOp;
+
+Tensor ints(std::vector<int64_t> v) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  return Tensor::from_vector<int64_t>({n}, v);
+}
+
+const std::vector<std::pair<Shape, std::vector<int64_t>>> kExpand = {
+    {{3, 1}, {2, 3, 5}}, {{1, 4, 1}, {3, 1, 257}}, {{2, 3}, {1, 1}},
+    {{}, {4, 5}},        {{5}, {5}},               {{2, 1, 3}, {2, 2, 4, 1, 1, 3}},
+    {{1, 3}, {0, 3}}};
+
+TEST(VulkanExpand, RunTimeShape) {
+  PI_SKIP_WITHOUT_VULKAN();
+  for (const auto& [x, s] : kExpand) {
+    auto r = OracleOp("Expand", 13).providers({"vulkan"}).random(x).input(ints(s)).check(0, 0);
+    EXPECT_EQ(r.provider, "vulkan") << shape_str(x);
+  }
+}
+
+TEST(VulkanExpand, ConstantShape) {
+  PI_SKIP_WITHOUT_VULKAN();
+  for (const auto& [x, s] : kExpand) {
+    const auto r = test::check_with_constants(OracleOp("Expand", 8),
+                                              {test::random_tensor(x), ints(s)}, {false, true});
+    EXPECT_EQ(r.provider, "vulkan") << shape_str(x);
+  }
+}
+
+TEST(VulkanExpand, RefusalsFallBackWithTheReason) {
+  PI_SKIP_WITHOUT_VULKAN();
+  auto r = test::check_with_constants(OracleOp("Expand", 13),
+                                      {test::random_tensor({3}), ints({1, 1, 1, 1, 1, 2, 3})},
+                                      {false, true}, {"vulkan", "cpu"});
+  EXPECT_EQ(r.provider, "cpu");
+  EXPECT_NE(r.reason.find("output rank 7"), std::string::npos) << r.reason;
+  r = test::check_with_constants(OracleOp("Expand", 13),
+                                 {Tensor::from_vector<int64_t>({1}, {7}), ints({3})},
+                                 {false, true}, {"vulkan", "cpu"});
+  EXPECT_EQ(r.provider, "cpu");
+  EXPECT_NE(r.reason.find("dtype int64"), std::string::npos) << r.reason;
+}
+
+const std::vector<std::pair<Shape, std::vector<int64_t>>> kTile = {
+    {{3}, {4}},         {{2, 3}, {1, 1}},       {{2, 3}, {3, 2}},   {{2, 1, 3}, {2, 3, 1}},
+    {{5, 7}, {0, 2}},   {{1, 257}, {2, 1}},     {{}, {}}};
+
+TEST(VulkanTile, RunTimeAndConstantRepeats) {
+  PI_SKIP_WITHOUT_VULKAN();
+  for (const auto& [x, reps] : kTile) {
+    auto r = OracleOp("Tile", 13).providers({"vulkan"}).random(x).input(ints(reps)).check(0, 0);
+    EXPECT_EQ(r.provider, "vulkan") << shape_str(x);
+    const auto c = test::check_with_constants(OracleOp("Tile", 6),
+                                              {test::random_tensor(x), ints(reps)}, {false, true});
+    EXPECT_EQ(c.provider, "vulkan") << shape_str(x);
+  }
+}
+
+TEST(VulkanTile, RefusalsFallBackWithTheReason) {
+  PI_SKIP_WITHOUT_VULKAN();
+  // Rank 4 with every dimension repeated walks 8 dimensions.
+  auto r = test::check_with_constants(OracleOp("Tile", 13),
+                                      {test::random_tensor({2, 2, 2, 2}), ints({2, 2, 2, 2})},
+                                      {false, true}, {"vulkan", "cpu"});
+  EXPECT_EQ(r.provider, "cpu");
+  EXPECT_NE(r.reason.find("8 walked dimensions"), std::string::npos) << r.reason;
+  // Repeats at run time: only ranks whose every dimension may repeat within 6.
+  r = test::check_with_constants(OracleOp("Tile", 13),
+                                 {test::random_tensor({2, 2, 2, 2}), ints({1, 1, 1, 1})},
+                                 {false, false}, {"vulkan", "cpu"});
+  EXPECT_EQ(r.provider, "cpu");
+  EXPECT_NE(r.reason.find("repeats computed at run time"), std::string::npos) << r.reason;
+}
+
+// More elements than 2 workgroups of 256 cover: the copy shader's grid-stride loop.
+TEST(VulkanExpand, PastTheDispatchLimit) {
+  PI_SKIP_WITHOUT_VULKAN();
+  test::ScopedGroupLimit limit(2);
+  auto r = OracleOp("Expand", 13).providers({"vulkan"}).random({1, 37}).input(ints({29, 37}))
+               .check(0, 0);
+  EXPECT_EQ(r.provider, "vulkan");
+}
+
+}  // namespace
+}  // namespace polyinfer

@@ -1,0 +1,89 @@
+// The Vulkan Gather kernel (shaders/gather.comp) against cpu-ref: every axis (negative too) of
+// ranks 1 to 4 and a rank-7 input, scalar and multi-dimensional indices, negative indices, int32
+// and int64 indices, at run time and as constants, an embedding-table lookup past a workgroup,
+// empty indices; an out-of-range index failing with the CPU's error; the refusal of integer data
+// falling back with its reason. Gather copies: tolerance 0.
+#include "oracle.h"
+#include "vulkan_util.h"
+
+namespace polyinfer {
+namespace {
+
+using test::OracleOp;
+
+Tensor i64(const Shape& s, std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(s, v); }
+
+TEST(VulkanGather, EveryAxis) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const std::vector<Shape> shapes = {{5}, {4, 3}, {3, 5, 2}, {2, 3, 4, 5}, {2, 1, 3, 1, 2, 1, 3}};
+  for (const Shape& s : shapes) {
+    const int64_t r = static_cast<int64_t>(s.size());
+    for (int64_t axis = -r; axis < r; ++axis) {
+      const int64_t dim = s[static_cast<size_t>(axis < 0 ? axis + r : axis)];
+      const Tensor ind = i64({2, 2}, {0, dim - 1, -1, -dim});
+      auto o = OracleOp("Gather", 13).providers({"vulkan"}).attr("axis", axis).random(s);
+      EXPECT_EQ(o.input(ind).check(0, 0).provider, "vulkan") << shape_str(s) << " " << axis;
+      const auto c = test::check_with_constants(OracleOp("Gather", 13).attr("axis", axis),
+                                                {test::random_tensor(s), ind}, {false, true});
+      EXPECT_EQ(c.provider, "vulkan") << shape_str(s) << " " << axis;
+    }
+  }
+}
+
+TEST(VulkanGather, IndexShapesAndTypes) {
+  PI_SKIP_WITHOUT_VULKAN();
+  // A scalar index drops the axis; int32 indices; an embedding lookup of 300 rows.
+  auto r = OracleOp("Gather", 13).providers({"vulkan"}).attr("axis", int64_t{1}).random({3, 7, 2})
+               .input(i64({}, {-2})).check(0, 0);
+  EXPECT_EQ(r.provider, "vulkan");
+  r = OracleOp("Gather", 13).providers({"vulkan"}).random({9, 4})
+          .input(Tensor::from_vector<int32_t>({5}, {8, -9, 0, 3, -1})).check(0, 0);
+  EXPECT_EQ(r.provider, "vulkan");
+  std::vector<int64_t> tokens(300);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int64_t>((i * 37) % 1000);
+  r = OracleOp("Gather", 13).providers({"vulkan"}).random({1000, 33}).input(i64({1, 300}, tokens))
+          .check(0, 0);
+  EXPECT_EQ(r.provider, "vulkan");
+  r = OracleOp("Gather", 13).providers({"vulkan"}).random({4, 3}).input(i64({0}, {})).check(0, 0);
+  EXPECT_EQ(r.provider, "vulkan");
+}
+
+TEST(VulkanGather, OutOfRangeFailsAsOnTheCpu) {
+  PI_SKIP_WITHOUT_VULKAN();
+  for (int64_t bad : {4, -5}) {
+    try {
+      OracleOp("Gather", 13).providers({"vulkan"}).random({4, 3}).input(i64({2}, {0, bad}))
+          .check(0, 0);
+      FAIL() << "index " << bad << " ran";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find("index " + std::to_string(bad) +
+                                           " is out of range for a dimension of size 4"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(VulkanGather, RefusalsFallBackWithTheReason) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const auto r = test::check_with_constants(OracleOp("Gather", 13),
+                                            {i64({3}, {5, 6, 7}), i64({1}, {1})}, {false, true},
+                                            {"vulkan", "cpu"});
+  EXPECT_EQ(r.provider, "cpu");
+  EXPECT_NE(r.reason.find("dtype int64"), std::string::npos) << r.reason;
+}
+
+// More elements than 2 workgroups of 256 cover: the shader's grid-stride loop.
+TEST(VulkanGather, PastTheDispatchLimit) {
+  PI_SKIP_WITHOUT_VULKAN();
+  test::ScopedGroupLimit limit(2);
+  std::vector<int64_t> idx(41);
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(i % 7) - 3;
+  auto r = OracleOp("Gather", 13).providers({"vulkan"}).attr("axis", int64_t{1})
+               .random({3, 7, 29}).input(i64({41}, idx)).check(0, 0);
+  EXPECT_EQ(r.provider, "vulkan");
+}
+
+}  // namespace
+}  // namespace polyinfer

@@ -1,0 +1,102 @@
+// The Vulkan Slice kernel (a strided copy on shaders/copy.comp) against cpu-ref: starts/ends/
+// axes/steps as attributes (opset 1), as run-time inputs and as constants (10+); negative axes,
+// starts, ends and steps, clamping past either end, empty results, a workgroup tail, rank 6; and
+// the refusals falling back with their reasons. Copies are exact: tolerance 0.
+#include "oracle.h"
+#include "vulkan_util.h"
+
+namespace polyinfer {
+namespace {
+
+using test::OracleOp;
+
+Tensor ints(std::vector<int64_t> v) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  return Tensor::from_vector<int64_t>({n}, v);
+}
+
+struct SliceCase {
+  Shape shape;
+  std::vector<int64_t> starts, ends, axes, steps;  // axes/steps empty: left out
+};
+
+const std::vector<SliceCase>& slice_cases() {
+  static const std::vector<SliceCase> cases = {
+      {{10}, {2}, {7}, {}, {}},
+      {{10}, {-3}, {1000}, {}, {}},                       // negative start, end past the end
+      {{10}, {8}, {1}, {0}, {-2}},                        // backwards
+      {{10}, {-1}, {-1000}, {0}, {-1}},                   // the whole axis reversed
+      {{10}, {5}, {5}, {}, {}},                           // empty
+      {{3, 5, 7}, {1, -6}, {3, 100}, {1, -1}, {2, 3}},    // negative axis, step past the end
+      {{3, 5, 7}, {2, 4, 6}, {-100, -100, -100}, {0, 1, 2}, {-1, -2, -3}},
+      {{4, 257}, {0, 1}, {4, 256}, {}, {}},               // a tail past one workgroup
+      {{2, 3, 1, 4, 5, 3}, {1, 3, 0}, {2, 0, 5}, {0, 3, 4}, {1, -1, 2}},  // rank 6
+  };
+  return cases;
+}
+
+TEST(VulkanSlice, RunTimeInputs) {
+  PI_SKIP_WITHOUT_VULKAN();
+  for (const SliceCase& c : slice_cases()) {
+    auto o = OracleOp("Slice", 13).providers({"vulkan"}).random(c.shape);
+    o.input(ints(c.starts)).input(ints(c.ends));
+    if (!c.axes.empty() || !c.steps.empty()) o.input(c.axes.empty() ? Tensor() : ints(c.axes));
+    if (!c.steps.empty()) o.input(ints(c.steps));
+    EXPECT_EQ(o.check(0, 0).provider, "vulkan") << shape_str(c.shape);
+  }
+}
+
+TEST(VulkanSlice, ConstantInputs) {
+  PI_SKIP_WITHOUT_VULKAN();
+  for (const SliceCase& c : slice_cases()) {
+    std::vector<Tensor> in = {test::random_tensor(c.shape), ints(c.starts), ints(c.ends),
+                              c.axes.empty() ? Tensor() : ints(c.axes),
+                              c.steps.empty() ? Tensor() : ints(c.steps)};
+    const auto r = test::check_with_constants(OracleOp("Slice", 13), in,
+                                              {false, true, true, true, true});
+    EXPECT_EQ(r.provider, "vulkan") << shape_str(c.shape);
+  }
+}
+
+TEST(VulkanSlice, Attributes) {
+  PI_SKIP_WITHOUT_VULKAN();
+  for (const SliceCase& c : slice_cases()) {
+    if (!c.steps.empty()) continue;  // opset 1 has no steps
+    auto o = OracleOp("Slice", 1).providers({"vulkan"}).random(c.shape);
+    o.attr("starts", c.starts).attr("ends", c.ends);
+    if (!c.axes.empty()) o.attr("axes", c.axes);
+    EXPECT_EQ(o.check(0, 0).provider, "vulkan") << shape_str(c.shape);
+  }
+  auto o = OracleOp("Slice", 1).providers({"vulkan"}).random({4, 6});
+  o.attr("starts", std::vector<int64_t>{-2, 1}).attr("ends", std::vector<int64_t>{100, -1})
+      .attr("axes", std::vector<int64_t>{1, 0});
+  EXPECT_EQ(o.check(0, 0).provider, "vulkan");
+}
+
+TEST(VulkanSlice, RefusalsFallBackWithTheReason) {
+  PI_SKIP_WITHOUT_VULKAN();
+  // Integer data (shape arithmetic) stays on the CPU.
+  auto r = test::check_with_constants(
+      OracleOp("Slice", 13),
+      {Tensor::from_vector<int64_t>({4}, {1, 2, 3, 4}), ints({1}), ints({3})},
+      {false, true, true}, {"vulkan", "cpu"});
+  EXPECT_EQ(r.provider, "cpu");
+  EXPECT_NE(r.reason.find("dtype int64"), std::string::npos) << r.reason;
+  r = test::check_with_constants(OracleOp("Slice", 13),
+                                 {test::random_tensor({2, 1, 1, 1, 1, 1, 3}), ints({1}), ints({3})},
+                                 {false, true, true}, {"vulkan", "cpu"});
+  EXPECT_EQ(r.provider, "cpu");
+  EXPECT_NE(r.reason.find("rank 7"), std::string::npos) << r.reason;
+}
+
+// More elements than 2 workgroups of 256 cover: the copy shader's grid-stride loop.
+TEST(VulkanSlice, PastTheDispatchLimit) {
+  PI_SKIP_WITHOUT_VULKAN();
+  test::ScopedGroupLimit limit(2);
+  auto o = OracleOp("Slice", 13).providers({"vulkan"}).random({40, 61});
+  o.input(ints({39, 1})).input(ints({-1000, 60})).input(ints({0, 1})).input(ints({-1, 2}));
+  EXPECT_EQ(o.check(0, 0).provider, "vulkan");
+}
+
+}  // namespace
+}  // namespace polyinfer
