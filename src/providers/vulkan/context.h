@@ -76,27 +76,44 @@ struct BufferRef {
   size_t offset = 0;
 };
 
-// Whether the Vulkan provider can run here, and if not why: the doctor's check of the Vulkan
-// stack (hw::check_vulkan_stack, the same text) and then this context's own setup. Cached.
+// Whether the Vulkan provider can run here on device `index` (-1: the device already started,
+// else the automatic choice), and if not why: the doctor's check of the Vulkan stack
+// (hw::check_vulkan_stack, the same text), then the index, then this context's own setup.
+// Starts the device when it can.
 struct Status {
   bool usable = false;
   std::string reason;
 };
-Status status();
+Status status(int index = -1);
+
+// Throws InvalidArgument listing the devices when the Vulkan stack works and `index` names none
+// of them (vulkan:N counts in the loader's enumeration order, the one doctor lists). Starts
+// nothing.
+void check_device_index(int index);
+// "vulkan:0 llvmpipe (LLVM 15.0.6, 256 bits) (cpu)"; the devices, "; "-separated.
+std::string device_listing();
 
 struct ContextFactory;
 
 class Context {
  public:
-  // The process-wide context, created on first use; throws ProviderUnavailable with status()'s
-  // reason when Vulkan is not usable. Registers Device{Vulkan, 0} (allocator, copies) on creation.
-  static std::shared_ptr<Context> get();
+  // The process-wide context, created on first use for device `index` (-1: the one already
+  // started, else the automatic choice: discrete > integrated > virtual > cpu, first of a kind);
+  // registers Device{Vulkan, index} (allocator, copies) on creation. One device per process:
+  // asking for another index once one is started throws ProviderUnavailable naming both. Throws
+  // ProviderUnavailable with status()'s reason when Vulkan is not usable, and InvalidArgument
+  // listing the devices for an index out of range.
+  static std::shared_ptr<Context> get(int index = -1);
+  // Whether a context exists (without starting one).
+  static bool started();
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
   // "llvmpipe (LLVM 15.0.6, 256 bits) (cpu), Vulkan 1.3.230".
   const std::string& describe() const { return description_; }
+  // Device{Vulkan, N}: N is the device's place in the loader's enumeration.
+  Device device() const { return {DeviceKind::Vulkan, index_}; }
 
   void* allocate(size_t bytes);
   void deallocate(void* ptr);
@@ -130,8 +147,8 @@ class Context {
 
  private:
   friend struct ContextFactory;
-  Context();  // throws ProviderUnavailable with the reason
-  void create_device();
+  explicit Context(int requested);  // throws ProviderUnavailable with the reason
+  void create_device(int requested);
   void begin_locked();
   void flush_locked();
 
@@ -148,6 +165,7 @@ class Context {
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;
+  int index_ = 0;  // in the enumeration
   VkPhysicalDeviceMemoryProperties memory_props_{};
   uint32_t max_groups_ = 65535;
   uint32_t device_max_groups_ = 65535;
@@ -166,7 +184,8 @@ class Context {
   uint32_t sets_used_ = 0;   // descriptor sets taken from the pool since the last flush
 };
 
-// The allocator of Device{Vulkan, 0} (the provider's; also registered with the device).
-std::shared_ptr<Allocator> device_allocator();
+// The allocator of the device Context::get(index) starts (the provider's; also registered with
+// the device).
+std::shared_ptr<Allocator> device_allocator(int index = -1);
 
 }  // namespace polyinfer::vulkan
