@@ -13,6 +13,9 @@ namespace {
 constexpr uint32_t kSetsPerPool = 1024;   // dispatches per flush before the pool is recycled
 constexpr uint32_t kMaxBindings = 8;
 constexpr size_t kAlign = 256;            // allocation granularity in bytes
+// An ordinary block: large enough that a model's tensors and weights share a few, small enough
+// that a mostly idle block does not hold much.
+constexpr size_t kBlockBytes = size_t{64} << 20;
 
 void check(VkResult r, const char* what) {
   PI_CHECK(r == VK_SUCCESS, Internal, "Vulkan: ", what, " failed (VkResult ", static_cast<int>(r),
@@ -312,6 +315,12 @@ void Context::create_device(int requested) {
            "the Vulkan device allows only ", best_props.limits.maxPushConstantsSize,
            " bytes of push constants (128 needed)");
   f_.vkGetPhysicalDeviceMemoryProperties(physical_, &memory_props_);
+  // Kernels bind whole blocks: none may exceed what one storage-buffer binding covers.
+  max_buffer_range_ = best_props.limits.maxStorageBufferRange;
+  sub_ = std::make_unique<SubAllocator>(
+      kBlockBytes, max_buffer_range_, kAlign,
+      [this](size_t size) { return create_block_locked(size); },
+      [this](uintptr_t base) { destroy_block_locked(base); });
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{};
@@ -365,10 +374,7 @@ Context::~Context() {
     // A lost device at exit: destroy what is left regardless.
   }
   f_.vkDeviceWaitIdle(device_);
-  for (auto& [addr, b] : blocks_) {
-    f_.vkDestroyBuffer(device_, b.buffer, nullptr);
-    f_.vkFreeMemory(device_, b.memory, nullptr);
-  }
+  sub_->clear();
   for (auto& [name, p] : pipelines_) {
     f_.vkDestroyPipeline(device_, p->pipeline, nullptr);
     f_.vkDestroyPipelineLayout(device_, p->layout, nullptr);
@@ -382,8 +388,11 @@ Context::~Context() {
 }
 
 void* Context::allocate(size_t bytes) {
-  const size_t size = (std::max<size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
   std::lock_guard<std::mutex> lock(mu_);
+  return reinterpret_cast<void*>(sub_->allocate(bytes));
+}
+
+uintptr_t Context::create_block_locked(size_t size) {
   Block b;
   b.size = size;
   VkBufferCreateInfo bci{};
@@ -427,30 +436,41 @@ void* Context::allocate(size_t bytes) {
     fail(ErrorCode::OutOfMemory, "Vulkan: allocating ", size, " bytes failed (VkResult ",
          static_cast<int>(r), ")");
   }
-  blocks_[reinterpret_cast<uintptr_t>(mapped)] = b;
-  return mapped;
+  const auto base = reinterpret_cast<uintptr_t>(mapped);
+  blocks_[base] = b;
+  return base;
 }
 
-void Context::deallocate(void* ptr) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = blocks_.find(reinterpret_cast<uintptr_t>(ptr));
+void Context::destroy_block_locked(uintptr_t base) {
+  auto it = blocks_.find(base);
   if (it == blocks_.end()) return;
-  // Recorded work may still use the buffer.
-  if (recording_) flush_locked();
   f_.vkDestroyBuffer(device_, it->second.buffer, nullptr);
   f_.vkFreeMemory(device_, it->second.memory, nullptr);  // unmaps too
   blocks_.erase(it);
 }
 
-BufferRef Context::find(const void* ptr) const {
-  const auto addr = reinterpret_cast<uintptr_t>(ptr);
+void Context::deallocate(void* ptr) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = blocks_.upper_bound(addr);
-  PI_CHECK(it != blocks_.begin(), Internal, "Vulkan: a tensor's pointer is not device memory");
-  --it;
-  PI_CHECK(addr < it->first + it->second.size, Internal,
+  // Recorded work may still use the memory: it must run before the range is handed out again
+  // (a host copy into it would overwrite what a recorded kernel has yet to read) or its block is
+  // freed.
+  if (recording_) flush_locked();
+  sub_->deallocate(reinterpret_cast<uintptr_t>(ptr));
+}
+
+BufferRef Context::find(const void* ptr) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  uintptr_t base = 0;
+  size_t offset = 0;
+  PI_CHECK(sub_->find(reinterpret_cast<uintptr_t>(ptr), &base, &offset), Internal,
            "Vulkan: a tensor's pointer is not device memory");
-  return {it->second.buffer, addr - it->first};
+  return {blocks_.at(base).buffer, offset};
+}
+
+Context::MemoryStats Context::memory_stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {sub_->blocks(), sub_->used_bytes(), sub_->reserved_bytes(), sub_->block_bytes(),
+          max_buffer_range_ / kAlign * kAlign};
 }
 
 const Pipeline& Context::pipeline(const std::string& name, uint32_t bindings,

@@ -2,9 +2,11 @@
 // where it is absent), an instance, the chosen physical device with a compute queue, memory, the
 // cached pipelines, and the command buffer that kernels record into.
 //
-// Memory: every allocation is a VkBuffer on host-visible, host-coherent memory, mapped for its
-// whole life. Tensors see the mapped pointer (so views' byte offsets are plain pointer
-// arithmetic); find() maps any pointer inside a live allocation back to (VkBuffer, byte offset).
+// Memory: blocks of 64 MiB (a larger request gets a block its size; none above
+// maxStorageBufferRange), each a VkBuffer on host-visible, host-coherent memory mapped for its
+// whole life, sub-allocated first-fit at 256-byte steps (suballocator.h). Tensors see the mapped
+// pointer (so views' byte offsets are plain pointer arithmetic); find() maps any pointer inside
+// a live block back to (VkBuffer, byte offset).
 // On llvmpipe and integrated GPUs all memory is host-visible; a discrete GPU wants device-local
 // buffers with staging copies, which come later (docs/vulkan.md).
 //
@@ -26,6 +28,7 @@
 
 #include "hw/system.h"
 #include "polyinfer/tensor.h"
+#include "providers/vulkan/suballocator.h"
 
 namespace polyinfer::vulkan {
 
@@ -115,10 +118,21 @@ class Context {
   // Device{Vulkan, N}: N is the device's place in the loader's enumeration.
   Device device() const { return {DeviceKind::Vulkan, index_}; }
 
+  // Device memory: at least `bytes`, 256-byte aligned, from a shared block (see above).
   void* allocate(size_t bytes);
+  // Waits for recorded work first (it may still use the memory); frees an emptied block.
   void deallocate(void* ptr);
-  // The buffer and byte offset of a pointer inside a live allocation; throws Internal otherwise.
+  // The buffer and byte offset of a pointer inside a live block; throws Internal otherwise.
   BufferRef find(const void* ptr) const;
+  // The sub-allocator's state, for tests and diagnostics.
+  struct MemoryStats {
+    size_t blocks = 0;          // VkBuffers (and VkDeviceMemory allocations) alive
+    size_t used_bytes = 0;      // in live allocations, rounded to 256
+    size_t reserved_bytes = 0;  // in blocks
+    size_t block_bytes = 0;     // the size of an ordinary block
+    size_t max_block_bytes = 0; // maxStorageBufferRange, rounded down to 256
+  };
+  MemoryStats memory_stats() const;
 
   // The cached pipeline for shader `name` (shaders.h); created on first request.
   const Pipeline& pipeline(const std::string& name, uint32_t bindings, uint32_t push_bytes);
@@ -152,6 +166,10 @@ class Context {
   void begin_locked();
   void flush_locked();
 
+  // Makes a mapped block of `size` bytes and returns its address (the sub-allocator's create).
+  uintptr_t create_block_locked(size_t size);
+  void destroy_block_locked(uintptr_t base);
+
   struct Block {
     VkBuffer buffer = VK_NULL_HANDLE;
     VkDeviceMemory memory = VK_NULL_HANDLE;
@@ -173,7 +191,9 @@ class Context {
   std::string description_;
 
   mutable std::mutex mu_;
+  size_t max_buffer_range_ = 0;         // maxStorageBufferRange
   std::map<uintptr_t, Block> blocks_;  // by mapped address
+  std::unique_ptr<SubAllocator> sub_;  // hands out pieces of blocks_
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
