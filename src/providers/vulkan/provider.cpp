@@ -25,8 +25,13 @@ class VulkanProvider final : public RegistryProvider {
     const vulkan::Status st = vulkan::status(index_);
     return {st.usable, st.reason};
   }
+  // The device in use; with several, all of them as vulkan:N counts them, so `providers` shows
+  // what to write.
   std::string describe() const override {
-    return vulkan::status(index_).usable ? vulkan::Context::get(index_)->describe() : "";
+    if (!vulkan::status(index_).usable) return "";
+    const std::string all = vulkan::device_listing();
+    return vulkan::Context::get(index_)->describe() +
+           (all.find("; ") == std::string::npos ? "" : "; devices: " + all);
   }
   std::shared_ptr<Allocator> allocator() const override {
     return vulkan::device_allocator(index_);
