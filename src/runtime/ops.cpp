@@ -6,6 +6,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cctype>
 #include <list>
 #include <map>
 #include <memory>
@@ -33,8 +34,11 @@ struct Cache {
   CacheStats stats;
 };
 
+// Never destroyed: its sessions hold device memory, and at exit the device's driver may already
+// have run its own exit handlers (registered after this cache was made, so they run first);
+// freeing into it then could crash. The process's end reclaims everything.
 Cache& cache() {
-  static Cache c;
+  static Cache& c = *new Cache;
   return c;
 }
 
@@ -105,15 +109,19 @@ std::shared_ptr<Entry> entry_for(const std::string& op, const std::vector<const 
 }
 
 Tensor run(const char* op, const std::vector<const Tensor*>& in) {
+  // Errors name the function called: ops::matmul for MatMul (every name here is the op type in
+  // lower case).
+  std::string fn = op;
+  for (char& ch : fn) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   for (size_t i = 0; i < in.size(); ++i)
-    PI_CHECK(in[i]->defined(), InvalidArgument, "ops::", op, ": operand ", i,
+    PI_CHECK(in[i]->defined(), InvalidArgument, "ops::", fn, ": operand ", i,
              " is an undefined tensor");
   const Device device = in[0]->device();
   for (size_t i = 1; i < in.size(); ++i) {
-    PI_CHECK(in[i]->device() == device, InvalidArgument, "ops::", op, ": operand 0 is on ",
+    PI_CHECK(in[i]->device() == device, InvalidArgument, "ops::", fn, ": operand 0 is on ",
              device.str(), " but operand ", i, " is on ", in[i]->device().str(),
              "; move one with Tensor::to() first");
-    PI_CHECK(in[i]->dtype() == in[0]->dtype(), InvalidArgument, "ops::", op, ": operand 0 is ",
+    PI_CHECK(in[i]->dtype() == in[0]->dtype(), InvalidArgument, "ops::", fn, ": operand 0 is ",
              dtype_name(in[0]->dtype()), " but operand ", i, " is ", dtype_name(in[i]->dtype()));
   }
   std::shared_ptr<Entry> e = entry_for(op, in, device);
