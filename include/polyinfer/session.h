@@ -29,7 +29,8 @@ struct SessionOptions {
   // the probe's reason) unless allow_missing is set, in which case it is skipped and the skip
   // is reported in the placement.
   // {"auto"} takes the usable accelerator providers `doctor` finds, best first, then cpu
-  // (Placement::auto_choice says what it chose and why).
+  // (Placement::auto_choice says what it chose and why). "vulkan:1" names a device by its
+  // number in `polyinfer providers`/`doctor`; plain "vulkan" lets the provider choose.
   std::vector<std::string> providers{"cpu"};
   bool allow_missing = false;
   // Intra-op threads; 0 means one per physical core.

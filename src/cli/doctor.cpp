@@ -129,8 +129,10 @@ void print_text(const hw::SystemReport& r, const std::vector<ProviderRow>& provi
   o << "Vulkan\n";
   const hw::StackCheck vk = hw::check_vulkan_stack(r.vulkan);
   if (!vk.usable) o << "  " << mark(false) << " " << vk.reason << "\n";
-  for (const auto& d : r.vulkan.devices) {
-    o << "  " << mark(d.type != "cpu") << " " << d.name << " (" << d.type << (d.type == "cpu" ? ": software, not a GPU" : "")
+  // Numbered as `--providers vulkan:N` counts them (the loader's enumeration order).
+  for (size_t i = 0; i < r.vulkan.devices.size(); ++i) {
+    const hw::VulkanDevice& d = r.vulkan.devices[i];
+    o << "  " << mark(d.type != "cpu") << " vulkan:" << i << " " << d.name << " (" << d.type << (d.type == "cpu" ? ": software, not a GPU" : "")
       << "), Vulkan " << d.api_version;
     if (!d.driver_name.empty()) o << ", driver " << d.driver_name << " " << d.driver_version;
     else o << ", driver " << d.driver_version;

@@ -20,11 +20,12 @@ struct DeviceBackend {
 // Registers (or replaces) the backend of `device`. The host is registered from the start.
 void register_device(Device device, DeviceBackend backend);
 void unregister_device(Device device);
-// A provider that registers its device only when it starts (cuda: when the plugin is loaded and
-// opens the GPU) names the function that starts it; it returns "" when the device is now
-// registered, else why it cannot be. device_backend() calls it for an unregistered device of
-// that kind, so Tensor::to(cuda) works before any session has probed cuda.
-void register_device_starter(DeviceKind kind, std::string (*start)());
+// A provider that registers its devices only when it starts (cuda: when the plugin is loaded and
+// opens the GPU; vulkan: when its context opens device N) names, per device kind, the function
+// that starts device `index` of that kind; it returns "" when the device is now registered, else
+// why it cannot be. device_backend() calls it for an unregistered device of that kind, so
+// Tensor::to(vulkan:1) works before any session has probed vulkan.
+void register_device_starter(DeviceKind kind, std::string (*start)(int index));
 
 // The backend of `device`; throws ProviderUnavailable when no provider registered it (with the
 // starter's reason when there is one).

@@ -44,7 +44,7 @@ void host_copy(const void* src, void* dst, size_t bytes) { std::memcpy(dst, src,
 struct Registry {
   std::mutex mu;
   std::map<std::pair<int, int>, DeviceBackend> backends;
-  std::map<int, std::string (*)()> starters;  // by DeviceKind
+  std::map<int, std::string (*)(int)> starters;  // by DeviceKind
   Registry() {
     backends[{static_cast<int>(DeviceKind::CPU), 0}] =
         DeviceBackend{host_allocator(), &host_copy, &host_copy};
@@ -73,14 +73,14 @@ void unregister_device(Device device) {
   registry().backends.erase({static_cast<int>(device.kind), device.index});
 }
 
-void register_device_starter(DeviceKind kind, std::string (*start)()) {
+void register_device_starter(DeviceKind kind, std::string (*start)(int index)) {
   std::lock_guard<std::mutex> lock(registry().mu);
   registry().starters[static_cast<int>(kind)] = start;
 }
 
 const DeviceBackend& device_backend(Device device) {
   const std::pair<int, int> key{static_cast<int>(device.kind), device.index};
-  std::string (*start)() = nullptr;
+  std::string (*start)(int) = nullptr;
   {
     std::lock_guard<std::mutex> lock(registry().mu);
     auto it = registry().backends.find(key);
@@ -89,7 +89,7 @@ const DeviceBackend& device_backend(Device device) {
     if (s != registry().starters.end()) start = s->second;
   }
   // Outside the lock: starting registers the device (register_device takes the lock).
-  const std::string why = start ? start() : "no provider for it is loaded";
+  const std::string why = start ? start(device.index) : "no provider for it is loaded";
   std::lock_guard<std::mutex> lock(registry().mu);
   auto it = registry().backends.find(key);
   PI_CHECK(it != registry().backends.end(), ProviderUnavailable, "device ", device.str(),

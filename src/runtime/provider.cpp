@@ -7,9 +7,15 @@ namespace polyinfer {
 
 namespace {
 
+struct Entry {
+  std::string name;
+  IndexedProviderFactory factory;
+  bool indexed = false;  // takes "name:N"
+};
+
 struct ProviderRegistry {
   std::mutex mu;
-  std::vector<std::pair<std::string, ProviderFactory>> factories;
+  std::vector<Entry> factories;
 };
 
 ProviderRegistry& provider_registry() {
@@ -52,32 +58,54 @@ std::vector<const KernelDef*> RegistryProvider::kernels() const {
 bool register_provider(const std::string& name, ProviderFactory factory) {
   auto& r = provider_registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  r.factories.emplace_back(name, std::move(factory));
+  r.factories.push_back({name, [f = std::move(factory)](int) { return f(); }, false});
   return true;
 }
 
+bool register_indexed_provider(const std::string& name, IndexedProviderFactory factory) {
+  auto& r = provider_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.factories.push_back({name, std::move(factory), true});
+  return true;
+}
+
+ProviderName parse_provider_name(const std::string& text) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) return {text, -1};
+  const std::string num = text.substr(colon + 1);
+  // Digits only (no sign, no spaces); Device::parse's bound of 1024 devices.
+  const bool digits = !num.empty() && num.size() <= 4 &&
+                      std::all_of(num.begin(), num.end(), [](char c) { return c >= '0' && c <= '9'; });
+  PI_CHECK(digits && std::stoi(num) < 1024, InvalidArgument, "bad device index in provider '",
+           text, "'; write e.g. vulkan:0 (the index `polyinfer providers` lists)");
+  return {text.substr(0, colon), std::stoi(num)};
+}
+
 std::unique_ptr<Provider> create_provider(const std::string& name) {
-  ProviderFactory f;
+  const ProviderName pn = parse_provider_name(name);
+  Entry found;
   {
     auto& r = provider_registry();
     std::lock_guard<std::mutex> lock(r.mu);
-    for (const auto& [n, fac] : r.factories)
-      if (n == name) f = fac;
+    for (const Entry& e : r.factories)
+      if (e.name == pn.base) found = e;
   }
-  if (!f) {
+  if (!found.factory) {
     std::string known;
     for (const auto& n : provider_names()) known += (known.empty() ? "" : ", ") + n;
     fail(ErrorCode::InvalidArgument, "unknown provider '", name, "'; built-in providers: ", known,
          " (or auto: the usable ones `polyinfer doctor` finds, best first)");
   }
-  return f();
+  PI_CHECK(pn.index < 0 || found.indexed, InvalidArgument, "provider '", pn.base,
+           "' has one device and takes no index; write '", pn.base, "' instead of '", name, "'");
+  return found.factory(pn.index);
 }
 
 std::vector<std::string> provider_names() {
   auto& r = provider_registry();
   std::lock_guard<std::mutex> lock(r.mu);
   std::vector<std::string> out;
-  for (const auto& [n, f] : r.factories) out.push_back(n);
+  for (const Entry& e : r.factories) out.push_back(e.name);
   std::stable_partition(out.begin(), out.end(), [](const std::string& n) { return n == "cpu"; });
   return out;
 }

@@ -64,10 +64,28 @@ class RegistryProvider : public Provider {
 };
 
 using ProviderFactory = std::function<std::unique_ptr<Provider>()>;
+// For providers whose devices come several to a machine (vulkan, cuda): the factory gets the
+// device index from "name:N", or -1 for plain "name" (the provider's own choice of device). It
+// throws InvalidArgument for an index that names no device, listing the devices there are.
+using IndexedProviderFactory = std::function<std::unique_ptr<Provider>(int index)>;
 
 // Providers register a factory under their name (from a static initializer in their own file).
 bool register_provider(const std::string& name, ProviderFactory factory);
-// A new instance of the named provider; throws InvalidArgument naming the known providers.
+// The same for a provider that takes a device index ("vulkan:1"): N counts the provider's
+// devices in the order `polyinfer providers` and `doctor` list them.
+bool register_indexed_provider(const std::string& name, IndexedProviderFactory factory);
+
+// A provider list entry split once: "vulkan:1" is {"vulkan", 1}, "vulkan" is {"vulkan", -1}.
+struct ProviderName {
+  std::string base;
+  int index = -1;
+};
+// Throws InvalidArgument on an index that is not a small non-negative number ("vulkan:x").
+ProviderName parse_provider_name(const std::string& text);
+
+// A new instance of the named provider ("cpu", "vulkan", "vulkan:1"); throws InvalidArgument
+// naming the known providers for an unknown name, and for an index given to a provider that has
+// only one device (cpu).
 std::unique_ptr<Provider> create_provider(const std::string& name);
 // Names of all providers built into this binary, in registration order with "cpu" first.
 std::vector<std::string> provider_names();

@@ -132,6 +132,12 @@ std::shared_ptr<RuntimeContext> make_runtime(const SessionOptions& requested, Pl
       placement->skipped.push_back({name, st.reason});
       continue;
     }
+    // "vulkan" and "vulkan:0" may name one device: listing both would be listing it twice.
+    const std::string base = parse_provider_name(name).base;
+    for (const auto& q : rt->providers)
+      PI_CHECK(parse_provider_name(q->name()).base != base || q->device() != p->device(),
+               InvalidArgument, "providers '", q->name(), "' and '", name, "' are the same device (",
+               p->device().str(), "); list it once");
     rt->providers.push_back(p);
     rt->pools.push_back(std::make_shared<MemoryPool>(p->allocator()));
   }

@@ -31,6 +31,14 @@ if [[ $line == "✓"* ]]; then
   out=$("$pi" run "$digits/digits_cnn.onnx" --providers vulkan 2>&1); rc=$?
   { [ $rc -eq 0 ] && [[ $out == *"placement: vulkan 6/6 nodes"* ]]; } ||
     fail "run digits --providers vulkan: exit $rc: $out"
+  # vulkan:N names device N as doctor numbers them; an index out of range lists the devices.
+  "$pi" doctor 2>&1 | grep -q ' vulkan:0 ' || fail "doctor does not number the Vulkan devices"
+  out=$("$pi" run "$digits/digits_cnn.onnx" --providers vulkan:0 2>&1); rc=$?
+  { [ $rc -eq 0 ] && [[ $out == *"placement: vulkan:0 6/6 nodes"* ]]; } ||
+    fail "run digits --providers vulkan:0: exit $rc: $out"
+  out=$("$pi" run "$digits/digits_cnn.onnx" --providers vulkan:5,cpu 2>&1); rc=$?
+  { [ $rc -ne 0 ] && [[ $out == *"vulkan:5 names no device"*"vulkan:0 "* ]]; } ||
+    fail "run --providers vulkan:5,cpu: exit $rc: $out"
   # A model written at level 3 has the CPU's channels-last operators, which vulkan has no kernels
   # for: they fall back with the reason (a session with vulkan first never makes them itself).
   tmp=$(mktemp -d)

@@ -219,6 +219,29 @@ TEST(CudaProvider, TensorToCudaWithoutAGpuGivesTheReason) {
   }
 }
 
+// "cuda:0" is "cuda" under its written name (the runtime's name:N parsing, shared with vulkan);
+// the plugin drives device 0 only, so another index is refused, here and through Tensor::to.
+TEST(CudaProvider, DeviceIndexZeroOnly) {
+  if (!test::cuda_built()) GTEST_SKIP() << "the cuda provider is not in this build";
+  auto p = create_provider("cuda:0");
+  EXPECT_EQ(p->name(), "cuda:0");
+  EXPECT_EQ(p->device(), (Device{DeviceKind::CUDA, 0}));
+  EXPECT_EQ(p->kernels().size(), create_provider("cuda")->kernels().size());
+  try {
+    create_provider("cuda:1");
+    FAIL() << "cuda:1 was created";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("device 0 only"), std::string::npos) << e.what();
+  }
+  try {
+    Tensor::from_vector<float>({1}, {1}).to(Device{DeviceKind::CUDA, 1});
+    FAIL() << "a tensor went to cuda:1";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("device 0 only"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CudaProvider, ReleasingWithoutAGpuFreesNothing) {
   if (!test::cuda_built()) GTEST_SKIP() << "the cuda provider is not in this build";
   if (create_provider("cuda")->probe().usable) GTEST_SKIP() << "cuda is usable here";

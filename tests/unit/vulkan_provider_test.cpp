@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "hw/report.h"
 #include "model_builder.h"
 #include "oracle.h"
 #include "polyinfer/session.h"
@@ -72,6 +73,98 @@ test::ModelBuilder relu_hardmax_neg() {
   b.node("Relu", {"x"}, {"r"}, "relu").node("Hardmax", {"r"}, {"s"}, "hardmax");
   b.node("Neg", {"s"}, {"y"}, "neg");
   return b;
+}
+
+// "vulkan:N" names device N of the enumeration; vulkan:0 here is the device plain "vulkan"
+// chooses when it is the only one (llvmpipe in CI), so both give the same results.
+TEST(VulkanProvider, IndexedNameRunsLikeThePlainOne) {
+  PI_SKIP_WITHOUT_VULKAN();
+  if (create_provider("vulkan")->device() != kVulkan)
+    GTEST_SKIP() << "the automatic choice here is not vulkan:0";
+  auto p = create_provider("vulkan:0");
+  EXPECT_EQ(p->name(), "vulkan:0");
+  EXPECT_EQ(p->device(), kVulkan);
+  EXPECT_TRUE(p->probe().usable) << p->probe().reason;
+  EXPECT_EQ(p->kernels().size(), create_provider("vulkan")->kernels().size());
+  test::ModelBuilder b(17);
+  b.input("x", {5, 7}).output("y", {5, 7});
+  b.node("Relu", {"x"}, {"r"}, "relu").node("Neg", {"r"}, {"y"}, "neg");
+  Session indexed = load(b, {"vulkan:0"});
+  Session plain = load(b, {"vulkan"});
+  ASSERT_EQ(indexed.placement().providers.size(), 1u);
+  EXPECT_EQ(indexed.placement().providers[0].provider, "vulkan:0");
+  EXPECT_EQ(indexed.placement().providers[0].nodes, 2);
+  const Tensor x = test::random_tensor({5, 7});
+  const Tensor got = indexed.run({{"x", Value(x)}})[0].tensor();
+  EXPECT_EQ(got.device(), kVulkan);
+  EXPECT_EQ(got.to_vector<float>(), plain.run({{"x", Value(x)}})[0].tensor().to_vector<float>());
+}
+
+TEST(VulkanProvider, IndexOutOfRangeListsTheDevices) {
+  PI_SKIP_WITHOUT_VULKAN();
+  try {
+    create_provider("vulkan:5");
+    FAIL() << "vulkan:5 was created";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+    const std::string what = e.what();
+    EXPECT_NE(what.find("vulkan:5 names no device"), std::string::npos) << what;
+    EXPECT_NE(what.find("vulkan:0 "), std::string::npos) << what;
+  }
+  // The same through a session's provider list and through Tensor::to (the device starter).
+  try {
+    load(relu_hardmax_neg(), {"vulkan:5", "cpu"});
+    FAIL() << "a session on vulkan:5 loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("vulkan:0 "), std::string::npos) << e.what();
+  }
+  try {
+    Tensor::from_vector<float>({2}, {1, 2}).to(Device{DeviceKind::Vulkan, 5});
+    FAIL() << "a tensor went to vulkan:5";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::ProviderUnavailable) << e.what();
+    EXPECT_NE(std::string(e.what()).find("vulkan:0 "), std::string::npos) << e.what();
+  }
+}
+
+TEST(VulkanProvider, ProviderNamesWithAnIndex) {
+  EXPECT_EQ(parse_provider_name("vulkan:12").base, "vulkan");
+  EXPECT_EQ(parse_provider_name("vulkan:12").index, 12);
+  EXPECT_EQ(parse_provider_name("cpu-ref").index, -1);
+  for (const char* bad : {"vulkan:", "vulkan:x", "vulkan:-1", "vulkan: 1", "vulkan:99999"})
+    EXPECT_THROW(parse_provider_name(bad), Error) << bad;
+  try {
+    create_provider("cpu:0");
+    FAIL() << "cpu:0 was created";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("takes no index"), std::string::npos) << e.what();
+  }
+}
+
+TEST(VulkanProvider, PlainAndIndexedNamesOfOneDeviceAreListedOnce) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const std::string plain = create_provider("vulkan")->device().str();
+  try {
+    load(relu_hardmax_neg(), {"vulkan", plain, "cpu"});
+    FAIL() << "vulkan and " << plain << " both listed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("same device"), std::string::npos) << e.what();
+  }
+}
+
+// One device per process: with two devices, the one not in use is refused with both named.
+TEST(VulkanProvider, ASecondDeviceIsRefusedNamingBoth) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const Device used = create_provider("vulkan")->device();
+  if (hw::probe_vulkan(hw::system_loader()).devices.size() < 2)
+    GTEST_SKIP() << "one Vulkan device here";
+  const int other = used.index == 0 ? 1 : 0;
+  const ProviderStatus st = create_provider("vulkan:" + std::to_string(other))->probe();
+  EXPECT_FALSE(st.usable);
+  EXPECT_NE(st.reason.find(used.str()), std::string::npos) << st.reason;
+  EXPECT_NE(st.reason.find("vulkan:" + std::to_string(other)), std::string::npos) << st.reason;
 }
 
 TEST(VulkanProvider, FallsBackToCpuWithAReport) {

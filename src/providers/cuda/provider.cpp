@@ -39,9 +39,15 @@ const State& state() {
 
 const Device kCuda{DeviceKind::CUDA, 0};
 
+// The plugin drives device 0 (cudaSetDevice(0)); "cuda:0" is the same as "cuda".
+constexpr const char* kOnlyDevice0 =
+    "the cuda provider drives CUDA device 0 only for now (write cuda or cuda:0)";
+
 class CudaProvider final : public RegistryProvider {
  public:
-  std::string name() const override { return "cuda"; }
+  // `index` is -1 for "cuda", 0 for "cuda:0": the name is kept as written for the reports.
+  explicit CudaProvider(int index) : index_(index) {}
+  std::string name() const override { return index_ < 0 ? "cuda" : "cuda:" + std::to_string(index_); }
   Device device() const override { return kCuda; }
   ProviderStatus probe() const override { return state().status; }
   std::string describe() const override {
@@ -67,18 +73,25 @@ class CudaProvider final : public RegistryProvider {
     return RegistryProvider::kernels();
   }
 
+ protected:
+  std::string kernel_provider() const override { return "cuda"; }
+
  private:
+  int index_;
   static void require_usable() {
     const ProviderStatus& st = state().status;
     PI_CHECK(st.usable, ProviderUnavailable, "cuda is not usable here: ", st.reason);
   }
 };
 
-const bool registered =
-    register_provider("cuda", [] { return std::unique_ptr<Provider>(new CudaProvider()); });
+const bool registered = register_indexed_provider("cuda", [](int index) {
+  PI_CHECK(index <= 0, InvalidArgument, "cuda:", index, ": ", kOnlyDevice0);
+  return std::unique_ptr<Provider>(new CudaProvider(index));
+});
 // Tensor::to(cuda) before any session: start the provider then (its init registers the device).
 const bool starter = [] {
-  register_device_starter(DeviceKind::CUDA, [] {
+  register_device_starter(DeviceKind::CUDA, [](int index) {
+    if (index != 0) return std::string(kOnlyDevice0);
     const ProviderStatus& st = state().status;
     return st.usable ? std::string() : st.reason;
   });

@@ -13,6 +13,9 @@ namespace {
 constexpr uint32_t kSetsPerPool = 1024;   // dispatches per flush before the pool is recycled
 constexpr uint32_t kMaxBindings = 8;
 constexpr size_t kAlign = 256;            // allocation granularity in bytes
+// An ordinary block: large enough that a model's tensors and weights share a few, small enough
+// that a mostly idle block does not hold much.
+constexpr size_t kBlockBytes = size_t{64} << 20;
 
 void check(VkResult r, const char* what) {
   PI_CHECK(r == VK_SUCCESS, Internal, "Vulkan: ", what, " failed (VkResult ", static_cast<int>(r),
@@ -42,7 +45,7 @@ const char* type_name(VkPhysicalDeviceType t) {
 class VulkanAllocator final : public Allocator {
  public:
   explicit VulkanAllocator(std::shared_ptr<Context> ctx) : ctx_(std::move(ctx)) {}
-  Device device() const override { return {DeviceKind::Vulkan, 0}; }
+  Device device() const override { return ctx_->device(); }
   void* allocate(size_t bytes) override { return ctx_->allocate(bytes); }
   void deallocate(void* ptr, size_t) override { ctx_->deallocate(ptr); }
 
@@ -60,15 +63,21 @@ void copy_to_host(const void* device_src, void* host_dst, size_t bytes) {
   std::memcpy(host_dst, device_src, bytes);
 }
 
-// The context and its allocator, made once. The holder unregisters the device before dropping
-// them, so the context is destroyed here (at exit, before the driver's own exit handlers, which
-// were registered while the context was being made) and not later from the device registry.
+// The process's one context and its allocator, made on first use, for the device asked for
+// first. The Vulkan stack is probed once (doctor's check; its device list is the enumeration
+// that vulkan:N counts in). The holder unregisters the device before dropping the context, so the
+// context is destroyed here (at exit, before the driver's own exit handlers, which were
+// registered while the context was being made) and not later from the device registry.
 struct Holder {
+  std::mutex mu;
+  bool probed = false;
+  hw::VulkanInfo info;
+  hw::StackCheck stack;
   std::shared_ptr<Context> ctx;
   std::shared_ptr<Allocator> alloc;
-  std::string error;
+  std::string auto_error;  // why the automatic choice failed to start (it would fail again)
   ~Holder() {
-    if (ctx) unregister_device({DeviceKind::Vulkan, 0});
+    if (ctx) unregister_device(ctx->device());
     alloc.reset();
     ctx.reset();
   }
@@ -78,50 +87,126 @@ struct Holder {
 
 // The one place that constructs a Context (a friend of it).
 struct ContextFactory {
-  static std::shared_ptr<Context> make() { return std::shared_ptr<Context>(new Context()); }
+  static std::shared_ptr<Context> make(int index) {
+    return std::shared_ptr<Context>(new Context(index));
+  }
 };
 
 namespace {
+
 Holder& holder() {
-  static Holder h = [] {
-    Holder x;
-    const hw::StackCheck stack = hw::check_vulkan_stack(hw::probe_vulkan(hw::system_loader()));
-    if (!stack.usable) {
-      x.error = stack.reason;
-      return x;
-    }
-    try {
-      x.ctx = ContextFactory::make();
-      x.alloc = std::make_shared<VulkanAllocator>(x.ctx);
-      register_device({DeviceKind::Vulkan, 0}, {x.alloc, &copy_to_device, &copy_to_host});
-    } catch (const Error& e) {
-      x.ctx.reset();
-      x.alloc.reset();
-      x.error = e.what();
-    }
-    return x;
-  }();
+  static Holder h;
   return h;
 }
-}  // namespace
 
-Status status() {
-  const Holder& h = holder();
-  return {h.ctx != nullptr, h.error};
+void probe_locked(Holder& h) {
+  if (h.probed) return;
+  h.info = hw::probe_vulkan(hw::system_loader());
+  h.stack = hw::check_vulkan_stack(h.info);
+  h.probed = true;
 }
 
-std::shared_ptr<Context> Context::get() {
+// "vulkan:0 llvmpipe (LLVM 15.0.6, 256 bits) (cpu); vulkan:1 ...": the devices vulkan:N counts.
+std::string listing_locked(const Holder& h) {
+  std::string out;
+  for (size_t i = 0; i < h.info.devices.size(); ++i)
+    out += (i ? "; vulkan:" : "vulkan:") + std::to_string(i) + " " + h.info.devices[i].name +
+           " (" + h.info.devices[i].type + ")";
+  return out;
+}
+
+void check_index_locked(const Holder& h, int index) {
+  PI_CHECK(index < static_cast<int>(h.info.devices.size()), InvalidArgument, "vulkan:", index,
+           " names no device: the Vulkan devices here are ", listing_locked(h));
+}
+
+// The context for `index` (-1: the one already started, else the automatic choice), starting it
+// on first use. One device per process: a second, different index is an error naming both.
+std::shared_ptr<Context> start(int index) {
   Holder& h = holder();
-  PI_CHECK(h.ctx != nullptr, ProviderUnavailable, "vulkan is not usable here: ", h.error);
+  std::lock_guard<std::mutex> lock(h.mu);
+  probe_locked(h);
+  PI_CHECK(h.stack.usable, ProviderUnavailable, "vulkan is not usable here: ", h.stack.reason);
+  if (h.ctx) {
+    PI_CHECK(index < 0 || index == h.ctx->device().index, ProviderUnavailable, "vulkan:", index,
+             " cannot start: this process already uses ", h.ctx->device().str(), " (",
+             h.ctx->describe(), ") and the Vulkan provider drives one device per process");
+    return h.ctx;
+  }
+  if (index >= 0) check_index_locked(h, index);
+  PI_CHECK(index >= 0 || h.auto_error.empty(), ProviderUnavailable,
+           "vulkan is not usable here: ", h.auto_error);
+  try {
+    auto ctx = ContextFactory::make(index);
+    auto alloc = std::make_shared<VulkanAllocator>(ctx);
+    register_device(ctx->device(), {alloc, &copy_to_device, &copy_to_host});
+    h.ctx = std::move(ctx);
+    h.alloc = std::move(alloc);
+  } catch (const Error& e) {
+    if (index < 0) h.auto_error = e.what();
+    throw;
+  }
   return h.ctx;
 }
 
-std::shared_ptr<Allocator> device_allocator() {
-  Context::get();
-  return holder().alloc;
+// Tensor::to(vulkan:N) before any session: start device N (which registers it).
+const bool starter = [] {
+  register_device_starter(DeviceKind::Vulkan, [](int index) {
+    try {
+      start(index);
+      return std::string();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  });
+  return true;
+}();
+
+}  // namespace
+
+Status status(int index) {
+  try {
+    start(index);
+    return {true, ""};
+  } catch (const Error& e) {
+    std::string why = e.what();
+    // Drop start()'s prefix: the provider's probe reason is doctor's text itself.
+    const std::string prefix = "vulkan is not usable here: ";
+    if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
+    return {false, why};
+  }
 }
 
-Context::Context() {
+void check_device_index(int index) {
+  Holder& h = holder();
+  std::lock_guard<std::mutex> lock(h.mu);
+  probe_locked(h);
+  if (h.stack.usable) check_index_locked(h, index);
+}
+
+std::string device_listing() {
+  Holder& h = holder();
+  std::lock_guard<std::mutex> lock(h.mu);
+  probe_locked(h);
+  return listing_locked(h);
+}
+
+std::shared_ptr<Context> Context::get(int index) { return start(index); }
+
+bool Context::started() {
+  Holder& h = holder();
+  std::lock_guard<std::mutex> lock(h.mu);
+  return h.ctx != nullptr;
+}
+
+std::shared_ptr<Allocator> device_allocator(int index) {
+  start(index);
+  Holder& h = holder();
+  std::lock_guard<std::mutex> lock(h.mu);
+  return h.alloc;
+}
+
+Context::Context(int requested) {
   std::string why;
   lib_ = hw::system_loader().open({"libvulkan.so.1", "libvulkan.so"}, &why);
   PI_CHECK(lib_ != nullptr, ProviderUnavailable, "the Vulkan loader does not load: ", why);
@@ -154,7 +239,7 @@ Context::Context() {
   PI_VK_INSTANCE_FNS(PI_VK_LOAD)
 #undef PI_VK_LOAD
   try {
-    create_device();
+    create_device(requested);
   } catch (...) {
     if (device_) f_.vkDestroyDevice(device_, nullptr);
     if (f_.vkDestroyInstance) f_.vkDestroyInstance(instance_, nullptr);
@@ -162,7 +247,7 @@ Context::Context() {
   }
 }
 
-void Context::create_device() {
+void Context::create_device(int requested) {
 #define PI_VK_REQUIRE(name) \
   PI_CHECK(f_.name != nullptr, ProviderUnavailable, "the Vulkan loader has no " #name);
   PI_VK_INSTANCE_FNS(PI_VK_REQUIRE)
@@ -174,29 +259,49 @@ void Context::create_device() {
            "vkEnumeratePhysicalDevices failed (VkResult ", static_cast<int>(er), ")");
   devices.resize(std::min<size_t>(n, devices.size()));
 
-  // discrete > integrated > virtual > cpu; the first of a kind wins. Only Vulkan 1.1 devices
-  // with a compute queue count.
-  int best = -1;
-  VkPhysicalDeviceProperties best_props{};
-  for (VkPhysicalDevice pd : devices) {
-    VkPhysicalDeviceProperties p{};
-    f_.vkGetPhysicalDeviceProperties(pd, &p);
-    if (p.apiVersion < VK_API_VERSION_1_1) continue;
+  // Why device i cannot be used ("" when it can): the shaders need Vulkan 1.1 and a queue
+  // family with compute.
+  const auto unusable = [&](size_t i, VkPhysicalDeviceProperties* p, int* family) {
+    f_.vkGetPhysicalDeviceProperties(devices[i], p);
+    if (p->apiVersion < VK_API_VERSION_1_1) return std::string("it supports only Vulkan 1.0");
     uint32_t qn = 0;
-    f_.vkGetPhysicalDeviceQueueFamilyProperties(pd, &qn, nullptr);
+    f_.vkGetPhysicalDeviceQueueFamilyProperties(devices[i], &qn, nullptr);
     std::vector<VkQueueFamilyProperties> qs(qn);
-    f_.vkGetPhysicalDeviceQueueFamilyProperties(pd, &qn, qs.data());
+    f_.vkGetPhysicalDeviceQueueFamilyProperties(devices[i], &qn, qs.data());
+    *family = -1;
+    for (uint32_t q = 0; q < qn && *family < 0; ++q)
+      if (qs[q].queueFlags & VK_QUEUE_COMPUTE_BIT) *family = static_cast<int>(q);
+    return *family < 0 ? std::string("it has no compute queue") : std::string();
+  };
+  VkPhysicalDeviceProperties best_props{};
+  if (requested >= 0) {
+    // vulkan:N: that device or an error (the callers checked N against the enumeration).
+    PI_CHECK(static_cast<size_t>(requested) < devices.size(), InvalidArgument, "vulkan:",
+             requested, ": the Vulkan loader finds ", devices.size(), " device(s)");
     int family = -1;
-    for (uint32_t i = 0; i < qn && family < 0; ++i)
-      if (qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) family = static_cast<int>(i);
-    if (family < 0 || type_rank(p.deviceType) <= best) continue;
-    best = type_rank(p.deviceType);
-    physical_ = pd;
+    const std::string why = unusable(static_cast<size_t>(requested), &best_props, &family);
+    PI_CHECK(why.empty(), ProviderUnavailable, "vulkan:", requested, " cannot run the shaders: ",
+             why);
+    physical_ = devices[static_cast<size_t>(requested)];
     queue_family_ = static_cast<uint32_t>(family);
-    best_props = p;
+    index_ = requested;
+  } else {
+    // discrete > integrated > virtual > cpu; the first of a kind wins. Only Vulkan 1.1 devices
+    // with a compute queue count.
+    int best = -1;
+    for (size_t i = 0; i < devices.size(); ++i) {
+      VkPhysicalDeviceProperties p{};
+      int family = -1;
+      if (!unusable(i, &p, &family).empty() || type_rank(p.deviceType) <= best) continue;
+      best = type_rank(p.deviceType);
+      physical_ = devices[i];
+      queue_family_ = static_cast<uint32_t>(family);
+      index_ = static_cast<int>(i);
+      best_props = p;
+    }
+    PI_CHECK(physical_ != VK_NULL_HANDLE, ProviderUnavailable,
+             "no Vulkan 1.1 device with a compute queue among the ", devices.size(), " found");
   }
-  PI_CHECK(physical_ != VK_NULL_HANDLE, ProviderUnavailable,
-           "no Vulkan 1.1 device with a compute queue among the ", devices.size(), " found");
   description_ = std::string(best_props.deviceName, strnlen(best_props.deviceName,
                                                             sizeof best_props.deviceName)) +
                  " (" + type_name(best_props.deviceType) + "), Vulkan " +
@@ -210,6 +315,12 @@ void Context::create_device() {
            "the Vulkan device allows only ", best_props.limits.maxPushConstantsSize,
            " bytes of push constants (128 needed)");
   f_.vkGetPhysicalDeviceMemoryProperties(physical_, &memory_props_);
+  // Kernels bind whole blocks: none may exceed what one storage-buffer binding covers.
+  max_buffer_range_ = best_props.limits.maxStorageBufferRange;
+  sub_ = std::make_unique<SubAllocator>(
+      kBlockBytes, max_buffer_range_, kAlign,
+      [this](size_t size) { return create_block_locked(size); },
+      [this](uintptr_t base) { destroy_block_locked(base); });
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{};
@@ -263,10 +374,7 @@ Context::~Context() {
     // A lost device at exit: destroy what is left regardless.
   }
   f_.vkDeviceWaitIdle(device_);
-  for (auto& [addr, b] : blocks_) {
-    f_.vkDestroyBuffer(device_, b.buffer, nullptr);
-    f_.vkFreeMemory(device_, b.memory, nullptr);
-  }
+  sub_->clear();
   for (auto& [name, p] : pipelines_) {
     f_.vkDestroyPipeline(device_, p->pipeline, nullptr);
     f_.vkDestroyPipelineLayout(device_, p->layout, nullptr);
@@ -280,8 +388,11 @@ Context::~Context() {
 }
 
 void* Context::allocate(size_t bytes) {
-  const size_t size = (std::max<size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
   std::lock_guard<std::mutex> lock(mu_);
+  return reinterpret_cast<void*>(sub_->allocate(bytes));
+}
+
+uintptr_t Context::create_block_locked(size_t size) {
   Block b;
   b.size = size;
   VkBufferCreateInfo bci{};
@@ -325,30 +436,41 @@ void* Context::allocate(size_t bytes) {
     fail(ErrorCode::OutOfMemory, "Vulkan: allocating ", size, " bytes failed (VkResult ",
          static_cast<int>(r), ")");
   }
-  blocks_[reinterpret_cast<uintptr_t>(mapped)] = b;
-  return mapped;
+  const auto base = reinterpret_cast<uintptr_t>(mapped);
+  blocks_[base] = b;
+  return base;
 }
 
-void Context::deallocate(void* ptr) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = blocks_.find(reinterpret_cast<uintptr_t>(ptr));
+void Context::destroy_block_locked(uintptr_t base) {
+  auto it = blocks_.find(base);
   if (it == blocks_.end()) return;
-  // Recorded work may still use the buffer.
-  if (recording_) flush_locked();
   f_.vkDestroyBuffer(device_, it->second.buffer, nullptr);
   f_.vkFreeMemory(device_, it->second.memory, nullptr);  // unmaps too
   blocks_.erase(it);
 }
 
-BufferRef Context::find(const void* ptr) const {
-  const auto addr = reinterpret_cast<uintptr_t>(ptr);
+void Context::deallocate(void* ptr) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = blocks_.upper_bound(addr);
-  PI_CHECK(it != blocks_.begin(), Internal, "Vulkan: a tensor's pointer is not device memory");
-  --it;
-  PI_CHECK(addr < it->first + it->second.size, Internal,
+  // Recorded work may still use the memory: it must run before the range is handed out again
+  // (a host copy into it would overwrite what a recorded kernel has yet to read) or its block is
+  // freed.
+  if (recording_) flush_locked();
+  sub_->deallocate(reinterpret_cast<uintptr_t>(ptr));
+}
+
+BufferRef Context::find(const void* ptr) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  uintptr_t base = 0;
+  size_t offset = 0;
+  PI_CHECK(sub_->find(reinterpret_cast<uintptr_t>(ptr), &base, &offset), Internal,
            "Vulkan: a tensor's pointer is not device memory");
-  return {it->second.buffer, addr - it->first};
+  return {blocks_.at(base).buffer, offset};
+}
+
+Context::MemoryStats Context::memory_stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {sub_->blocks(), sub_->used_bytes(), sub_->reserved_bytes(), sub_->block_bytes(),
+          max_buffer_range_ / kAlign * kAlign};
 }
 
 const Pipeline& Context::pipeline(const std::string& name, uint32_t bindings,

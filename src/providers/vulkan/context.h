@@ -2,9 +2,11 @@
 // where it is absent), an instance, the chosen physical device with a compute queue, memory, the
 // cached pipelines, and the command buffer that kernels record into.
 //
-// Memory: every allocation is a VkBuffer on host-visible, host-coherent memory, mapped for its
-// whole life. Tensors see the mapped pointer (so views' byte offsets are plain pointer
-// arithmetic); find() maps any pointer inside a live allocation back to (VkBuffer, byte offset).
+// Memory: blocks of 64 MiB (a larger request gets a block its size; none above
+// maxStorageBufferRange), each a VkBuffer on host-visible, host-coherent memory mapped for its
+// whole life, sub-allocated first-fit at 256-byte steps (suballocator.h). Tensors see the mapped
+// pointer (so views' byte offsets are plain pointer arithmetic); find() maps any pointer inside
+// a live block back to (VkBuffer, byte offset).
 // On llvmpipe and integrated GPUs all memory is host-visible; a discrete GPU wants device-local
 // buffers with staging copies, which come later (docs/vulkan.md).
 //
@@ -26,6 +28,7 @@
 
 #include "hw/system.h"
 #include "polyinfer/tensor.h"
+#include "providers/vulkan/suballocator.h"
 
 namespace polyinfer::vulkan {
 
@@ -76,32 +79,60 @@ struct BufferRef {
   size_t offset = 0;
 };
 
-// Whether the Vulkan provider can run here, and if not why: the doctor's check of the Vulkan
-// stack (hw::check_vulkan_stack, the same text) and then this context's own setup. Cached.
+// Whether the Vulkan provider can run here on device `index` (-1: the device already started,
+// else the automatic choice), and if not why: the doctor's check of the Vulkan stack
+// (hw::check_vulkan_stack, the same text), then the index, then this context's own setup.
+// Starts the device when it can.
 struct Status {
   bool usable = false;
   std::string reason;
 };
-Status status();
+Status status(int index = -1);
+
+// Throws InvalidArgument listing the devices when the Vulkan stack works and `index` names none
+// of them (vulkan:N counts in the loader's enumeration order, the one doctor lists). Starts
+// nothing.
+void check_device_index(int index);
+// "vulkan:0 llvmpipe (LLVM 15.0.6, 256 bits) (cpu)"; the devices, "; "-separated.
+std::string device_listing();
 
 struct ContextFactory;
 
 class Context {
  public:
-  // The process-wide context, created on first use; throws ProviderUnavailable with status()'s
-  // reason when Vulkan is not usable. Registers Device{Vulkan, 0} (allocator, copies) on creation.
-  static std::shared_ptr<Context> get();
+  // The process-wide context, created on first use for device `index` (-1: the one already
+  // started, else the automatic choice: discrete > integrated > virtual > cpu, first of a kind);
+  // registers Device{Vulkan, index} (allocator, copies) on creation. One device per process:
+  // asking for another index once one is started throws ProviderUnavailable naming both. Throws
+  // ProviderUnavailable with status()'s reason when Vulkan is not usable, and InvalidArgument
+  // listing the devices for an index out of range.
+  static std::shared_ptr<Context> get(int index = -1);
+  // Whether a context exists (without starting one).
+  static bool started();
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
   // "llvmpipe (LLVM 15.0.6, 256 bits) (cpu), Vulkan 1.3.230".
   const std::string& describe() const { return description_; }
+  // Device{Vulkan, N}: N is the device's place in the loader's enumeration.
+  Device device() const { return {DeviceKind::Vulkan, index_}; }
 
+  // Device memory: at least `bytes`, 256-byte aligned, from a shared block (see above).
   void* allocate(size_t bytes);
+  // Waits for recorded work first (it may still use the memory); frees an emptied block.
   void deallocate(void* ptr);
-  // The buffer and byte offset of a pointer inside a live allocation; throws Internal otherwise.
+  // The buffer and byte offset of a pointer inside a live block; throws Internal otherwise.
   BufferRef find(const void* ptr) const;
+  // The sub-allocator's state, for tests and diagnostics.
+  struct MemoryStats {
+    size_t blocks = 0;          // VkBuffers (and VkDeviceMemory allocations) alive
+    size_t used_bytes = 0;      // in live allocations, rounded to 256
+    size_t reserved_bytes = 0;  // in blocks
+    size_t block_bytes = 0;     // the size of an ordinary block
+    size_t max_block_bytes = 0; // maxStorageBufferRange, rounded down to 256
+  };
+  MemoryStats memory_stats() const;
 
   // The cached pipeline for shader `name` (shaders.h); created on first request.
   const Pipeline& pipeline(const std::string& name, uint32_t bindings, uint32_t push_bytes);
@@ -130,10 +161,14 @@ class Context {
 
  private:
   friend struct ContextFactory;
-  Context();  // throws ProviderUnavailable with the reason
-  void create_device();
+  explicit Context(int requested);  // throws ProviderUnavailable with the reason
+  void create_device(int requested);
   void begin_locked();
   void flush_locked();
+
+  // Makes a mapped block of `size` bytes and returns its address (the sub-allocator's create).
+  uintptr_t create_block_locked(size_t size);
+  void destroy_block_locked(uintptr_t base);
 
   struct Block {
     VkBuffer buffer = VK_NULL_HANDLE;
@@ -148,6 +183,7 @@ class Context {
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;
+  int index_ = 0;  // in the enumeration
   VkPhysicalDeviceMemoryProperties memory_props_{};
   uint32_t max_groups_ = 65535;
   uint32_t device_max_groups_ = 65535;
@@ -155,7 +191,9 @@ class Context {
   std::string description_;
 
   mutable std::mutex mu_;
+  size_t max_buffer_range_ = 0;         // maxStorageBufferRange
   std::map<uintptr_t, Block> blocks_;  // by mapped address
+  std::unique_ptr<SubAllocator> sub_;  // hands out pieces of blocks_
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
@@ -166,7 +204,8 @@ class Context {
   uint32_t sets_used_ = 0;   // descriptor sets taken from the pool since the last flush
 };
 
-// The allocator of Device{Vulkan, 0} (the provider's; also registered with the device).
-std::shared_ptr<Allocator> device_allocator();
+// The allocator of the device Context::get(index) starts (the provider's; also registered with
+// the device).
+std::shared_ptr<Allocator> device_allocator(int index = -1);
 
 }  // namespace polyinfer::vulkan

@@ -92,7 +92,7 @@ class DeviceConstants {
       if (!c || !(c->dtype() == DType::Float32 || (with_bool && c->dtype() == DType::Bool)))
         continue;
       if (held_.size() <= i) held_.resize(i + 1);
-      held_[i] = c->to(Device{DeviceKind::Vulkan, 0});
+      held_[i] = c->to(Context::get()->device());
       // A Tensor on the device already is the same handle: own a copy all the same, since the
       // session frees the original.
       if (held_[i].raw_data() == c->raw_data()) held_[i] = c->clone();
