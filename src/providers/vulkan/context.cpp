@@ -1,6 +1,7 @@
 #include "providers/vulkan/context.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/device_registry.h"
@@ -76,11 +77,12 @@ struct Holder {
   std::shared_ptr<Context> ctx;
   std::shared_ptr<Allocator> alloc;
   std::string auto_error;  // why the automatic choice failed to start (it would fail again)
-  ~Holder() {
+  void release() {
     if (ctx) unregister_device(ctx->device());
     alloc.reset();
     ctx.reset();
   }
+  ~Holder() { release(); }
 };
 
 }  // namespace
@@ -142,6 +144,15 @@ std::shared_ptr<Context> start(int index) {
     register_device(ctx->device(), {alloc, &copy_to_device, &copy_to_host});
     h.ctx = std::move(ctx);
     h.alloc = std::move(alloc);
+    // Exit handlers run in reverse order of registration: this one, registered after the
+    // driver's own (the context's creation registers them), drops the context before they tear
+    // the driver down. The holder itself was constructed before the context, so its destructor
+    // alone would run too late (LeakSanitizer: llvmpipe's allocations leaked).
+    std::atexit([] {
+      Holder& held = holder();
+      std::lock_guard<std::mutex> lock(held.mu);
+      held.release();
+    });
   } catch (const Error& e) {
     if (index < 0) h.auto_error = e.what();
     throw;
