@@ -53,6 +53,22 @@ class DlLoader : public LibraryLoader {
     if (error) *error = first;
     return nullptr;
   }
+
+  void pin_loaded() const override {
+    // Names first, dlopen after: dl_iterate_phdr holds the loader's lock.
+    std::vector<std::string> names;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* out) {
+          if (info->dlpi_name && info->dlpi_name[0])
+            static_cast<std::vector<std::string>*>(out)->push_back(info->dlpi_name);
+          return 0;
+        },
+        &names);
+    // A second reference with RTLD_NODELETE; RTLD_NOLOAD: only what is already mapped. The
+    // handles are dropped at once: NODELETE stays with the library.
+    for (const auto& name : names)
+      if (void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)) dlclose(h);
+  }
 };
 }  // namespace
 

@@ -62,6 +62,11 @@ class LibraryLoader {
   // none does, returns nullptr and sets `error` to the reason for the first name (dlerror's text).
   virtual std::unique_ptr<Library> open(const std::vector<std::string>& names,
                                         std::string* error) const = 0;
+  // Keeps every shared object mapped now for the life of the process, as open() does
+  // for the libraries it opens: a vendor loader opens more (the Vulkan loader its drivers and
+  // their LLVM) and unmaps them when its instance goes, losing the one-time state they keep in
+  // statics (LeakSanitizer reports llvmpipe's). A no-op for loaders that open nothing real.
+  virtual void pin_loaded() const {}
 };
 
 // dlopen(RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) through the system's search path: a library once

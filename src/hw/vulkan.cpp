@@ -269,6 +269,7 @@ VulkanInfo probe_vulkan(const LibraryLoader& libs) {
         if (pd != VK_NULL_HANDLE) info.devices.push_back(describe(f, api, pd));
     }
   }
+  libs.pin_loaded();  // the drivers the enumeration opened outlive the instance
   if (f.destroy) f.destroy(instance, nullptr);
   return info;
 }
