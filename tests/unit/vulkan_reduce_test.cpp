@@ -1,12 +1,14 @@
-// The Vulkan reductions (ReduceSum/Mean/Max/Min, shaders/reduce.comp) against cpu-ref: every
-// axis set of a rank-3 input with and without keepdims, negative axes, long reductions, empty
-// reductions, NaN, the axes input as a constant, and the refusals (axes computed at run time,
-// noop_with_empty_axes).
+// The Vulkan reductions (every Reduce*, shaders/reduce.comp) against cpu-ref: every axis set of a
+// rank-3 input with and without keepdims, negative axes, long reductions, empty reductions, NaN,
+// LogSumExp of large and infinite inputs, the axes input as a constant, and the refusals (axes
+// computed at run time, noop_with_empty_axes).
 //
 // Tolerance: max and min are exact. Sums run in float32 here and in double on the CPU: n terms
 // in [-3, 3] carry a float32 rounding error of about sqrt(n) ulps of the running sum and at most
 // n; atol 1e-6 * n (1e-3 for 1000 terms, a partial sum of ~50 having ulps of 4e-6) covers it,
-// and a dropped or repeated element (an error of order 1) does not pass.
+// and a dropped or repeated element (an error of order 1) does not pass. Products, norms and
+// logarithms are held to a relative 1e-5: float32 rounding of at most 105 factors is ~105 ulps
+// (6e-6) of the result, and sqrt/log halve or shrink relative errors.
 #include <cmath>
 #include <limits>
 
@@ -20,6 +22,11 @@ namespace {
 
 using test::OracleOp;
 
+const std::vector<std::string> kAllOps = {"ReduceSum",    "ReduceMean",      "ReduceMax",
+                                          "ReduceMin",    "ReduceProd",      "ReduceL1",
+                                          "ReduceL2",     "ReduceLogSum",    "ReduceLogSumExp",
+                                          "ReduceSumSquare"};
+
 // The attribute form of axes: ReduceSum before 13, the others before 18.
 OracleOp reduce(const std::string& op) {
   return std::move(OracleOp(op, op == "ReduceSum" ? 11 : 13).providers({"vulkan"}));
@@ -29,7 +36,7 @@ TEST(VulkanReduce, EveryAxisSet) {
   PI_SKIP_WITHOUT_VULKAN();
   const std::vector<std::vector<int64_t>> axes_sets = {{},     {0},    {1},       {2},
                                                        {-1},   {0, 2}, {-3, -2},  {0, 1, 2}};
-  for (const std::string op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"})
+  for (const std::string& op : kAllOps)
     for (const auto& axes : axes_sets)
       for (int64_t keep : {0, 1}) {
         auto o = reduce(op).attr("keepdims", keep);
@@ -41,10 +48,14 @@ TEST(VulkanReduce, EveryAxisSet) {
 
 TEST(VulkanReduce, LongEmptyAndNaN) {
   PI_SKIP_WITHOUT_VULKAN();
-  for (const std::string op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"}) {
-    auto r = reduce(op).attr("axes", std::vector<int64_t>{1}).random({4, 1000}).check(1e-3, 1e-5);
+  for (const std::string& op : kAllOps) {
+    // 1000 factors in [-3, 3] over- or underflow float32; near 1 they do not.
+    auto r = op == "ReduceProd"
+                 ? reduce(op).attr("axes", std::vector<int64_t>{1}).random({4, 1000}, 0.9f, 1.1f)
+                       .check(1e-6, 1e-4)
+                 : reduce(op).attr("axes", std::vector<int64_t>{1}).random({4, 1000}).check(1e-3, 1e-5);
     EXPECT_EQ(r.provider, "vulkan") << op;
-    // Reducing an empty axis: 0, NaN, -inf, +inf as on the CPU.
+    // Reducing an empty axis: 0, NaN, -inf, +inf, 1 as on the CPU.
     r = reduce(op).attr("axes", std::vector<int64_t>{1}).random({2, 0, 3}).check();
     EXPECT_EQ(r.provider, "vulkan") << op << " empty";
     std::vector<float> v(12, 1.5f);
@@ -55,10 +66,29 @@ TEST(VulkanReduce, LongEmptyAndNaN) {
   }
 }
 
+// exp(x) overflows float32 from x = 89: the shift by the maximum keeps these finite, and an
+// infinite maximum is the result itself.
+TEST(VulkanReduce, LogSumExpOfLargeAndInfiniteInputs) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const float inf = std::numeric_limits<float>::infinity();
+  auto r = reduce("ReduceLogSumExp")
+               .attr("axes", std::vector<int64_t>{1})
+               .input(Tensor::from_vector<float>({3, 3}, {500, 499, 498, -inf, -inf, -inf, 1, inf, 2}))
+               .check(1e-4, 1e-6);
+  EXPECT_EQ(r.provider, "vulkan");
+  // LogSum of a negative sum is NaN, of a zero sum -inf (C's log; GLSL leaves both undefined).
+  r = reduce("ReduceLogSum")
+          .attr("axes", std::vector<int64_t>{1})
+          .input(Tensor::from_vector<float>({2, 2}, {-1, -2, 1, -1}))
+          .check();
+  EXPECT_EQ(r.provider, "vulkan");
+}
+
 TEST(VulkanReduce, ConstantAxesInput) {
   PI_SKIP_WITHOUT_VULKAN();
   for (const auto& [op, opset] : std::vector<std::pair<std::string, int>>{
-           {"ReduceSum", 13}, {"ReduceMean", 18}, {"ReduceMax", 18}}) {
+           {"ReduceSum", 13}, {"ReduceMean", 18}, {"ReduceMax", 18}, {"ReduceLogSumExp", 18},
+           {"ReduceL2", 18}}) {
     test::ModelBuilder b(opset);
     b.input("x", {2, 3, 4}).output("y", {2, 4});
     b.int64_initializer("axes", {1}, {-2});

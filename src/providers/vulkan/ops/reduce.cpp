@@ -1,9 +1,10 @@
-// Float32 ReduceSum, ReduceMean, ReduceMax and ReduceMin on Vulkan (shaders/reduce.comp), every
-// version: axes from the attribute (ReduceSum before 13, the others before 18) or from a constant
-// second input, keepdims, negative axes, and an absent/empty axes list reducing everything.
+// Float32 Reduce* on Vulkan (shaders/reduce.comp) — Sum, Mean, Max, Min, Prod, L1, L2, LogSum,
+// LogSumExp, SumSquare — every version: axes from the attribute (ReduceSum before 13, the others
+// before 18) or from a constant second input, keepdims, negative axes, and an absent/empty axes
+// list reducing everything.
 // Refused at creation: axes computed at run time (the kernel records its walk with them, and
 // reading them back from the device would wait for all recorded work), noop_with_empty_axes,
-// other dtypes. The reduced elements are summed in float32, where the CPU uses double.
+// other dtypes. The reduced elements are summed (multiplied) in float32, where the CPU uses double.
 #include "core/shape_util.h"
 #include "providers/vulkan/ops/common.h"
 
@@ -16,7 +17,8 @@ struct ReduceParams {
 };
 static_assert(sizeof(ReduceParams) == 124, "matches the push-constant block of reduce.comp");
 
-enum ReduceOp : uint32_t { kSum, kMean, kMax, kMin };
+// The shader's op codes.
+enum ReduceOp : uint32_t { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
 
 template <uint32_t Op>
 class ReduceKernel final : public Kernel {
@@ -98,6 +100,12 @@ PI_REGISTER_KERNEL("vulkan", "", ReduceSum, 1, 23, ReduceKernel<kSum>);
 PI_REGISTER_KERNEL("vulkan", "", ReduceMean, 1, 23, ReduceKernel<kMean>);
 PI_REGISTER_KERNEL("vulkan", "", ReduceMax, 1, 23, ReduceKernel<kMax>);
 PI_REGISTER_KERNEL("vulkan", "", ReduceMin, 1, 23, ReduceKernel<kMin>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceProd, 1, 23, ReduceKernel<kProd>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceL1, 1, 23, ReduceKernel<kL1>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceL2, 1, 23, ReduceKernel<kL2>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceLogSum, 1, 23, ReduceKernel<kLogSum>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceLogSumExp, 1, 23, ReduceKernel<kLogSumExp>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceSumSquare, 1, 23, ReduceKernel<kSumSquare>);
 
 }  // namespace
 }  // namespace polyinfer::vulkan

@@ -1,8 +1,12 @@
-// Float32 ReduceSum, ReduceMean, ReduceMax, ReduceMin over any set of axes (ops/reduce.cpp).
+// Float32 Reduce* over any set of axes (ops/reduce.cpp): Sum, Mean, Max, Min, Prod, L1, L2,
+// LogSum, LogSumExp, SumSquare.
 // One thread per output element (looping past the dispatch limit) walks its reduced elements in
 // row-major order: the kept dimensions (kdims, with the input's strides kstr) locate the output's
 // first input element, the reduced ones (rdims, rstr) the rest. Max/Min propagate NaN as numpy
-// and the CPU kernel do; an empty reduction gives 0, NaN (mean), -inf (max) or +inf (min).
+// and the CPU kernel do; an empty reduction gives the CPU's values: 0 (sums, norms), NaN (mean),
+// -inf (max, LogSum, LogSumExp), +inf (min), 1 (prod). LogSumExp walks twice: the maximum first,
+// subtracted before exp so large inputs do not overflow (an infinite or NaN maximum is the
+// result itself, as on the CPU).
 #version 450
 layout(local_size_x = 256) in;
 
@@ -14,12 +18,23 @@ layout(push_constant) uniform Params {
   uint n_red;     // reduced elements per output element
   uint rank_k, rank_r;
   uint off_x, off_y;
-  uint op;        // 0 sum, 1 mean, 2 max, 3 min
+  uint op;        // 0 sum, 1 mean, 2 max, 3 min, 4 prod, 5 l1, 6 l2, 7 log_sum, 8 log_sum_exp,
+                  // 9 sum_square
   uint kdims[6];
   uint kstr[6];
   uint rdims[6];
   uint rstr[6];
 } p;
+
+// The input offset of the r-th reduced element of the output element whose first is at `base`.
+uint element(uint base, uint r) {
+  uint off = base;
+  for (int k = int(p.rank_r) - 1; k >= 0; --k) {
+    off += (r % p.rdims[k]) * p.rstr[k];
+    r /= p.rdims[k];
+  }
+  return off;
+}
 
 void main() {
   const uint step = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
@@ -29,23 +44,39 @@ void main() {
       base += (rem % p.kdims[k]) * p.kstr[k];
       rem /= p.kdims[k];
     }
-    float acc = p.op == 2u ? -1.0 / 0.0 : (p.op == 3u ? 1.0 / 0.0 : 0.0);
-    for (uint r = 0u; r < p.n_red; ++r) {
-      uint rr = r, off = base;
-      for (int k = int(p.rank_r) - 1; k >= 0; --k) {
-        off += (rr % p.rdims[k]) * p.rstr[k];
-        rr /= p.rdims[k];
+    // LogSumExp's shift: the maximum of the reduced elements.
+    float shift = 0.0;
+    if (p.op == 8u) {
+      shift = -1.0 / 0.0;
+      for (uint r = 0u; r < p.n_red; ++r) {
+        const float v = x[element(base, r)];
+        if (v > shift || isnan(v)) shift = v;
       }
-      const float v = x[off];
+    }
+    float acc = p.op == 2u ? -1.0 / 0.0 : (p.op == 3u ? 1.0 / 0.0 : (p.op == 4u ? 1.0 : 0.0));
+    for (uint r = 0u; r < p.n_red; ++r) {
+      const float v = x[element(base, r)];
       if (p.op == 2u) {
         if (v > acc || isnan(v)) acc = v;
       } else if (p.op == 3u) {
         if (v < acc || isnan(v)) acc = v;
+      } else if (p.op == 4u) {
+        acc *= v;
+      } else if (p.op == 5u) {
+        acc += abs(v);
+      } else if (p.op == 6u || p.op == 9u) {
+        acc += v * v;
+      } else if (p.op == 8u) {
+        acc += exp(v - shift);
       } else {
         acc += v;
       }
     }
     if (p.op == 1u) acc = acc / float(p.n_red);
+    if (p.op == 6u) acc = sqrt(acc);
+    // GLSL leaves log of 0 and of negatives undefined: the CPU's (C's) values, explicitly.
+    if (p.op == 7u) acc = acc > 0.0 ? log(acc) : (acc == 0.0 ? -1.0 / 0.0 : uintBitsToFloat(0x7fc00000u));
+    if (p.op == 8u) acc = isinf(shift) || isnan(shift) ? shift : log(acc) + shift;
     y[p.off_y + o] = acc;
   }
 }
