@@ -8,73 +8,91 @@
 #include "runtime/kernel.h"
 
 namespace polyinfer::cpu {
+
+ConvTransposeAttrs ConvTransposeAttrs::parse(const KernelInfo& info) {
+  return {WindowAttrs::parse(info), info.attr_ints("output_padding"),
+          info.attr_ints("output_shape")};
+}
+
+ConvTransposeGeometry conv_transpose_geometry(const ConvTransposeAttrs& a, const Shape& x,
+                                              const Shape& w, const std::string& who) {
+  PI_CHECK(x.size() >= 3 && w.size() == x.size(), ShapeMismatch, who, ": input ", shape_str(x),
+           " and weight ", shape_str(w), " must be [N, C, D...] and [C, M/group, k...]");
+  ConvTransposeGeometry g;
+  g.group = a.window.group;
+  g.N = x[0];
+  g.C = x[1];
+  g.M = w[1] * g.group;
+  PI_CHECK(w[0] == g.C && g.C % g.group == 0, ShapeMismatch, who, ": weight ", shape_str(w),
+           " does not match input channels ", g.C, " with group=", g.group);
+  const size_t r = x.size() - 2;
+  g.in.assign(x.begin() + 2, x.end());
+  g.kernel.assign(w.begin() + 2, w.end());
+  if (!a.window.kernel_shape.empty())
+    PI_CHECK(a.window.kernel_shape == g.kernel, ShapeMismatch, who, ": kernel_shape ",
+             shape_str(a.window.kernel_shape), " does not match weight ", shape_str(w));
+  const auto fill = [&](const std::vector<int64_t>& v, size_t n, int64_t def, const char* name) {
+    if (v.empty()) return std::vector<int64_t>(n, def);
+    PI_CHECK(v.size() == n, InvalidModel, who, ": ", name, " has ", v.size(), " values, expected ",
+             n);
+    return v;
+  };
+  g.strides = fill(a.window.strides, r, 1, "strides");
+  g.dilations = fill(a.window.dilations, r, 1, "dilations");
+  const auto pads = fill(a.window.pads, 2 * r, 0, "pads");
+  const auto outpad = fill(a.output_padding, r, 0, "output_padding");
+  // output_shape may list only the spatial sizes or the whole output shape.
+  std::vector<int64_t> oshape = a.output_shape;
+  if (oshape.size() == r + 2) oshape.erase(oshape.begin(), oshape.begin() + 2);
+  if (!oshape.empty())
+    PI_CHECK(oshape.size() == r, InvalidModel, who, ": output_shape has ", oshape.size(),
+             " values, expected ", r);
+  const std::string& auto_pad = a.window.auto_pad;
+  g.out.assign(r, 0);
+  g.pad_begin.assign(r, 0);
+  for (size_t i = 0; i < r; ++i) {
+    PI_CHECK(g.strides[i] >= 1 && g.dilations[i] >= 1 && g.kernel[i] >= 1, InvalidModel, who,
+             ": strides, dilations and kernel sizes must be positive");
+    const int64_t eff = (g.kernel[i] - 1) * g.dilations[i] + 1;
+    const int64_t full = g.strides[i] * (g.in[i] - 1) + outpad[i] + eff;
+    const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+    if (!oshape.empty() || same) {
+      g.out[i] = !oshape.empty() ? oshape[i] : g.in[i] * g.strides[i];
+      // An output larger than the full result is zero-extended at the end.
+      const int64_t total = std::max<int64_t>(0, full - g.out[i]);
+      g.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    } else if (auto_pad == "VALID") {
+      g.out[i] = full;
+    } else {
+      PI_CHECK(pads[i] >= 0 && pads[i + r] >= 0, InvalidModel, who, ": pads must be >= 0");
+      g.out[i] = full - pads[i] - pads[i + r];
+      g.pad_begin[i] = pads[i];
+    }
+    PI_CHECK(g.out[i] >= 0, ShapeMismatch, who, ": padding leaves a negative output size");
+  }
+  return g;
+}
+
 namespace {
 
 class ConvTransposeKernel final : public Kernel {
  public:
   explicit ConvTransposeKernel(const KernelInfo& info)
-      : attrs_(WindowAttrs::parse(info)),
-        output_padding_(info.attr_ints("output_padding")),
-        output_shape_(info.attr_ints("output_shape")),
-        who_(info.node().label()) {}
+      : attrs_(ConvTransposeAttrs::parse(info)), who_(info.node().label()) {}
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     PI_CHECK(w.dtype() == x.dtype(), InvalidArgument, who_, ": X and W dtypes differ");
-    PI_CHECK(x.rank() >= 3 && w.rank() == x.rank(), ShapeMismatch, who_, ": input ",
-             shape_str(x.shape()), " and weight ", shape_str(w.shape()),
-             " must be [N, C, D...] and [C, M/group, k...]");
-    const int64_t group = attrs_.group;
-    const int64_t N = x.dim(0), C = x.dim(1), mg = w.dim(1), M = mg * group;
-    PI_CHECK(w.dim(0) == C && C % group == 0, ShapeMismatch, who_, ": weight ",
-             shape_str(w.shape()), " does not match input channels ", C, " with group=", group);
-    const size_t r = static_cast<size_t>(x.rank() - 2);
-    const Shape in(x.shape().begin() + 2, x.shape().end());
-    const Shape kernel(w.shape().begin() + 2, w.shape().end());
-    if (!attrs_.kernel_shape.empty())
-      PI_CHECK(attrs_.kernel_shape == kernel, ShapeMismatch, who_, ": kernel_shape ",
-               shape_str(attrs_.kernel_shape), " does not match weight ", shape_str(w.shape()));
-    const auto fill = [&](const std::vector<int64_t>& v, size_t n, int64_t def, const char* name) {
-      if (v.empty()) return std::vector<int64_t>(n, def);
-      PI_CHECK(v.size() == n, InvalidModel, who_, ": ", name, " has ", v.size(),
-               " values, expected ", n);
-      return v;
-    };
-    const auto strides = fill(attrs_.strides, r, 1, "strides");
-    const auto dil = fill(attrs_.dilations, r, 1, "dilations");
-    const auto pads = fill(attrs_.pads, 2 * r, 0, "pads");
-    const auto outpad = fill(output_padding_, r, 0, "output_padding");
-    // output_shape may list only the spatial sizes or the whole output shape.
-    std::vector<int64_t> oshape = output_shape_;
-    if (oshape.size() == r + 2) oshape.erase(oshape.begin(), oshape.begin() + 2);
-    if (!oshape.empty())
-      PI_CHECK(oshape.size() == r, InvalidModel, who_, ": output_shape has ", oshape.size(),
-               " values, expected ", r);
-
-    Shape out(r);
-    std::vector<int64_t> pb(r);
-    for (size_t i = 0; i < r; ++i) {
-      PI_CHECK(strides[i] >= 1 && dil[i] >= 1 && kernel[i] >= 1, InvalidModel, who_,
-               ": strides, dilations and kernel sizes must be positive");
-      const int64_t eff = (kernel[i] - 1) * dil[i] + 1;
-      const int64_t full = strides[i] * (in[i] - 1) + outpad[i] + eff;
-      const bool same = attrs_.auto_pad == "SAME_UPPER" || attrs_.auto_pad == "SAME_LOWER";
-      if (!oshape.empty() || same) {
-        out[i] = !oshape.empty() ? oshape[i] : in[i] * strides[i];
-        // An output larger than the full result is zero-extended at the end.
-        const int64_t total = std::max<int64_t>(0, full - out[i]);
-        pb[i] = attrs_.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      } else if (attrs_.auto_pad == "VALID") {
-        out[i] = full;
-        pb[i] = 0;
-      } else {
-        PI_CHECK(pads[i] >= 0 && pads[i + r] >= 0, InvalidModel, who_, ": pads must be >= 0");
-        out[i] = full - pads[i] - pads[i + r];
-        pb[i] = pads[i];
-      }
-      PI_CHECK(out[i] >= 0, ShapeMismatch, who_, ": padding leaves a negative output size");
-    }
+    const ConvTransposeGeometry g = conv_transpose_geometry(attrs_, x.shape(), w.shape(), who_);
+    const int64_t group = g.group, N = g.N, C = g.C, mg = w.dim(1), M = g.M;
+    const size_t r = g.in.size();
+    const Shape& in = g.in;
+    const Shape& kernel = g.kernel;
+    const Shape& out = g.out;
+    const std::vector<int64_t>& strides = g.strides;
+    const std::vector<int64_t>& dil = g.dilations;
+    const std::vector<int64_t>& pb = g.pad_begin;
 
     const Tensor* b = nullptr;
     if (ctx.has_input(2)) {
@@ -137,8 +155,7 @@ class ConvTransposeKernel final : public Kernel {
   }
 
  private:
-  WindowAttrs attrs_;
-  std::vector<int64_t> output_padding_, output_shape_;
+  ConvTransposeAttrs attrs_;
   std::string who_;
 };
 

@@ -85,4 +85,23 @@ void conv_direct(const WindowGeometry& g, int64_t N, int64_t C, int64_t M, int64
 WindowGeometry conv_geometry(const WindowAttrs& a, const Shape& x, const Shape& w,
                              const std::string& who);
 
+// ConvTranspose's geometry (X [N, C, D...], W [C, M/group, k...]): input position i and kernel
+// tap k land on output position i * stride - pad_begin + k * dilation when that is inside `out`.
+// Output sizes come from output_shape (spatial sizes or the whole shape), auto_pad SAME_* (input
+// times stride) or the pads, with output_padding added at the end; an output larger than the
+// full result is zero-extended at the end. Checks the shapes and attribute lengths; errors name
+// `who`. Shared with the GPU kernels so every provider sizes outputs alike.
+struct ConvTransposeAttrs {
+  WindowAttrs window;
+  std::vector<int64_t> output_padding, output_shape;
+  static ConvTransposeAttrs parse(const KernelInfo& info);
+};
+struct ConvTransposeGeometry {
+  int64_t N = 0, C = 0, M = 0, group = 1;  // M: output channels (W's dim 1 times group)
+  Shape in, kernel, out;                   // spatial sizes
+  std::vector<int64_t> strides, dilations, pad_begin;
+};
+ConvTransposeGeometry conv_transpose_geometry(const ConvTransposeAttrs& a, const Shape& x,
+                                              const Shape& w, const std::string& who);
+
 }  // namespace polyinfer::cpu

@@ -1,0 +1,101 @@
+// Float32 ConvTranspose on Vulkan over 1-D, 2-D and 3-D inputs, with groups, strides, dilations,
+// pads, auto_pad, output_padding and output_shape — the output sizes and pads are the CPU
+// kernel's (cpu::conv_transpose_geometry), so both agree on every shape. One gather shader
+// (shaders/conv_transpose.comp). Refused at creation: other dtypes and inputs of rank above 5.
+#include "core/shape_util.h"
+#include "providers/cpu/ops/conv_util.h"
+#include "providers/vulkan/ops/common.h"
+
+namespace polyinfer::vulkan {
+namespace {
+
+struct ConvTransposeParams {
+  uint32_t n_out, C, M, cg, mg;
+  uint32_t in[3], out[3], k[3], s[3], d[3];
+  int32_t pb[3];
+  uint32_t off_x, off_w, off_b, off_y;
+  uint32_t has_b;
+};
+static_assert(sizeof(ConvTransposeParams) == 112,
+              "matches the push-constant block of conv_transpose.comp");
+
+class ConvTransposeKernel final : public Kernel {
+ public:
+  explicit ConvTransposeKernel(const KernelInfo& info)
+      : attrs_(cpu::ConvTransposeAttrs::parse(info)) {
+    for (size_t i = 0; i < 2; ++i) {
+      const int r = known_rank(info, i);
+      if (r > 5)
+        info.unsupported("ConvTranspose input of rank " + std::to_string(r) +
+                         " (the Vulkan kernel does 1-D, 2-D and 3-D)");
+    }
+    require_float32(info, 5);
+    ctx_ = Context::get();
+    pipeline_ = &ctx_->pipeline("conv_transpose", 4, sizeof(ConvTransposeParams));
+    consts_.upload(info);
+  }
+  std::string impl() const override { return "vulkan:conv_transpose"; }
+  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
+
+  void run(KernelContext& kc) override {
+    const std::string who = kc.node().label();
+    const Tensor& x = consts_.input(kc, 0);
+    const Tensor& w = consts_.input(kc, 1);
+    check_input(kc, x, 5);
+    check_input(kc, w, 5);
+    const cpu::ConvTransposeGeometry g =
+        cpu::conv_transpose_geometry(attrs_, x.shape(), w.shape(), who);
+    const Tensor* b = consts_.has(kc, 2) ? &consts_.input(kc, 2) : nullptr;
+    if (b) {
+      check_input(kc, *b);
+      PI_CHECK(b->shape() == Shape{g.M}, ShapeMismatch, who, ": bias must be float32[", g.M,
+               "], got ", b->describe());
+    }
+    Shape ys{g.N, g.M};
+    ys.insert(ys.end(), g.out.begin(), g.out.end());
+    Tensor& y = kc.output(0, DType::Float32, ys);
+    check_input(kc, y, 5);
+    if (y.numel() == 0) return;
+    ConvTransposeParams p{};
+    p.n_out = u32(y.numel());
+    p.C = u32(g.C);
+    p.M = u32(g.M);
+    p.cg = u32(g.C / g.group);
+    p.mg = u32(g.M / g.group);
+    // The spatial dimensions fill the last of the shader's three; the others have size 1.
+    const size_t lead = 3 - g.in.size();
+    for (size_t i = 0; i < 3; ++i) {
+      const bool real = i >= lead;
+      const size_t j = i - lead;
+      p.in[i] = real ? u32(g.in[j]) : 1;
+      p.out[i] = real ? u32(g.out[j]) : 1;
+      p.k[i] = real ? u32(g.kernel[j]) : 1;
+      p.s[i] = real ? u32(g.strides[j]) : 1;
+      p.d[i] = real ? u32(g.dilations[j]) : 1;
+      p.pb[i] = real ? static_cast<int32_t>(g.pad_begin[j]) : 0;
+    }
+    const BufferRef ry = ctx_->find(y.raw_data());
+    // With no input channels X and W are empty and have no device memory; nothing reads them.
+    const BufferRef rx = x.numel() ? ctx_->find(x.raw_data()) : ry;
+    const BufferRef rw = w.numel() ? ctx_->find(w.raw_data()) : ry;
+    const BufferRef rb = b ? ctx_->find(b->raw_data()) : rx;  // not read without a bias
+    p.off_x = element_offset(rx);
+    p.off_w = element_offset(rw);
+    p.off_b = element_offset(rb);
+    p.off_y = element_offset(ry);
+    p.has_b = b ? 1 : 0;
+    ctx_->dispatch(*pipeline_, {rx.buffer, rw.buffer, rb.buffer, ry.buffer}, &p,
+                   groups_for(y.numel(), *ctx_));
+  }
+
+ private:
+  cpu::ConvTransposeAttrs attrs_;
+  DeviceConstants consts_;
+  std::shared_ptr<Context> ctx_;
+  const Pipeline* pipeline_ = nullptr;
+};
+
+PI_REGISTER_KERNEL("vulkan", "", ConvTranspose, 1, 22, ConvTransposeKernel);
+
+}  // namespace
+}  // namespace polyinfer::vulkan
