@@ -19,7 +19,14 @@ struct DeviceBackend {
 
 // Registers (or replaces) the backend of `device`. The host is registered from the start.
 void register_device(Device device, DeviceBackend backend);
+// Unregisters `device`, first calling every release hook (below) for it.
 void unregister_device(Device device);
+// Caches that keep tensors on devices for the whole process (polyinfer::ops keeps sessions)
+// register a hook that drops what they hold on a device; unregister_device calls it while the
+// device's memory can still be freed. A provider unregisters its device when it shuts the device
+// down (Vulkan: at exit, before the driver's own exit handlers), so a tensor held past that
+// point cannot keep the device alive into the driver's teardown.
+void add_device_release_hook(void (*hook)(Device device));
 // A provider that registers its devices only when it starts (cuda: when the plugin is loaded and
 // opens the GPU; vulkan: when its context opens device N) names, per device kind, the function
 // that starts device `index` of that kind; it returns "" when the device is now registered, else

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <vector>
 
 #include "core/device_registry.h"
 
@@ -45,6 +46,7 @@ struct Registry {
   std::mutex mu;
   std::map<std::pair<int, int>, DeviceBackend> backends;
   std::map<int, std::string (*)(int)> starters;  // by DeviceKind
+  std::vector<void (*)(Device)> release_hooks;
   Registry() {
     backends[{static_cast<int>(DeviceKind::CPU), 0}] =
         DeviceBackend{host_allocator(), &host_copy, &host_copy};
@@ -69,8 +71,20 @@ void register_device(Device device, DeviceBackend backend) {
 }
 
 void unregister_device(Device device) {
+  std::vector<void (*)(Device)> hooks;
+  {
+    std::lock_guard<std::mutex> lock(registry().mu);
+    hooks = registry().release_hooks;
+  }
+  // Outside the lock: what a hook drops frees memory through the device's allocator.
+  for (auto* hook : hooks) hook(device);
   std::lock_guard<std::mutex> lock(registry().mu);
   registry().backends.erase({static_cast<int>(device.kind), device.index});
+}
+
+void add_device_release_hook(void (*hook)(Device device)) {
+  std::lock_guard<std::mutex> lock(registry().mu);
+  registry().release_hooks.push_back(hook);
 }
 
 void register_device_starter(DeviceKind kind, std::string (*start)(int index)) {

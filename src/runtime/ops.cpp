@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device_registry.h"
 #include "polyinfer/session.h"
 
 namespace polyinfer::ops {
@@ -24,6 +25,7 @@ constexpr int kOpset = 17;
 
 struct Entry {
   std::mutex run_mu;  // Session::run is not for concurrent calls on one session
+  Device device;
   std::unique_ptr<Session> session;
 };
 
@@ -36,11 +38,33 @@ struct Cache {
 
 // Never destroyed: its sessions hold device memory, and at exit the device's driver may already
 // have run its own exit handlers (registered after this cache was made, so they run first);
-// freeing into it then could crash. The process's end reclaims everything.
+// freeing into it then could crash. A provider that shuts its device down drops the sessions on
+// it first, through the release hook below: held past that, their memory would keep the device
+// alive into its driver's teardown (LeakSanitizer found llvmpipe's allocations leaked so).
 Cache& cache() {
   static Cache& c = *new Cache;
   return c;
 }
+
+void drop_sessions_on(Device device) {
+  std::vector<std::shared_ptr<Entry>> dropped;  // destroyed after the lock is released
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  for (auto it = c.entries.begin(); it != c.entries.end();) {
+    if (it->second->device == device) {
+      dropped.push_back(std::move(it->second));
+      c.order.remove(it->first);
+      it = c.entries.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+const bool hooked = [] {
+  add_device_release_hook(&drop_sessions_on);
+  return true;
+}();
 
 // The provider list that runs on `d`, strictly.
 std::string provider_for(const Device& d) { return d.is_cpu() ? "cpu" : d.str(); }
@@ -95,6 +119,7 @@ std::shared_ptr<Entry> entry_for(const std::string& op, const std::vector<const 
   // Built outside the lock: a build takes milliseconds and may start a device. Two threads that
   // miss at once both build; the second keeps the first's.
   auto e = std::make_shared<Entry>();
+  e->device = device;
   e->session = build(op, in, device);
   std::lock_guard<std::mutex> lock(c.mu);
   auto [it, inserted] = c.entries.emplace(key, e);
