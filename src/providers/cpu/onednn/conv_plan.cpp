@@ -59,7 +59,7 @@ ConvPlan make_conv_plan(const dnnl::convolution_forward::primitive_desc& pd, con
   memory user_w(memory::desc(dims.weights, weight_type,
                              dims.weights.size() == 4 ? tag::oihw : tag::goihw),
                 engine(), const_cast<void*>(weights));
-  p.weights = memory(pd.weights_desc(), engine());
+  p.weights = host_memory(pd.weights_desc(), &p.weights_buf);
   dnnl::reorder(user_w, p.weights).execute(s, user_w, p.weights);
   p.bias = std::move(bias);
   if (pd.src_desc() != p.user_src) {

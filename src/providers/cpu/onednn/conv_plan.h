@@ -32,6 +32,7 @@ struct ConvPlan {
   dnnl::convolution_forward prim;
   dnnl::memory::desc user_src, user_dst;
   dnnl::memory weights;
+  Tensor weights_buf;  // behind `weights`
   std::optional<dnnl::memory> bias, src_buf, dst_buf;
   // Made with the plan, not per run: layout changes in and out, and Z into dst.
   std::optional<dnnl::reorder> to_src, from_dst, z_in;

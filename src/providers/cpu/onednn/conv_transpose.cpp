@@ -25,6 +25,7 @@ struct DeconvPlan {
   dnnl::deconvolution_forward prim;
   memory::desc user_src, user_dst;
   memory weights;
+  Tensor weights_buf;  // behind `weights`
   std::optional<memory> bias, src_buf, dst_buf;
   std::optional<dnnl::reorder> to_src, from_dst;
 };
@@ -140,7 +141,7 @@ class OnednnConvTranspose final : public Kernel {
     p.user_src = memory::desc(src, dt::f32, plain);
     p.user_dst = memory::desc(dst, dt::f32, plain);
     memory user_w(memory::desc(wd, dt::f32, w_tag), onednn::engine(), weights_.raw_data());
-    p.weights = memory(pd.weights_desc(), onednn::engine());
+    p.weights = onednn::host_memory(pd.weights_desc(), &p.weights_buf);
     dnnl::reorder(user_w, p.weights).execute(stream_, user_w, p.weights);
     if (bias_.defined()) p.bias = onednn::wrap(bias_md, bias_);
     if (pd.src_desc() != p.user_src) {

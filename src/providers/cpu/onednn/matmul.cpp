@@ -128,6 +128,7 @@ class OnednnMatMul final : public Kernel {
     dnnl::matmul prim;
     memory::desc src_md, w_md, dst_md;
     std::optional<memory> weights, bias;
+    Tensor weights_buf;  // behind `weights`
   };
 
   static Tensor transpose2d(const Tensor& t) {
@@ -206,7 +207,7 @@ class OnednnMatMul final : public Kernel {
     if (const_b_) {
       dnnl::stream& s = stream_;
       memory user = onednn::wrap(w_user, weights_);
-      p.weights = memory(pd.weights_desc(), onednn::engine());
+      p.weights = onednn::host_memory(pd.weights_desc(), &p.weights_buf);
       dnnl::reorder(user, *p.weights).execute(s, user, *p.weights);
       s.wait();
     }

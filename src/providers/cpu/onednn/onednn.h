@@ -32,6 +32,14 @@ inline dnnl::memory wrap(const dnnl::memory::desc& md, const Tensor& t) {
   return dnnl::memory(md, engine(), const_cast<void*>(t.raw_data()));
 }
 
+// A oneDNN memory for `md` in a buffer from polyinfer's host allocator, which `owner` keeps
+// alive: large ones (prepacked weights) then sit in transparent huge pages like the session's
+// other weights, where oneDNN's own allocation would fault them in 4 KiB at a time.
+inline dnnl::memory host_memory(const dnnl::memory::desc& md, Tensor* owner) {
+  *owner = Tensor::empty(DType::UInt8, {static_cast<int64_t>(md.get_size())});
+  return dnnl::memory(md, engine(), owner->raw_data());
+}
+
 // Appends `act` as eltwise post-ops; returns false when oneDNN has no matching algorithm.
 bool append_activation(dnnl::post_ops& ops, const FusedActivation& act);
 

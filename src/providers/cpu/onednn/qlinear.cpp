@@ -335,6 +335,7 @@ class OnednnQLinearMatMul final : public Kernel {
     dnnl::matmul prim;
     memory::desc src_md, dst_md;
     memory weights;
+    Tensor weights_buf;  // behind `weights`
   };
 
   Plan& plan_for(const Shape& as) {
@@ -363,7 +364,7 @@ class OnednnQLinearMatMul final : public Kernel {
     p.prim = dnnl::matmul(pd);
     dnnl::stream& s = stream_;
     memory user = onednn::wrap(memory::desc({K_, N_}, dt::s8, tag::ab), weights_);
-    p.weights = memory(pd.weights_desc(), onednn::engine());
+    p.weights = onednn::host_memory(pd.weights_desc(), &p.weights_buf);
     dnnl::reorder(user, p.weights).execute(s, user, p.weights);
     s.wait();
     return p;
@@ -449,6 +450,7 @@ class OnednnMatMulInteger final : public Kernel {
     dnnl::matmul prim;
     memory::desc src_md, dst_md;
     memory weights;
+    Tensor weights_buf;  // behind `weights`
   };
 
   void fall_back(KernelContext& ctx) {
@@ -472,7 +474,7 @@ class OnednnMatMulInteger final : public Kernel {
     p.prim = dnnl::matmul(pd);
     dnnl::stream& s = stream_;
     memory user = onednn::wrap(memory::desc({K_, N_}, dt::s8, tag::ab), weights_);
-    p.weights = memory(pd.weights_desc(), onednn::engine());
+    p.weights = onednn::host_memory(pd.weights_desc(), &p.weights_buf);
     dnnl::reorder(user, p.weights).execute(s, user, p.weights);
     s.wait();
     return p;
