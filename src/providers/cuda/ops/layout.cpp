@@ -191,7 +191,12 @@ class ConcatKernel final : public Kernel {
     for (size_t i = 0; i < kc.num_inputs(); ++i) {
       const Tensor& t = kc.input(i);
       const size_t width = static_cast<size_t>(t.shape()[axis] * inner) * 4;
-      if (width > 0 && outer > 0)
+      // One row (axis 0, say): a plain copy, which has no pitch limit.
+      if (width > 0 && outer == 1)
+        PI_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(y.raw_data()) + col * inner * 4,
+                                      t.raw_data(), width, cudaMemcpyDeviceToDevice,
+                                      ctx_.stream()));
+      else if (width > 0 && outer > 1)
         PI_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(y.raw_data()) + col * inner * 4, row,
                                         t.raw_data(), width, width, static_cast<size_t>(outer),
                                         cudaMemcpyDeviceToDevice, ctx_.stream()));
