@@ -38,7 +38,37 @@ __global__ void gather(const float* __restrict__ x, const Index* __restrict__ id
   }
 }
 
+__global__ void resize(const float* __restrict__ x, float* __restrict__ y, int64_t n, int64_t h,
+                       int64_t w, int64_t oh, int64_t ow, const int32_t* __restrict__ idx,
+                       const float* __restrict__ wt, float extrapolation) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t c = i % ow, r = i / ow % oh, plane = i / (ow * oh);
+    const int64_t tr = 2 * r, tc = 2 * (oh + c);
+    if (idx[tr] < 0 || idx[tc] < 0) {
+      y[i] = extrapolation;
+      continue;
+    }
+    const float* xp = x + plane * h * w;
+    const float* r0 = xp + int64_t{idx[tr]} * w;
+    const float* r1 = xp + int64_t{idx[tr + 1]} * w;
+    const int64_t c0 = idx[tc], c1 = idx[tc + 1];
+    const float a = wt[tc] * r0[c0] + wt[tc + 1] * r0[c1];
+    const float b = wt[tc] * r1[c0] + wt[tc + 1] * r1[c1];
+    y[i] = wt[tr] * a + wt[tr + 1] * b;
+  }
+}
+
 }  // namespace
+
+void launch_resize(const float* x, float* y, int64_t planes, int64_t h, int64_t w, int64_t oh,
+                   int64_t ow, const int32_t* idx, const float* wt, float extrapolation,
+                   int max_grid, cudaStream_t stream) {
+  const int64_t n = planes * oh * ow;
+  if (n <= 0) return;
+  resize<<<grid_for(n, max_grid), kBlock, 0, stream>>>(x, y, n, h, w, oh, ow, idx, wt,
+                                                       extrapolation);
+}
 
 void launch_strided_copy(const float* x, float* y, int64_t n, const StridedView& v, int max_grid,
                          cudaStream_t stream) {

@@ -27,4 +27,11 @@ void launch_strided_copy(const float* x, float* y, int64_t n, const StridedView&
 void launch_gather(const float* x, const void* indices, bool wide, float* y, int64_t outer,
                    int64_t dim, int64_t n_idx, int64_t inner, int max_grid, cudaStream_t stream);
 
+// Resize over the last two axes of [planes, h, w] -> [planes, oh, ow]: for output row r the
+// taps are idx[2r], idx[2r+1] with weights wt[2r], wt[2r+1]; for column c the same at 2(oh + c).
+// idx -1 marks a coordinate outside the crop (tf_crop_and_resize): the output is `extrapolation`.
+void launch_resize(const float* x, float* y, int64_t planes, int64_t h, int64_t w, int64_t oh,
+                   int64_t ow, const int32_t* idx, const float* wt, float extrapolation,
+                   int max_grid, cudaStream_t stream);
+
 }  // namespace polyinfer::cuda
