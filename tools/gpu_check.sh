@@ -135,7 +135,7 @@ for m in resnet50 mobilenet_v2 bert_base; do
 done
 
 # --no-fork: one CUDA context for the whole run (a fork per test would create one per test).
-ops='add|sub|mul|div|pow|max|min|relu|leakyrelu|sigmoid|tanh|exp|log|neg|abs|sqrt|reciprocal|erf|hardsigmoid|hardswish|gelu|softmax|logsoftmax|matmul|gemm|conv|maxpool|averagepool|globalaveragepool|globalmaxpool|batchnorm|layer_normalization|transpose|concat|slice|split|gather|reshape|flatten|squeeze|unsqueeze|identity|reduce_sum|reduce_mean|resize'
+ops='add|sub|mul|div|pow|max|min|relu|leakyrelu|sigmoid|tanh|exp|log|neg|abs|sqrt|reciprocal|erf|hardsigmoid|hardswish|gelu|softmax|logsoftmax|matmul|gemm|conv|maxpool|averagepool|globalaveragepool|globalmaxpool|batchnorm|layer_normalization|transpose|concat|slice|split|gather|reshape|flatten|squeeze|unsqueeze|identity|reduce_sum|reduce_mean|resize|expand'
 if [ -d "$testdata/node" ]; then
   step conformance_node_cuda_ops 150 "$pi" conformance "$testdata/node" --providers cuda,cpu \
     --no-fork --filter "^test_($ops)(_|\$)" --expect tests/conformance/expected_failures.txt --json

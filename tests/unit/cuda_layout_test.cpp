@@ -1,9 +1,9 @@
 // The CUDA data-movement and reduction kernels against cpu-ref (oracle harness): Transpose
 // (every permutation of rank 3, rank 6), Slice (negative starts and steps, clamping, empty),
-// Split (attribute, input, uneven num_outputs), Concat along every axis, Gather along every axis
-// with int32/int64 and negative indices, the views (Reshape & co.) with run-time and constant
-// shapes, ReduceSum/ReduceMean over every axis set. Copies are exact (tolerance 0). Each skips
-// with the probe's reason without a usable GPU.
+// Split (attribute, input, uneven num_outputs), Expand, Concat along every axis, Gather along
+// every axis with int32/int64 and negative indices, the views (Reshape & co.) with run-time and
+// constant shapes, ReduceSum/ReduceMean over every axis set. Copies are exact (tolerance 0).
+// Each skips with the probe's reason without a usable GPU.
 #include <algorithm>
 
 #include "cuda_util.h"
@@ -143,6 +143,20 @@ TEST(CudaLayout, Gather) {
     FAIL() << "an out-of-range index ran";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+  }
+}
+
+TEST(CudaLayout, Expand) {
+  PI_SKIP_WITHOUT_CUDA();
+  const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
+      {{3, 1}, {2, 3, 4}}, {{1}, {5, 7}}, {{2, 1, 3}, {1, 4, 1}}, {{4}, {1}}, {{1, 1}, {0, 3}}};
+  for (const auto& [x, shape] : cases) {
+    expect_on_cuda(on_cuda("Expand", 13).random(x).input(ints(shape)).check(0, 0),
+                   "run-time " + shape_str(x));
+    const auto r = test::check_with_constants(OracleOp("Expand", 13),
+                                              {test::random_tensor(x), ints(shape)},
+                                              {false, true}, {"cuda"});
+    EXPECT_EQ(r.provider, "cuda") << "constant " << shape_str(x);
   }
 }
 

@@ -174,7 +174,7 @@ TEST(CudaProvider, ListsThePluginsKernelsWithoutAGpu) {
       "Conv", "ai.polyinfer.FusedConv", "MaxPool", "AveragePool", "GlobalAveragePool",
       "GlobalMaxPool", "LayerNormalization", "ai.polyinfer.LayerNormalization",
       "BatchNormalization", "ReduceSum", "ReduceMean", "Transpose", "Slice", "Split", "Concat",
-      "Gather", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Resize"};
+      "Gather", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Resize", "Expand"};
   EXPECT_EQ(ops, want);
 }
 

@@ -1,4 +1,4 @@
-// Float32 data movement on CUDA: Transpose, Slice, Split (strided copies, layout.cu), Concat
+// Float32 data movement on CUDA: Transpose, Slice, Split, Expand (strided copies, layout.cu), Concat
 // (one cudaMemcpy2DAsync per input) and Gather (layout.cu). The parameter rules are the CPU
 // kernels' (plan_slice, plan_split, the Gather index check), so both agree on clamping and on
 // errors. Starts/ends/axes/steps/split sizes that are constants are kept on the host (reported
@@ -8,6 +8,7 @@
 
 #include "core/shape_util.h"
 #include "providers/cpu/ops/gather_params.h"
+#include "providers/cpu/ops/op_util.h"
 #include "providers/cpu/ops/slice_params.h"
 #include "providers/cpu/ops/split_params.h"
 #include "providers/cuda/ops/layout_kernels.h"
@@ -152,6 +153,36 @@ class SplitKernel final : public Kernel {
   HostConstants constants_;
 };
 
+// Expand: the CPU's output shape rule (expand_shape: bidirectional broadcast), broadcast
+// dimensions read with stride 0.
+class ExpandKernel final : public Kernel {
+ public:
+  explicit ExpandKernel(const KernelInfo& info) : ctx_(Context::get()) {
+    require_float32(info, 1, kLayoutMaxRank);
+    constants_.keep(info, 1);
+  }
+  std::string impl() const override { return "cuda:expand"; }
+  bool prepacked(size_t i) const override { return constants_.prepacked(i); }
+
+  void run(KernelContext& kc) override {
+    const std::string who = kc.node().label();
+    const Tensor& x = kc.input(0);
+    check_float32(kc, x);
+    HostConstantsContext hc(kc, constants_);
+    const Shape out = expand_shape(x.shape(), read_int_list(hc.input(1), who.c_str()), who);
+    PI_CHECK(out.size() <= static_cast<size_t>(kLayoutMaxRank), UnsupportedOp, who,
+             ": output rank ", out.size(), " (the CUDA layout kernels take up to ",
+             kLayoutMaxRank, ")");
+    Tensor& y = kc.output(0, DType::Float32, out);
+    copy_view(ctx_, x, y, out, broadcast_strides(x.shape(), out), 0);
+    check_launch(who.c_str());
+  }
+
+ private:
+  Context& ctx_;
+  HostConstants constants_;
+};
+
 // Concat: input k's rows of in_axis*inner elements go, outer times, to column offset
 // sum(previous in_axis)*inner of the output's rows of out_axis*inner: a 2-D copy each.
 class ConcatKernel final : public Kernel {
@@ -277,6 +308,7 @@ PI_CUDA_KERNEL(Transpose, 1, 23, TransposeKernel);
 PI_CUDA_KERNEL(Slice, 1, 23, SliceKernel);
 PI_CUDA_KERNEL(Split, 1, 23, SplitKernel);
 PI_CUDA_KERNEL(Concat, 1, 23, ConcatKernel);
+PI_CUDA_KERNEL(Expand, 8, 23, ExpandKernel);
 PI_CUDA_KERNEL(Gather, 1, 23, GatherKernel);
 
 }  // namespace
