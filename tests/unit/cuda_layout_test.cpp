@@ -106,7 +106,8 @@ TEST(CudaLayout, Slice) {
 
 TEST(CudaLayout, Split) {
   PI_SKIP_WITHOUT_CUDA();
-  auto a = on_cuda("Split", 11).attr("axis", int64_t{1}).attr("split", std::vector<int64_t>{2, 3, 1});
+  auto a = on_cuda("Split", 11).attr("axis", int64_t{1});
+  a.attr("split", std::vector<int64_t>{2, 3, 1});
   expect_on_cuda(a.outputs(3).random({2, 6, 3}).check(0, 0), "attribute");
   auto b = on_cuda("Split", 13).attr("axis", int64_t{-1}).outputs(2);
   expect_on_cuda(b.random({4, 7}).input(ints({3, 4})).check(0, 0), "input");

@@ -92,7 +92,8 @@ TEST(CudaConv, OneAndThreeDimensional) {
   s.attr("pads", std::vector<int64_t>{1, 1});
   expect_on_cuda(s.check(tol({3, 4, 3}), 1e-4), "1-D symmetric");
   auto t = conv({2, 3, 6, 7, 5}, {4, 3, 3, 2, 3});
-  t.attr("pads", std::vector<int64_t>{1, 0, 1, 1, 0, 1}).attr("strides", std::vector<int64_t>{2, 1, 1});
+  t.attr("pads", std::vector<int64_t>{1, 0, 1, 1, 0, 1});
+  t.attr("strides", std::vector<int64_t>{2, 1, 1});
   expect_on_cuda(t.check(tol({4, 3, 3, 2, 3}), 1e-4), "3-D");
 }
 
@@ -109,13 +110,15 @@ TEST(CudaConv, FusedConvWithResidualAndActivations) {
     for (bool z : {false, true})
       for (bool bias : {false, true}) {
         auto o = on_cuda("FusedConv", 1, "ai.polyinfer");
-        o.attr("pads", std::vector<int64_t>{1, 1, 1, 1}).attr("strides", std::vector<int64_t>{2, 2});
+        o.attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+        o.attr("strides", std::vector<int64_t>{2, 2});
         if (*a.name) o.attr("activation", std::string(a.name)).attr("activation_params", a.params);
         o.random({2, 6, 9, 9}, -1, 1).random({5, 6, 3, 3}, -1, 1);
         if (bias || z) o.input(bias ? test::random_tensor({5}, 5, -1, 1) : Tensor());
         if (z) o.random({2, 5, 5, 5}, -1, 1);
         expect_on_cuda(o.check(tol({5, 6, 3, 3}), 1e-4),
-                       std::string(a.name) + " z=" + std::to_string(z) + " b=" + std::to_string(bias));
+                       std::string(a.name) + " z=" + std::to_string(z) +
+                           " b=" + std::to_string(bias));
       }
 }
 

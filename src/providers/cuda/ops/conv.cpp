@@ -286,7 +286,8 @@ class ConvKernel : public Kernel {
     key.library = "cudnn " + std::to_string(ctx_.cudnn_version());
     const std::string tkey = conv_tuning_key(key);
     bool chosen = false;
-    if (const auto hit = tuning_cache().find(tkey); hit && hit->algo < CUDNN_CONVOLUTION_FWD_ALGO_COUNT) {
+    if (const auto hit = tuning_cache().find(tkey);
+        hit && hit->algo < CUDNN_CONVOLUTION_FWD_ALGO_COUNT) {
       // A cached winner is checked against this cuDNN: an algorithm it no longer supports for
       // the shape is timed again.
       const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(hit->algo);
@@ -336,10 +337,17 @@ class ConvKernel : public Kernel {
     const void* px = p.explicit_pad ? pad_input(p, x, padded) : x.raw_data();
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT] = {};
     int found = 0;
-    PI_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+    // A configuration cuDNN cannot time (NOT_SUPPORTED for every algorithm, say) is left to its
+    // heuristic; the failure is said once, since the run then goes on with an untimed choice.
+    const cudnnStatus_t st = cudnnFindConvolutionForwardAlgorithmEx(
         ctx_.cudnn(), p.d.x, px, p.d.w, w.raw_data(), p.d.conv, p.d.y,
         const_cast<void*>(y.raw_data()), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf,
-        ws->get(), limit));
+        ws->get(), limit);
+    if (st != CUDNN_STATUS_SUCCESS) {
+      std::cerr << "polyinfer: note: "
+                << cudnn_error_text("cudnnFindConvolutionForwardAlgorithmEx", st) << " for " << tkey << "; using cuDNN's heuristic choice\n";
+      return false;
+    }
     // Sorted fastest first; only successes within the workspace, and no Tensor Core (TF32) math.
     for (int i = 0; i < found; ++i) {
       const auto& r = perf[i];

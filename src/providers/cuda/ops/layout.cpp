@@ -1,5 +1,5 @@
-// Float32 data movement on CUDA: Transpose, Slice, Split, Expand (strided copies, layout.cu), Concat
-// (one cudaMemcpy2DAsync per input) and Gather (layout.cu). The parameter rules are the CPU
+// Float32 data movement on CUDA: Transpose, Slice, Split, Expand (strided copies, layout.cu),
+// Concat (one cudaMemcpy2DAsync per input) and Gather (layout.cu). The parameter rules are the CPU
 // kernels' (plan_slice, plan_split, the Gather index check), so both agree on clamping and on
 // errors. Starts/ends/axes/steps/split sizes that are constants are kept on the host (reported
 // prepacked); computed ones are read back from the device, which waits for the queued work.

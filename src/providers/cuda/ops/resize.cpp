@@ -23,7 +23,8 @@ class ResizeKernel final : public Kernel {
     require_float32(info, 1);
     const std::string who = info.node().label();
     const ResizeParams& p = attrs_.p;
-    if (p.mode == Mode::Cubic) info.unsupported("mode=cubic (the CUDA Resize is nearest or linear)");
+    if (p.mode == Mode::Cubic)
+      info.unsupported("mode=cubic (the CUDA Resize is nearest or linear)");
     if (p.antialias) info.unsupported("antialias=1");
     if (p.ctm == Ctm::TfHalfPixelForNN)
       info.unsupported("coordinate_transformation_mode=tf_half_pixel_for_nn");
