@@ -16,7 +16,8 @@
 #   doctor       `doctor` (+ --json)
 #   monitor      `monitor --count 3`
 #   unit_<suite> each Cuda* gtest suite in its own process (the oracle tests against cpu-ref),
-#                JUnit XML; then the kernel suites under compute-sanitizer memcheck if present
+#                JUnit XML; then the kernel suites under compute-sanitizer memcheck if present.
+#                The cuDNN tuning cache is written to $OUT/cuda-conv-tuning.json
 #   cuda_cli     tests/e2e/cuda_cli.sh (strict run fails naming an op; cuda,cpu runs)
 #   models       each bench model present: `run --providers cuda,cpu` (placement line) and, with
 #                python3+numpy, the largest difference from the cpu run's outputs; `bench` on
@@ -81,8 +82,12 @@ step doctor 60 bash -c "'$pi' doctor && '$pi' doctor --json >'$out/doctor.json'"
 step monitor 30 "$pi" monitor --count 3 --interval 500
 
 # One process per suite: a kernel that crashes the process loses only its own suite's results.
-for suite in CudaLoader CudaPlugin CudaBlockCache CudaProvider CudaElementwise CudaSoftmax \
-             CudaMatMul CudaGemm; do
+# The convolution tuning cache goes to its own file under $OUT (kept: it shows what was timed);
+# TuningCache is its no-GPU bookkeeping.
+export POLYINFER_CUDA_TUNING_CACHE="$out/cuda-conv-tuning.json"
+for suite in CudaLoader CudaPlugin CudaBlockCache TuningCache CudaProvider CudaElementwise \
+             CudaSoftmax CudaMatMul CudaGemm CudaConv CudaPool CudaLayerNorm CudaBatchNorm \
+             CudaLayout CudaReduce CudaResize; do
   step "unit_$suite" 120 "$build/tests/unit_tests" --gtest_filter="$suite.*" \
     --gtest_output="xml:$out/unit_$suite.xml"
 done
@@ -94,7 +99,10 @@ echo "unit tests skipped: $skips (on a GPU expect 2: the two tests for machines 
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 if [ -n "$sanitizer" ]; then
   step unit_memcheck 200 "$sanitizer" --tool memcheck --error-exitcode 1 \
-    "$build/tests/unit_tests" --gtest_filter='CudaElementwise.*:CudaSoftmax.*:CudaMatMul.*:CudaGemm.*:CudaProvider.Tensor*'
+    "$build/tests/unit_tests" --gtest_filter='CudaElementwise.*:CudaSoftmax.*:CudaMatMul.*:CudaGemm.*:CudaProvider.Tensor*:CudaPool.*:CudaLayerNorm.*:CudaBatchNorm.*:CudaLayout.*:CudaReduce.*:CudaResize.*'
+  # cuDNN's own kernels are slow under memcheck: the convolutions get a suite of their own.
+  step unit_memcheck_conv 200 "$sanitizer" --tool memcheck --error-exitcode 1 \
+    "$build/tests/unit_tests" --gtest_filter='CudaConv.*'
 else
   echo "unit_memcheck: no compute-sanitizer in this toolkit (skipped)" | tee -a "$summary"
 fi
@@ -127,7 +135,7 @@ for m in resnet50 mobilenet_v2 bert_base; do
 done
 
 # --no-fork: one CUDA context for the whole run (a fork per test would create one per test).
-ops='add|sub|mul|div|pow|max|min|relu|leakyrelu|sigmoid|tanh|exp|log|neg|abs|sqrt|reciprocal|erf|hardsigmoid|hardswish|gelu|softmax|logsoftmax|matmul|gemm'
+ops='add|sub|mul|div|pow|max|min|relu|leakyrelu|sigmoid|tanh|exp|log|neg|abs|sqrt|reciprocal|erf|hardsigmoid|hardswish|gelu|softmax|logsoftmax|matmul|gemm|conv|maxpool|averagepool|globalaveragepool|globalmaxpool|batchnorm|layer_normalization|transpose|concat|slice|split|gather|reshape|flatten|squeeze|unsqueeze|identity|reduce_sum|reduce_mean|resize|expand'
 if [ -d "$testdata/node" ]; then
   step conformance_node_cuda_ops 150 "$pi" conformance "$testdata/node" --providers cuda,cpu \
     --no-fork --filter "^test_($ops)(_|\$)" --expect tests/conformance/expected_failures.txt --json

@@ -1,13 +1,10 @@
 // `plan --target this`: a measurement as JSON, its cache, the Target built from it and the text
 // a human reads (measure.h). The probes themselves are in measure.cpp.
-#include <unistd.h>
 
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -16,12 +13,12 @@
 #include "plan/measure.h"
 #include "polyinfer/session.h"
 #include "polyinfer/status.h"
+#include "runtime/cache_file.h"
 
 namespace polyinfer::plan {
 namespace {
 
 using nlohmann::json;
-namespace fs = std::filesystem;
 
 // ---- JSON fields, each checked for its type --------------------------------------------------
 
@@ -57,16 +54,6 @@ uint64_t count_field(const json& j, const char* key, const std::string& origin) 
 
 // ---- The cache -------------------------------------------------------------------------------
 
-// $XDG_CACHE_HOME/polyinfer, else ~/.cache/polyinfer; "" when neither is known (then nothing is
-// cached). The XDG spec says a relative $XDG_CACHE_HOME is invalid and must be ignored.
-std::string cache_dir() {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg && xdg[0] == '/') return std::string(xdg) + "/polyinfer";
-  const char* home = std::getenv("HOME");
-  if (home && home[0] == '/') return std::string(home) + "/.cache/polyinfer";
-  return "";
-}
-
 // "Intel(R) Xeon(R) Processor" → "intel-r-xeon-r-processor": letters and digits, runs of
 // anything else as one '-'. The file name only separates machines; the model itself is checked
 // against the file's cpu_model, so two models with one slug cannot be mixed up.
@@ -83,43 +70,6 @@ std::string slug(const std::string& model) {
   }
   while (!out.empty() && out.back() == '-') out.pop_back();
   return out.empty() ? "unknown-cpu" : out;
-}
-
-// The file's text, or "" when it cannot be read. A cache file is about 1 KB; anything over
-// 1 MiB is not one of ours and is not read into memory.
-std::string read_small_file(const std::string& path) {
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec || size > (1u << 20)) return "";
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return in ? ss.str() : "";
-}
-
-// Writes through a temporary file and a rename, so that a reader (another polyinfer measuring
-// at the same time) sees the old file or the new one, never half of one. False on any failure;
-// the caller carries on without a cache.
-bool write_atomically(const std::string& path, const std::string& text) {
-  std::error_code ec;
-  fs::create_directories(fs::path(path).parent_path(), ec);
-  if (ec) return false;
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      fs::remove(tmp, ec);
-      return false;
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return false;
-  }
-  return true;
 }
 
 // Whether a cached measurement may stand for a new one: same polyinfer (probes change between
@@ -216,7 +166,7 @@ MachineMeasurement measurement_from_json(const std::string& text, const std::str
 }
 
 std::string measurement_cache_path(int threads) {
-  const std::string dir = cache_dir();
+  const std::string dir = polyinfer_cache_dir();
   if (dir.empty()) return "";
   return dir + "/" + slug(hw::probe_cpu(hw::system_files()).model) + "-" +
          std::to_string(threads) + "t.json";
@@ -241,7 +191,7 @@ MachineMeasurement cached_measurement(int threads, bool refresh, std::string* ca
     }
   }
   MachineMeasurement m = measure_this_machine(threads, options);
-  if (!path.empty()) write_atomically(path, to_json(m));
+  if (!path.empty()) write_file_atomically(path, to_json(m));
   return m;
 }
 

@@ -169,7 +169,12 @@ TEST(CudaProvider, ListsThePluginsKernelsWithoutAGpu) {
       "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Relu", "LeakyRelu", "Sigmoid", "Tanh",
       "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Erf", "Softmax", "LogSoftmax", "MatMul",
       "Gemm", "ai.polyinfer.FusedGemm", "ai.polyinfer.FusedMatMul", "HardSigmoid", "HardSwish",
-      "Gelu", "ai.polyinfer.Gelu"};
+      "Gelu", "ai.polyinfer.Gelu",
+      // The second slice: cuDNN convolutions, pooling, normalizations, layout, reductions.
+      "Conv", "ai.polyinfer.FusedConv", "MaxPool", "AveragePool", "GlobalAveragePool",
+      "GlobalMaxPool", "LayerNormalization", "ai.polyinfer.LayerNormalization",
+      "BatchNormalization", "ReduceSum", "ReduceMean", "Transpose", "Slice", "Split", "Concat",
+      "Gather", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Resize", "Expand"};
   EXPECT_EQ(ops, want);
 }
 

@@ -43,6 +43,11 @@ std::string cublas_error_text(const char* what, cublasStatus_t s) {
          cublasGetStatusString(s) + ")";
 }
 
+std::string cudnn_error_text(const char* what, cudnnStatus_t s) {
+  return std::string(what) + " failed: " + cudnnGetErrorString(s) + " (cudnnStatus " +
+         std::to_string(static_cast<int>(s)) + ")";
+}
+
 std::string Context::init() {
   static std::once_flag once;
   static std::string reason;
@@ -95,6 +100,15 @@ std::string Context::open() {
     return cublas_error_text("cublasSetMathMode", s);
   if (const cublasStatus_t s = cublasLtCreate(&cublaslt_); s != CUBLAS_STATUS_SUCCESS)
     return cublas_error_text("cublasLtCreate", s);
+  // cuDNN's own version check: a libcudnn.so.9 of another minor than the headers still works
+  // (cuDNN keeps ABI within a major), one of another major would not have loaded.
+  cudnn_version_ = cudnnGetVersion();
+  if (const cudnnStatus_t s = cudnnCreate(&cudnn_); s != CUDNN_STATUS_SUCCESS)
+    return cudnn_error_text("cudnnCreate", s) +
+           ": check that cuDNN 9 and its sub-libraries (libcudnn_cnn, libcudnn_ops, "
+           "libcudnn_engines_*) are installed for this CUDA";
+  if (const cudnnStatus_t s = cudnnSetStream(cudnn_, stream_); s != CUDNN_STATUS_SUCCESS)
+    return cudnn_error_text("cudnnSetStream", s);
   if (const cudaError_t e = cudaMalloc(&lt_workspace_, kLtWorkspace); e != cudaSuccess)
     return cuda_error_text("cudaMalloc (cuBLASLt workspace)", e);
   alloc_ = std::make_shared<CachingAllocator>(stream_);
@@ -104,10 +118,13 @@ std::string Context::open() {
   cublasGetVersion(cublas_, &blas);
   char mem[32];
   std::snprintf(mem, sizeof mem, "%.1f GiB", static_cast<double>(p.totalGlobalMem) / (1 << 30));
+  gpu_name_ = name;
   description_ = name + " (sm_" + std::to_string(cc) + ", " + mem + ", " +
                  std::to_string(p.multiProcessorCount) + " SMs), CUDA runtime " +
                  std::to_string(rt / 1000) + "." + std::to_string(rt % 1000 / 10) + ", cuBLAS " +
-                 version3(blas);
+                 version3(blas) + ", cuDNN " + std::to_string(cudnn_version_ / 10000) + "." +
+                 std::to_string(cudnn_version_ % 10000 / 100) + "." +
+                 std::to_string(cudnn_version_ % 100);
   return "";
 }
 

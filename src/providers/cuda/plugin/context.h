@@ -1,5 +1,5 @@
-// The CUDA plugin's one process-wide device (CUDA device 0): its stream, the cuBLAS and cuBLASLt
-// handles, the caching allocator and the pinned staging buffers of host<->device copies.
+// The CUDA plugin's one process-wide device (CUDA device 0): its stream, the cuBLAS, cuBLASLt and
+// cuDNN handles, the caching allocator and the pinned staging buffers of host<->device copies.
 //
 // Ordering: every kernel, cuBLAS call and copy goes on the one stream, in the order the executor
 // issues them, so device memory returned to the allocator while queued work still reads it can be
@@ -10,6 +10,7 @@
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cudnn.h>
 
 #include <memory>
 #include <mutex>
@@ -24,6 +25,7 @@ namespace polyinfer::cuda {
 // "cudaMalloc failed: cudaErrorMemoryAllocation (out of memory)".
 std::string cuda_error_text(const char* what, cudaError_t e);
 std::string cublas_error_text(const char* what, cublasStatus_t s);
+std::string cudnn_error_text(const char* what, cudnnStatus_t s);
 
 // Throws Internal (a failed launch or call is a bug or a lost device, never a placement question).
 #define PI_CUDA_CHECK(call)                                               \
@@ -39,6 +41,13 @@ std::string cublas_error_text(const char* what, cublasStatus_t s);
     if (pi_s_ != CUBLAS_STATUS_SUCCESS)                                     \
       ::polyinfer::fail(::polyinfer::ErrorCode::Internal,                   \
                         ::polyinfer::cuda::cublas_error_text(#call, pi_s_)); \
+  } while (0)
+#define PI_CUDNN_CHECK(call)                                               \
+  do {                                                                     \
+    const cudnnStatus_t pi_s_ = (call);                                    \
+    if (pi_s_ != CUDNN_STATUS_SUCCESS)                                     \
+      ::polyinfer::fail(::polyinfer::ErrorCode::Internal,                  \
+                        ::polyinfer::cuda::cudnn_error_text(#call, pi_s_)); \
   } while (0)
 
 // Device memory in size classes, kept for reuse when freed (block_cache.h): cudaMalloc and
@@ -75,6 +84,11 @@ class Context {
   cudaStream_t stream() const { return stream_; }
   cublasHandle_t cublas() const { return cublas_; }
   cublasLtHandle_t cublaslt() const { return cublaslt_; }
+  // On the stream, like everything else.
+  cudnnHandle_t cudnn() const { return cudnn_; }
+  // The GPU's name ("NVIDIA H200") and cudnnGetVersion(): part of every tuning-cache key.
+  const std::string& gpu_name() const { return gpu_name_; }
+  size_t cudnn_version() const { return cudnn_version_; }
   // Device scratch memory for cuBLASLt (kLtWorkspace bytes), used on the stream only.
   void* lt_workspace() const { return lt_workspace_; }
   static constexpr size_t kLtWorkspace = size_t{32} << 20;
@@ -95,6 +109,9 @@ class Context {
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   cublasLtHandle_t cublaslt_ = nullptr;
+  cudnnHandle_t cudnn_ = nullptr;
+  std::string gpu_name_;
+  size_t cudnn_version_ = 0;
   void* lt_workspace_ = nullptr;
   std::shared_ptr<CachingAllocator> alloc_;
   std::string description_;

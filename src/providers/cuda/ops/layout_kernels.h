@@ -1,0 +1,37 @@
+// Launchers of the data-movement kernels in layout.cu (Transpose, Slice, Split, the reductions'
+// reordering; Gather). Plain types only, so the .cu file needs none of the runtime's headers.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace polyinfer::cuda {
+
+constexpr int kLayoutMaxRank = 8;
+
+// A strided view of an input: element i of the (packed) output, unravelled over `dims`, reads
+// input element base + sum(idx[d] * stride[d]). Strides may be 0 (broadcast) or negative
+// (Slice with negative steps).
+struct StridedView {
+  int rank = 0;
+  int64_t dims[kLayoutMaxRank] = {};
+  int64_t stride[kLayoutMaxRank] = {};
+  int64_t base = 0;
+};
+void launch_strided_copy(const float* x, float* y, int64_t n, const StridedView& v, int max_grid,
+                         cudaStream_t stream);
+
+// y [outer, n_idx, inner] = x [outer, dim, inner] at indices[i] (int64 when `wide`, else int32;
+// already checked on the host to lie in [-dim, dim), negatives counting from the end).
+void launch_gather(const float* x, const void* indices, bool wide, float* y, int64_t outer,
+                   int64_t dim, int64_t n_idx, int64_t inner, int max_grid, cudaStream_t stream);
+
+// Resize over the last two axes of [planes, h, w] -> [planes, oh, ow]: for output row r the
+// taps are idx[2r], idx[2r+1] with weights wt[2r], wt[2r+1]; for column c the same at 2(oh + c).
+// idx -1 marks a coordinate outside the crop (tf_crop_and_resize): the output is `extrapolation`.
+void launch_resize(const float* x, float* y, int64_t planes, int64_t h, int64_t w, int64_t oh,
+                   int64_t ow, const int32_t* idx, const float* wt, float extrapolation,
+                   int max_grid, cudaStream_t stream);
+
+}  // namespace polyinfer::cuda

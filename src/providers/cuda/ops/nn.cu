@@ -1,0 +1,195 @@
+// Neural-network kernels (nn_kernels.h): one thread per output over grid-stride loops for the
+// element-wise ones (padding, pooling windows, BatchNormalization), one 256-thread block per row
+// for the reductions (warp shuffles, then one value per warp through shared memory). Float32
+// accumulation everywhere, IEEE math: the CPU reference kernels are the oracle.
+#include <cfloat>
+
+#include "providers/cuda/ops/nn_kernels.h"
+
+namespace polyinfer::cuda {
+namespace {
+
+constexpr int kBlock = 256;
+constexpr int kWarps = kBlock / 32;
+
+unsigned grid_for(int64_t n, int max_grid) {
+  const int64_t g = (n + kBlock - 1) / kBlock;
+  return static_cast<unsigned>(g < 1 ? 1 : (g < max_grid ? g : max_grid));
+}
+
+#define PI_GRID_STRIDE(i, n)                                                 \
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); \
+       i += int64_t{blockDim.x} * gridDim.x)
+
+__global__ void pad_planes(const float* __restrict__ x, float* __restrict__ y, int64_t total,
+                           int64_t h, int64_t w, int64_t pt, int64_t pl, int64_t oh, int64_t ow) {
+  PI_GRID_STRIDE(i, total) {
+    const int64_t c = i % ow, r = i / ow % oh, plane = i / (ow * oh);
+    const int64_t ir = r - pt, ic = c - pl;
+    y[i] = (ir >= 0 && ir < h && ic >= 0 && ic < w) ? x[(plane * h + ir) * w + ic] : 0.0f;
+  }
+}
+
+__global__ void pool(const float* __restrict__ x, float* __restrict__ y, int64_t total,
+                     PoolWindow p, PoolMode mode) {
+  PI_GRID_STRIDE(i, total) {
+    const int64_t ow = i % p.out_w, oh = i / p.out_w % p.out_h, plane = i / (p.out_w * p.out_h);
+    const float* xp = x + plane * p.in_h * p.in_w;
+    const int64_t h0 = oh * p.s_h - p.p_t, w0 = ow * p.s_w - p.p_l;
+    float best = -INFINITY, sum = 0.0f;
+    int64_t valid = 0, rows_in = 0, cols_in = 0;
+    for (int64_t kh = 0; kh < p.k_h; ++kh) {
+      const int64_t ih = h0 + kh * p.d_h;
+      if (ih >= -p.p_t && ih < p.in_h + p.p_b) ++rows_in;
+      if (ih < 0 || ih >= p.in_h) continue;
+      for (int64_t kw = 0; kw < p.k_w; ++kw) {
+        const int64_t iw = w0 + kw * p.d_w;
+        if (iw < 0 || iw >= p.in_w) continue;
+        const float v = xp[ih * p.in_w + iw];
+        best = v > best ? v : best;
+        sum += v;
+        ++valid;
+      }
+    }
+    if (mode == PoolMode::Max) {
+      y[i] = best;
+    } else if (mode == PoolMode::AvgExcludePad) {
+      y[i] = valid ? sum / static_cast<float>(valid) : 0.0f;
+    } else {
+      for (int64_t kw = 0; kw < p.k_w; ++kw) {
+        const int64_t iw = w0 + kw * p.d_w;
+        if (iw >= -p.p_l && iw < p.in_w + p.p_r) ++cols_in;
+      }
+      const int64_t div = rows_in * cols_in;
+      y[i] = div ? sum / static_cast<float>(div) : 0.0f;
+    }
+  }
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// The block-wide reduction of one value per thread; every thread gets the result.
+template <bool IsMax>
+__device__ float block_reduce(float v, float* shared) {
+  v = IsMax ? warp_max(v) : warp_sum(v);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  float r = lane < kWarps ? shared[lane] : (IsMax ? -INFINITY : 0.0f);
+  r = IsMax ? warp_max(r) : warp_sum(r);
+  __syncthreads();  // `shared` is reused by the next reduction
+  return r;
+}
+
+__global__ void row_reduce(const float* __restrict__ x, float* __restrict__ y, int64_t rows,
+                           int64_t n, RowOp op) {
+  __shared__ float shared[kWarps];
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const float* xr = x + row * n;
+    if (op == RowOp::Max) {
+      float m = -INFINITY;
+      bool nan = false;
+      for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+        nan |= xr[i] != xr[i];
+        m = fmaxf(m, xr[i]);
+      }
+      m = block_reduce<true>(m, shared);
+      // fmaxf drops NaN; the CPU's max keeps it.
+      const float any_nan = block_reduce<false>(nan ? 1.0f : 0.0f, shared);
+      if (threadIdx.x == 0) y[row] = any_nan > 0.0f ? NAN : m;
+    } else {
+      float s = 0.0f;
+      for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += xr[i];
+      s = block_reduce<false>(s, shared);
+      if (threadIdx.x == 0) y[row] = op == RowOp::Mean ? s / static_cast<float>(n) : s;
+    }
+  }
+}
+
+__global__ void layer_norm(const float* __restrict__ x, const float* __restrict__ scale,
+                           const float* __restrict__ bias, float* __restrict__ y, int64_t rows,
+                           int64_t n, int64_t s_stride, int64_t b_stride, float eps) {
+  __shared__ float shared[kWarps];
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const float* xr = x + row * n;
+    float* yr = y + row * n;
+    float s = 0.0f;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += xr[i];
+    const float mean = block_reduce<false>(s, shared) / static_cast<float>(n);
+    float v = 0.0f;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const float d = xr[i] - mean;
+      v += d * d;
+    }
+    const float var = block_reduce<false>(v, shared) / static_cast<float>(n);
+    const float inv = 1.0f / sqrtf(var + eps);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      float r = (xr[i] - mean) * inv * scale[i * s_stride];
+      if (bias) r += bias[i * b_stride];
+      yr[i] = r;
+    }
+  }
+}
+
+__global__ void batch_norm(const float* __restrict__ x, const float* __restrict__ scale,
+                           const float* __restrict__ bias, const float* __restrict__ mean,
+                           const float* __restrict__ var, float* __restrict__ y, int64_t total,
+                           int64_t channels, int64_t spatial, float eps) {
+  PI_GRID_STRIDE(i, total) {
+    const int64_t c = i / spatial % channels;
+    y[i] = (x[i] - mean[c]) / sqrtf(var[c] + eps) * scale[c] + bias[c];
+  }
+}
+
+unsigned rows_grid(int64_t rows, int max_grid) {
+  return static_cast<unsigned>(rows < max_grid ? rows : max_grid);
+}
+
+}  // namespace
+
+void launch_pad_planes(const float* x, float* y, int64_t planes, int64_t h, int64_t w,
+                       int64_t pt, int64_t pl, int64_t oh, int64_t ow, int max_grid,
+                       cudaStream_t stream) {
+  const int64_t total = planes * oh * ow;
+  if (total <= 0) return;
+  pad_planes<<<grid_for(total, max_grid), kBlock, 0, stream>>>(x, y, total, h, w, pt, pl, oh, ow);
+}
+
+void launch_pool(const float* x, float* y, int64_t planes, const PoolWindow& w, PoolMode mode,
+                 int max_grid, cudaStream_t stream) {
+  const int64_t total = planes * w.out_h * w.out_w;
+  if (total <= 0) return;
+  pool<<<grid_for(total, max_grid), kBlock, 0, stream>>>(x, y, total, w, mode);
+}
+
+void launch_row_reduce(const float* x, float* y, int64_t rows, int64_t n, RowOp op, int max_grid,
+                       cudaStream_t stream) {
+  if (rows <= 0 || n <= 0) return;
+  row_reduce<<<rows_grid(rows, max_grid), kBlock, 0, stream>>>(x, y, rows, n, op);
+}
+
+void launch_layer_norm(const float* x, const float* scale, const float* bias, float* y,
+                       int64_t rows, int64_t n, int64_t s_stride, int64_t b_stride, float eps,
+                       int max_grid, cudaStream_t stream) {
+  if (rows <= 0 || n <= 0) return;
+  layer_norm<<<rows_grid(rows, max_grid), kBlock, 0, stream>>>(x, scale, bias, y, rows, n,
+                                                               s_stride, b_stride, eps);
+}
+
+void launch_batch_norm(const float* x, const float* scale, const float* bias, const float* mean,
+                       const float* var, float* y, int64_t batch, int64_t channels,
+                       int64_t spatial, float eps, int max_grid, cudaStream_t stream) {
+  const int64_t total = batch * channels * spatial;
+  if (total <= 0) return;
+  batch_norm<<<grid_for(total, max_grid), kBlock, 0, stream>>>(x, scale, bias, mean, var, y,
+                                                               total, channels, spatial, eps);
+}
+
+}  // namespace polyinfer::cuda

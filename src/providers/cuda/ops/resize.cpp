@@ -1,0 +1,161 @@
+// Float32 Resize (10-19) on CUDA (layout.cu), nearest and linear over the last two axes, every
+// coordinate_transformation_mode but tf_half_pixel_for_nn, every nearest_mode, exclude_outside,
+// sizes or scales, keep_aspect_ratio_policy, axes (18+). The output shape and every tap and
+// weight are the CPU reference's (cpu/ops/resize_params.h: plan_resize, plan_axis), computed on
+// the host and uploaded as two small tables when the input shape changes; the kernel only
+// blends at most 2x2 input points.
+// Refused at creation: cubic, antialias, tf_half_pixel_for_nn (it moves even unscaled axes),
+// scales/sizes (and tf_crop_and_resize's roi) computed at run time or an unknown input rank (the
+// leading axes could not be checked), constants that change an axis before the last two; data
+// other than float32. (The same checks as the Vulkan Resize's.)
+#include "providers/cpu/ops/resize_params.h"
+#include "providers/cuda/ops/layout_kernels.h"
+#include "providers/cuda/ops/op_util.h"
+
+namespace polyinfer::cuda {
+namespace {
+
+using namespace polyinfer::resize;  // NOLINT: the shared parameter code
+
+class ResizeKernel final : public Kernel {
+ public:
+  explicit ResizeKernel(const KernelInfo& info) : ctx_(Context::get()), attrs_(info) {
+    require_float32(info, 1);
+    const std::string who = info.node().label();
+    const ResizeParams& p = attrs_.p;
+    if (p.mode == Mode::Cubic)
+      info.unsupported("mode=cubic (the CUDA Resize is nearest or linear)");
+    if (p.antialias) info.unsupported("antialias=1");
+    if (p.ctm == Ctm::TfHalfPixelForNN)
+      info.unsupported("coordinate_transformation_mode=tf_half_pixel_for_nn");
+    const int rank = known_rank(info, 0);
+    if (rank < 1) info.unsupported(rank < 0 ? "an input of unknown rank" : "a scalar input");
+    std::vector<int64_t> axes;
+    if (attrs_.axes.empty()) {
+      for (int d = 0; d < rank; ++d) axes.push_back(d);
+    } else {
+      for (int64_t a : attrs_.axes) axes.push_back(a < 0 ? a + rank : a);
+    }
+    const size_t scales_idx = attrs_.opset < 11 ? 1 : 2;
+    // Opsets 11-12 pass an empty scales tensor next to sizes.
+    const Tensor* cs = info.constant_input(scales_idx);
+    const bool has_scales = info.has_input(scales_idx) && !(cs && cs->numel() == 0);
+    const bool has_sizes = attrs_.opset >= 11 && info.has_input(3);
+    const size_t used = has_scales ? scales_idx : 3;
+    const std::string last_two = " (the CUDA Resize resizes the last two axes)";
+    if (has_scales || has_sizes) {
+      const Tensor* c = info.constant_input(used);
+      if (!c)
+        info.unsupported(std::string(has_scales ? "scales" : "sizes") +
+                         " computed at run time (the CUDA Resize checks at load time that only "
+                         "the last two axes change)");
+      Shape x;
+      const bool shape_known = known_shape(info, 0, &x);
+      if (has_scales) {
+        const std::vector<double> s = read_float_list(*c, who.c_str());
+        for (size_t i = 0; i < s.size() && i < axes.size(); ++i)
+          if (axes[i] < rank - 2 && s[i] != 1.0)
+            info.unsupported("a scale of " + std::to_string(s[i]) + " on axis " +
+                             std::to_string(axes[i]) + last_two);
+      } else {
+        const std::vector<int64_t> s = read_int_list(*c, who.c_str());
+        for (size_t i = 0; i < s.size() && i < axes.size(); ++i)
+          if (axes[i] < rank - 2 && (!shape_known || s[i] != x[static_cast<size_t>(axes[i])]))
+            info.unsupported(std::string(shape_known ? "sizes changing" : "sizes that may change") +
+                             " axis " + std::to_string(axes[i]) + last_two);
+      }
+    }
+    if (p.ctm == Ctm::TfCropAndResize && attrs_.opset >= 11 && info.has_input(1)) {
+      const Tensor* roi = info.constant_input(1);
+      if (!roi) info.unsupported("a roi computed at run time");
+      const std::vector<double> r = read_float_list(*roi, who.c_str());
+      const size_t na = r.size() / 2;
+      for (size_t i = 0; i < na && i < axes.size(); ++i)
+        if (axes[i] < rank - 2 && (r[i] != 0.0 || r[i + na] != 1.0))
+          info.unsupported("a roi cropping axis " + std::to_string(axes[i]) + last_two);
+    }
+    constants_.keep(info, 1);
+  }
+  std::string impl() const override { return "cuda:resize"; }
+  bool prepacked(size_t i) const override { return constants_.prepacked(i); }
+
+  void run(KernelContext& kc) override {
+    const std::string who = kc.node().label();
+    const Tensor& x = kc.input(0);
+    check_float32(kc, x);
+    HostConstantsContext hc(kc, constants_);
+    const ResizePlan plan = plan_resize(attrs_, hc);
+    const int rank = x.rank();
+    PI_CHECK(rank >= 1, UnsupportedOp, who, ": a scalar input");
+    for (int d = 0; d < rank; ++d)
+      PI_CHECK(plan.out_shape[d] == 0 || x.shape()[d] > 0, InvalidArgument, who,
+               ": cannot resize an empty axis ", d, " to ", plan.out_shape[d]);
+    Tensor& y = kc.output(0, DType::Float32, plan.out_shape);
+    if (y.numel() == 0) return;
+    std::vector<AxisPlan> plans(static_cast<size_t>(rank));
+    for (int d = 0; d < rank; ++d) {
+      plans[d] = plan_axis(attrs_.p, x.shape()[d], plan.out_shape[d], plan.scales[d],
+                           plan.out_len_f[d], plan.roi[d], plan.roi[d + rank]);
+      PI_CHECK(d >= rank - 2 || is_identity(plans[d], x.shape()[d]), UnsupportedOp, who,
+               ": resizing axis ", d, " of ", x.describe(), " (the CUDA Resize resizes the last "
+               "two axes)");
+    }
+    const int64_t h = rank >= 2 ? x.shape()[rank - 2] : 1, w = x.shape()[rank - 1];
+    const int64_t oh = rank >= 2 ? plan.out_shape[rank - 2] : 1, ow = plan.out_shape[rank - 1];
+    std::vector<int32_t> idx;
+    std::vector<float> wt;
+    auto add_axis = [&](const AxisPlan* ap, int64_t out_len) {
+      for (int64_t j = 0; j < out_len; ++j) {
+        if (!ap) {  // rank 1: the one row
+          idx.insert(idx.end(), {0, 0});
+          wt.insert(wt.end(), {1.0f, 0.0f});
+          continue;
+        }
+        if (ap->extrapolate[j]) {
+          idx.insert(idx.end(), {-1, -1});
+          wt.insert(wt.end(), {0.0f, 0.0f});
+          continue;
+        }
+        const std::vector<Tap>& taps = ap->taps[j];
+        PI_CHECK(!taps.empty() && taps.size() <= 2, Internal, who, ": ", taps.size(), " taps");
+        const Tap& t0 = taps[0];
+        const Tap& t1 = taps.size() > 1 ? taps[1] : taps[0];
+        PI_CHECK(t0.index <= 0x7fffffff && t1.index <= 0x7fffffff, UnsupportedOp, who,
+                 ": an axis longer than 2^31");
+        idx.insert(idx.end(), {static_cast<int32_t>(t0.index), static_cast<int32_t>(t1.index)});
+        wt.insert(wt.end(), {static_cast<float>(t0.weight),
+                             taps.size() > 1 ? static_cast<float>(t1.weight) : 0.0f});
+      }
+    };
+    add_axis(rank >= 2 ? &plans[rank - 2] : nullptr, oh);
+    add_axis(&plans[rank - 1], ow);
+    // Uploaded when they change (a new input shape). The old tables may still be read by queued
+    // work: freeing them returns their memory to the allocator, and whatever reuses it is queued
+    // after that work (the one stream).
+    if (idx != idx_host_ || wt != wt_host_) {
+      idx_host_ = idx;
+      wt_host_ = wt;
+      const int64_t n = static_cast<int64_t>(idx.size());
+      idx_ = Tensor::from_vector<int32_t>({n}, idx).to(Device{DeviceKind::CUDA, 0});
+      wt_ = Tensor::from_vector<float>({n}, wt).to(Device{DeviceKind::CUDA, 0});
+    }
+    launch_resize(static_cast<const float*>(x.raw_data()), static_cast<float*>(y.raw_data()),
+                  x.numel() / (h * w), h, w, oh, ow, static_cast<const int32_t*>(idx_.raw_data()),
+                  static_cast<const float*>(wt_.raw_data()),
+                  static_cast<float>(attrs_.p.extrapolation), ctx_.max_grid_x(), ctx_.stream());
+    check_launch(who.c_str());
+  }
+
+ private:
+  Context& ctx_;
+  ResizeAttrs attrs_;
+  HostConstants constants_;
+  std::vector<int32_t> idx_host_;
+  std::vector<float> wt_host_;
+  Tensor idx_, wt_;  // on the device
+};
+
+PI_CUDA_KERNEL(Resize, 10, 19, ResizeKernel);
+
+}  // namespace
+}  // namespace polyinfer::cuda
