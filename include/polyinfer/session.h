@@ -23,6 +23,21 @@
 
 namespace polyinfer {
 
+// The floating-point precision a session computes in (SessionOptions::precision).
+enum class Precision {
+  Fp32,  // the model as it is
+  // Float16 storage for the ops that are safe in half precision (convolutions, matrix products,
+  // the fused forms the optimizer makes, element-wise and data-movement ops); reductions,
+  // normalizations and the numerically sensitive ops stay float32, with Casts at the borders.
+  // Kernels accumulate in float32. Graph inputs and outputs keep their float32 types.
+  Fp16,
+  // (bf16 is reserved for the CUDA provider.)
+};
+// "fp32", "fp16".
+const char* precision_name(Precision p);
+// Parses "fp32" / "fp16"; throws InvalidArgument listing the choices otherwise.
+Precision parse_precision(const std::string& name);
+
 struct SessionOptions {
   // Providers to use, in order of preference; nodes go to the first one that can run them. A
   // listed provider that is not usable on this machine is an error (ProviderUnavailable, with
@@ -37,6 +52,12 @@ struct SessionOptions {
   int threads = 0;
   // Graph optimization level, 0 (none) to 3 (all); see docs/optimizer.md.
   int optimization_level = 3;
+  // Precision of the computation. Fp16 converts the graph after the optimizer (the rules of
+  // `polyinfer quantize --fp16`, plus the fused ai.polyinfer products and Gelu): half the weight
+  // memory and bandwidth on providers with float16 kernels (vulkan on devices with 16-bit
+  // storage). Nodes a provider cannot run in float16 fall back as usual; the CPU provider runs
+  // float16 on its reference kernels (correct, not fast: for checking, not for speed).
+  Precision precision = Precision::Fp32;
   // Time every node's kernel on each run, for Session::profile() (`polyinfer bench --profile`).
   // Costs two clock reads per node per run; off, it costs nothing measurable.
   bool profile = false;
@@ -144,6 +165,8 @@ class Session {
   // when it asked for 3 and the first provider is not the CPU (level 3's channels-last operators
   // are the CPU's alone; docs/optimizer.md).
   int optimization_level() const;
+  // SessionOptions::precision, as the graph was converted.
+  Precision precision() const;
 
   // One record per top-level node, in execution order. Timings accumulate over every run since
   // the session was created or reset_profile() was called; FLOPs are known from the model's

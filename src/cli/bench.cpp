@@ -258,13 +258,15 @@ std::string placement_json(const Placement& pl) {
 
 const char* kUsage =
     "usage: polyinfer bench MODEL [--providers LIST] [--threads N] [--level N] [--warmup N]\n"
-    "         [--iterations N | --duration S] [--profile] [--top N] [--json]\n"
+    "         [--precision fp32|fp16] [--iterations N | --duration S] [--profile] [--top N]\n"
+    "         [--json]\n"
     "         [--monitor [--monitor-interval MS]]\n"
     "         [-i NAME=FILE]... [--shape NAME=DIMS]... [--seed N] [--allow-missing]\n"
     "Times session creation, the first run, then repeated runs of one input set: latency\n"
     "min/median/p90/p99/max, throughput, peak RSS, peak intermediate memory and the planned\n"
     "arena.\n"
     "  --warmup N      runs before measuring, the first timed on its own (default 1)\n"
+    "  --precision P   fp32 (default) or fp16: the safe ops in float16, float32 I/O\n"
     "  --iterations N  measure exactly N runs\n"
     "  --duration S    measure runs for S seconds, at least one (default: 3 s and at least 3)\n"
     "  --profile       time every node: per-op and top-node tables with GFLOP/s and kernel impl\n"
@@ -280,7 +282,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const Args args = parse_args(
       argv, {"json", "profile", "allow-missing", "monitor", "help"},
       {"input", "providers", "threads", "level", "warmup", "iterations", "duration", "shape",
-       "seed", "top", "monitor-interval"},
+       "seed", "top", "monitor-interval", "precision"},
       "bench");
   if (args.flag("help")) {
     std::cout << kUsage;
@@ -351,6 +353,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::cout << "{\"model\": " << json_str(args.positional[0]) << ", \"providers\": ["
               << providers << "], \"threads\": " << session.threads()
               << ", \"optimization_level\": " << session.optimization_level()
+              << ", \"precision\": " << json_str(precision_name(session.precision()))
               << ", \"warmup\": " << bo.warmup << ", \"iterations\": " << runs
               << ", \"session_create_ms\": " << num(create_ms)
               << ", \"first_run_ms\": " << num(first_ms) << ", \"latency_ms\": {\"min\": "
@@ -375,9 +378,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
 
   for (const auto& n : notes) std::cout << "note: " << n << "\n";
   std::printf("model: %s\n", args.positional[0].c_str());
-  std::printf("session: created in %.1f ms; first run %.2f ms; %d warm-up run%s; %d thread%s\n",
+  std::printf("session: created in %.1f ms; first run %.2f ms; %d warm-up run%s; %d thread%s%s\n",
               create_ms, first_ms, bo.warmup, bo.warmup == 1 ? "" : "s", session.threads(),
-              session.threads() == 1 ? "" : "s");
+              session.threads() == 1 ? "" : "s",
+              session.precision() == Precision::Fp32 ? "" : "; precision fp16");
   std::printf("latency over %d runs (ms): min %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f"
               "  (mean %.3f)\n",
               runs, st.min, st.median, st.p90, st.p99, st.max, st.mean);

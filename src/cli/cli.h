@@ -42,7 +42,7 @@ Args parse_args(const std::vector<std::string>& argv, const std::vector<std::str
 
 // "cpu,vulkan" → {"cpu", "vulkan"}.
 std::vector<std::string> split_list(const std::string& s, char sep = ',');
-// Session options from --providers, --threads, --allow-missing, --level.
+// Session options from --providers, --threads, --allow-missing, --level, --precision.
 SessionOptions session_options(const Args& args);
 // JSON string literal with escapes.
 std::string json_str(const std::string& s);

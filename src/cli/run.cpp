@@ -58,14 +58,18 @@ std::string safe_file_name(const std::string& name) {
 
 int cmd_run(const std::vector<std::string>& argv) {
   const Args args = parse_args(argv, {"json", "allow-missing", "help"},
-                               {"input", "output", "providers", "threads", "shape", "seed", "level"},
+                               {"input", "output", "providers", "threads", "shape", "seed", "level",
+                                "precision"},
                                "run");
   if (args.flag("help") || args.positional.size() != 1) {
     std::cout << "usage: polyinfer run MODEL [-i NAME=FILE]... [-o DIR] [--providers LIST]\n"
-                 "         [--threads N] [--shape NAME=DIMS]... [--seed N] [--allow-missing] [--json]\n"
+                 "         [--threads N] [--level N] [--precision fp32|fp16] [--shape NAME=DIMS]...\n"
+                 "         [--seed N] [--allow-missing] [--json]\n"
                  "Inputs come from .npy or ONNX TensorProto .pb files; inputs not given are filled\n"
                  "with seeded random data (dynamic dimensions from --shape, else 1).\n"
-                 "Outputs are saved as DIR/NAME.npy when -o is given.\n";
+                 "Outputs are saved as DIR/NAME.npy when -o is given.\n"
+                 "--precision fp16 computes the safe ops in float16 (inputs and outputs stay\n"
+                 "float32; docs/vulkan.md \"Precision\").\n";
     return args.flag("help") ? kExitOk : kExitUsage;
   }
   const auto t0 = Clock::now();
@@ -96,7 +100,8 @@ int cmd_run(const std::vector<std::string>& argv) {
   const Placement& pl = session.placement();
   if (args.flag("json")) {
     std::cout << "{\"model\": " << json_str(args.positional[0]) << ", \"session_create_ms\": "
-              << create_ms << ", \"run_ms\": " << run_ms << ", \"outputs\": [";
+              << create_ms << ", \"run_ms\": " << run_ms << ", \"precision\": "
+              << json_str(precision_name(session.precision())) << ", \"outputs\": [";
     for (size_t i = 0; i < outputs.size(); ++i)
       std::cout << (i ? ", " : "") << "{\"name\": " << json_str(session.outputs()[i].name)
                 << ", \"value\": " << json_str(outputs[i].describe())

@@ -16,11 +16,39 @@ bool fp16_safe(const std::string& op) {
       "Elu", "Selu", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
       "BatchNormalization", "Concat", "Split", "Slice", "Gather", "Reshape", "Flatten", "Squeeze",
       "Unsqueeze", "Transpose", "Expand", "Tile", "Pad", "Where", "Identity", "DepthToSpace",
-      "SpaceToDepth"};
+      "SpaceToDepth",
+      // x·Φ(x) is bounded by |x| and computed per element (in float32 by every kernel).
+      "Gelu"};
   return safe.count(op) > 0;
 }
 
 namespace {
+
+// The node runs in float16 under these options (its values permitting).
+bool convertible(const ir::Node& n, const Fp16Options& o) {
+  if (n.domain.empty()) return fp16_safe(n.op_type);
+  // The fused products take the ONNX ops' float16 rules; LayerNormalization (a reduction) and
+  // the channels-last Nhwc* forms (oneDNN float32 kernels on the CPU) stay float32.
+  static const std::set<std::string> fused = {"FusedConv", "FusedGemm", "FusedMatMul", "Gelu"};
+  return o.fused && n.domain == "ai.polyinfer" && fused.count(n.op_type) > 0;
+}
+
+// Gives `to` the type of `from` with element type `elem`, when the graph knows that type.
+void set_type(ir::Graph& g, const std::string& from, const std::string& to, DType elem) {
+  ir::TypeInfo t;
+  if (const ir::TypeInfo* k = g.type_of(from)) {
+    t = *k;
+  } else if (auto it = g.initializers.find(from); it != g.initializers.end()) {
+    t.kind = ir::TypeInfo::Kind::Tensor;
+    t.has_shape = true;
+    t.dims = it->second.shape();
+    t.dim_params.assign(t.dims.size(), "");
+  } else {
+    return;
+  }
+  t.elem = elem;
+  g.value_types[to] = t;
+}
 
 // Ops that take a tensor of any type without computing on its values: no Cast is needed for
 // them whatever the precision of their input.
@@ -57,7 +85,7 @@ Fp16Report convert_fp16(ir::Graph& g, const Fp16Options& o) {
   std::vector<bool> half(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& n = g.nodes[i];
-    if (!n.domain.empty() || !fp16_safe(n.op_type) || named_in(n, o.exclude) || !n.implicit_inputs.empty())
+    if (!convertible(n, o) || named_in(n, o.exclude) || !n.implicit_inputs.empty())
       continue;
     bool ok = true, any_float = false;
     for (const auto& v : n.outputs) {
@@ -97,7 +125,8 @@ Fp16Report convert_fp16(ir::Graph& g, const Fp16Options& o) {
     }
     home_half[renamed] = true;
     home_half[out.name] = false;
-    if (auto t = g.value_types.find(out.name); t != g.value_types.end()) g.value_types[renamed] = t->second;
+    // The graph output's declared type (outputs hold it, not value_types), made float16 below.
+    if (const ir::TypeInfo* t = g.type_of(out.name)) g.value_types[renamed] = *t;
     ir::Node c = make_node("Cast", name(out.name + "_Cast"), {renamed}, {out.name}, opset);
     set_int_attr(c, "to", int64_t(DType::Float32));
     tail.push_back(std::move(c));
@@ -124,6 +153,7 @@ Fp16Report convert_fp16(ir::Graph& g, const Fp16Options& o) {
     if (!float_readers.count(v) && !graph_io.count(v) && !outer_reads.count(v)) {
       g.initializers[v] = to_half(t);
       half_copy[v] = v;
+      if (auto ty = g.value_types.find(v); ty != g.value_types.end()) ty->second.elem = DType::Float16;
     } else {
       const std::string c = name(v + "_fp16");
       g.initializers[c] = to_half(t);
@@ -149,6 +179,8 @@ Fp16Report convert_fp16(ir::Graph& g, const Fp16Options& o) {
           auto [it, fresh] = to_half_cast.try_emplace(v, "");
           if (fresh) {
             it->second = name(v + "_to_fp16");
+            // Kernels read their inputs' types at creation: the Cast's output needs one.
+            set_type(g, v, it->second, DType::Float16);
             ir::Node c = make_node("Cast", name(v + "_Cast_fp16"), {v}, {it->second}, opset);
             set_int_attr(c, "to", int64_t(DType::Float16));
             out.push_back(std::move(c));
@@ -159,6 +191,7 @@ Fp16Report convert_fp16(ir::Graph& g, const Fp16Options& o) {
           auto [it, fresh] = to_float_cast.try_emplace(v, "");
           if (fresh) {
             it->second = name(v + "_to_fp32");
+            set_type(g, v, it->second, DType::Float32);
             ir::Node c = make_node("Cast", name(v + "_Cast_fp32"), {v}, {it->second}, opset);
             set_int_attr(c, "to", int64_t(DType::Float32));
             out.push_back(std::move(c));
@@ -183,7 +216,75 @@ Fp16Report convert_fp16(ir::Graph& g, const Fp16Options& o) {
   for (auto it = g.initializers.begin(); it != g.initializers.end();)
     it = read.count(it->first) || graph_io.count(it->first) ? std::next(it) : g.initializers.erase(it);
   g.sort_topologically();
+  report.casts_removed = fold_casts(g);
   return report;
+}
+
+int fold_casts(ir::Graph& g) {
+  const auto elem_of = [&g](const std::string& v) {
+    if (auto it = g.initializers.find(v); it != g.initializers.end()) return it->second.dtype();
+    const ir::TypeInfo* t = g.type_of(v);
+    return t && t->kind == ir::TypeInfo::Kind::Tensor ? t->elem : DType::Undefined;
+  };
+  const auto cast_to = [](const ir::Node& n) {
+    const ir::Attribute* a = n.attr("to");
+    return a ? DType(a->i) : DType::Undefined;
+  };
+  std::set<std::string> pinned;  // graph outputs and values subgraphs read: never renamed
+  for (const auto& o : g.outputs) pinned.insert(o.name);
+  for (const auto& n : g.nodes) pinned.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
+  int removed = 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::map<std::string, size_t> producer;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      for (const auto& v : g.nodes[i].outputs) producer[v] = i;
+    for (size_t i = 0; i < g.nodes.size() && !changed; ++i) {
+      const ir::Node& c = g.nodes[i];
+      if (!c.domain.empty() || c.op_type != "Cast" || c.inputs.size() != 1 ||
+          c.outputs.size() != 1 || pinned.count(c.outputs[0]))
+        continue;
+      const DType to = cast_to(c);
+      std::string source;  // what the Cast's readers read instead
+      if (to != DType::Undefined && elem_of(c.inputs[0]) == to) {
+        source = c.inputs[0];
+      } else if (to == DType::Float16) {
+        auto p = producer.find(c.inputs[0]);
+        if (p == producer.end()) continue;
+        const ir::Node& first = g.nodes[p->second];
+        if (first.domain.empty() && first.op_type == "Cast" && first.inputs.size() == 1 &&
+            cast_to(first) == DType::Float32 && elem_of(first.inputs[0]) == DType::Float16)
+          source = first.inputs[0];
+      }
+      if (source.empty()) continue;
+      const std::string gone = c.outputs[0];
+      g.nodes.erase(g.nodes.begin() + std::ptrdiff_t(i));
+      for (auto& n : g.nodes)
+        for (auto& v : n.inputs)
+          if (v == gone) v = source;
+      g.value_types.erase(gone);
+      ++removed;
+      changed = true;
+    }
+  }
+  // Casts the folding left unread (the first of a pair read by nothing else).
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::set<std::string> read(pinned);
+    for (const auto& n : g.nodes) read.insert(n.inputs.begin(), n.inputs.end());
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const ir::Node& c = g.nodes[i];
+      if (c.domain.empty() && c.op_type == "Cast" && c.outputs.size() == 1 &&
+          !read.count(c.outputs[0])) {
+        g.value_types.erase(c.outputs[0]);
+        g.nodes.erase(g.nodes.begin() + std::ptrdiff_t(i));
+        ++removed;
+        changed = true;
+        break;
+      }
+    }
+  }
+  return removed;
 }
 
 }  // namespace polyinfer::quant

@@ -18,11 +18,16 @@ namespace polyinfer::quant {
 
 struct Fp16Options {
   std::set<std::string> exclude;  // node names or op types kept in float32 as well
+  // Also the optimizer's ai.polyinfer products (FusedConv, FusedGemm, FusedMatMul, with any
+  // activation) and its Gelu: a session's precision fp16 converts after the optimizer. The
+  // fused forms round once per output, so they lose no more than the plain product does.
+  bool fused = false;
 };
 
 struct Fp16Report {
   int fp16_nodes = 0, fp32_nodes = 0;  // float nodes in each precision after the rewrite
   int casts = 0;                       // Cast nodes inserted at precision borders
+  int casts_removed = 0;  // Casts that did nothing (same type) or undid the one before
   int64_t float_bytes = 0, half_bytes = 0;  // of the initializers converted
 };
 
@@ -31,5 +36,11 @@ Fp16Report convert_fp16(ir::Graph& graph, const Fp16Options& options);
 
 // Whether `op_type` (default domain) runs in float16 under convert_fp16.
 bool fp16_safe(const std::string& op_type);
+
+// Removes Casts that change nothing: a Cast to its input's own type, and a float16 -> float32
+// -> float16 pair (exact both ways), whose readers then read the first Cast's input. The other
+// order (float32 -> float16 -> float32) rounds, so it stays. Casts whose output is a graph
+// output or read by a subgraph stay. Returns how many Casts went.
+int fold_casts(ir::Graph& graph);
 
 }  // namespace polyinfer::quant

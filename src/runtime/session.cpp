@@ -11,6 +11,7 @@
 #include "hw/report.h"
 #include "onnx/import.h"
 #include "opt/optimizer.h"
+#include "quant/fp16.h"
 #include "runtime/cost.h"
 #include "runtime/executor.h"
 
@@ -24,6 +25,7 @@ struct Session::Impl {
   Placement placement;
   std::vector<double> static_flops;  // per node, from the model's static shapes (-1 unknown)
   int level = 0;                     // the optimization level the graph was rewritten at
+  Precision precision = Precision::Fp32;
 };
 
 namespace {
@@ -229,6 +231,14 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts) {
     level = std::min(level, 2);
   opt::optimize(*impl->model.graph, level);
   impl->level = level;
+  // Precision conversion comes after the optimizer: its fusions match float32 patterns, and the
+  // fused products convert as a whole (one rounding per output, not one per fused step).
+  if (opts.precision == Precision::Fp16) {
+    quant::Fp16Options fo;
+    fo.fused = true;
+    quant::convert_fp16(*impl->model.graph, fo);
+  }
+  impl->precision = opts.precision;
   // FLOP estimates read the weights' shapes, so they come before the executor frees weights.
   std::vector<double> flops;
   for (const auto& n : impl->model.graph->nodes)
@@ -305,6 +315,21 @@ size_t Session::peak_memory_bytes() const {
 int Session::threads() const { return impl_->rt->threads; }
 
 int Session::optimization_level() const { return impl_->level; }
+Precision Session::precision() const { return impl_->precision; }
+
+const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::Fp32: return "fp32";
+    case Precision::Fp16: return "fp16";
+  }
+  return "?";
+}
+
+Precision parse_precision(const std::string& name) {
+  if (name == "fp32") return Precision::Fp32;
+  if (name == "fp16") return Precision::Fp16;
+  fail(ErrorCode::InvalidArgument, "unknown precision '", name, "' (choose fp32 or fp16)");
+}
 
 std::vector<NodeProfile> Session::profile() const {
   const Executor& ex = *impl_->executor;

@@ -16,7 +16,8 @@ if "$pi" bench "$model" --iterations 4 --warmup 2 --threads 1 --profile --json >
 import json, sys
 r = json.load(open(sys.argv[1]))
 for k in ["session_create_ms", "first_run_ms", "latency_ms", "throughput", "peak_rss_mb",
-          "peak_intermediate_mb", "memory_arena_mb", "threads", "placement", "profile", "samples_ms", "iterations"]:
+          "peak_intermediate_mb", "memory_arena_mb", "threads", "placement", "profile", "samples_ms", "iterations",
+          "precision"]:
     assert k in r, f"missing key {k}"
 lat = r["latency_ms"]
 for k in ["min", "median", "p90", "p99", "max"]:
@@ -24,6 +25,7 @@ for k in ["min", "median", "p90", "p99", "max"]:
 assert lat["min"] <= lat["median"] <= lat["p90"] <= lat["p99"] <= lat["max"], lat
 assert r["iterations"] == 4 and len(r["samples_ms"]) == 4, r["iterations"]
 assert r["threads"] == 1, r["threads"]
+assert r["precision"] == "fp32", r["precision"]
 assert r["peak_rss_mb"] > 0
 pl = r["placement"]
 assert pl["summary"].startswith("placement:") and pl["providers"][0]["name"] == "cpu", pl
@@ -66,6 +68,22 @@ expect_usage both-modes "exclude each other" "$model" --iterations 2 --duration 
 expect_usage bad-threads "--threads takes a whole number" "$model" --threads many
 expect_usage bad-level "--level takes a whole number from 0 to 3" "$model" --level 9
 expect_usage unknown-flag "unknown option '--fast'" "$model" --fast
+expect_usage bad-precision "--precision takes fp32 or fp16, got 'fp8'" "$model" --precision fp8
+
+# --precision fp16: reported in the JSON, the graph converted (Casts at the float32 borders).
+if "$pi" bench "$model" --iterations 2 --warmup 1 --precision fp16 --profile --json \
+    >"$tmp/half.json" 2>"$tmp/err"; then
+  python3 - "$tmp/half.json" <<'PY' || fail "fp16 json: precision or Casts missing"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["precision"] == "fp16", r.get("precision")
+ops = [n["op"] for n in r["profile"]["nodes"]]
+assert ops.count("Cast") >= 2, ops
+print("ok   --precision fp16: precision in the JSON,", ops.count("Cast"), "Casts")
+PY
+else
+  fail "fp16 run: exit $?: $(cat "$tmp/err")"
+fi
 
 echo "$failures failed"
 [ "$failures" -eq 0 ]

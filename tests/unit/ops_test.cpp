@@ -121,7 +121,7 @@ TEST(OpsVulkan, MismatchedDevicesAndMissingKernelsAreErrors) {
     EXPECT_NE(what.find("vulkan:0"), std::string::npos) << what;
     EXPECT_NE(what.find("cpu"), std::string::npos) << what;
   }
-  // Vulkan's kernels are float32 only: strict, no silent CPU run.
+  // No Vulkan kernel takes int64 (float32 and float16 only): strict, no silent CPU run.
   const Tensor i = Tensor::from_vector<int64_t>({2}, {1, 2}).to(vk);
   try {
     ops::add(i, i);

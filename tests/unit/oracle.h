@@ -50,6 +50,13 @@ inline Tensor random_tensor(const Shape& shape, uint32_t seed = 1, float lo = -3
   return Tensor::from_vector<float>(shape, v);
 }
 
+// `t` (float32) rounded to float16: inputs for the float16 kernels.
+inline Tensor to_half(const Tensor& t) {
+  const std::vector<float> f = t.to_vector<float>();
+  std::vector<Float16> h(f.begin(), f.end());
+  return Tensor::from_vector<Float16>(t.shape(), h);
+}
+
 struct OracleResult {
   std::string impl;       // the node's implementation on `cpu` ("reference" if none faster)
   std::string provider;   // the provider that ran the node (the first of providers() that can)
@@ -71,6 +78,10 @@ class OracleOp {
   // A random float32 input (seeded from its position unless `seed` is given).
   OracleOp& random(const Shape& shape, float lo = -3.0f, float hi = 3.0f, uint32_t seed = 0) {
     return input(random_tensor(shape, seed ? seed : 17u + 31u * uint32_t(inputs_.size()), lo, hi));
+  }
+  // The same, rounded to float16 (for the float16 kernels).
+  OracleOp& random_half(const Shape& shape, float lo = -3.0f, float hi = 3.0f) {
+    return input(to_half(random_tensor(shape, 17u + 31u * uint32_t(inputs_.size()), lo, hi)));
   }
   OracleOp& attr(const std::string& name, int64_t v) {
     auto* a = add_attr(name, onnx::AttributeProto::INT);
@@ -189,6 +200,10 @@ class OracleOp {
       if (g.dtype() != w.dtype() || g.shape() != w.shape()) continue;
       if (w.dtype() == DType::Float32) {
         compare_floats(g.to_vector<float>(), w.to_vector<float>(), atol, rtol, o, r);
+      } else if (w.dtype() == DType::Float16) {
+        const auto gh = g.to_vector<Float16>(), wh = w.to_vector<Float16>();
+        compare_floats(std::vector<float>(gh.begin(), gh.end()),
+                       std::vector<float>(wh.begin(), wh.end()), atol, rtol, o, r);
       } else if (w.dtype() == DType::Int64) {
         EXPECT_EQ(g.to_vector<int64_t>(), w.to_vector<int64_t>()) << op_ << " output " << o;
       } else if (w.dtype() == DType::UInt8) {
@@ -210,6 +225,7 @@ class OracleOp {
   static int onnx_elem(DType d) {
     switch (d) {
       case DType::Float32: return onnx::TensorProto::FLOAT;
+      case DType::Float16: return onnx::TensorProto::FLOAT16;
       case DType::Float64: return onnx::TensorProto::DOUBLE;
       case DType::Int64: return onnx::TensorProto::INT64;
       case DType::Int32: return onnx::TensorProto::INT32;

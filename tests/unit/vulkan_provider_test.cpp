@@ -38,8 +38,8 @@ TEST(VulkanProvider, ListedWithItsDevice) {
   // Element-wise 43 (with both Gelus and Pow), MatMul/Gemm/FusedGemm/FusedMatMul, Conv/FusedConv,
   // Softmax/LogSoftmax, 4 poolings, Transpose/Concat, 5 views, 2 LayerNormalizations,
   // BatchNormalization, 4 reductions, Slice, Split, Expand/Tile, Where,
-  // Gather, Pad, InstanceNormalization, Resize.
-  EXPECT_EQ(p->kernels().size(), 78u);
+  // Gather, Pad, InstanceNormalization, Resize, Cast.
+  EXPECT_EQ(p->kernels().size(), 79u);
 }
 
 TEST(VulkanProvider, ProbeAgreesWithDoctorWhenUnusable) {

@@ -89,6 +89,9 @@ inline ConstantsResult check_with_constants(OracleOp o, const std::vector<Tensor
     if (inputs[i].dtype() == DType::Float32) {
       t->set_data_type(onnx::TensorProto::FLOAT);
       for (float v : inputs[i].to_vector<float>()) t->add_float_data(v);
+    } else if (inputs[i].dtype() == DType::Float16) {
+      t->set_data_type(onnx::TensorProto::FLOAT16);
+      for (Float16 v : inputs[i].to_vector<Float16>()) t->add_int32_data(v.bits);
     } else if (inputs[i].dtype() == DType::Int64) {
       t->set_data_type(onnx::TensorProto::INT64);
       for (int64_t v : inputs[i].to_vector<int64_t>()) t->add_int64_data(v);
@@ -118,8 +121,15 @@ inline ConstantsResult check_with_constants(OracleOp o, const std::vector<Tensor
       const Tensor& a = got[k].tensor();
       const Tensor& b = want[k].tensor();
       EXPECT_EQ(a.shape(), b.shape()) << "output " << k;
-      if (a.shape() != b.shape() || b.dtype() != DType::Float32) continue;
-      const std::vector<float> av = a.to_vector<float>(), bv = b.to_vector<float>();
+      EXPECT_EQ(a.dtype(), b.dtype()) << "output " << k;
+      if (a.shape() != b.shape() || a.dtype() != b.dtype()) continue;
+      if (b.dtype() != DType::Float32 && b.dtype() != DType::Float16) continue;
+      const auto widen = [](const Tensor& t) {
+        if (t.dtype() == DType::Float32) return t.to_vector<float>();
+        const auto h = t.to_vector<Float16>();
+        return std::vector<float>(h.begin(), h.end());
+      };
+      const std::vector<float> av = widen(a), bv = widen(b);
       int bad = 0;
       for (size_t e = 0; e < bv.size(); ++e) {
         const bool same_nan = std::isnan(av[e]) && std::isnan(bv[e]);

@@ -339,8 +339,22 @@ void Context::create_device(int requested) {
   qci.queueFamilyIndex = queue_family_;
   qci.queueCount = 1;
   qci.pQueuePriorities = &priority;
+  // Float16 tensors need 16-bit storage (core in Vulkan 1.1, optional); arithmetic stays float32,
+  // so shaderFloat16 is not asked for.
+  VkPhysicalDevice16BitStorageFeatures s16{};
+  s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+  VkPhysicalDeviceFeatures2 features{};
+  features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  features.pNext = &s16;
+  if (f_.vkGetPhysicalDeviceFeatures2) f_.vkGetPhysicalDeviceFeatures2(physical_, &features);
+  storage16_ = s16.storageBuffer16BitAccess == VK_TRUE;
+  VkPhysicalDevice16BitStorageFeatures enable16{};
+  enable16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+  enable16.storageBuffer16BitAccess = storage16_ ? VK_TRUE : VK_FALSE;
+  if (storage16_) description_ += ", 16-bit storage";
   VkDeviceCreateInfo dci{};
   dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  dci.pNext = &enable16;
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   const VkResult r = f_.vkCreateDevice(physical_, &dci, nullptr, &device_);

@@ -38,7 +38,7 @@ namespace polyinfer::vulkan {
 #define PI_VK_INSTANCE_FNS(X)                                                            \
   X(vkDestroyInstance) X(vkEnumeratePhysicalDevices) X(vkGetPhysicalDeviceProperties)    \
   X(vkGetPhysicalDeviceQueueFamilyProperties) X(vkGetPhysicalDeviceMemoryProperties)     \
-  X(vkCreateDevice) X(vkGetDeviceProcAddr)
+  X(vkCreateDevice) X(vkGetDeviceProcAddr) X(vkGetPhysicalDeviceFeatures2)
 // Device-level functions (from vkGetDeviceProcAddr: no loader trampoline).
 #define PI_VK_DEVICE_FNS(X)                                                              \
   X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkCreateBuffer) X(vkDestroyBuffer)            \
@@ -158,6 +158,10 @@ class Context {
   // Storage buffers one shader may bind (maxPerStageDescriptorStorageBuffers; Vulkan promises 4,
   // desktop devices and llvmpipe allow far more). Kernels needing more refuse at creation.
   uint32_t max_storage_buffers() const { return max_storage_buffers_; }
+  // Whether shaders may read and write float16 tensors: the device's storageBuffer16BitAccess
+  // (VkPhysicalDevice16BitStorageFeatures), enabled at device creation when supported. Kernels
+  // of float16 nodes refuse without it, so those nodes fall back.
+  bool storage16() const { return storage16_; }
 
  private:
   friend struct ContextFactory;
@@ -188,6 +192,7 @@ class Context {
   uint32_t max_groups_ = 65535;
   uint32_t device_max_groups_ = 65535;
   uint32_t max_storage_buffers_ = 4;
+  bool storage16_ = false;
   std::string description_;
 
   mutable std::mutex mu_;

@@ -9,7 +9,7 @@
 // of the node that looks like the ONNX op (default domain, the fused inputs and attributes
 // dropped), runs it, then adds Z / bias and applies the activation in float32. That way the
 // oracle for the fast fused kernels is exactly what the unoptimized graph computes on cpu-ref.
-// Fused ops are float32 only (the optimizer fuses nothing else).
+// Fused ops are float32, or float16 after a session's precision fp16 conversion.
 #include <cstring>
 #include <memory>
 
@@ -112,9 +112,10 @@ class FusedKernel final : public Kernel {
         who_(info.node().label()) {
     for (size_t i = 0; i < info.num_inputs(); ++i) {
       const ir::TypeInfo* t = info.input_type(i);
-      if (info.has_input(i) && t && t->elem != DType::Undefined && t->elem != DType::Float32)
+      if (info.has_input(i) && t && t->elem != DType::Undefined && t->elem != DType::Float32 &&
+          t->elem != DType::Float16)
         info.unsupported("input of type " + std::string(dtype_name(t->elem)) +
-                         " (fused operators are float32)");
+                         " (fused operators are float32 or float16)");
     }
     inner_ = reference_kernel(info, *plain_);
   }
@@ -124,27 +125,45 @@ class FusedKernel final : public Kernel {
     inner_->run(pctx);
     PI_CHECK(pctx.out(), Internal, who_, ": the plain kernel wrote no output");
     Tensor& y = *pctx.out();
-    PI_CHECK(y.dtype() == DType::Float32, UnsupportedOp, who_, ": ", dtype_name(y.dtype()),
-             " is not implemented (fused operators are float32)");
-    float* yp = y.data<float>();
+    PI_CHECK(y.dtype() == DType::Float32 || y.dtype() == DType::Float16, UnsupportedOp, who_,
+             ": ", dtype_name(y.dtype()), " is not implemented (fused operators are float32 or "
+             "float16)");
+    const bool half = y.dtype() == DType::Float16;
     const int64_t n = y.numel();
+    // Float16 is finished in float32 and rounded once more, as the unfused float16 graph
+    // (the product rounded, then Add and the activation each on float16 values) rounds too.
+    std::vector<float> wide;
+    if (half) {
+      wide.resize(static_cast<size_t>(n));
+      const Float16* h = y.data<Float16>();
+      for (int64_t i = 0; i < n; ++i) wide[size_t(i)] = float(h[i]);
+    }
+    float* yp = half ? wide.data() : y.data<float>();
     if (extra_ != Extra::None && ctx.has_input(extra_index_)) {
       const Tensor& e = ctx.input(extra_index_);
-      PI_CHECK(e.dtype() == DType::Float32, InvalidArgument, who_, ": input ", extra_index_,
-               " must be float32, got ", e.describe());
-      const float* ep = e.data<float>();
+      PI_CHECK(e.dtype() == y.dtype(), InvalidArgument, who_, ": input ", extra_index_,
+               " must be ", dtype_name(y.dtype()), ", got ", e.describe());
+      const auto ev = [&e, half](int64_t i) {
+        return half ? float(e.data<Float16>()[i]) : e.data<float>()[i];
+      };
       if (extra_ == Extra::SameShape) {
         PI_CHECK(e.shape() == y.shape(), ShapeMismatch, who_, ": Z ", e.describe(),
                  " must have the output's shape ", shape_str(y.shape()));
-        for (int64_t i = 0; i < n; ++i) yp[i] += ep[i];
+        for (int64_t i = 0; i < n; ++i) yp[i] += ev(i);
       } else {
         const int64_t N = y.rank() > 0 ? y.dim(-1) : 1;
         PI_CHECK(e.rank() == 1 && e.numel() == N, ShapeMismatch, who_, ": bias ", e.describe(),
                  " must be 1-D of the output's last dimension ", N);
-        for (int64_t i = 0; i < n; ++i) yp[i] += ep[i % N];
+        for (int64_t i = 0; i < n; ++i) yp[i] += ev(i % N);
       }
     }
+    if (half && extra_ != Extra::None && ctx.has_input(extra_index_) && act_.kind != ActKind::None)
+      for (int64_t i = 0; i < n; ++i) yp[i] = float(Float16(yp[i]));
     act_.apply(yp, static_cast<size_t>(n));
+    if (half) {
+      Float16* h = y.data<Float16>();
+      for (int64_t i = 0; i < n; ++i) h[i] = Float16(yp[i]);
+    }
   }
 
  private:

@@ -1,6 +1,7 @@
-// What every Vulkan kernel shares: the creation-time refusals (float32 only, known dtype, rank
-// limit), the run-time checks that repeat them, and the mapping of a tensor to the element
-// offset in its buffer that the shaders take as a push constant.
+// What every Vulkan kernel shares: the creation-time refusals (float32, or float16 where the
+// kernel has a float16 shader variant and the device 16-bit storage; known dtype; rank limit),
+// the run-time checks that repeat them, and the mapping of a tensor to the element offset in its
+// buffer that the shaders take as a push constant.
 #pragma once
 
 #include <algorithm>
@@ -20,11 +21,46 @@ constexpr int kMaxRank = 6;
 
 // Refuses inputs that are not known, at creation, to be float32 tensors (of rank <= max_rank
 // when the rank is known). An unknown dtype (inside a Loop body, say) is refused too: a refusal
-// at run time could not fall back to the next provider. Inputs listed in `skip` are not checked
-// (shape inputs of Reshape, say).
+// at run time could not fall back to the next provider. Inputs from `first_unchecked` on are not
+// checked (shape inputs of Reshape, say). The reason names the op ("the Vulkan Softmax kernels
+// are float32 only"): some Vulkan kernels take float16 too.
 inline void require_float32(const KernelInfo& info, int max_rank = kMaxRank,
                             size_t first_unchecked = static_cast<size_t>(-1)) {
-  require_input_dtype(info, DType::Float32, "Vulkan", max_rank, first_unchecked);
+  require_input_dtype(info, DType::Float32, "Vulkan " + info.node().op_type, max_rank,
+                      first_unchecked);
+}
+
+// The element type of input i when known at creation (constant or declared), else Undefined.
+inline DType known_dtype(const KernelInfo& info, size_t i) {
+  if (const Tensor* c = info.constant_input(i)) return c->dtype();
+  if (const ir::TypeInfo* t = info.input_type(i); t && t->kind == ir::TypeInfo::Kind::Tensor)
+    return t->elem;
+  return DType::Undefined;
+}
+
+// require_float32 for kernels with a float16 shader variant (storage.glsl): the checked inputs
+// are all float32, or all float16 on a device with 16-bit storage. Returns their dtype, which
+// picks the shader (shader_for) and element size (element_offset).
+inline DType require_float(const KernelInfo& info, int max_rank = kMaxRank,
+                           size_t first_unchecked = static_cast<size_t>(-1)) {
+  DType dtype = DType::Undefined;
+  for (size_t i = 0; i < info.num_inputs() && i < first_unchecked; ++i)
+    if (info.has_input(i) && known_dtype(info, i) == DType::Float16) dtype = DType::Float16;
+  if (dtype != DType::Float16) {
+    require_float32(info, max_rank, first_unchecked);
+    return DType::Float32;
+  }
+  if (!Context::get()->storage16())
+    info.unsupported("float16 tensors on a device without 16-bit storage "
+                     "(storageBuffer16BitAccess)");
+  require_input_dtype(info, DType::Float16, "Vulkan " + info.node().op_type, max_rank,
+                      first_unchecked);
+  return DType::Float16;
+}
+
+// The shader for tensors of `dtype`: "<name>", or its float16 variant "<name>_f16".
+inline std::string shader_for(const std::string& name, DType dtype) {
+  return dtype == DType::Float16 ? name + "_f16" : name;
 }
 
 // The rank of input i when known at creation (constant or declared), else -1.
@@ -51,21 +87,25 @@ inline bool known_shape(const KernelInfo& info, size_t i, Shape* out) {
   return true;
 }
 
-// The same checks at run time (a model's declared types can be wrong).
-inline void check_input(const KernelContext& ctx, const Tensor& t, int max_rank = kMaxRank) {
-  PI_CHECK(t.dtype() == DType::Float32, UnsupportedOp, ctx.node().label(), ": dtype ",
-           dtype_name(t.dtype()), " (the Vulkan kernels are float32 only)");
+// The same checks at run time (a model's declared types can be wrong): `dtype` is what the kernel
+// was created for.
+inline void check_input(const KernelContext& ctx, const Tensor& t, int max_rank = kMaxRank,
+                        DType dtype = DType::Float32) {
+  PI_CHECK(t.dtype() == dtype, UnsupportedOp, ctx.node().label(), ": dtype ",
+           dtype_name(t.dtype()), " (this Vulkan kernel was created for ", dtype_name(dtype),
+           ")");
   PI_CHECK(t.rank() <= max_rank, UnsupportedOp, ctx.node().label(), ": rank ", t.rank(),
            " (this Vulkan kernel takes rank <= ", max_rank, ")");
   PI_CHECK(t.numel() <= std::numeric_limits<int32_t>::max(), UnsupportedOp, ctx.node().label(),
            ": ", t.numel(), " elements (the Vulkan kernels index with 32 bits)");
 }
 
-// The element offset of a float32 tensor inside its buffer.
-inline uint32_t element_offset(const BufferRef& r) {
-  PI_CHECK(r.offset % sizeof(float) == 0, Internal, "Vulkan: a float32 tensor at byte offset ",
-           r.offset);
-  const size_t e = r.offset / sizeof(float);
+// The element offset of a tensor of `dtype` (float32 or float16) inside its buffer.
+inline uint32_t element_offset(const BufferRef& r, DType dtype = DType::Float32) {
+  const size_t size = dtype_size(dtype);
+  PI_CHECK(r.offset % size == 0, Internal, "Vulkan: a ", dtype_name(dtype),
+           " tensor at byte offset ", r.offset);
+  const size_t e = r.offset / size;
   PI_CHECK(e <= std::numeric_limits<uint32_t>::max(), Internal, "Vulkan: a buffer offset of ",
            r.offset, " bytes does not fit 32 bits");
   return static_cast<uint32_t>(e);
@@ -85,11 +125,12 @@ inline uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 // them from here: once released, the executor no longer passes them in.
 class DeviceConstants {
  public:
-  // `with_bool`: bool constants too (Where's condition).
+  // Float32 and float16 constants; `with_bool`: bool constants too (Where's condition).
   void upload(const KernelInfo& info, bool with_bool = false) {
     for (size_t i = 0; i < info.num_inputs(); ++i) {
       const Tensor* c = info.constant_input(i);
-      if (!c || !(c->dtype() == DType::Float32 || (with_bool && c->dtype() == DType::Bool)))
+      if (!c || !(c->dtype() == DType::Float32 || c->dtype() == DType::Float16 ||
+                  (with_bool && c->dtype() == DType::Bool)))
         continue;
       if (held_.size() <= i) held_.resize(i + 1);
       held_[i] = c->to(Context::get()->device());

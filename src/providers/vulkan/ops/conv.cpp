@@ -1,9 +1,10 @@
-// Float32 Conv and ai.polyinfer FusedConv (act(Conv(X, W, B) + Z)) on Vulkan, 1-D and 2-D, with
-// groups (depthwise included), strides, dilations, explicit pads and auto_pad — the window
-// arithmetic is the CPU kernels' (cpu::WindowAttrs, cpu::conv_geometry), so both agree on
-// output sizes and pads. One implicit-GEMM shader (shaders/conv.comp). Refused at creation:
-// other dtypes, 3-D and higher convolutions (input rank above 4), and devices that bind fewer
-// than the 5 storage buffers the shader uses (Vulkan only promises 4).
+// Float32 and float16 Conv and ai.polyinfer FusedConv (act(Conv(X, W, B) + Z)) on Vulkan, 1-D
+// and 2-D, with groups (depthwise included), strides, dilations, explicit pads and auto_pad —
+// the window arithmetic is the CPU kernels' (cpu::WindowAttrs, cpu::conv_geometry), so both
+// agree on output sizes and pads. One implicit-GEMM shader (shaders/conv.comp, and conv_f16).
+// Refused at creation: other dtypes (float16 without 16-bit storage), 3-D and higher
+// convolutions (input rank above 4), and devices that bind fewer than the 5 storage buffers the
+// shader uses (Vulkan only promises 4).
 #include "core/shape_util.h"
 #include "providers/cpu/ops/conv_util.h"
 #include "providers/cpu/ops/fused_activation.h"
@@ -36,14 +37,14 @@ class ConvKernel : public Kernel {
         info.unsupported("Conv input of rank " + std::to_string(r) +
                          " (the Vulkan kernel does 1-D and 2-D convolutions)");
     }
-    require_float32(info, 4);
+    dtype_ = require_float(info, 4);
     if (fused) act_ = cpu::FusedActivation::from(info);
     ctx_ = Context::get();
     if (ctx_->max_storage_buffers() < 5)
       info.unsupported("Conv on a device that binds only " +
                        std::to_string(ctx_->max_storage_buffers()) +
                        " storage buffers per shader (5 needed)");
-    pipeline_ = &ctx_->pipeline("conv", 5, sizeof(ConvParams));
+    pipeline_ = &ctx_->pipeline(shader_for("conv", dtype_), 5, sizeof(ConvParams));
     consts_.upload(info);
   }
   std::string impl() const override { return "vulkan:conv"; }
@@ -53,28 +54,29 @@ class ConvKernel : public Kernel {
     const std::string who = kc.node().label();
     const Tensor& x = consts_.input(kc, 0);
     const Tensor& w = consts_.input(kc, 1);
-    check_input(kc, x, 4);
-    check_input(kc, w, 4);
+    check_input(kc, x, 4, dtype_);
+    check_input(kc, w, 4, dtype_);
     PI_CHECK(x.rank() >= 3, UnsupportedOp, who, ": input ", x.describe(),
              " (the Vulkan kernel does 1-D and 2-D convolutions)");
     const cpu::WindowGeometry g = cpu::conv_geometry(attrs_, x.shape(), w.shape(), who);
     const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
     const Tensor* b = consts_.has(kc, 2) ? &consts_.input(kc, 2) : nullptr;
     if (b) {
-      check_input(kc, *b);
-      PI_CHECK(b->shape() == Shape{M}, ShapeMismatch, who, ": bias must be float32[", M,
+      check_input(kc, *b, kMaxRank, dtype_);
+      PI_CHECK(b->shape() == Shape{M}, ShapeMismatch, who, ": bias must be ",
+               dtype_name(dtype_), "[", M,
                "], got ", b->describe());
     }
     Shape ys{N, M};
     ys.insert(ys.end(), g.out.begin(), g.out.end());
     const Tensor* z = consts_.has(kc, 3) ? &consts_.input(kc, 3) : nullptr;
     if (z) {
-      check_input(kc, *z);
+      check_input(kc, *z, kMaxRank, dtype_);
       PI_CHECK(z->shape() == ys, ShapeMismatch, who, ": Z ", z->describe(),
                " must have the output's shape ", shape_str(ys));
     }
-    Tensor& y = kc.output(0, DType::Float32, ys);
-    check_input(kc, y);
+    Tensor& y = kc.output(0, dtype_, ys);
+    check_input(kc, y, kMaxRank, dtype_);
     if (y.numel() == 0) return;
     // 1-D as 2-D with one row.
     const bool one_d = g.rank == 1;
@@ -112,11 +114,11 @@ class ConvKernel : public Kernel {
     // Absent inputs bind X's buffer; the shader never reads them (has_b / has_z).
     const BufferRef rb = b ? ctx_->find(b->raw_data()) : rx;
     const BufferRef rz = z ? ctx_->find(z->raw_data()) : rx;
-    p.off_x = element_offset(rx);
-    p.off_w = element_offset(rw);
-    p.off_b = element_offset(rb);
-    p.off_z = element_offset(rz);
-    p.off_y = element_offset(ry);
+    p.off_x = element_offset(rx, dtype_);
+    p.off_w = element_offset(rw, dtype_);
+    p.off_b = element_offset(rb, dtype_);
+    p.off_z = element_offset(rz, dtype_);
+    p.off_y = element_offset(ry, dtype_);
     p.has_b = b ? 1 : 0;
     p.has_z = z ? 1 : 0;
     ctx_->dispatch(*pipeline_, {rx.buffer, rw.buffer, rb.buffer, rz.buffer, ry.buffer}, &p,
@@ -126,6 +128,7 @@ class ConvKernel : public Kernel {
  private:
   cpu::WindowAttrs attrs_;
   cpu::FusedActivation act_;
+  DType dtype_ = DType::Float32;
   DeviceConstants consts_;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;

@@ -24,12 +24,13 @@ inline std::vector<int64_t> contiguous_strides(const Shape& s) {
   return st;
 }
 
-inline const Pipeline& copy_pipeline(Context& ctx) {
-  return ctx.pipeline("copy", 2, sizeof(CopyParams));
+// Float16 tensors copy 16-bit elements (copy_f16): the copy moves bits and never converts.
+inline const Pipeline& copy_pipeline(Context& ctx, DType dtype = DType::Float32) {
+  return ctx.pipeline(shader_for("copy", dtype), 2, sizeof(CopyParams));
 }
 
 // Records one copy of `dims` elements (rank <= 6) from x (strides sx, from element x0) to y
-// (strides sy, from element y0).
+// (strides sy, from element y0); x and y share the pipeline's dtype.
 inline void record_copy(Context& ctx, const Pipeline& pl, const Tensor& x, const Tensor& y,
                         const Shape& dims, const std::vector<int64_t>& sx,
                         const std::vector<int64_t>& sy, int64_t y0, int64_t x0 = 0) {
@@ -40,8 +41,8 @@ inline void record_copy(Context& ctx, const Pipeline& pl, const Tensor& x, const
   const BufferRef rx = ctx.find(x.raw_data()), ry = ctx.find(y.raw_data());
   p.n = u32(n);
   p.rank = u32(dims.size());
-  p.off_x = element_offset(rx) + u32(x0);
-  p.off_y = element_offset(ry) + u32(y0);
+  p.off_x = element_offset(rx, x.dtype()) + u32(x0);
+  p.off_y = element_offset(ry, y.dtype()) + u32(y0);
   for (size_t d = 0; d < dims.size(); ++d) {
     p.dims[d] = u32(dims[d]);
     p.sx[d] = u32(sx[d]);

@@ -1,7 +1,7 @@
-// Float32 element-wise operators on Vulkan: Add, Sub, Mul, Div, Pow with numpy broadcasting up
-// to rank 6 (shaders/binary.comp), and Relu, Sigmoid, Tanh, Exp, Neg, Abs, LeakyRelu, HardSigmoid,
-// HardSwish, Gelu (ONNX 20 and ai.polyinfer; erf or tanh), Erf, Sqrt, Clip with constant bounds,
-// Floor, Ceil, Round, Reciprocal, Log, Sin, Cos, Tan, the inverse trigonometric and the
+// Float32 and float16 element-wise operators on Vulkan: Add, Sub, Mul, Div, Pow with numpy
+// broadcasting up to rank 6 (shaders/binary.comp), and Relu, Sigmoid, Tanh, Exp, Neg, Abs,
+// LeakyRelu, HardSigmoid, HardSwish, Gelu (ONNX 20 and ai.polyinfer; erf or tanh), Erf, Sqrt,
+// Clip with constant bounds, Floor, Ceil, Round, Reciprocal, Log, Sin, Cos, Tan, the inverse trigonometric and the
 // hyperbolic functions, Sign,
 // Softplus, Softsign, Elu, Selu, Celu, ThresholdedRelu and Mish (shaders/unary.comp).
 // Each kernel takes its cached pipeline at creation and records one dispatch per run.
@@ -30,9 +30,9 @@ template <uint32_t Op>
 class BinaryKernel final : public Kernel {
  public:
   explicit BinaryKernel(const KernelInfo& info) {
-    require_float32(info);
+    dtype_ = require_float(info);
     ctx_ = Context::get();
-    pipeline_ = &ctx_->pipeline("binary", 3, sizeof(BinaryParams));
+    pipeline_ = &ctx_->pipeline(shader_for("binary", dtype_), 3, sizeof(BinaryParams));
     consts_.upload(info);
   }
   std::string impl() const override { return "vulkan:binary"; }
@@ -41,13 +41,13 @@ class BinaryKernel final : public Kernel {
   void run(KernelContext& kc) override {
     const Tensor& a = consts_.input(kc, 0);
     const Tensor& b = consts_.input(kc, 1);
-    check_input(kc, a);
-    check_input(kc, b);
+    check_input(kc, a, kMaxRank, dtype_);
+    check_input(kc, b, kMaxRank, dtype_);
     const Shape out_shape = broadcast_shapes(a.shape(), b.shape(), kc.node().op_type.c_str());
     PI_CHECK(out_shape.size() <= kMaxRank, UnsupportedOp, kc.node().label(), ": rank ",
              out_shape.size(), " (the Vulkan kernels take rank <= 6)");
-    Tensor& c = kc.output(0, DType::Float32, out_shape);
-    check_input(kc, c);
+    Tensor& c = kc.output(0, dtype_, out_shape);
+    check_input(kc, c, kMaxRank, dtype_);
     if (c.numel() == 0) return;
     BinaryParams p{};
     p.op = Op;
@@ -69,14 +69,15 @@ class BinaryKernel final : public Kernel {
     }
     const BufferRef ra = ctx_->find(a.raw_data()), rb = ctx_->find(b.raw_data()),
                     rc = ctx_->find(c.raw_data());
-    p.off_a = element_offset(ra);
-    p.off_b = element_offset(rb);
-    p.off_c = element_offset(rc);
+    p.off_a = element_offset(ra, dtype_);
+    p.off_b = element_offset(rb, dtype_);
+    p.off_c = element_offset(rc, dtype_);
     ctx_->dispatch(*pipeline_, {ra.buffer, rb.buffer, rc.buffer}, &p, groups_for(p.n, *ctx_));
   }
 
  private:
   DeviceConstants consts_;
+  DType dtype_ = DType::Float32;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;
 };
@@ -95,16 +96,17 @@ float clip_bound(const KernelInfo& info, size_t i, float absent) {
   if (!info.has_input(i)) return absent;
   const Tensor* c = info.constant_input(i);
   if (!c) info.unsupported("a Clip bound computed at run time (the Vulkan kernel takes constants)");
-  if (c->dtype() != DType::Float32 || c->numel() != 1)
+  if ((c->dtype() != DType::Float32 && c->dtype() != DType::Float16) || c->numel() != 1)
     info.unsupported("Clip bound " + c->describe());
-  return c->to(Device::cpu()).data<float>()[0];
+  const Tensor h = c->to(Device::cpu());
+  return h.dtype() == DType::Float16 ? float(h.data<Float16>()[0]) : h.data<float>()[0];
 }
 
 template <uint32_t Op>
 class UnaryKernel final : public Kernel {
  public:
   explicit UnaryKernel(const KernelInfo& info) {
-    require_float32(info);
+    dtype_ = require_float(info);
     if constexpr (Op == kLeakyRelu) {
       alpha_ = info.attr_float("alpha", 0.01f);
     } else if constexpr (Op == kHardSigmoid) {
@@ -136,7 +138,7 @@ class UnaryKernel final : public Kernel {
       }
     }
     ctx_ = Context::get();
-    pipeline_ = &ctx_->pipeline("unary", 2, sizeof(UnaryParams));
+    pipeline_ = &ctx_->pipeline(shader_for("unary", dtype_), 2, sizeof(UnaryParams));
   }
   std::string impl() const override { return "vulkan:unary"; }
   // Clip's bounds were read at creation; the kernel never looks at those inputs again.
@@ -144,18 +146,19 @@ class UnaryKernel final : public Kernel {
 
   void run(KernelContext& kc) override {
     const Tensor& x = kc.input(0);
-    check_input(kc, x);
-    Tensor& y = kc.output(0, DType::Float32, x.shape());
+    check_input(kc, x, kMaxRank, dtype_);
+    Tensor& y = kc.output(0, dtype_, x.shape());
     if (y.numel() == 0) return;
     const BufferRef rx = ctx_->find(x.raw_data()), ry = ctx_->find(y.raw_data());
-    UnaryParams p{op_, static_cast<uint32_t>(y.numel()), element_offset(rx), element_offset(ry),
-                  alpha_, beta_};
+    UnaryParams p{op_, static_cast<uint32_t>(y.numel()), element_offset(rx, dtype_),
+                  element_offset(ry, dtype_), alpha_, beta_};
     ctx_->dispatch(*pipeline_, {rx.buffer, ry.buffer}, &p, groups_for(p.n, *ctx_));
   }
 
  private:
   uint32_t op_ = Op;
   float alpha_ = 0, beta_ = 0;
+  DType dtype_ = DType::Float32;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;
 };

@@ -14,7 +14,7 @@ namespace {
 class ExpandKernel final : public Kernel {
  public:
   explicit ExpandKernel(const KernelInfo& info) {
-    require_float32(info, kMaxRank, 1);
+    dtype_ = require_float(info, kMaxRank, 1);
     if (const Tensor* s = info.constant_input(1)) {
       const int64_t rank = std::max<int64_t>(s->numel(), known_rank(info, 0));
       if (rank > kMaxRank)
@@ -23,7 +23,7 @@ class ExpandKernel final : public Kernel {
     }
     constants_.keep(info, 1);
     ctx_ = Context::get();
-    pipeline_ = &copy_pipeline(*ctx_);
+    pipeline_ = &copy_pipeline(*ctx_, dtype_);
   }
   std::string impl() const override { return "vulkan:copy"; }
   bool prepacked(size_t i) const override { return constants_.prepacked(i); }
@@ -31,13 +31,13 @@ class ExpandKernel final : public Kernel {
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
-    check_input(kc, x);
+    check_input(kc, x, kMaxRank, dtype_);
     HostConstantsContext hc(kc, constants_);
     const Shape out = expand_shape(x.shape(), read_int_list(hc.input(1), who.c_str()), who);
     PI_CHECK(out.size() <= kMaxRank, UnsupportedOp, who, ": output rank ", out.size(),
              " (this Vulkan kernel takes rank <= 6)");
-    Tensor& y = kc.output(0, DType::Float32, out);
-    check_input(kc, y);
+    Tensor& y = kc.output(0, dtype_, out);
+    check_input(kc, y, kMaxRank, dtype_);
     record_copy(*ctx_, *pipeline_, x, y, out, broadcast_strides(x.shape(), out),
                 contiguous_strides(out), 0);
   }
@@ -45,6 +45,7 @@ class ExpandKernel final : public Kernel {
  private:
   HostConstants constants_;
   std::shared_ptr<Context> ctx_;
+  DType dtype_ = DType::Float32;
   const Pipeline* pipeline_ = nullptr;
 };
 
@@ -58,7 +59,7 @@ int64_t tile_walked(int64_t rank, const std::vector<int64_t>& reps) {
 class TileKernel final : public Kernel {
  public:
   explicit TileKernel(const KernelInfo& info) {
-    require_float32(info, kMaxRank, 1);
+    dtype_ = require_float(info, kMaxRank, 1);
     const int rank = known_rank(info, 0);
     if (const Tensor* r = info.constant_input(1)) {
       // One repeat per input dimension (checked at run time).
@@ -75,7 +76,7 @@ class TileKernel final : public Kernel {
     }
     constants_.keep(info, 1);
     ctx_ = Context::get();
-    pipeline_ = &copy_pipeline(*ctx_);
+    pipeline_ = &copy_pipeline(*ctx_, dtype_);
   }
   std::string impl() const override { return "vulkan:copy"; }
   bool prepacked(size_t i) const override { return constants_.prepacked(i); }
@@ -83,7 +84,7 @@ class TileKernel final : public Kernel {
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
-    check_input(kc, x);
+    check_input(kc, x, kMaxRank, dtype_);
     HostConstantsContext hc(kc, constants_);
     const std::vector<int64_t> reps = read_int_list(hc.input(1), who.c_str());
     const int r = x.rank();
@@ -97,8 +98,8 @@ class TileKernel final : public Kernel {
     }
     PI_CHECK(tile_walked(r, reps) <= kMaxRank, UnsupportedOp, who, ": ", tile_walked(r, reps),
              " walked dimensions (this Vulkan kernel walks <= 6)");
-    Tensor& y = kc.output(0, DType::Float32, out);
-    check_input(kc, y);
+    Tensor& y = kc.output(0, dtype_, out);
+    check_input(kc, y, kMaxRank, dtype_);
     if (y.numel() == 0) return;  // a repeat of 0 (the walk below skips it)
     // The output as [reps[d], dim[d]] pairs (row-major, so its own strides are contiguous).
     const std::vector<int64_t> xs = contiguous_strides(x.shape());
@@ -118,6 +119,7 @@ class TileKernel final : public Kernel {
  private:
   HostConstants constants_;
   std::shared_ptr<Context> ctx_;
+  DType dtype_ = DType::Float32;
   const Pipeline* pipeline_ = nullptr;
 };
 

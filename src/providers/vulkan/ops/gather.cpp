@@ -19,7 +19,7 @@ struct GatherParams {
 class GatherKernel final : public Kernel {
  public:
   explicit GatherKernel(const KernelInfo& info) : axis_(info.attr_int("axis", 0)) {
-    require_float32(info, -1, 1);
+    dtype_ = require_float(info, -1, 1);
     if (const Tensor* c = info.constant_input(1)) {
       if (c->dtype() != DType::Int64 && c->dtype() != DType::Int32)
         info.unsupported(std::string("indices of dtype ") + dtype_name(c->dtype()));
@@ -35,7 +35,7 @@ class GatherKernel final : public Kernel {
                          " (the Vulkan Gather takes int32 or int64 known at load time)");
     }
     ctx_ = Context::get();
-    pipeline_ = &ctx_->pipeline("gather", 3, sizeof(GatherParams));
+    pipeline_ = &ctx_->pipeline(shader_for("gather", dtype_), 3, sizeof(GatherParams));
   }
   std::string impl() const override { return "vulkan:gather"; }
   bool prepacked(size_t i) const override { return i == 1 && host_.defined(); }
@@ -43,7 +43,7 @@ class GatherKernel final : public Kernel {
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
-    check_input(kc, x, std::numeric_limits<int>::max());
+    check_input(kc, x, std::numeric_limits<int>::max(), dtype_);
     const int64_t axis = gather_axis(x, axis_, who);
     const int64_t dim = x.shape()[axis];
     // The indices on the host (checked) and on the device (read by the shader).
@@ -62,8 +62,8 @@ class GatherKernel final : public Kernel {
     }
     read_indices(*host, dim, who);
     const Shape out = gather_shape(x.shape(), host->shape(), axis);
-    Tensor& y = kc.output(0, DType::Float32, out);
-    check_input(kc, y, std::numeric_limits<int>::max());
+    Tensor& y = kc.output(0, dtype_, out);
+    check_input(kc, y, std::numeric_limits<int>::max(), dtype_);
     if (y.numel() == 0) return;
     GatherParams p{};
     p.n_out = u32(y.numel());
@@ -75,14 +75,15 @@ class GatherKernel final : public Kernel {
                     ry = ctx_->find(y.raw_data());
     PI_CHECK(ri.offset % 4 == 0 && ri.offset / 4 <= std::numeric_limits<uint32_t>::max(),
              Internal, "Vulkan: indices at byte offset ", ri.offset);
-    p.off_x = element_offset(rx);
+    p.off_x = element_offset(rx, dtype_);
     p.off_i = u32(static_cast<int64_t>(ri.offset / 4));
-    p.off_y = element_offset(ry);
+    p.off_y = element_offset(ry, dtype_);
     ctx_->dispatch(*pipeline_, {rx.buffer, ri.buffer, ry.buffer}, &p, groups_for(p.n_out, *ctx_));
   }
 
  private:
   int64_t axis_;
+  DType dtype_ = DType::Float32;
   Tensor host_;    // constant indices: the host copy, for the range check
   Tensor device_;  // and on the device, for the shader (undefined when empty)
   Tensor uploaded_;  // run-time indices that came on the host

@@ -12,16 +12,16 @@ class TransposeKernel final : public Kernel {
  public:
   explicit TransposeKernel(const KernelInfo& info)
       : perm_(info.attr_ints("perm")), has_perm_(info.has_attr("perm")) {
-    require_float32(info);
+    dtype_ = require_float(info);
     ctx_ = Context::get();
-    pipeline_ = &copy_pipeline(*ctx_);
+    pipeline_ = &copy_pipeline(*ctx_, dtype_);
   }
   std::string impl() const override { return "vulkan:copy"; }
 
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
-    check_input(kc, x);
+    check_input(kc, x, kMaxRank, dtype_);
     const int r = x.rank();
     std::vector<int64_t> perm = perm_;
     if (!has_perm_) {
@@ -42,7 +42,7 @@ class TransposeKernel final : public Kernel {
       out[i] = x.shape()[p];
       sx[i] = xs[p];
     }
-    Tensor& y = kc.output(0, DType::Float32, out);
+    Tensor& y = kc.output(0, dtype_, out);
     record_copy(*ctx_, *pipeline_, x, y, out, sx, contiguous_strides(out), 0);
   }
 
@@ -50,6 +50,7 @@ class TransposeKernel final : public Kernel {
   std::vector<int64_t> perm_;
   bool has_perm_;
   std::shared_ptr<Context> ctx_;
+  DType dtype_ = DType::Float32;
   const Pipeline* pipeline_ = nullptr;
 };
 
@@ -57,9 +58,9 @@ class ConcatKernel final : public Kernel {
  public:
   explicit ConcatKernel(const KernelInfo& info)
       : axis_(info.opset() < 4 ? info.attr_int("axis", 1) : info.attr_int("axis")) {
-    require_float32(info);
+    dtype_ = require_float(info);
     ctx_ = Context::get();
-    pipeline_ = &copy_pipeline(*ctx_);
+    pipeline_ = &copy_pipeline(*ctx_, dtype_);
   }
   std::string impl() const override { return "vulkan:copy"; }
 
@@ -74,7 +75,7 @@ class ConcatKernel final : public Kernel {
     out[axis] = 0;
     for (size_t i = 0; i < kc.num_inputs(); ++i) {
       const Tensor& t = kc.input(i);
-      check_input(kc, t);
+      check_input(kc, t, kMaxRank, dtype_);
       PI_CHECK(t.rank() == r, ShapeMismatch, who, ": input ", i, " ", t.describe(),
                " has another rank than input 0 ", first.describe());
       for (int d = 0; d < r; ++d)
@@ -83,8 +84,8 @@ class ConcatKernel final : public Kernel {
                  " outside axis ", axis);
       out[axis] += t.shape()[axis];
     }
-    Tensor& y = kc.output(0, DType::Float32, out);
-    check_input(kc, y);
+    Tensor& y = kc.output(0, dtype_, out);
+    check_input(kc, y, kMaxRank, dtype_);
     const std::vector<int64_t> ys = contiguous_strides(out);
     int64_t at = 0;  // where the next input starts along the axis
     for (size_t i = 0; i < kc.num_inputs(); ++i) {
@@ -98,6 +99,7 @@ class ConcatKernel final : public Kernel {
  private:
   int64_t axis_;
   std::shared_ptr<Context> ctx_;
+  DType dtype_ = DType::Float32;
   const Pipeline* pipeline_ = nullptr;
 };
 

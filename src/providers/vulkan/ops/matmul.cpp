@@ -1,4 +1,5 @@
-// Float32 matrix products on Vulkan, one tiled shader (shaders/gemm.comp) for all of them:
+// Float32 and float16 matrix products on Vulkan, one tiled shader (shaders/gemm.comp) for all
+// of them:
 //   MatMul       numpy semantics: batch dimensions broadcast, 1-D operands promoted and the
 //                added dimension dropped from the result
 //   Gemm         2-D A and B with transA/transB (as strides), alpha, beta * C (C broadcast)
@@ -79,7 +80,7 @@ enum class Form { MatMul, Gemm };
 class GemmKernel : public Kernel {
  public:
   GemmKernel(const KernelInfo& info, Form form, bool fused) : form_(form) {
-    require_float32(info);
+    dtype_ = require_float(info);
     if (form == Form::MatMul) {
       // Past rank 5 whether the batch fits 3 dimensions depends on the shapes: refused unless
       // they are known here and merge (a refusal at run time could not fall back).
@@ -115,7 +116,7 @@ class GemmKernel : public Kernel {
     }
     if (fused) act_ = cpu::FusedActivation::from(info);
     ctx_ = Context::get();
-    pipeline_ = &ctx_->pipeline("gemm", 4, sizeof(GemmParams));
+    pipeline_ = &ctx_->pipeline(shader_for("gemm", dtype_), 4, sizeof(GemmParams));
     consts_.upload(info);
   }
   std::string impl() const override { return "vulkan:gemm"; }
@@ -124,10 +125,10 @@ class GemmKernel : public Kernel {
   void run(KernelContext& kc) override {
     const Tensor& a = consts_.input(kc, 0);
     const Tensor& b = consts_.input(kc, 1);
-    check_input(kc, a);
-    check_input(kc, b);
+    check_input(kc, a, kMaxRank, dtype_);
+    check_input(kc, b, kMaxRank, dtype_);
     const Tensor* c = consts_.has(kc, 2) ? &consts_.input(kc, 2) : nullptr;
-    if (c) check_input(kc, *c);
+    if (c) check_input(kc, *c, kMaxRank, dtype_);
     GemmParams p{};
     p.alpha = 1.0f;
     p.beta = 1.0f;
@@ -137,8 +138,8 @@ class GemmKernel : public Kernel {
     Shape out;
     if (form_ == Form::MatMul) out = plan_matmul(kc, a.shape(), b.shape(), c, p);
     else out = plan_gemm(kc, a, b, c, p);
-    Tensor& y = kc.output(0, DType::Float32, out);
-    check_input(kc, y);
+    Tensor& y = kc.output(0, dtype_, out);
+    check_input(kc, y, kMaxRank, dtype_);
     if (y.numel() == 0) return;
     const int64_t tiles_m = (p.M + kTile - 1) / kTile, tiles_n = (p.N + kTile - 1) / kTile;
     PI_CHECK(tiles_m <= ctx_->max_groups() && tiles_n <= ctx_->max_groups(), UnsupportedOp,
@@ -150,10 +151,10 @@ class GemmKernel : public Kernel {
     const BufferRef rb = b.numel() ? ctx_->find(b.raw_data()) : ry;
     // Without C the shader never reads binding 2; any valid buffer will do.
     const BufferRef rc = c ? ctx_->find(c->raw_data()) : ra;
-    p.off_a = element_offset(ra);
-    p.off_b = element_offset(rb);
-    p.off_c = element_offset(rc);
-    p.off_y = element_offset(ry);
+    p.off_a = element_offset(ra, dtype_);
+    p.off_b = element_offset(rb, dtype_);
+    p.off_c = element_offset(rc, dtype_);
+    p.off_y = element_offset(ry, dtype_);
     ctx_->dispatch(*pipeline_, {ra.buffer, rb.buffer, rc.buffer, ry.buffer}, &p, u32(tiles_n),
                    u32(tiles_m), p.nbatch);
   }
@@ -248,6 +249,7 @@ class GemmKernel : public Kernel {
   float alpha_ = 1.0f, beta_ = 1.0f;
   bool trans_a_ = false, trans_b_ = false;
   cpu::FusedActivation act_;
+  DType dtype_ = DType::Float32;
   DeviceConstants consts_;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;

@@ -173,7 +173,7 @@ class InstanceNormKernel final : public Kernel {
 class BatchNormKernel final : public Kernel {
  public:
   explicit BatchNormKernel(const KernelInfo& info) : eps_(info.attr_float("epsilon", 1e-5f)) {
-    require_float32(info);
+    dtype_ = require_float(info);
     if (info.opset() >= 14 && info.attr_int("training_mode", 0) != 0)
       info.unsupported("training_mode=1");
     if (info.attr_int("spatial", 1) != 1) info.unsupported("spatial=0");
@@ -184,7 +184,7 @@ class BatchNormKernel final : public Kernel {
       info.unsupported("BatchNormalization on a device that binds only " +
                        std::to_string(ctx_->max_storage_buffers()) +
                        " storage buffers per shader (6 needed)");
-    pipeline_ = &ctx_->pipeline("batch_norm", 6, sizeof(BatchNormParams));
+    pipeline_ = &ctx_->pipeline(shader_for("batch_norm", dtype_), 6, sizeof(BatchNormParams));
     consts_.upload(info);
   }
   std::string impl() const override { return "vulkan:batch_norm"; }
@@ -193,18 +193,18 @@ class BatchNormKernel final : public Kernel {
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
     const Tensor& x = consts_.input(kc, 0);
-    check_input(kc, x);
+    check_input(kc, x, kMaxRank, dtype_);
     PI_CHECK(x.rank() >= 2, ShapeMismatch, who, ": input must be [N, C, ...], got ",
              x.describe());
     const int64_t C = x.dim(1);
     const Tensor* t[4];
     for (size_t i = 1; i <= 4; ++i) {
       t[i - 1] = &consts_.input(kc, i);
-      check_input(kc, *t[i - 1]);
+      check_input(kc, *t[i - 1], kMaxRank, dtype_);
       PI_CHECK(t[i - 1]->shape() == Shape{C}, ShapeMismatch, who, ": input ", i,
                " must have shape [", C, "], got ", t[i - 1]->describe());
     }
-    Tensor& y = kc.output(0, DType::Float32, x.shape());
+    Tensor& y = kc.output(0, dtype_, x.shape());
     if (y.numel() == 0) return;
     const BufferRef rx = ctx_->find(x.raw_data()), rs = ctx_->find(t[0]->raw_data()),
                     rb = ctx_->find(t[1]->raw_data()), rm = ctx_->find(t[2]->raw_data()),
@@ -213,12 +213,12 @@ class BatchNormKernel final : public Kernel {
     p.n = u32(y.numel());
     p.C = u32(C);
     p.inner = u32(y.numel() / (x.dim(0) * C));
-    p.off_x = element_offset(rx);
-    p.off_s = element_offset(rs);
-    p.off_b = element_offset(rb);
-    p.off_m = element_offset(rm);
-    p.off_v = element_offset(rv);
-    p.off_y = element_offset(ry);
+    p.off_x = element_offset(rx, dtype_);
+    p.off_s = element_offset(rs, dtype_);
+    p.off_b = element_offset(rb, dtype_);
+    p.off_m = element_offset(rm, dtype_);
+    p.off_v = element_offset(rv, dtype_);
+    p.off_y = element_offset(ry, dtype_);
     p.eps = eps_;
     ctx_->dispatch(*pipeline_, {rx.buffer, rs.buffer, rb.buffer, rm.buffer, rv.buffer, ry.buffer},
                    &p, groups_for(y.numel(), *ctx_));
@@ -226,6 +226,7 @@ class BatchNormKernel final : public Kernel {
 
  private:
   float eps_;
+  DType dtype_ = DType::Float32;
   DeviceConstants consts_;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;

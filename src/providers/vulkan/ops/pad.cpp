@@ -23,11 +23,11 @@ static_assert(sizeof(PadParams) == 120, "matches the push-constant block of pad.
 class PadKernel final : public Kernel {
  public:
   explicit PadKernel(const KernelInfo& info) : attrs_(info) {
-    require_float32(info, kMaxRank, 1);
+    dtype_ = require_float(info, kMaxRank, 1);
     mode_ = pad_mode(info, attrs_.mode);
     constants_.keep(info, 1);
     ctx_ = Context::get();
-    pipeline_ = &ctx_->pipeline("pad", 2, sizeof(PadParams));
+    pipeline_ = &ctx_->pipeline(shader_for("pad", dtype_), 2, sizeof(PadParams));
   }
   std::string impl() const override { return "vulkan:pad"; }
   bool prepacked(size_t i) const override { return constants_.prepacked(i); }
@@ -35,18 +35,18 @@ class PadKernel final : public Kernel {
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
-    check_input(kc, x);
+    check_input(kc, x, kMaxRank, dtype_);
     HostConstantsContext hc(kc, constants_);
     const PadPlan plan = plan_pad(attrs_, hc);
     float value = attrs_.value;
     if (!attrs_.from_attr && hc.has_input(2)) {
       const Tensor v = hc.input(2).to(Device::cpu());
-      PI_CHECK(v.dtype() == DType::Float32 && v.numel() == 1, InvalidArgument, who,
-               ": constant_value ", v.describe(), " must be one float32");
-      value = v.data<float>()[0];
+      PI_CHECK(v.dtype() == dtype_ && v.numel() == 1, InvalidArgument, who,
+               ": constant_value ", v.describe(), " must be one ", dtype_name(dtype_));
+      value = dtype_ == DType::Float16 ? float(v.data<Float16>()[0]) : v.data<float>()[0];
     }
-    Tensor& y = kc.output(0, DType::Float32, plan.out);
-    check_input(kc, y);
+    Tensor& y = kc.output(0, dtype_, plan.out);
+    check_input(kc, y, kMaxRank, dtype_);
     if (y.numel() == 0) return;
     PadParams p{};
     p.rank = u32(x.rank());
@@ -68,8 +68,8 @@ class PadKernel final : public Kernel {
     const BufferRef ry = ctx_->find(y.raw_data());
     // An empty input (constant mode) has no device memory; the shader reads none of it.
     const BufferRef rx = x.numel() ? ctx_->find(x.raw_data()) : ry;
-    p.off_x = element_offset(rx);
-    p.off_y = element_offset(ry);
+    p.off_x = element_offset(rx, dtype_);
+    p.off_y = element_offset(ry, dtype_);
     ctx_->dispatch(*pipeline_, {rx.buffer, ry.buffer}, &p, groups_for(p.n, *ctx_));
   }
 
@@ -78,6 +78,7 @@ class PadKernel final : public Kernel {
   PadMode mode_ = PadMode::Constant;
   HostConstants constants_;
   std::shared_ptr<Context> ctx_;
+  DType dtype_ = DType::Float32;
   const Pipeline* pipeline_ = nullptr;
 };
 

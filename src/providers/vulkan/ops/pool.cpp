@@ -1,5 +1,5 @@
-// Float32 pooling on Vulkan (shaders/pool.comp): MaxPool and AveragePool over 1-D and 2-D
-// windows (strides, dilations, pads, auto_pad, ceil_mode, count_include_pad), and
+// Float32 and float16 pooling on Vulkan (shaders/pool.comp): MaxPool and AveragePool over 1-D
+// and 2-D windows (strides, dilations, pads, auto_pad, ceil_mode, count_include_pad), and
 // GlobalAveragePool / GlobalMaxPool over any number of spatial dimensions (one window over
 // them all). The window arithmetic is the CPU kernels' (cpu::window_geometry). Refused at
 // creation: other dtypes, MaxPool's Indices output, windows over 3 or more dimensions.
@@ -25,7 +25,7 @@ class PoolKernel final : public Kernel {
 
  public:
   explicit PoolKernel(const KernelInfo& info) {
-    require_float32(info);
+    dtype_ = require_float(info);
     if constexpr (!kGlobal) {
       attrs_ = cpu::WindowAttrs::parse(info);
       if (attrs_.kernel_shape.size() > 2)
@@ -37,14 +37,14 @@ class PoolKernel final : public Kernel {
         include_pad_ = info.attr_int("count_include_pad", 0) != 0;
     }
     ctx_ = Context::get();
-    pipeline_ = &ctx_->pipeline("pool", 2, sizeof(PoolParams));
+    pipeline_ = &ctx_->pipeline(shader_for("pool", dtype_), 2, sizeof(PoolParams));
   }
   std::string impl() const override { return "vulkan:pool"; }
 
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
-    check_input(kc, x);
+    check_input(kc, x, kMaxRank, dtype_);
     PI_CHECK(x.rank() >= 3, ShapeMismatch, who, ": input must be [N, C, D...], got ",
              x.describe());
     PoolParams p{};
@@ -84,18 +84,19 @@ class PoolKernel final : public Kernel {
       p.ew = static_cast<int32_t>(last(g.pad_end));
       p.mode = Kind == PoolKind::Max ? 0 : (include_pad_ ? 2 : 1);
     }
-    Tensor& y = kc.output(0, DType::Float32, ys);
+    Tensor& y = kc.output(0, dtype_, ys);
     if (y.numel() == 0) return;
     const BufferRef rx = ctx_->find(x.raw_data()), ry = ctx_->find(y.raw_data());
     p.n = u32(y.numel());
-    p.off_x = element_offset(rx);
-    p.off_y = element_offset(ry);
+    p.off_x = element_offset(rx, dtype_);
+    p.off_y = element_offset(ry, dtype_);
     ctx_->dispatch(*pipeline_, {rx.buffer, ry.buffer}, &p, groups_for(y.numel(), *ctx_));
   }
 
  private:
   cpu::WindowAttrs attrs_;
   bool include_pad_ = false;
+  DType dtype_ = DType::Float32;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;
 };

@@ -13,20 +13,20 @@ namespace {
 class SliceKernel final : public Kernel {
  public:
   explicit SliceKernel(const KernelInfo& info) : attrs_(info) {
-    require_float32(info, kMaxRank, 1);
+    dtype_ = require_float(info, kMaxRank, 1);
     constants_.keep(info, 1);
     ctx_ = Context::get();
-    pipeline_ = &copy_pipeline(*ctx_);
+    pipeline_ = &copy_pipeline(*ctx_, dtype_);
   }
   std::string impl() const override { return "vulkan:copy"; }
   bool prepacked(size_t i) const override { return constants_.prepacked(i); }
 
   void run(KernelContext& kc) override {
     const Tensor& x = kc.input(0);
-    check_input(kc, x);
+    check_input(kc, x, kMaxRank, dtype_);
     HostConstantsContext hc(kc, constants_);
     const SlicePlan plan = plan_slice(attrs_, hc);
-    Tensor& y = kc.output(0, DType::Float32, plan.out);
+    Tensor& y = kc.output(0, dtype_, plan.out);
     if (y.numel() == 0) return;
     const std::vector<int64_t> xs = contiguous_strides(x.shape());
     std::vector<int64_t> sx(xs.size());
@@ -42,6 +42,7 @@ class SliceKernel final : public Kernel {
   SliceAttrs attrs_;
   HostConstants constants_;
   std::shared_ptr<Context> ctx_;
+  DType dtype_ = DType::Float32;
   const Pipeline* pipeline_ = nullptr;
 };
 

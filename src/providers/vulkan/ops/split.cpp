@@ -13,17 +13,17 @@ namespace {
 class SplitKernel final : public Kernel {
  public:
   explicit SplitKernel(const KernelInfo& info) : attrs_(info) {
-    require_float32(info, kMaxRank, 1);
+    dtype_ = require_float(info, kMaxRank, 1);
     constants_.keep(info, 1);
     ctx_ = Context::get();
-    pipeline_ = &copy_pipeline(*ctx_);
+    pipeline_ = &copy_pipeline(*ctx_, dtype_);
   }
   std::string impl() const override { return "vulkan:copy"; }
   bool prepacked(size_t i) const override { return constants_.prepacked(i); }
 
   void run(KernelContext& kc) override {
     const Tensor& x = kc.input(0);
-    check_input(kc, x);
+    check_input(kc, x, kMaxRank, dtype_);
     HostConstantsContext hc(kc, constants_);
     const SplitPlan plan = plan_split(attrs_, hc);
     const std::vector<int64_t> xs = contiguous_strides(x.shape());
@@ -32,7 +32,7 @@ class SplitKernel final : public Kernel {
       if (kc.wants_output(k)) {
         Shape s = x.shape();
         s[plan.axis] = plan.sizes[k];
-        Tensor& y = kc.output(k, DType::Float32, s);
+        Tensor& y = kc.output(k, dtype_, s);
         record_copy(*ctx_, *pipeline_, x, y, s, xs, contiguous_strides(s), 0,
                     start * xs[plan.axis]);
       }
@@ -44,6 +44,7 @@ class SplitKernel final : public Kernel {
   SplitAttrs attrs_;
   HostConstants constants_;
   std::shared_ptr<Context> ctx_;
+  DType dtype_ = DType::Float32;
   const Pipeline* pipeline_ = nullptr;
 };
 

@@ -1,5 +1,5 @@
-// Reshape, Flatten, Squeeze, Unsqueeze and Identity of float32 tensors on Vulkan: no dispatch,
-// the output is a view of the input's device memory with another shape. The shape arithmetic is
+// Reshape, Flatten, Squeeze, Unsqueeze and Identity of float32 and float16 tensors on Vulkan: no
+// dispatch, the output is a view of the input's device memory with another shape. The shape arithmetic is
 // the CPU reference kernel's, which this kernel creates and runs (its only effect is
 // set_output(x.reshaped(...)), which works on any device), so both agree on every rule
 // (0 and -1 in Reshape, allowzero, negative axes).
@@ -17,7 +17,7 @@ class ViewKernel final : public Kernel {
  public:
   explicit ViewKernel(const KernelInfo& info) {
     // The data input only: shapes and axes are int64 and stay where they are.
-    require_float32(info, kMaxRank, 1);
+    dtype_ = require_float(info, kMaxRank, 1);
     const ir::Node& n = info.node();
     for (const KernelDef* d : find_kernels("cpu", n.domain, n.op_type, n.opset))
       if (d->tier == KernelTier::Reference) {
@@ -31,7 +31,7 @@ class ViewKernel final : public Kernel {
   bool prepacked(size_t i) const override { return constants_.prepacked(i); }
 
   void run(KernelContext& kc) override {
-    check_input(kc, kc.input(0));
+    check_input(kc, kc.input(0), kMaxRank, dtype_);
     HostConstantsContext ctx(kc, constants_);
     inner_->run(ctx);
   }
@@ -39,6 +39,7 @@ class ViewKernel final : public Kernel {
  private:
   std::unique_ptr<Kernel> inner_;
   HostConstants constants_;
+  DType dtype_ = DType::Float32;
 };
 
 PI_REGISTER_KERNEL("vulkan", "", Reshape, 1, 23, ViewKernel);

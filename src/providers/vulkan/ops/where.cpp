@@ -14,13 +14,6 @@ struct WhereParams {
 };
 static_assert(sizeof(WhereParams) == 120, "matches the push-constant block of where.comp");
 
-// The dtype of input i when known at creation, else Undefined.
-DType known_dtype(const KernelInfo& info, size_t i) {
-  if (const Tensor* c = info.constant_input(i)) return c->dtype();
-  if (const ir::TypeInfo* t = info.input_type(i); t && t->kind == ir::TypeInfo::Kind::Tensor)
-    return t->elem;
-  return DType::Undefined;
-}
 
 class WhereKernel final : public Kernel {
  public:
@@ -29,18 +22,24 @@ class WhereKernel final : public Kernel {
     if (dc != DType::Bool)
       info.unsupported(std::string("condition of dtype ") + dtype_name(dc) +
                        " (the Vulkan Where takes a bool condition known at load time)");
+    // X and Y: both float32, or both float16 on a device with 16-bit storage.
+    for (size_t i = 1; i < 3; ++i)
+      if (known_dtype(info, i) == DType::Float16) dtype_ = DType::Float16;
     for (size_t i = 1; i < 3; ++i) {
       const DType d = known_dtype(info, i);
-      if (d != DType::Float32)
+      if (d != dtype_)
         info.unsupported(std::string("dtype ") + dtype_name(d) +
-                         " (the Vulkan kernels are float32 only)");
+                         " (the Vulkan Where takes float32 or float16 X and Y of one dtype)");
     }
+    if (dtype_ == DType::Float16 && !Context::get()->storage16())
+      info.unsupported("float16 tensors on a device without 16-bit storage "
+                       "(storageBuffer16BitAccess)");
     for (size_t i = 0; i < 3; ++i)
       if (known_rank(info, i) > kMaxRank)
         info.unsupported("rank " + std::to_string(known_rank(info, i)) +
                          " (this Vulkan kernel takes rank <= 6)");
     ctx_ = Context::get();
-    pipeline_ = &ctx_->pipeline("where", 4, sizeof(WhereParams));
+    pipeline_ = &ctx_->pipeline(shader_for("where", dtype_), 4, sizeof(WhereParams));
     consts_.upload(info, /*with_bool=*/true);
   }
   std::string impl() const override { return "vulkan:where"; }
@@ -55,13 +54,13 @@ class WhereKernel final : public Kernel {
              " (the Vulkan Where takes bool)");
     PI_CHECK(c.rank() <= kMaxRank, UnsupportedOp, who, ": rank ", c.rank(),
              " (this Vulkan kernel takes rank <= 6)");
-    check_input(kc, x);
-    check_input(kc, y);
+    check_input(kc, x, kMaxRank, dtype_);
+    check_input(kc, y, kMaxRank, dtype_);
     const Shape out = broadcast_shapes({c.shape(), x.shape(), y.shape()}, who.c_str());
     PI_CHECK(out.size() <= kMaxRank, UnsupportedOp, who, ": rank ", out.size(),
              " (this Vulkan kernel takes rank <= 6)");
-    Tensor& o = kc.output(0, DType::Float32, out);
-    check_input(kc, o);
+    Tensor& o = kc.output(0, dtype_, out);
+    check_input(kc, o, kMaxRank, dtype_);
     if (o.numel() == 0) return;
     WhereParams p{};
     p.rank = u32(out.size());
@@ -80,14 +79,15 @@ class WhereKernel final : public Kernel {
     PI_CHECK(rc.offset <= std::numeric_limits<uint32_t>::max(), Internal,
              "Vulkan: a buffer offset of ", rc.offset, " bytes does not fit 32 bits");
     p.off_c = u32(static_cast<int64_t>(rc.offset));
-    p.off_x = element_offset(rx);
-    p.off_y = element_offset(ry);
-    p.off_o = element_offset(ro);
+    p.off_x = element_offset(rx, dtype_);
+    p.off_y = element_offset(ry, dtype_);
+    p.off_o = element_offset(ro, dtype_);
     ctx_->dispatch(*pipeline_, {rc.buffer, rx.buffer, ry.buffer, ro.buffer}, &p,
                    groups_for(p.n, *ctx_));
   }
 
  private:
+  DType dtype_ = DType::Float32;
   DeviceConstants consts_;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;

@@ -3,11 +3,13 @@
 // each tensor's start inside its buffer comes as an element offset. `dims` is the output shape
 // (rank <= 6) and sa/sb the inputs' element strides in it (0 on broadcast dimensions).
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer InA { float a[]; };
-layout(std430, set = 0, binding = 1) readonly buffer InB { float b[]; };
-layout(std430, set = 0, binding = 2) writeonly buffer Out { float c[]; };
+layout(std430, set = 0, binding = 0) readonly buffer InA { PI_T a[]; };
+layout(std430, set = 0, binding = 1) readonly buffer InB { PI_T b[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Out { PI_T c[]; };
 
 layout(push_constant) uniform Params {
   uint op;     // 0 Add, 1 Sub, 2 Mul, 3 Div, 4 Pow
@@ -54,14 +56,14 @@ void main() {
       ia += coord * p.sa[k];
       ib += coord * p.sb[k];
     }
-    const float x = a[ia];
-    const float y = b[ib];
+    const float x = PI_LD(a[ia]);
+    const float y = PI_LD(b[ib]);
     float r;
     if (p.op == 0u) r = x + y;
     else if (p.op == 1u) r = x - y;
     else if (p.op == 2u) r = x * y;
     else if (p.op == 3u) r = x / y;
     else r = pi_pow(x, y);
-    c[p.off_c + i] = r;
+    c[p.off_c + i] = PI_ST(r);
   }
 }

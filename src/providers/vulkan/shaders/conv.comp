@@ -8,15 +8,16 @@
 // fused multiply-adds. Bias, then the residual Z (FusedConv), then the activation follow.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 #include "activation.glsl"
 
 layout(local_size_x = 16, local_size_y = 16) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer InX { float x[]; };
-layout(std430, set = 0, binding = 1) readonly buffer InW { float w[]; };
-layout(std430, set = 0, binding = 2) readonly buffer InB { float bias[]; };
-layout(std430, set = 0, binding = 3) readonly buffer InZ { float z[]; };
-layout(std430, set = 0, binding = 4) writeonly buffer Out { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer InX { PI_T x[]; };
+layout(std430, set = 0, binding = 1) readonly buffer InW { PI_T w[]; };
+layout(std430, set = 0, binding = 2) readonly buffer InB { PI_T bias[]; };
+layout(std430, set = 0, binding = 3) readonly buffer InZ { PI_T z[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer Out { PI_T y[]; };
 
 layout(push_constant) uniform Params {
   uint groups, cin_g, cout_g;  // groups, input and output channels per group
@@ -54,7 +55,7 @@ void main() {
       for (uint e = t; e < TILE * TK; e += 256u) {
         const uint row = e / TK, kk = e % TK;
         const uint i = m0 + row, k = k0 + kk;
-        As[kk][row] = (i < M && k < K) ? w[wb + i * K + k] : 0.0;
+        As[kk][row] = (i < M && k < K) ? PI_LD(w[wb + i * K + k]) : 0.0;
       }
       for (uint e = t; e < TILE * TK; e += 256u) {
         const uint kk = e / TILE, col = e % TILE;
@@ -65,7 +66,7 @@ void main() {
           const int ih = int((j / p.OW) * p.sh + (r / p.KW) * p.dh) - p.ph;
           const int iw = int((j % p.OW) * p.sw + (r % p.KW) * p.dw) - p.pw;
           if (ih >= 0 && ih < int(p.H) && iw >= 0 && iw < int(p.W))
-            v = x[xb + (c * p.H + uint(ih)) * p.W + uint(iw)];
+            v = PI_LD(x[xb + (c * p.H + uint(ih)) * p.W + uint(iw)]);
         }
         Bs[kk][col] = v;
       }
@@ -87,9 +88,9 @@ void main() {
         const uint j = n0 + tx + 16u * q;
         if (j >= N) continue;
         float v = acc[r][q];
-        if (p.has_b != 0u) v += bias[p.off_b + g * M + i];
-        if (p.has_z != 0u) v += z[p.off_z + yb + i * N + j];
-        y[p.off_y + yb + i * N + j] = pi_activate(v, p.act, p.act_alpha, p.act_beta);
+        if (p.has_b != 0u) v += PI_LD(bias[p.off_b + g * M + i]);
+        if (p.has_z != 0u) v += PI_LD(z[p.off_z + yb + i * N + j]);
+        y[p.off_y + yb + i * N + j] = PI_ST(pi_activate(v, p.act, p.act_alpha, p.act_beta));
       }
     }
   }

@@ -3,10 +3,12 @@
 // shape with the input's strides permuted; each Concat input is its own shape with the
 // output's strides, starting at its offset along the axis.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Out { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer In { PI_T x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Out { PI_T y[]; };
 
 layout(push_constant) uniform Params {
   uint n;

@@ -3,11 +3,13 @@
 // each pair), already checked on the host to lie in [-dim, dim), so the low word read as int is
 // the index; negative ones count from the end.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
+layout(std430, set = 0, binding = 0) readonly buffer In { PI_T x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Idx { uint ind[]; };
-layout(std430, set = 0, binding = 2) writeonly buffer Out { float y[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Out { PI_T y[]; };
 
 layout(push_constant) uniform Params {
   uint n_out;

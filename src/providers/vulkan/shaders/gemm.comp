@@ -16,14 +16,15 @@
 // offsets as strides; Y's matrices are contiguous.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 #include "activation.glsl"
 
 layout(local_size_x = 16, local_size_y = 16) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer InA { float a[]; };
-layout(std430, set = 0, binding = 1) readonly buffer InB { float b[]; };
-layout(std430, set = 0, binding = 2) readonly buffer InC { float c[]; };
-layout(std430, set = 0, binding = 3) writeonly buffer Out { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer InA { PI_T a[]; };
+layout(std430, set = 0, binding = 1) readonly buffer InB { PI_T b[]; };
+layout(std430, set = 0, binding = 2) readonly buffer InC { PI_T c[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Out { PI_T y[]; };
 
 layout(push_constant) uniform Params {
   uint M, N, K;
@@ -65,12 +66,12 @@ void main() {
       for (uint e = t; e < TILE * TK; e += 256u) {
         const uint row = e / TK, kk = e % TK;
         const uint i = m0 + row, k = k0 + kk;
-        As[kk][row] = (i < p.M && k < p.K) ? a[ba + i * p.a_rs + k * p.a_cs] : 0.0;
+        As[kk][row] = (i < p.M && k < p.K) ? PI_LD(a[ba + i * p.a_rs + k * p.a_cs]) : 0.0;
       }
       for (uint e = t; e < TILE * TK; e += 256u) {
         const uint kk = e / TILE, col = e % TILE;
         const uint j = n0 + col, k = k0 + kk;
-        Bs[kk][col] = (j < p.N && k < p.K) ? b[bb + k * p.b_rs + j * p.b_cs] : 0.0;
+        Bs[kk][col] = (j < p.N && k < p.K) ? PI_LD(b[bb + k * p.b_rs + j * p.b_cs]) : 0.0;
       }
       barrier();
       for (uint kk = 0u; kk < TK; ++kk) {
@@ -91,8 +92,8 @@ void main() {
         const uint j = n0 + tx + 16u * q;
         if (j >= p.N) continue;
         float v = p.alpha * acc[r][q];
-        if (p.has_c != 0u) v += p.beta * c[p.off_c + i * p.c_rs + j * p.c_cs];
-        y[by + i * p.N + j] = pi_activate(v, p.act, p.act_alpha, p.act_beta);
+        if (p.has_c != 0u) v += p.beta * PI_LD(c[p.off_c + i * p.c_rs + j * p.c_cs]);
+        y[by + i * p.N + j] = PI_ST(pi_activate(v, p.act, p.act_alpha, p.act_beta));
       }
     }
   }

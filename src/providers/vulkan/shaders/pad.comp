@@ -3,10 +3,12 @@
 // (outside: the value), reflect (period 2(dim-1), the edge not repeated), edge, wrap. Negative
 // pads crop.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Out { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer In { PI_T x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Out { PI_T y[]; };
 
 layout(push_constant) uniform Params {
   uint rank;
@@ -46,6 +48,6 @@ void main() {
       inside = inside && s >= 0;
       ix += uint(max(s, 0)) * p.xs[k];
     }
-    y[p.off_y + i] = inside ? x[ix] : p.value;
+    y[p.off_y + i] = inside ? x[ix] : PI_ST(p.value);
   }
 }

@@ -5,10 +5,12 @@
 // read, or with count_include_pad by the taps inside the padded input (not the extra end
 // padding ceil_mode adds), as the CPU kernel does.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Out { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer In { PI_T x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Out { PI_T y[]; };
 
 layout(push_constant) uniform Params {
   uint H, W, OH, OW, KH, KW;
@@ -38,7 +40,7 @@ void main() {
       for (uint kw = 0u; kw < p.KW; ++kw) {
         const int iw = int(ow * p.sw + kw * p.dw) - p.pw;
         if (iw < 0 || iw >= int(p.W)) continue;
-        const float v = x[xb + uint(ih) * p.W + uint(iw)];
+        const float v = PI_LD(x[xb + uint(ih) * p.W + uint(iw)]);
         if (p.mode == 0u) {
           if (first || v > acc) acc = v;
           first = false;
@@ -56,6 +58,6 @@ void main() {
       const uint div = p.mode == 2u ? uint(padded_h * padded_w) : valid;
       acc = div > 0u ? acc / float(div) : 0.0 / 0.0;
     }
-    y[p.off_y + idx] = acc;
+    y[p.off_y + idx] = PI_ST(acc);
   }
 }

@@ -5,12 +5,13 @@
 // Offsets are in elements into whole VkBuffers, as in binary.comp.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 #include "activation.glsl"
 
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Out { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer In { PI_T x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Out { PI_T y[]; };
 
 layout(push_constant) uniform Params {
   uint op;      // elementwise.cpp's UnaryOp
@@ -122,7 +123,7 @@ float pi_softplus(float v) {
 void main() {
   const uint step = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   for (uint i = gl_GlobalInvocationID.x; i < p.n; i += step) {
-    const float v = x[p.off_x + i];
+    const float v = PI_LD(x[p.off_x + i]);
     float r;
     switch (p.op) {
       case 0u: r = v > 0.0 ? v : 0.0; break;
@@ -168,6 +169,6 @@ void main() {
         r = r > p.beta ? p.beta : r;
       }
     }
-    y[p.off_y + i] = r;
+    y[p.off_y + i] = PI_ST(r);
   }
 }

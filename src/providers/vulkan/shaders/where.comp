@@ -3,12 +3,14 @@
 // picked out (storage buffers are allocated in whole words, so the last word is inside the
 // buffer). Its offset is in bytes, the others' in elements.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 layout(local_size_x = 256) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer Cond { uint c[]; };
-layout(std430, set = 0, binding = 1) readonly buffer InX { float x[]; };
-layout(std430, set = 0, binding = 2) readonly buffer InY { float y[]; };
-layout(std430, set = 0, binding = 3) writeonly buffer Out { float o[]; };
+layout(std430, set = 0, binding = 1) readonly buffer InX { PI_T x[]; };
+layout(std430, set = 0, binding = 2) readonly buffer InY { PI_T y[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Out { PI_T o[]; };
 
 layout(push_constant) uniform Params {
   uint rank;

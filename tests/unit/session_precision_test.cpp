@@ -1,0 +1,201 @@
+// SessionOptions::precision: the fp16 conversion a session makes after the optimizer (the fused
+// products convert, LayerNormalization stays float32, every value typed for the kernels, graph
+// I/O float32, no Cast pairs that cancel), and fp16 sessions on the CPU against fp32 ones.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "model_builder.h"
+#include "onnx/import.h"
+#include "opt/optimizer.h"
+#include "polyinfer/io.h"
+#include "polyinfer/session.h"
+#include "quant/fp16.h"
+
+namespace polyinfer {
+namespace {
+
+Model import(const test::ModelBuilder& b) {
+  const std::string bytes = b.bytes();
+  return import_onnx_bytes(bytes.data(), bytes.size(), "");
+}
+
+// x[1, 2, 8] -> MatMul + Add + Relu (FusedMatMul at level 2; a 3-D A, so not Gemm) ->
+// LayerNormalization -> MatMul -> y.
+test::ModelBuilder mlp() {
+  test::ModelBuilder b(17);
+  std::vector<float> w1(8 * 16), b1(16), w2(16 * 4), g(16, 1.0f), beta(16, 0.0f);
+  for (size_t i = 0; i < w1.size(); ++i) w1[i] = 0.25f * std::sin(float(i));
+  for (size_t i = 0; i < b1.size(); ++i) b1[i] = 0.05f * float(i % 3);
+  for (size_t i = 0; i < w2.size(); ++i) w2[i] = 0.3f * std::cos(float(i));
+  b.input("x", {1, 2, 8}).output("y", {1, 2, 4})
+      .initializer("w1", {8, 16}, w1).initializer("b1", {16}, b1)
+      .initializer("w2", {16, 4}, w2).initializer("g", {16}, g).initializer("beta", {16}, beta)
+      .node("MatMul", {"x", "w1"}, {"m"}, "mm1").node("Add", {"m", "b1"}, {"a"}, "add1")
+      .node("Relu", {"a"}, {"r"}, "relu")
+      .node("LayerNormalization", {"r", "g", "beta"}, {"n"}, "ln")
+      .node("MatMul", {"n", "w2"}, {"y"}, "mm2");
+  return b;
+}
+
+DType elem_of(const ir::Graph& g, const std::string& v) {
+  if (auto it = g.initializers.find(v); it != g.initializers.end()) return it->second.dtype();
+  const ir::TypeInfo* t = g.type_of(v);
+  return t ? t->elem : DType::Undefined;
+}
+
+TEST(SessionPrecision, ParsesNames) {
+  EXPECT_EQ(parse_precision("fp16"), Precision::Fp16);
+  EXPECT_EQ(parse_precision("fp32"), Precision::Fp32);
+  EXPECT_STREQ(precision_name(Precision::Fp16), "fp16");
+  try {
+    parse_precision("fp8");
+    FAIL() << "fp8 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("fp32 or fp16"), std::string::npos) << e.what();
+  }
+}
+
+// After the optimizer: the fused product runs in half, LayerNormalization stays float32, every
+// value a kernel reads has a known type of the right precision, and the graph's I/O is float32.
+TEST(SessionPrecision, ConvertsFusedProductsAndTypesEveryValue) {
+  Model m = import(mlp());
+  opt::optimize(*m.graph, 2);
+  quant::Fp16Options o;
+  o.fused = true;
+  const auto rep = quant::convert_fp16(*m.graph, o);
+  const ir::Graph& g = *m.graph;
+  int fused = 0, casts = 0;
+  for (const auto& n : g.nodes) {
+    if (n.op_type == "FusedMatMul") {
+      ++fused;
+      for (const auto& v : n.inputs) EXPECT_EQ(elem_of(g, v), DType::Float16) << v;
+      EXPECT_EQ(elem_of(g, n.outputs[0]), DType::Float16);
+    }
+    if (n.op_type == "LayerNormalization") {
+      for (const auto& v : n.inputs) EXPECT_EQ(elem_of(g, v), DType::Float32) << v;
+    }
+    if (n.op_type == "Cast") {
+      ++casts;
+      // The Cast's output is typed, with the precision it casts to.
+      const ir::Attribute* to = n.attr("to");
+      ASSERT_NE(to, nullptr);
+      EXPECT_EQ(elem_of(g, n.outputs[0]), DType(to->i)) << n.name;
+      EXPECT_NE(elem_of(g, n.inputs[0]), DType(to->i)) << n.name;
+    }
+    // Every input of every node has a known element type.
+    for (const auto& v : n.inputs)
+      if (!v.empty()) {
+        EXPECT_NE(elem_of(g, v), DType::Undefined) << n.name << " " << v;
+      }
+  }
+  EXPECT_EQ(fused, 1);
+  // x to half; the FusedMatMul's output to float for the LayerNormalization; its output back to
+  // half for the last MatMul; that MatMul's output to float for y.
+  EXPECT_EQ(casts, 4);
+  EXPECT_EQ(rep.casts, 4);
+  EXPECT_EQ(rep.fp16_nodes, 2);  // FusedMatMul, MatMul
+  EXPECT_EQ(g.inputs[0].type.elem, DType::Float32);
+  EXPECT_EQ(g.outputs[0].type.elem, DType::Float32);
+
+  // Without `fused` (quantize --fp16's rules) the polyinfer operator stays float32.
+  Model plain = import(mlp());
+  opt::optimize(*plain.graph, 2);
+  quant::convert_fp16(*plain.graph, {});
+  for (const auto& n : plain.graph->nodes)
+    if (n.op_type == "FusedMatMul") {
+      EXPECT_EQ(elem_of(*plain.graph, n.inputs[0]), DType::Float32);
+    }
+}
+
+// Cast pairs that undo each other go (half -> float -> half is exact); float -> half -> float
+// rounds, so it stays; a Cast to its input's own type goes; graph outputs keep their Cast.
+TEST(SessionPrecision, FoldsCastsThatCancel) {
+  test::ModelBuilder b(17);
+  b.input("h", {4}, 10).input("f", {4}).output("y", {4}, 10).output("z", {4})
+      .node("Cast", {"h"}, {"h32"}, "widen").node("Cast", {"h32"}, {"h16"}, "narrow")
+      .node("Neg", {"h16"}, {"y"}, "neg")
+      .node("Cast", {"f"}, {"f16"}, "round").node("Cast", {"f16"}, {"f32"}, "back")
+      .node("Cast", {"f32"}, {"same"}, "same").node("Abs", {"same"}, {"z"}, "abs");
+  const std::map<std::string, int> to = {
+      {"widen", 1}, {"narrow", 10}, {"round", 10}, {"back", 1}, {"same", 1}};
+  for (auto& n : *b.proto().mutable_graph()->mutable_node()) {
+    if (n.op_type() != "Cast") continue;
+    auto* a = n.add_attribute();
+    a->set_name("to");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(to.at(n.name()));
+  }
+  Model m = import(b);
+  EXPECT_EQ(quant::fold_casts(*m.graph), 3);  // narrow, then widen (unread), same
+  std::vector<std::string> left;
+  for (const auto& n : m.graph->nodes) left.push_back(n.name);
+  EXPECT_EQ(left, (std::vector<std::string>{"neg", "round", "back", "abs"}));
+  for (const auto& n : m.graph->nodes) {
+    if (n.name == "neg") {
+      EXPECT_EQ(n.inputs[0], "h");
+    }
+    if (n.name == "abs") {
+      EXPECT_EQ(n.inputs[0], "f32");
+    }
+  }
+}
+
+// The CPU runs a precision-fp16 session on its float16 (reference) kernels: the small model
+// agrees with fp32 within half precision's rounding.
+TEST(SessionPrecision, Fp16OnCpuAgreesWithFp32) {
+  const std::string bytes = mlp().bytes();
+  SessionOptions o;
+  o.precision = Precision::Fp16;
+  Session half = Session::load_bytes(bytes.data(), bytes.size(), o);
+  Session full = Session::load_bytes(bytes.data(), bytes.size());
+  EXPECT_EQ(half.precision(), Precision::Fp16);
+  EXPECT_EQ(half.inputs()[0].dtype, DType::Float32);
+  EXPECT_EQ(half.outputs()[0].dtype, DType::Float32);
+  int casts = 0;
+  for (const auto& n : half.placement().nodes) casts += n.op == "Cast";
+  EXPECT_EQ(casts, 4);
+  std::vector<float> x(16);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.7f * float(i));
+  const Tensor xt = Tensor::from_vector<float>({1, 2, 8}, x);
+  const auto got = half.run({{"x", xt}})[0].tensor().to_vector<float>();
+  const auto want = full.run({{"x", xt}})[0].tensor().to_vector<float>();
+  // Half keeps 11 significant bits: x, the weights, the product and the normalized values each
+  // round by <= 2^-11 relative; the outputs here are O(1) sums of 16 O(0.3) terms, so a few
+  // roundings of 2^-11 on each term move them by well under 1e-2.
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-2) << i;
+  // ... and not exactly: the conversion happened.
+  bool differs = false;
+  for (size_t i = 0; i < got.size(); ++i) differs = differs || got[i] != want[i];
+  EXPECT_TRUE(differs);
+}
+
+// The digits CNN (FusedConv with Relu, pooling, FusedGemm) at fp16 on the CPU classifies the test
+// split as fp32 does, within a margin of a few images.
+TEST(SessionPrecision, DigitsFp16OnCpu) {
+  const std::string dir = std::string(POLYINFER_SOURCE_DIR) + "/examples/digits/";
+  SessionOptions o;
+  o.providers = {"cpu"};
+  o.precision = Precision::Fp16;
+  Session half = Session::load(dir + "digits_cnn.onnx", o);
+  int fused_half = 0;
+  for (const auto& n : half.placement().nodes)
+    fused_half += n.op.rfind("ai.polyinfer.Fused", 0) == 0;
+  EXPECT_GT(fused_half, 0);
+  const Tensor x = read_npy(dir + "test_x.npy");
+  const auto y = read_npy(dir + "test_y.npy").to_vector<int64_t>();
+  const auto got = half.run({{"pixels", x}}).at(0).tensor().to_vector<float>();
+  int64_t correct = 0;
+  for (int64_t i = 0; i < x.dim(0); ++i)
+    correct += std::max_element(&got[i * 10], &got[i * 10] + 10) - &got[i * 10] == y[i];
+  // examples/digits/expected.json: 443 of 450 in float32. Half precision moves logits by ~1e-3
+  // relative, which can flip only near-ties: allow 3 images either way.
+  EXPECT_NEAR(double(correct), 443.0, 3.0);
+}
+
+}  // namespace
+}  // namespace polyinfer
