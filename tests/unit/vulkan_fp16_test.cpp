@@ -68,6 +68,17 @@ TEST(VulkanFp16, Conv) {
   }
 }
 
+TEST(VulkanFp16, ConvTranspose) {
+  PI_SKIP_WITHOUT_STORAGE16();
+  auto o = on_vulkan("ConvTranspose", 11);
+  o.random_half({2, 6, 5, 7}, -1, 1).random_half({6, 2, 3, 3}, -1, 1).random_half({6}, -1, 1);
+  o.attr("strides", std::vector<int64_t>{2, 1}).attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+  o.attr("group", int64_t{3});
+  const auto r = o.check(1e-6 * 2 * 9, kUlp);  // K = C/group * taps = 2 * 9
+  EXPECT_EQ(r.provider, "vulkan");
+  EXPECT_EQ(r.impl, "vulkan:conv_transpose");
+}
+
 TEST(VulkanFp16, FusedConvWithResidualAndActivation) {
   PI_SKIP_WITHOUT_STORAGE16();
   for (const char* act : {"Relu", "Clip"}) {

@@ -1,7 +1,8 @@
-// Float32 ConvTranspose on Vulkan over 1-D, 2-D and 3-D inputs, with groups, strides, dilations,
+// ConvTranspose on Vulkan (float32, or float16 storage with float32 sums) over 1-D, 2-D and 3-D inputs, with groups, strides, dilations,
 // pads, auto_pad, output_padding and output_shape — the output sizes and pads are the CPU
 // kernel's (cpu::conv_transpose_geometry), so both agree on every shape. One gather shader
-// (shaders/conv_transpose.comp). Refused at creation: other dtypes and inputs of rank above 5.
+// (shaders/conv_transpose.comp). Refused at creation: other dtypes, float16 on a device without
+// 16-bit storage, and inputs of rank above 5.
 #include "core/shape_util.h"
 #include "providers/cpu/ops/conv_util.h"
 #include "providers/vulkan/ops/common.h"
@@ -29,9 +30,10 @@ class ConvTransposeKernel final : public Kernel {
         info.unsupported("ConvTranspose input of rank " + std::to_string(r) +
                          " (the Vulkan kernel does 1-D, 2-D and 3-D)");
     }
-    require_float32(info, 5);
+    dtype_ = require_float(info, 5);
     ctx_ = Context::get();
-    pipeline_ = &ctx_->pipeline("conv_transpose", 4, sizeof(ConvTransposeParams));
+    pipeline_ = &ctx_->pipeline(shader_for("conv_transpose", dtype_), 4,
+                                sizeof(ConvTransposeParams));
     consts_.upload(info);
   }
   std::string impl() const override { return "vulkan:conv_transpose"; }
@@ -41,20 +43,20 @@ class ConvTransposeKernel final : public Kernel {
     const std::string who = kc.node().label();
     const Tensor& x = consts_.input(kc, 0);
     const Tensor& w = consts_.input(kc, 1);
-    check_input(kc, x, 5);
-    check_input(kc, w, 5);
+    check_input(kc, x, 5, dtype_);
+    check_input(kc, w, 5, dtype_);
     const cpu::ConvTransposeGeometry g =
         cpu::conv_transpose_geometry(attrs_, x.shape(), w.shape(), who);
     const Tensor* b = consts_.has(kc, 2) ? &consts_.input(kc, 2) : nullptr;
     if (b) {
-      check_input(kc, *b);
-      PI_CHECK(b->shape() == Shape{g.M}, ShapeMismatch, who, ": bias must be float32[", g.M,
-               "], got ", b->describe());
+      check_input(kc, *b, kMaxRank, dtype_);
+      PI_CHECK(b->shape() == Shape{g.M}, ShapeMismatch, who, ": bias must be ",
+               dtype_name(dtype_), "[", g.M, "], got ", b->describe());
     }
     Shape ys{g.N, g.M};
     ys.insert(ys.end(), g.out.begin(), g.out.end());
-    Tensor& y = kc.output(0, DType::Float32, ys);
-    check_input(kc, y, 5);
+    Tensor& y = kc.output(0, dtype_, ys);
+    check_input(kc, y, 5, dtype_);
     if (y.numel() == 0) return;
     ConvTransposeParams p{};
     p.n_out = u32(y.numel());
@@ -79,10 +81,10 @@ class ConvTransposeKernel final : public Kernel {
     const BufferRef rx = x.numel() ? ctx_->find(x.raw_data()) : ry;
     const BufferRef rw = w.numel() ? ctx_->find(w.raw_data()) : ry;
     const BufferRef rb = b ? ctx_->find(b->raw_data()) : rx;  // not read without a bias
-    p.off_x = element_offset(rx);
-    p.off_w = element_offset(rw);
-    p.off_b = element_offset(rb);
-    p.off_y = element_offset(ry);
+    p.off_x = element_offset(rx, dtype_);
+    p.off_w = element_offset(rw, dtype_);
+    p.off_b = element_offset(rb, dtype_);
+    p.off_y = element_offset(ry, dtype_);
     p.has_b = b ? 1 : 0;
     ctx_->dispatch(*pipeline_, {rx.buffer, rw.buffer, rb.buffer, ry.buffer}, &p,
                    groups_for(y.numel(), *ctx_));
@@ -90,6 +92,7 @@ class ConvTransposeKernel final : public Kernel {
 
  private:
   cpu::ConvTransposeAttrs attrs_;
+  DType dtype_ = DType::Float32;
   DeviceConstants consts_;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;

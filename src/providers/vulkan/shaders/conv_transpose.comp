@@ -1,4 +1,4 @@
-// Float32 ConvTranspose over 1-D, 2-D and 3-D inputs (ops/conv_transpose.cpp), as a gather: one
+// ConvTranspose over 1-D, 2-D and 3-D float32 or float16 tensors (storage.glsl) (ops/conv_transpose.cpp), as a gather: one
 // thread per output element (looping past the dispatch limit) sums, over the input channels of
 // its group and the kernel taps, the input elements that land on it — input position i reaches
 // output position o through tap k when o = i * stride - pad_begin + k * dilation. The CPU
@@ -6,12 +6,14 @@
 // atomics on a GPU; the gather writes every output once. Fewer spatial dimensions than 3 are
 // leading dimensions of size 1.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer InX { float x[]; };
-layout(std430, set = 0, binding = 1) readonly buffer InW { float w[]; };
-layout(std430, set = 0, binding = 2) readonly buffer InB { float bias[]; };
-layout(std430, set = 0, binding = 3) writeonly buffer Out { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer InX { PI_T x[]; };
+layout(std430, set = 0, binding = 1) readonly buffer InW { PI_T w[]; };
+layout(std430, set = 0, binding = 2) readonly buffer InB { PI_T bias[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Out { PI_T y[]; };
 
 layout(push_constant) uniform Params {
   uint n_out;
@@ -57,13 +59,13 @@ void main() {
             if (t2 < 0 || t2 % int(p.s[2]) != 0) continue;
             const uint i2 = uint(t2) / p.s[2];
             if (i2 >= p.in_[2]) continue;
-            acc += x[xbase + (i0 * p.in_[1] + i1) * p.in_[2] + i2] *
-                   w[wbase + (k0 * p.k[1] + k1) * p.k[2] + k2];
+            acc += PI_LD(x[xbase + (i0 * p.in_[1] + i1) * p.in_[2] + i2]) *
+                   PI_LD(w[wbase + (k0 * p.k[1] + k1) * p.k[2] + k2]);
           }
         }
       }
     }
-    if (p.has_b != 0u) acc += bias[p.off_b + m];
-    y[p.off_y + idx] = acc;
+    if (p.has_b != 0u) acc += PI_LD(bias[p.off_b + m]);
+    y[p.off_y + idx] = PI_ST(acc);
   }
 }
