@@ -36,10 +36,10 @@ TEST(VulkanProvider, ListedWithItsDevice) {
   EXPECT_EQ(p->device(), kVulkan);
   EXPECT_NE(p->describe(), "");
   // Element-wise 43 (with both Gelus and Pow), MatMul/Gemm/FusedGemm/FusedMatMul, Conv/FusedConv,
-  // Softmax/LogSoftmax, 4 poolings, Transpose/Concat, 5 views, 2 LayerNormalizations,
-  // BatchNormalization, 4 reductions, Slice, Split, Expand/Tile, Where,
+  // ConvTranspose, Softmax/LogSoftmax, 4 poolings, Transpose/Concat, 5 views, 2
+  // LayerNormalizations, BatchNormalization, 10 reductions, Slice, Split, Expand/Tile, Where,
   // Gather, Pad, InstanceNormalization, Resize, Cast.
-  EXPECT_EQ(p->kernels().size(), 79u);
+  EXPECT_EQ(p->kernels().size(), 86u);
 }
 
 TEST(VulkanProvider, ProbeAgreesWithDoctorWhenUnusable) {
