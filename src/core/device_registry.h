@@ -15,6 +15,9 @@ struct DeviceBackend {
   // Copies `bytes` bytes between host memory and memory of this device.
   void (*to_device)(const void* host_src, void* device_dst, size_t bytes) = nullptr;
   void (*to_host)(const void* device_src, void* host_dst, size_t bytes) = nullptr;
+  // Copies `bytes` bytes within this device's memory (Tensor::clone); without it the copy goes
+  // through the host.
+  void (*on_device)(const void* device_src, void* device_dst, size_t bytes) = nullptr;
 };
 
 // Registers (or replaces) the backend of `device`. The host is registered from the start.

@@ -246,6 +246,8 @@ Tensor Tensor::clone() const {
   } else if (nbytes()) {
     if (device().is_cpu()) {
       std::memcpy(t.raw_data(), raw_data(), nbytes());
+    } else if (const DeviceBackend& b = device_backend(device()); b.on_device) {
+      b.on_device(raw_data(), t.raw_data(), nbytes());
     } else {
       return to(Device::cpu()).to(device());
     }

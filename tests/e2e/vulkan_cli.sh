@@ -21,6 +21,17 @@ fi
 echo "providers: $line"
 if [[ $line == "✓"* ]]; then
   [[ $line == *"vulkan:0"* ]] || fail "providers: no device in '$line'"
+  # The memory mode and why; POLYINFER_VULKAN_MEMORY forces one, another value is the reason.
+  [[ $line == *"memory: "*"("* ]] || fail "providers: no memory mode in '$line'"
+  forced=$(POLYINFER_VULKAN_MEMORY=device "$pi" providers 2>&1 | grep ' vulkan ')
+  [[ $forced == *"memory: device (forced by POLYINFER_VULKAN_MEMORY=device"* ]] ||
+    fail "providers with POLYINFER_VULKAN_MEMORY=device: '$forced'"
+  out=$(POLYINFER_VULKAN_MEMORY=device "$pi" run "$digits/digits_cnn.onnx" --providers vulkan 2>&1)
+  rc=$?
+  [ $rc -eq 0 ] || fail "run digits --providers vulkan with device memory: exit $rc: $out"
+  bad=$(POLYINFER_VULKAN_MEMORY=vram "$pi" providers 2>&1 | grep ' vulkan ')
+  [[ $bad == "✗"*"POLYINFER_VULKAN_MEMORY=vram is not one of auto, mapped, device"* ]] ||
+    fail "providers with POLYINFER_VULKAN_MEMORY=vram: '$bad'"
   out=$("$pi" run "$decoder" --providers vulkan 2>&1); rc=$?
   { [ $rc -ne 0 ] &&
     [[ $out == *"no provider can run"*"vulkan: "*"dtype float16 (the Vulkan "*" kernels are float32 only)"* ]]; } ||

@@ -3,16 +3,20 @@
 // cached pipelines, and the command buffer that kernels record into.
 //
 // Memory: blocks of 64 MiB (a larger request gets a block its size; none above
-// maxStorageBufferRange), each a VkBuffer on host-visible, host-coherent memory mapped for its
-// whole life, sub-allocated first-fit at 256-byte steps (suballocator.h). Tensors see the mapped
-// pointer (so views' byte offsets are plain pointer arithmetic); find() maps any pointer inside
-// a live block back to (VkBuffer, byte offset).
-// On llvmpipe and integrated GPUs all memory is host-visible; a discrete GPU wants device-local
-// buffers with staging copies, which come later (docs/vulkan.md).
+// maxStorageBufferRange), each a VkBuffer, sub-allocated first-fit at 256-byte steps
+// (suballocator.h). Each block has a host address range, so tensors, views and the session's
+// arena are plain pointer arithmetic and find() maps any pointer inside a live block back to
+// (VkBuffer, byte offset). Two kinds of blocks, chosen once per device (choose_memory):
+// - mapped: host-visible, host-coherent memory mapped for its whole life (llvmpipe, integrated
+//   GPUs, resizable BAR); the address range is the mapping, copies are memcpy.
+// - device: device-local memory the host cannot read (a discrete GPU without resizable BAR);
+//   the address range is reserved host address space that is never accessible (mmap PROT_NONE),
+//   so a stray host access faults at once instead of reading garbage. Copies go through a
+//   host-visible staging buffer, recorded with vkCmdCopyBuffer into the command stream.
 //
-// Execution: dispatch() records into an open command buffer; nothing runs until flush(), which
-// submits once and waits. Host reads and writes of device memory (to_host/to_device, freeing a
-// buffer, Provider::synchronize) flush first.
+// Execution: dispatch() and the copies record into an open command buffer, each ordered after
+// the commands before it by a barrier; nothing runs until flush(), which submits once and waits.
+// Host reads of device memory (download, freeing a buffer, Provider::synchronize) flush first.
 #pragma once
 
 #define VK_NO_PROTOTYPES
@@ -51,7 +55,7 @@ namespace polyinfer::vulkan {
   X(vkCreateCommandPool) X(vkDestroyCommandPool) X(vkAllocateCommandBuffers)             \
   X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkResetCommandBuffer)                  \
   X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants) X(vkCmdDispatch) \
-  X(vkCmdPipelineBarrier) X(vkCreateFence) X(vkDestroyFence) X(vkResetFences)            \
+  X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCreateFence) X(vkDestroyFence) X(vkResetFences)            \
   X(vkWaitForFences) X(vkQueueSubmit) X(vkDeviceWaitIdle)
 
 struct Fns {
@@ -83,6 +87,23 @@ struct BufferRef {
 // else the automatic choice), and if not why: the doctor's check of the Vulkan stack
 // (hw::check_vulkan_stack, the same text), then the index, then this context's own setup.
 // Starts the device when it can.
+// How device memory is kept (see above), chosen once per device when its context starts.
+enum class MemoryMode { Mapped, Device };
+
+// The choice and why, from the device's memory types and POLYINFER_VULKAN_MEMORY (auto when
+// empty or null; mapped or device force one). auto takes mapped when a device-local type is also
+// host-visible and coherent with a heap at least half the largest device-local heap (unified
+// memory, llvmpipe, resizable BAR), or when the device has no device-local memory at all; else
+// device (a discrete GPU whose host-visible device-local window is the 256 MiB BAR). Throws
+// ProviderUnavailable for another value of the variable, and for mapped on a device with no
+// host-visible coherent memory.
+struct MemoryChoice {
+  MemoryMode mode = MemoryMode::Mapped;
+  std::string why;
+};
+MemoryChoice choose_memory(const VkPhysicalDeviceMemoryProperties& props,
+                           VkPhysicalDeviceType type, const char* env);
+
 struct Status {
   bool usable = false;
   std::string reason;
@@ -118,6 +139,10 @@ class Context {
   // Device{Vulkan, N}: N is the device's place in the loader's enumeration.
   Device device() const { return {DeviceKind::Vulkan, index_}; }
 
+  // How this device keeps tensors (see above) and why: "mapped (...)" or "device (...)".
+  MemoryMode memory_mode() const { return memory_.mode; }
+  std::string memory_description() const;
+
   // Device memory: at least `bytes`, 256-byte aligned, from a shared block (see above).
   void* allocate(size_t bytes);
   // Waits for recorded work first (it may still use the memory); frees an emptied block.
@@ -133,6 +158,29 @@ class Context {
     size_t max_block_bytes = 0; // maxStorageBufferRange, rounded down to 256
   };
   MemoryStats memory_stats() const;
+
+  // Copies between host memory and device memory (any pointer inside a live block; a range
+  // never crosses blocks since it lies inside one tensor). Mapped: flush, then memcpy. Device:
+  // upload copies into the staging buffer and records a vkCmdCopyBuffer after the commands
+  // recorded so far, so it waits for nothing unless the staging buffer is full (then it flushes
+  // and starts over); download records the copy into staging, flushes and reads it, a staging
+  // buffer's worth at a time. Large copies go in chunks of the staging size.
+  void upload(const void* host_src, void* device_dst, size_t bytes);
+  void download(const void* device_src, void* host_dst, size_t bytes);
+  // Device to device (Tensor::clone): recorded as a vkCmdCopyBuffer in either mode.
+  void copy(const void* device_src, void* device_dst, size_t bytes);
+  // Counts, for tests and diagnostics: copy commands recorded through the staging buffer, and
+  // flushes that ran because it was full or to read a chunk back.
+  struct CopyStats {
+    size_t staged_chunks = 0;
+    size_t staging_flushes = 0;
+    size_t device_copies = 0;
+    size_t staging_bytes = 0;  // the staging buffer's size (0 until first used)
+  };
+  CopyStats copy_stats() const;
+  // Lowers (or, with 0, restores) the bytes of staging one chunk may use, so tests cross chunk
+  // boundaries with small tensors.
+  void limit_staging_for_testing(size_t bytes);
 
   // The cached pipeline for shader `name` (shaders.h); created on first request.
   const Pipeline& pipeline(const std::string& name, uint32_t bindings, uint32_t push_bytes);
@@ -170,14 +218,22 @@ class Context {
   void begin_locked();
   void flush_locked();
 
-  // Makes a mapped block of `size` bytes and returns its address (the sub-allocator's create).
+  // Makes a block of `size` bytes and returns its address (the sub-allocator's create): the
+  // mapping, or a reserved range in device mode.
   uintptr_t create_block_locked(size_t size);
   void destroy_block_locked(uintptr_t base);
+  BufferRef find_locked(const void* ptr) const;
+  // A barrier after everything recorded so far (none before the first command), so that the
+  // next dispatch or copy sees its writes and does not overwrite what it has yet to read.
+  void barrier_locked();
+  void ensure_staging_locked();
+  size_t staging_cap_locked() const;
 
   struct Block {
     VkBuffer buffer = VK_NULL_HANDLE;
     VkDeviceMemory memory = VK_NULL_HANDLE;
     size_t size = 0;
+    size_t reserved = 0;  // bytes of reserved address space (device mode), else 0
   };
 
   std::unique_ptr<hw::Library> lib_;
@@ -194,6 +250,7 @@ class Context {
   uint32_t max_storage_buffers_ = 4;
   bool storage16_ = false;
   std::string description_;
+  MemoryChoice memory_;
 
   mutable std::mutex mu_;
   size_t max_buffer_range_ = 0;         // maxStorageBufferRange
@@ -204,8 +261,13 @@ class Context {
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
+  Block staging_;                 // host-visible, mapped; device mode only, made on first use
+  char* staging_ptr_ = nullptr;
+  size_t staging_used_ = 0;       // bytes taken by recorded uploads since the last flush
+  size_t staging_limit_ = 0;      // bytes a chunk may use (tests lower it)
+  CopyStats copy_stats_;
   bool recording_ = false;
-  uint32_t dispatches_ = 0;  // recorded since the last flush
+  uint32_t commands_ = 0;    // dispatches and copies recorded since the last flush
   uint32_t sets_used_ = 0;   // descriptor sets taken from the pool since the last flush
 };
 

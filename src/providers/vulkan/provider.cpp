@@ -25,12 +25,14 @@ class VulkanProvider final : public RegistryProvider {
     const vulkan::Status st = vulkan::status(index_);
     return {st.usable, st.reason};
   }
-  // The device in use; with several, all of them as vulkan:N counts them, so `providers` shows
-  // what to write.
+  // The device in use and how it keeps memory (mapped or device-local with staging, and why);
+  // with several devices, all of them as vulkan:N counts them, so `providers` shows what to
+  // write.
   std::string describe() const override {
     if (!vulkan::status(index_).usable) return "";
     const std::string all = vulkan::device_listing();
-    return vulkan::Context::get(index_)->describe() +
+    const auto ctx = vulkan::Context::get(index_);
+    return ctx->describe() + "; memory: " + ctx->memory_description() +
            (all.find("; ") == std::string::npos ? "" : "; devices: " + all);
   }
   std::shared_ptr<Allocator> allocator() const override {
