@@ -16,7 +16,6 @@ if [ -x /usr/local/cuda/bin/nvcc ]; then cuda=(-DPOLYINFER_CUDA=ON); fi
 
 echo "== tests"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
-export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tools/lsan.supp}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 ctest --test-dir "$build" --output-on-failure -j2 --timeout 1500
 
