@@ -18,6 +18,38 @@ namespace polyinfer {
 void require_input_dtype(const KernelInfo& info, DType dtype, const std::string& provider,
                          int max_rank = -1, size_t count = static_cast<size_t>(-1));
 
+// The element type of input i when known at creation (constant or declared), else Undefined.
+inline DType known_dtype(const KernelInfo& info, size_t i) {
+  if (const Tensor* c = info.constant_input(i)) return c->dtype();
+  if (const ir::TypeInfo* t = info.input_type(i); t && t->kind == ir::TypeInfo::Kind::Tensor)
+    return t->elem;
+  return DType::Undefined;
+}
+
+// The rank of input i when known at creation (constant or declared), else -1.
+inline int known_rank(const KernelInfo& info, size_t i) {
+  if (const Tensor* c = info.constant_input(i)) return c->rank();
+  if (const ir::TypeInfo* t = info.input_type(i);
+      t && t->kind == ir::TypeInfo::Kind::Tensor && t->has_shape)
+    return static_cast<int>(t->dims.size());
+  return -1;
+}
+
+// The shape of input i when fully known at creation (constant, or declared without unknown
+// dimensions); false otherwise.
+inline bool known_shape(const KernelInfo& info, size_t i, Shape* out) {
+  if (const Tensor* c = info.constant_input(i)) {
+    *out = c->shape();
+    return true;
+  }
+  const ir::TypeInfo* t = info.input_type(i);
+  if (!t || t->kind != ir::TypeInfo::Kind::Tensor || !t->has_shape) return false;
+  for (int64_t d : t->dims)
+    if (d < 0) return false;
+  *out = t->dims;
+  return true;
+}
+
 // Softmax's view of a shape around its (normalized) axis: `outer` rows of `n` elements strided
 // by `inner`. `flatten` is the opset < 13 rule (every dimension from the axis on is one row).
 struct SoftmaxLayout {

@@ -13,6 +13,7 @@
 #include "core/dispatch.h"
 #include "core/shape_util.h"
 #include "runtime/kernel.h"
+#include "runtime/kernel_checks.h"
 
 namespace polyinfer::resize {
 
@@ -237,6 +238,69 @@ struct ResizeAttrs {
   std::vector<int64_t> axes;
   AspectPolicy policy = AspectPolicy::Stretch;
 };
+
+// For GPU kernels that resize only the last two axes with nearest or linear taps (Vulkan, CUDA):
+// refuses at creation, naming `provider`, a node that needs more — cubic, antialias,
+// tf_half_pixel_for_nn, an input of unknown rank or a scalar, scales/sizes/roi computed at run
+// time (the kernel could not fall back once it meets them), or constant ones that change or crop
+// an axis before the last two. The rules themselves stay in plan_resize.
+inline void require_last_two_axes(const ResizeAttrs& a, const KernelInfo& info,
+                                  const std::string& provider) {
+  const std::string who = info.node().label();
+  const std::string last_two = " (the " + provider + " Resize resizes the last two axes)";
+  if (a.p.mode == Mode::Cubic)
+    info.unsupported("mode=cubic (the " + provider + " Resize is nearest or linear)");
+  if (a.p.antialias) info.unsupported("antialias=1");
+  if (a.p.ctm == Ctm::TfHalfPixelForNN)
+    info.unsupported("coordinate_transformation_mode=tf_half_pixel_for_nn");
+  const int rank = known_rank(info, 0);
+  if (rank < 1) info.unsupported(rank < 0 ? "an input of unknown rank" : "a scalar input");
+  // Which axes the scales/sizes/roi refer to.
+  std::vector<int64_t> axes;
+  if (a.axes.empty()) {
+    for (int d = 0; d < rank; ++d) axes.push_back(d);
+  } else {
+    for (int64_t ax : a.axes) axes.push_back(ax < 0 ? ax + rank : ax);
+  }
+  const size_t scales_idx = a.opset < 11 ? 1 : 2;
+  // Opsets 11-12 pass an empty scales tensor next to sizes.
+  const Tensor* cs = info.constant_input(scales_idx);
+  const bool has_scales = info.has_input(scales_idx) && !(cs && cs->numel() == 0);
+  const bool has_sizes = a.opset >= 11 && info.has_input(3);
+  const size_t used = has_scales ? scales_idx : 3;
+  if (has_scales || has_sizes) {
+    const Tensor* c = info.constant_input(used);
+    if (!c)
+      info.unsupported(std::string(has_scales ? "scales" : "sizes") + " computed at run time (the " +
+                       provider + " Resize checks at load time that only the last two axes "
+                       "change)");
+    Shape x;
+    const bool shape_known = known_shape(info, 0, &x);
+    if (has_scales) {
+      const std::vector<double> s = read_float_list(*c, who.c_str());
+      for (size_t i = 0; i < s.size() && i < axes.size(); ++i)
+        if (axes[i] < rank - 2 && s[i] != 1.0)
+          info.unsupported("a scale of " + std::to_string(s[i]) + " on axis " +
+                           std::to_string(axes[i]) + last_two);
+    } else {
+      const std::vector<int64_t> s = read_int_list(*c, who.c_str());
+      for (size_t i = 0; i < s.size() && i < axes.size(); ++i)
+        if (axes[i] < rank - 2 &&
+            (!shape_known || s[i] != x[static_cast<size_t>(axes[i])]))
+          info.unsupported(std::string(shape_known ? "sizes changing" : "sizes that may change") +
+                           " axis " + std::to_string(axes[i]) + last_two);
+    }
+  }
+  if (a.p.ctm == Ctm::TfCropAndResize && a.opset >= 11 && info.has_input(1)) {
+    const Tensor* roi = info.constant_input(1);
+    if (!roi) info.unsupported("a roi computed at run time");
+    const std::vector<double> r = read_float_list(*roi, who.c_str());
+    const size_t na = r.size() / 2;
+    for (size_t i = 0; i < na && i < axes.size(); ++i)
+      if (axes[i] < rank - 2 && (r[i] != 0.0 || r[i + na] != 1.0))
+        info.unsupported("a roi cropping axis " + std::to_string(axes[i]) + last_two);
+  }
+}
 
 // The output shape; scales[d] is the per-axis scale (out/in for sizes), out_len_f[d] the
 // reference's fractional output length, roi 2*rank values (starts then ends).

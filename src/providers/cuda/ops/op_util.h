@@ -11,6 +11,7 @@
 #include "providers/cuda/ops/elementwise_kernels.h"
 #include "providers/cuda/plugin/context.h"
 #include "runtime/kernel.h"
+#include "runtime/host_constants.h"
 #include "runtime/kernel_checks.h"
 
 namespace polyinfer::cuda {
@@ -33,30 +34,6 @@ inline void check_float32(const KernelContext& ctx, const Tensor& t) {
 inline void check_launch(const char* what) {
   const cudaError_t e = cudaGetLastError();
   PI_CHECK(e == cudaSuccess, Internal, cuda_error_text(what, e));
-}
-
-// The rank of input i when known at creation (constant or declared), else -1.
-inline int known_rank(const KernelInfo& info, size_t i) {
-  if (const Tensor* c = info.constant_input(i)) return c->rank();
-  if (const ir::TypeInfo* t = info.input_type(i);
-      t && t->kind == ir::TypeInfo::Kind::Tensor && t->has_shape)
-    return static_cast<int>(t->dims.size());
-  return -1;
-}
-
-// The shape of input i when fully known at creation (constant, or declared without unknown
-// dimensions); false otherwise.
-inline bool known_shape(const KernelInfo& info, size_t i, Shape* out) {
-  if (const Tensor* c = info.constant_input(i)) {
-    *out = c->shape();
-    return true;
-  }
-  const ir::TypeInfo* t = info.input_type(i);
-  if (!t || t->kind != ir::TypeInfo::Kind::Tensor || !t->has_shape) return false;
-  for (int64_t d : t->dims)
-    if (d < 0) return false;
-  *out = t->dims;
-  return true;
 }
 
 // A fused operator's activation as the element-wise kernel that applies it in place; false for
@@ -101,46 +78,6 @@ class Scratch {
   void* ptr_ = nullptr;
 };
 
-// Host copies of a node's constant inputs (shapes, axes, starts...), handed to code that takes
-// a KernelContext in place of the executor's device copies: reading a device value back waits
-// for all queued work. Reported prepacked.
-class HostConstants {
- public:
-  // Keeps host copies of the constant inputs from index `first` on.
-  void keep(const KernelInfo& info, size_t first) {
-    for (size_t i = first; i < info.num_inputs(); ++i)
-      if (const Tensor* c = info.constant_input(i)) {
-        if (values_.size() <= i) values_.resize(i + 1);
-        values_[i] = Value(c->to(Device::cpu()).clone());
-      }
-  }
-  bool prepacked(size_t i) const { return i < values_.size() && !values_[i].is_none(); }
-  const std::vector<Value>& values() const { return values_; }
-
- private:
-  std::vector<Value> values_;  // by input index; None where the input is not constant
-};
-
-// The executor's context with the constant inputs replaced by their host copies.
-class HostConstantsContext final : public KernelContext {
- public:
-  HostConstantsContext(KernelContext& outer, const HostConstants& constants)
-      : outer_(outer), constants_(constants.values()) {}
-  const ir::Node& node() const override { return outer_.node(); }
-  const Value& value(size_t i) const override {
-    return i < constants_.size() && !constants_[i].is_none() ? constants_[i] : outer_.value(i);
-  }
-  Tensor& output(size_t i, DType dtype, const Shape& shape) override {
-    return outer_.output(i, dtype, shape);
-  }
-  void set_output(size_t i, Value value) override { outer_.set_output(i, std::move(value)); }
-  const std::map<std::string, Value>& scope() const override { return outer_.scope(); }
-  int threads() const override { return outer_.threads(); }
-
- private:
-  KernelContext& outer_;
-  const std::vector<Value>& constants_;
-};
 
 }  // namespace polyinfer::cuda
 

@@ -21,59 +21,7 @@ class ResizeKernel final : public Kernel {
  public:
   explicit ResizeKernel(const KernelInfo& info) : ctx_(Context::get()), attrs_(info) {
     require_float32(info, 1);
-    const std::string who = info.node().label();
-    const ResizeParams& p = attrs_.p;
-    if (p.mode == Mode::Cubic)
-      info.unsupported("mode=cubic (the CUDA Resize is nearest or linear)");
-    if (p.antialias) info.unsupported("antialias=1");
-    if (p.ctm == Ctm::TfHalfPixelForNN)
-      info.unsupported("coordinate_transformation_mode=tf_half_pixel_for_nn");
-    const int rank = known_rank(info, 0);
-    if (rank < 1) info.unsupported(rank < 0 ? "an input of unknown rank" : "a scalar input");
-    std::vector<int64_t> axes;
-    if (attrs_.axes.empty()) {
-      for (int d = 0; d < rank; ++d) axes.push_back(d);
-    } else {
-      for (int64_t a : attrs_.axes) axes.push_back(a < 0 ? a + rank : a);
-    }
-    const size_t scales_idx = attrs_.opset < 11 ? 1 : 2;
-    // Opsets 11-12 pass an empty scales tensor next to sizes.
-    const Tensor* cs = info.constant_input(scales_idx);
-    const bool has_scales = info.has_input(scales_idx) && !(cs && cs->numel() == 0);
-    const bool has_sizes = attrs_.opset >= 11 && info.has_input(3);
-    const size_t used = has_scales ? scales_idx : 3;
-    const std::string last_two = " (the CUDA Resize resizes the last two axes)";
-    if (has_scales || has_sizes) {
-      const Tensor* c = info.constant_input(used);
-      if (!c)
-        info.unsupported(std::string(has_scales ? "scales" : "sizes") +
-                         " computed at run time (the CUDA Resize checks at load time that only "
-                         "the last two axes change)");
-      Shape x;
-      const bool shape_known = known_shape(info, 0, &x);
-      if (has_scales) {
-        const std::vector<double> s = read_float_list(*c, who.c_str());
-        for (size_t i = 0; i < s.size() && i < axes.size(); ++i)
-          if (axes[i] < rank - 2 && s[i] != 1.0)
-            info.unsupported("a scale of " + std::to_string(s[i]) + " on axis " +
-                             std::to_string(axes[i]) + last_two);
-      } else {
-        const std::vector<int64_t> s = read_int_list(*c, who.c_str());
-        for (size_t i = 0; i < s.size() && i < axes.size(); ++i)
-          if (axes[i] < rank - 2 && (!shape_known || s[i] != x[static_cast<size_t>(axes[i])]))
-            info.unsupported(std::string(shape_known ? "sizes changing" : "sizes that may change") +
-                             " axis " + std::to_string(axes[i]) + last_two);
-      }
-    }
-    if (p.ctm == Ctm::TfCropAndResize && attrs_.opset >= 11 && info.has_input(1)) {
-      const Tensor* roi = info.constant_input(1);
-      if (!roi) info.unsupported("a roi computed at run time");
-      const std::vector<double> r = read_float_list(*roi, who.c_str());
-      const size_t na = r.size() / 2;
-      for (size_t i = 0; i < na && i < axes.size(); ++i)
-        if (axes[i] < rank - 2 && (r[i] != 0.0 || r[i + na] != 1.0))
-          info.unsupported("a roi cropping axis " + std::to_string(axes[i]) + last_two);
-    }
+    require_last_two_axes(attrs_, info, "CUDA");
     constants_.keep(info, 1);
   }
   std::string impl() const override { return "cuda:resize"; }

@@ -13,6 +13,7 @@
 
 #include "providers/vulkan/context.h"
 #include "runtime/kernel.h"
+#include "runtime/host_constants.h"
 #include "runtime/kernel_checks.h"
 
 namespace polyinfer::vulkan {
@@ -28,14 +29,6 @@ inline void require_float32(const KernelInfo& info, int max_rank = kMaxRank,
                             size_t first_unchecked = static_cast<size_t>(-1)) {
   require_input_dtype(info, DType::Float32, "Vulkan " + info.node().op_type, max_rank,
                       first_unchecked);
-}
-
-// The element type of input i when known at creation (constant or declared), else Undefined.
-inline DType known_dtype(const KernelInfo& info, size_t i) {
-  if (const Tensor* c = info.constant_input(i)) return c->dtype();
-  if (const ir::TypeInfo* t = info.input_type(i); t && t->kind == ir::TypeInfo::Kind::Tensor)
-    return t->elem;
-  return DType::Undefined;
 }
 
 // require_float32 for kernels with a float16 shader variant (storage.glsl): the checked inputs
@@ -61,30 +54,6 @@ inline DType require_float(const KernelInfo& info, int max_rank = kMaxRank,
 // The shader for tensors of `dtype`: "<name>", or its float16 variant "<name>_f16".
 inline std::string shader_for(const std::string& name, DType dtype) {
   return dtype == DType::Float16 ? name + "_f16" : name;
-}
-
-// The rank of input i when known at creation (constant or declared), else -1.
-inline int known_rank(const KernelInfo& info, size_t i) {
-  if (const Tensor* c = info.constant_input(i)) return c->rank();
-  if (const ir::TypeInfo* t = info.input_type(i);
-      t && t->kind == ir::TypeInfo::Kind::Tensor && t->has_shape)
-    return static_cast<int>(t->dims.size());
-  return -1;
-}
-
-// The shape of input i when fully known at creation (constant, or declared without unknown
-// dimensions); false otherwise.
-inline bool known_shape(const KernelInfo& info, size_t i, Shape* out) {
-  if (const Tensor* c = info.constant_input(i)) {
-    *out = c->shape();
-    return true;
-  }
-  const ir::TypeInfo* t = info.input_type(i);
-  if (!t || t->kind != ir::TypeInfo::Kind::Tensor || !t->has_shape) return false;
-  for (int64_t d : t->dims)
-    if (d < 0) return false;
-  *out = t->dims;
-  return true;
 }
 
 // The same checks at run time (a model's declared types can be wrong): `dtype` is what the kernel
@@ -149,47 +118,5 @@ class DeviceConstants {
   std::vector<Tensor> held_;
 };
 
-// Constant inputs that a kernel reads on the host when it records its dispatch (shapes, axes,
-// starts, split sizes, pads, Resize's scales): kept here as host copies and reported prepacked,
-// so they are never copied to the device each run and read back (which waits for all recorded
-// work). One computed at run time is still read that way (read_int_list copies it to the host).
-class HostConstants {
- public:
-  // Keeps host copies of the constant inputs from index `first` on.
-  void keep(const KernelInfo& info, size_t first) {
-    for (size_t i = first; i < info.num_inputs(); ++i)
-      if (const Tensor* c = info.constant_input(i)) {
-        if (values_.size() <= i) values_.resize(i + 1);
-        values_[i] = Value(c->to(Device::cpu()).clone());
-      }
-  }
-  bool prepacked(size_t i) const { return i < values_.size() && !values_[i].is_none(); }
-  const std::vector<Value>& values() const { return values_; }
-
- private:
-  std::vector<Value> values_;  // by input index; None where the input is not constant
-};
-
-// The executor's context with the constant inputs replaced by the host copies, for code that
-// takes a KernelContext (the CPU kernels' parameter parsing, plan_slice).
-class HostConstantsContext final : public KernelContext {
- public:
-  HostConstantsContext(KernelContext& outer, const HostConstants& constants)
-      : outer_(outer), constants_(constants.values()) {}
-  const ir::Node& node() const override { return outer_.node(); }
-  const Value& value(size_t i) const override {
-    return i < constants_.size() && !constants_[i].is_none() ? constants_[i] : outer_.value(i);
-  }
-  Tensor& output(size_t i, DType dtype, const Shape& shape) override {
-    return outer_.output(i, dtype, shape);
-  }
-  void set_output(size_t i, Value value) override { outer_.set_output(i, std::move(value)); }
-  const std::map<std::string, Value>& scope() const override { return outer_.scope(); }
-  int threads() const override { return outer_.threads(); }
-
- private:
-  KernelContext& outer_;
-  const std::vector<Value>& constants_;
-};
 
 }  // namespace polyinfer::vulkan
