@@ -104,6 +104,9 @@ struct MemoryChoice {
 MemoryChoice choose_memory(const VkPhysicalDeviceMemoryProperties& props,
                            VkPhysicalDeviceType type, const char* env);
 
+// Throws Internal naming `what` unless `r` is VK_SUCCESS.
+void check(VkResult r, const char* what);
+
 struct Status {
   bool usable = false;
   std::string reason;
@@ -215,6 +218,8 @@ class Context {
   friend struct ContextFactory;
   explicit Context(int requested);  // throws ProviderUnavailable with the reason
   void create_device(int requested);
+  // The memory mode and the sub-allocator, once the device's properties are known (memory.cpp).
+  void init_memory(VkPhysicalDeviceType type, VkDeviceSize max_storage_range);
   void begin_locked();
   void flush_locked();
 
