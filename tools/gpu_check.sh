@@ -21,7 +21,9 @@
 #   cuda_cli     tests/e2e/cuda_cli.sh (strict run fails naming an op; cuda,cpu runs)
 #   models       each bench model present: `run --providers cuda,cpu` (placement line) and, with
 #                python3+numpy, the largest difference from the cpu run's outputs; `bench` on
-#                cuda,cpu and on cpu
+#                cuda,cpu and on cpu; and, when the machine has the Vulkan headers and glslang and
+#                `providers` shows vulkan usable (the NVIDIA driver's ICD), `bench --providers
+#                vulkan` at fp32 and at --precision fp16 (issue 6's GPU benchmark)
 #   conformance  ONNX node tests of the ops cuda has, --providers cuda,cpu, against the expected
 #                failures; then the `simple` and `pytorch-operator` folders with their floors
 # Exit status: the number of failed steps (0 = all passed).
@@ -70,8 +72,13 @@ echo "env: see env.log" >>"$summary"
 # Release: the bench numbers mean something; -Werror: the build must be as clean as CI's.
 # GPU_CHECK_NO_CONFIGURE=1 uses $build as it is (a dry run of the script on a machine without
 # a GPU: GPU_CHECK_BUILD=build GPU_CHECK_NO_CONFIGURE=1 tools/gpu_check.sh).
+# The Vulkan provider too where it can be built (vulkan/vulkan.h and glslangValidator): the
+# same GPU through the cross-vendor path, benchmarked beside cuda.
+vulkan=OFF
+if [ -f /usr/include/vulkan/vulkan.h ] && command -v glslangValidator >/dev/null; then vulkan=ON; fi
+echo "vulkan provider in the build: $vulkan" | tee -a "$summary"
 [ "${GPU_CHECK_NO_CONFIGURE:-0}" = 1 ] || step configure 180 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DPOLYINFER_WERROR=ON -DPOLYINFER_CUDA=ON -DPOLYINFER_BENCH=OFF -DPOLYINFER_VULKAN=OFF ||
+  -DPOLYINFER_WERROR=ON -DPOLYINFER_CUDA=ON -DPOLYINFER_BENCH=OFF -DPOLYINFER_VULKAN=$vulkan ||
   { echo "configure failed: see $out/configure.log"; exit 1; }
 step build 330 ninja -C "$build" -j"$jobs" polyinfer_cli polyinfer_cuda unit_tests ||
   { echo "build failed: see $out/build.log"; exit 1; }
@@ -132,6 +139,11 @@ for m in resnet50 mobilenet_v2 bert_base; do
   fi
   step "bench_${m}_cuda" 90 "$pi" bench "$f" --providers cuda,cpu --duration 5 --json
   step "bench_${m}_cpu" 90 "$pi" bench "$f" --providers cpu --duration 5 --json
+  if grep -q '✓ vulkan' "$out/providers.log"; then
+    step "bench_${m}_vulkan" 120 "$pi" bench "$f" --providers vulkan --duration 5 --json
+    step "bench_${m}_vulkan_fp16" 120 "$pi" bench "$f" --providers vulkan --precision fp16 \
+      --duration 5 --json
+  fi
 done
 
 # --no-fork: one CUDA context for the whole run (a fork per test would create one per test).
