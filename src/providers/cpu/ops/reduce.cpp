@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "core/dispatch.h"
+#include "core/reduce_axes.h"
 #include "core/shape_util.h"
 #include "runtime/kernel.h"
 
@@ -190,16 +191,8 @@ class ReduceKernel final : public Kernel {
       if (ctx.has_input(1)) axes = read_int_list(ctx.input(1), label_.c_str());
     }
     const int rank = x.rank();
-    std::vector<bool> reduced(static_cast<size_t>(rank), false);
-    if (axes.empty()) {
-      if (!noop_with_empty_axes_) reduced.assign(static_cast<size_t>(rank), true);
-    } else {
-      for (int64_t a : axes) {
-        const int64_t ax = normalize_axis(a, rank, label_.c_str());
-        PI_CHECK(!reduced[ax], InvalidArgument, label_, ": axis ", a, " is listed twice");
-        reduced[ax] = true;
-      }
-    }
+    const std::vector<bool> reduced =
+        reduced_axes(axes, rank, noop_with_empty_axes_, label_.c_str());
 
     Shape kept = x.shape();  // keepdims form: reduced axes become 1
     Shape out_shape;

@@ -7,6 +7,7 @@
 // run time: ranks above 8.
 #include <numeric>
 
+#include "core/reduce_axes.h"
 #include "core/shape_util.h"
 #include "providers/cuda/ops/layout_kernels.h"
 #include "providers/cuda/ops/nn_kernels.h"
@@ -43,16 +44,8 @@ class ReduceKernel final : public Kernel {
       if (hc.has_input(1)) axes = read_int_list(hc.input(1), who.c_str());
     }
     const int rank = x.rank();
-    std::vector<bool> reduced(static_cast<size_t>(rank), false);
-    if (axes.empty()) {
-      if (!noop_with_empty_axes_) reduced.assign(static_cast<size_t>(rank), true);
-    } else {
-      for (int64_t a : axes) {
-        const int64_t ax = normalize_axis(a, rank, who.c_str());
-        PI_CHECK(!reduced[ax], InvalidArgument, who, ": axis ", a, " is listed twice");
-        reduced[ax] = true;
-      }
-    }
+    const std::vector<bool> reduced =
+        reduced_axes(axes, rank, noop_with_empty_axes_, who.c_str());
     Shape out_shape, order_dims;
     std::vector<int> order;  // kept axes first, then reduced ones
     int64_t count = 1;

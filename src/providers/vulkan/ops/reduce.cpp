@@ -5,6 +5,7 @@
 // Refused at creation: axes computed at run time (the kernel records its walk with them, and
 // reading them back from the device would wait for all recorded work), noop_with_empty_axes,
 // other dtypes. The reduced elements are summed (multiplied) in float32, where the CPU uses double.
+#include "core/reduce_axes.h"
 #include "core/shape_util.h"
 #include "providers/vulkan/ops/common.h"
 
@@ -50,12 +51,8 @@ class ReduceKernel final : public Kernel {
     const Tensor& x = kc.input(0);
     check_input(kc, x);
     const int rank = x.rank();
-    std::vector<bool> reduced(static_cast<size_t>(rank), axes_.empty());
-    for (int64_t a : axes_) {
-      const int64_t ax = normalize_axis(a, rank, who.c_str());
-      PI_CHECK(!reduced[ax], InvalidArgument, who, ": axis ", a, " is listed twice");
-      reduced[ax] = true;
-    }
+    // noop_with_empty_axes was refused at creation.
+    const std::vector<bool> reduced = reduced_axes(axes_, rank, false, who.c_str());
     // Row-major strides of x; the kept and reduced dimensions each keep their order.
     std::vector<int64_t> st(static_cast<size_t>(rank), 1);
     for (int d = rank - 2; d >= 0; --d) st[d] = st[d + 1] * x.shape()[d + 1];
