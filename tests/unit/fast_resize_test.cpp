@@ -78,6 +78,29 @@ TEST(FastResize, SizesRanksOpsetsAndThreads) {
   EXPECT_TRUE(fast(r.impl)) << r.impl;
 }
 
+TEST(FastResize, ResizingAnEmptyAxisIsAnError) {
+  // plan_resize's check, shared by every Resize kernel: sizes cannot grow an empty axis (scales
+  // keep it empty).
+  auto o = OracleOp("Resize", 13).attr("mode", std::string("nearest"));
+  o.input(Tensor::zeros(DType::Float32, {1, 1, 0, 3})).input(Tensor()).input(Tensor())
+      .input(ints({1, 1, 4, 6}));
+  const std::string bytes = o.model();
+  for (const char* provider : {"cpu", "cpu-ref"}) {
+    SessionOptions so;
+    so.providers = {provider};
+    so.optimization_level = 0;
+    Session s = Session::load_bytes(bytes.data(), bytes.size(), so);
+    try {
+      s.run({{"in0", Value(Tensor::zeros(DType::Float32, {1, 1, 0, 3}))},
+             {"in3", Value(ints({1, 1, 4, 6}))}});
+      ADD_FAILURE() << provider << ": no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot resize empty axis 2"), std::string::npos)
+          << provider << ": " << e.what();
+    }
+  }
+}
+
 TEST(FastResize, LeavesTheRestToTheReference) {
   // A resized channel axis: the reference kernel, with the same results.
   auto r = OracleOp("Resize", 13).attr("mode", std::string("linear"))

@@ -399,9 +399,7 @@ inline ResizePlan plan_resize(const ResizeAttrs& a, KernelContext& ctx) {
       roi[axes[i] + rank] = roi_in[i + na];
     }
   }
-  for (int d = 0; d < rank; ++d)
-    PI_CHECK(out_shape[d] == 0 || x.shape()[d] > 0, InvalidArgument, who,
-             ": cannot resize an empty axis ", d, " to ", out_shape[d]);
+  // An empty axis stays empty: scales give 0 * scale = 0, and sizes were refused above.
   return {out_shape, scales, out_len_f, roi};
 }
 
