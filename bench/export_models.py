@@ -12,6 +12,9 @@ kernels, shapes and FLOPs are those of the real models.
                    12 heads, FFN 3072, GELU (erf), LayerNorm, batch 1, sequence 128; input the
                    float32 embeddings [1,128,768]                 (11 GMAC)
 
+On request (--models), also the rest of the torchvision classification family the targets cover:
+resnet18, squeezenet1_0, shufflenet_v2_x1_0, densenet121 (same recipe as the two above).
+
 For each NAME it writes NAME.onnx, NAME.input.npy (a seeded input) and NAME.torch.npy (PyTorch's
 output for it), and a manifest.json listing them. The torchvision part is
 tools/export_torchvision.py's export().
@@ -37,6 +40,9 @@ import export_torchvision  # noqa: E402
 
 TORCHVISION_MODELS = ["resnet50", "mobilenet_v2"]
 ALL_MODELS = TORCHVISION_MODELS + ["bert_base"]
+# The rest of the classification family the "none above 1.0" target covers; exported on
+# request (--models), benchmarked with `bench/run.sh --models NAME...`.
+EXTRA_MODELS = ["resnet18", "squeezenet1_0", "shufflenet_v2_x1_0", "densenet121"]
 
 
 class EncoderLayer(nn.Module):
@@ -102,7 +108,7 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(here, "models"))
-    ap.add_argument("--models", nargs="+", default=ALL_MODELS, choices=ALL_MODELS)
+    ap.add_argument("--models", nargs="+", default=ALL_MODELS, choices=ALL_MODELS + EXTRA_MODELS)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
 

@@ -13,6 +13,8 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "onnx/inline_functions.h"
+#include "onnx/mapped_file.h"
+#include "onnx/model_split.h"
 #include "onnx/graph_proto.h"
 #include "onnx/tensor_proto.h"
 
@@ -59,19 +61,28 @@ class GraphImporter {
   // With strip_weights, each large floating-point initializer's data is dropped from the
   // (caller-owned, mutable) proto as soon as it is converted, so a model's weights are never
   // held twice; shape inference afterwards needs only their dims and the small integer tensors.
+  // `split_raw`: the main graph's initializer bytes that model_split.h moved out of the proto,
+  // one entry per initializer (null where the proto kept them).
   GraphImporter(const std::map<std::string, int>& opsets, ExternalDataPolicy ext,
-                bool strip_weights = false)
-      : opsets_(opsets), ext_(std::move(ext)), strip_weights_(strip_weights) {}
+                bool strip_weights = false,
+                const std::vector<std::string_view>* split_raw = nullptr)
+      : opsets_(opsets), ext_(std::move(ext)), strip_weights_(strip_weights), split_raw_(split_raw) {}
 
   std::shared_ptr<ir::Graph> convert(const onnx::GraphProto& gp, int depth) {
     PI_CHECK(depth < 64, InvalidModel, "subgraphs are nested more than 64 levels deep");
     auto g = std::make_shared<ir::Graph>();
     g->name = gp.name().empty() ? "main" : gp.name();
     g->opsets = opsets_;
-    for (const auto& tp : gp.initializer()) {
+    const bool split = depth == 0 && split_raw_;
+    PI_CHECK(!split || split_raw_->size() == static_cast<size_t>(gp.initializer_size()), Internal,
+             "the model's split weights (", split_raw_->size(), ") do not match its ",
+             gp.initializer_size(), " initializers");
+    for (int i = 0; i < gp.initializer_size(); ++i) {
+      const auto& tp = gp.initializer(i);
       PI_CHECK(!tp.name().empty(), InvalidModel, "graph '", g->name, "' has an unnamed initializer");
+      const std::string_view* raw = split && (*split_raw_)[i].data() ? &(*split_raw_)[i] : nullptr;
       g->initializers[tp.name()] =
-          onnx_io::tensor_from_proto(tp, ext_, "initializer '" + tp.name() + "'");
+          onnx_io::tensor_from_proto(tp, ext_, "initializer '" + tp.name() + "'", raw);
       if (depth == 0 && strip_weights_)
         strip(const_cast<onnx::TensorProto&>(tp), g->initializers[tp.name()], ext_.read);
     }
@@ -267,6 +278,7 @@ class GraphImporter {
   std::map<std::string, int> opsets_;
   ExternalDataPolicy ext_;
   bool strip_weights_ = false;
+  const std::vector<std::string_view>* split_raw_ = nullptr;
 };
 
 void sort_all(ir::Graph& g, const std::vector<std::string>& outer) {
@@ -412,8 +424,8 @@ void apply_input_shapes(onnx::ModelProto& mp, const ImportOptions& options) {
   }
 }
 
-Model import_proto(onnx::ModelProto& mp, const std::string& base_dir,
-                   const ImportOptions& options) {
+Model import_proto(onnx::ModelProto& mp, const std::string& base_dir, const ImportOptions& options,
+                   const std::vector<std::string_view>* split_raw = nullptr) {
   inline_local_functions(mp);
   apply_input_shapes(mp, options);
   Model m;
@@ -434,7 +446,7 @@ Model import_proto(onnx::ModelProto& mp, const std::string& base_dir,
 
   // Our own checks first: libonnx's shape inference trusts the graph it is given.
   GraphImporter importer(m.opsets, ExternalDataPolicy{base_dir, options.read_external_data},
-                         /*strip_weights=*/true);
+                         /*strip_weights=*/true, split_raw);
   m.graph = importer.convert(mp.graph(), 0);
   sort_all(*m.graph, {});
   PI_CHECK(!m.graph->outputs.empty(), InvalidModel, "the model's graph declares no outputs");
@@ -511,15 +523,30 @@ bool infer_shapes_again(Model& model) {
   return true;
 }
 
-Model import_onnx_bytes(const void* data, size_t size, const std::string& base_dir,
+namespace {
+
+// The bytes are split (model_split.h) so that protobuf parses only the graph's skeleton and each
+// weight is copied once, from these bytes into its tensor; `data` must outlive the import.
+Model import_serialized(const void* data, size_t size, const std::string& base_dir,
                         const ImportOptions& options) {
   PI_CHECK(size > 0, InvalidModel, "the model is empty (0 bytes)");
   PI_CHECK(size < (size_t{1} << 31), InvalidModel,
            "the model is larger than protobuf's 2 GiB limit; save its weights as external data");
+  onnx_io::SplitModel split;
+  const bool is_split = onnx_io::split_model(data, size, &split);
   onnx::ModelProto mp;
-  PI_CHECK(mp.ParseFromArray(data, static_cast<int>(size)), InvalidModel,
-           "the model is not a valid ONNX protobuf (truncated or not an .onnx file)");
-  return import_proto(mp, base_dir, options);
+  PI_CHECK(is_split ? mp.ParseFromString(split.skeleton)
+                    : mp.ParseFromArray(data, static_cast<int>(size)),
+           InvalidModel, "the model is not a valid ONNX protobuf (truncated or not an .onnx file)");
+  split.skeleton = std::string();  // parsed: its memory is not needed for the rest of the import
+  return import_proto(mp, base_dir, options, is_split ? &split.raw_data : nullptr);
+}
+
+}  // namespace
+
+Model import_onnx_bytes(const void* data, size_t size, const std::string& base_dir,
+                        const ImportOptions& options) {
+  return import_serialized(data, size, base_dir, options);
 }
 
 Model import_onnx_file(const std::string& path, const ImportOptions& options) {
@@ -533,20 +560,22 @@ Model import_onnx_file(const std::string& path, const ImportOptions& options) {
     PI_CHECK(size > 0, InvalidModel, "the model is empty (0 bytes)");
     PI_CHECK(size < (uintmax_t{1} << 31), InvalidModel,
              "the model is larger than protobuf's 2 GiB limit; save its weights as external data");
-    // Parsed straight from the file: no second in-memory copy of a large model's bytes.
-    onnx::ModelProto mp;
-    {
-      struct File {
-        int fd;
-        ~File() { if (fd >= 0) ::close(fd); }
-      } f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-      PI_CHECK(f.fd >= 0, Io, "cannot open model file '", path, "': check its permissions");
-      google::protobuf::io::FileInputStream stream(f.fd);
-      PI_CHECK(mp.ParseFromZeroCopyStream(&stream), InvalidModel,
-               "the model is not a valid ONNX protobuf (truncated or not an .onnx file)");
-    }
+    struct File {
+      int fd;
+      ~File() { if (fd >= 0) ::close(fd); }
+    } f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    PI_CHECK(f.fd >= 0, Io, "cannot open model file '", path, "': check its permissions");
     const fs::path dir = fs::path(path).parent_path();
-    return import_proto(mp, dir.empty() ? "." : dir.string(), options);
+    const std::string base_dir = dir.empty() ? "." : dir.string();
+    // Mapped, the file's bytes are the page cache's: no copy of the whole model is made.
+    const onnx_io::MappedFile mapped(f.fd, static_cast<size_t>(size));
+    if (mapped.data()) return import_serialized(mapped.data(), static_cast<size_t>(size), base_dir, options);
+    // A file that cannot be mapped is parsed as a stream.
+    onnx::ModelProto mp;
+    google::protobuf::io::FileInputStream stream(f.fd);
+    PI_CHECK(mp.ParseFromZeroCopyStream(&stream), InvalidModel,
+             "the model is not a valid ONNX protobuf (truncated or not an .onnx file)");
+    return import_proto(mp, base_dir, options);
   } catch (const Error& e) {
     throw Error(e.code(), path + ": " + e.what());
   }

@@ -79,7 +79,7 @@ void check_count(const Field& field, int64_t n, const std::string& what, const c
 }  // namespace
 
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataPolicy& ext,
-                         const std::string& what) {
+                         const std::string& what, const std::string_view* raw_data) {
   PI_CHECK(proto.data_type() >= 1 && proto.data_type() <= 16, InvalidModel, what,
            " has unknown data type ", proto.data_type());
   const DType dt = static_cast<DType>(proto.data_type());
@@ -108,11 +108,11 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataPolic
     return t;
   }
   if (proto.has_raw_data()) {
-    PI_CHECK(proto.raw_data().size() == bytes, InvalidModel, what, " has ",
-             proto.raw_data().size(), " bytes of raw data, its shape ", shape_str(shape),
-             " needs ", bytes);
+    const std::string_view raw = raw_data ? *raw_data : std::string_view(proto.raw_data());
+    PI_CHECK(raw.size() == bytes, InvalidModel, what, " has ", raw.size(),
+             " bytes of raw data, its shape ", shape_str(shape), " needs ", bytes);
     Tensor t = Tensor::empty(dt, shape);
-    if (bytes) std::memcpy(t.raw_data(), proto.raw_data().data(), bytes);
+    if (bytes) std::memcpy(t.raw_data(), raw.data(), bytes);
     return t;
   }
   switch (dt) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <onnx/onnx_pb.h>
 #include <onnx/onnx-data.pb.h>
@@ -21,9 +22,11 @@ struct ExternalDataPolicy {
   bool read = true;
 };
 
-// Converts a TensorProto; `what` names it in errors ("initializer 'conv1.weight'").
+// Converts a TensorProto; `what` names it in errors ("initializer 'conv1.weight'"). `raw_data`,
+// when given, holds the tensor's raw bytes in place of proto.raw_data() (a view into the model's
+// serialized bytes, see model_split.h).
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataPolicy& ext,
-                         const std::string& what);
+                         const std::string& what, const std::string_view* raw_data = nullptr);
 void tensor_to_proto(const Tensor& t, onnx::TensorProto* proto);
 
 Value value_from_proto(const onnx::SequenceProto& proto, const std::string& what);
