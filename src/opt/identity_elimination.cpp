@@ -1,5 +1,7 @@
-// Identity elimination: Identity and inference-mode Dropout pass their input through, so their
-// readers can read the input directly.
+// Identity elimination: Identity, inference-mode Dropout and a Pad whose pads are all zero pass
+// their input through, so their readers can read the input directly. (torch exports AvgPool2d
+// behind a zero Pad: three in DenseNet-121, each a copy and, on the channels-last path, two
+// Transposes around it.)
 //
 // y = Identity(x): readers of y read x instead. When y is a graph output (its name must stay),
 // the node that produces x writes y directly, if x is an ordinary intermediate; otherwise (x is
@@ -60,6 +62,7 @@ class IdentityElimination final : public Pass {
         n.outputs[0].empty())
       return false;
     if (n.op_type == "Identity") return n.inputs.size() == 1 && n.outputs.size() == 1;
+    if (n.op_type == "Pad") return zero_pads(g, n);
     if (n.op_type != "Dropout") return false;
     // The mask output must be unread; from opset 12 training_mode must be absent or false
     // (before 12 polyinfer evaluates Dropout in inference mode, as every inference runtime).
@@ -68,6 +71,24 @@ class IdentityElimination final : public Pass {
       const auto t = scalar_constant(g, n.inputs[2]);
       if (!t || *t != 0) return false;
     }
+    return true;
+  }
+
+  // Every mode pads nothing when every pad is zero; the pads must be known now (an attribute
+  // before opset 11, a constant input from 11; Pad-18's axes only select which pads are given).
+  static bool zero_pads(const ir::Graph& g, const ir::Node& n) {
+    if (n.outputs.size() != 1) return false;
+    std::vector<double> pads;
+    if (n.opset < 11) {
+      if (!n.attrs.count("pads")) return false;
+      for (int64_t v : attr_ints(n, "pads")) pads.push_back(static_cast<double>(v));
+    } else {
+      const Tensor* t = n.inputs.size() > 1 ? constant(g, n.inputs[1]) : nullptr;
+      if (!t) return false;
+      pads = to_doubles(*t);
+    }
+    for (double v : pads)
+      if (v != 0) return false;
     return true;
   }
 };

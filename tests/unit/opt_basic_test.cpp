@@ -281,6 +281,45 @@ TEST(OptIdentity, DropoutWithConstantFalseTrainingModeGoes) {
   EXPECT_EQ(m.graph->nodes.size(), 1u);
 }
 
+// torch's AvgPool2d export: a Pad of all-zero pads (a constant input from opset 11, an attribute
+// before) before the pool passes its input through; non-zero or run-time pads stay.
+TEST(OptIdentity, ZeroPadGoesOtherPadsStay) {
+  ModelBuilder b(13);
+  b.input("x", {1, 2, 4, 4}).input("p", {8}, 7).output("y", {1, 2, 2, 2}).output("z", {1, 2, 6, 6});
+  b.output("w", {1, 2, 4, 4});
+  test::int64_initializer(b, "zeros", {8}, {0, 0, 0, 0, 0, 0, 0, 0});
+  test::int64_initializer(b, "ones", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
+  b.node("Pad", {"x", "zeros"}, {"a"}).node("AveragePool", {"a"}, {"y"});
+  test::set_ints(test::last_node(b), "kernel_shape", {2, 2});
+  test::set_ints(test::last_node(b), "strides", {2, 2});
+  b.node("Pad", {"x", "ones"}, {"z"});
+  b.node("Pad", {"x", "p"}, {"w"});  // pads known only at run time
+  Model m = test::import_bytes(b.bytes());
+  EXPECT_EQ(opt::make_identity_elimination()->run(*m.graph), 1);
+  EXPECT_EQ(test::count_op(*m.graph, "Pad"), 2);
+  EXPECT_EQ(m.graph->nodes[0].op_type, "AveragePool");
+  EXPECT_EQ(m.graph->nodes[0].inputs[0], "x");
+
+  // The rewritten graph computes the same: opset 13 (pads input) and opset 10 (attribute).
+  ModelBuilder b13(13);
+  b13.input("x", {1, 2, 4, 4}).output("y", {1, 2, 2, 2});
+  test::int64_initializer(b13, "zeros", {8}, {0, 0, 0, 0, 0, 0, 0, 0});
+  b13.node("Pad", {"x", "zeros"}, {"a"}).node("AveragePool", {"a"}, {"y"});
+  test::set_ints(test::last_node(b13), "kernel_shape", {2, 2});
+  test::set_ints(test::last_node(b13), "strides", {2, 2});
+  auto pass = opt::make_identity_elimination();
+  test::run_pass_and_compare(b13.bytes(), *pass, 1, 0);
+
+  ModelBuilder b10(10);
+  b10.input("x", {1, 2, 4, 4}).output("y", {1, 2, 4, 4});
+  b10.node("Pad", {"x"}, {"a"});
+  test::set_ints(test::last_node(b10), "pads", {0, 0, 0, 0, 0, 0, 0, 0});
+  test::set_string(test::last_node(b10), "mode", "reflect");
+  b10.node("Relu", {"a"}, {"y"});
+  Model m10 = test::run_pass_and_compare(b10.bytes(), *pass, 1, 0);
+  EXPECT_EQ(test::count_op(*m10.graph, "Pad"), 0);
+}
+
 TEST(OptConstantFolding, HugeOutputsStayNodes) {
   ModelBuilder b(13);
   b.input("x", {1}).output("y", {1});

@@ -1,6 +1,7 @@
 // MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool through oneDNN (fast tier; ops/pool.cpp
-// holds the reference kernels), in NCHW or — as the ai.polyinfer Nhwc* operators the
-// channels-last pass emits — NHWC.
+// holds the reference kernels), in NCHW or — as the ai.polyinfer NhwcGlobal* operators the
+// channels-last pass emits — NHWC. (NhwcMaxPool and NhwcAveragePool have faster loops of their
+// own, fast/pool.cpp.)
 //
 // Covers float32 1-D and 2-D pooling without dilation and without MaxPool's Indices output.
 // ceil_mode becomes extra end padding (oneDNN ignores padding for max and, with
@@ -137,8 +138,6 @@ PI_CPU_FAST_KERNEL("", MaxPool, 1, 22, OnednnPool);
 PI_CPU_FAST_KERNEL("", AveragePool, 1, 22, OnednnPool);
 PI_CPU_FAST_KERNEL("", GlobalAveragePool, 1, 22, OnednnPool);
 PI_CPU_FAST_KERNEL("", GlobalMaxPool, 1, 22, OnednnPool);
-PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcMaxPool, 1, 1, OnednnPool);
-PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcAveragePool, 1, 1, OnednnPool);
 PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcGlobalAveragePool, 1, 1, OnednnPool);
 PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcGlobalMaxPool, 1, 1, OnednnPool);
 

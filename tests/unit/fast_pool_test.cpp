@@ -1,0 +1,115 @@
+// The fast NhwcMaxPool / NhwcAveragePool loops (src/providers/cpu/fast/pool.cpp) against the
+// reference kernels (which transpose around the NCHW ones): strides, dilations,
+// asymmetric pads, ceil_mode, auto_pad, count_include_pad, odd channel counts, windows with no
+// valid tap, NaN, 8-bit max pooling, threading. The loops visit the reference's taps in its
+// order, so results are exact (atol 0).
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "oracle.h"
+
+namespace polyinfer {
+namespace {
+
+using test::OracleOp;
+
+bool fast(const std::string& impl) { return impl.rfind("fast:", 0) == 0; }
+
+struct Case {
+  Shape x;  // N, H, W, C
+  std::vector<int64_t> kernel, strides, dilations, pads;
+  int64_t ceil = 0;
+};
+
+const std::vector<Case> kCases = {
+    {{1, 112, 112, 64}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},  // the ResNet/DenseNet stem
+    {{2, 9, 11, 7}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}},
+    {{1, 10, 13, 5}, {3, 2}, {2, 3}, {2, 1}, {1, 0, 2, 1}},  // dilated, asymmetric pads
+    {{1, 7, 7, 17}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 1},  // ceil_mode
+    {{1, 5, 6, 3}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}},
+    {{1, 33, 1, 1}, {3, 1}, {2, 1}, {2, 1}, {0, 0, 0, 0}, 1},
+};
+
+OracleOp pool(const char* op, const Case& c) {
+  OracleOp o(op, 1, "ai.polyinfer");
+  o.attr("kernel_shape", c.kernel).attr("strides", c.strides).attr("dilations", c.dilations)
+      .attr("pads", c.pads).attr("ceil_mode", c.ceil);
+  return o;
+}
+
+TEST(FastPool, MaxMatchesReference) {
+  for (const Case& c : kCases) {
+    auto r = pool("NhwcMaxPool", c).random(c.x).check(0, 0);
+    EXPECT_TRUE(fast(r.impl)) << r.impl << " " << shape_str(c.x);
+  }
+}
+
+TEST(FastPool, AverageMatchesReferenceWithAndWithoutPadCounting) {
+  for (const Case& c : kCases)
+    for (int64_t include : {0, 1}) {
+      if (c.ceil && include) continue;  // not defined alike by every runtime; the reference's rule is tested below
+      auto r = pool("NhwcAveragePool", c).attr("count_include_pad", include).random(c.x).check(0, 0);
+      EXPECT_TRUE(fast(r.impl)) << r.impl << " " << shape_str(c.x);
+    }
+  // ceil_mode with count_include_pad: the divisor counts taps inside the padded input only.
+  const Case c = kCases[3];
+  auto r = pool("NhwcAveragePool", c).attr("count_include_pad", int64_t{1}).random(c.x).check(0, 0);
+  EXPECT_TRUE(fast(r.impl)) << r.impl;
+}
+
+TEST(FastPool, AutoPadAndThreads) {
+  for (const char* pad : {"SAME_UPPER", "SAME_LOWER", "VALID"})
+    for (int threads : {1, 2, 3}) {
+      OracleOp o("NhwcMaxPool", 1, "ai.polyinfer");
+      auto r = o.attr("kernel_shape", std::vector<int64_t>{3, 3})
+                   .attr("strides", std::vector<int64_t>{2, 2}).attr("auto_pad", std::string(pad))
+                   .threads(threads).random({2, 15, 16, 24}).check(0, 0);
+      EXPECT_TRUE(fast(r.impl)) << r.impl;
+      OracleOp a("NhwcAveragePool", 1, "ai.polyinfer");
+      r = a.attr("kernel_shape", std::vector<int64_t>{2, 3})
+              .attr("auto_pad", std::string(pad)).threads(threads).random({1, 8, 9, 40}).check(0, 0);
+      EXPECT_TRUE(fast(r.impl)) << r.impl;
+    }
+}
+
+// NaN: first in a window it stays (the reference starts from the first valid tap), later it is
+// skipped by the maximum and spreads through the average.
+TEST(FastPool, NaNFollowsTheReference) {
+  Tensor x = test::random_tensor({1, 4, 4, 3});
+  float* p = x.data<float>();
+  p[0] = std::numeric_limits<float>::quiet_NaN();       // (0,0) channel 0: first tap of window 0
+  p[(1 * 4 + 1) * 3 + 1] = std::numeric_limits<float>::quiet_NaN();  // (1,1) channel 1: a later tap
+  const Case c{{1, 4, 4, 3}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}};
+  auto r = pool("NhwcMaxPool", c).input(x).check(0, 0);
+  EXPECT_TRUE(fast(r.impl)) << r.impl;
+  r = pool("NhwcAveragePool", c).input(x).check(0, 0);
+  EXPECT_TRUE(fast(r.impl)) << r.impl;
+}
+
+TEST(FastPool, EightBitMaxPooling) {
+  std::vector<int8_t> s(2 * 7 * 6 * 5);
+  std::vector<uint8_t> u(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    s[i] = static_cast<int8_t>((i * 37) % 256 - 128);
+    u[i] = static_cast<uint8_t>((i * 91) % 256);
+  }
+  const Case c{{2, 7, 6, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 1};
+  auto r = pool("NhwcMaxPool", c).input(Tensor::from_vector<int8_t>(c.x, s)).check(0, 0);
+  EXPECT_TRUE(fast(r.impl)) << r.impl;
+  r = pool("NhwcMaxPool", c).input(Tensor::from_vector<uint8_t>(c.x, u)).check(0, 0);
+  EXPECT_TRUE(fast(r.impl)) << r.impl;
+}
+
+// Windows entirely in the padding: the maximum of nothing is -inf, the average without pad
+// counting 0/0 (NaN), both as the reference has them.
+TEST(FastPool, WindowsWithoutAValidTap) {
+  const Case c{{1, 2, 2, 4}, {1, 1}, {3, 3}, {1, 1}, {2, 2, 2, 2}};
+  auto r = pool("NhwcMaxPool", c).random(c.x).check(0, 0);
+  EXPECT_TRUE(fast(r.impl)) << r.impl;
+  r = pool("NhwcAveragePool", c).random(c.x).check(0, 0);
+  EXPECT_TRUE(fast(r.impl)) << r.impl;
+}
+
+}  // namespace
+}  // namespace polyinfer
