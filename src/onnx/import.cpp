@@ -63,10 +63,17 @@ class GraphImporter {
   // held twice; shape inference afterwards needs only their dims and the small integer tensors.
   // `split_raw`: the main graph's initializer bytes that model_split.h moved out of the proto,
   // one entry per initializer (null where the proto kept them).
+  // `mapped`, when the split views point into a mapped file: each view's pages are released once
+  // copied.
   GraphImporter(const std::map<std::string, int>& opsets, ExternalDataPolicy ext,
                 bool strip_weights = false,
-                const std::vector<std::string_view>* split_raw = nullptr)
-      : opsets_(opsets), ext_(std::move(ext)), strip_weights_(strip_weights), split_raw_(split_raw) {}
+                const std::vector<std::string_view>* split_raw = nullptr,
+                const onnx_io::MappedFile* mapped = nullptr)
+      : opsets_(opsets),
+        ext_(std::move(ext)),
+        strip_weights_(strip_weights),
+        split_raw_(split_raw),
+        mapped_(mapped) {}
 
   std::shared_ptr<ir::Graph> convert(const onnx::GraphProto& gp, int depth) {
     PI_CHECK(depth < 64, InvalidModel, "subgraphs are nested more than 64 levels deep");
@@ -83,6 +90,7 @@ class GraphImporter {
       const std::string_view* raw = split && (*split_raw_)[i].data() ? &(*split_raw_)[i] : nullptr;
       g->initializers[tp.name()] =
           onnx_io::tensor_from_proto(tp, ext_, "initializer '" + tp.name() + "'", raw);
+      if (raw && mapped_) mapped_->release(raw->data(), raw->size());
       if (depth == 0 && strip_weights_)
         strip(const_cast<onnx::TensorProto&>(tp), g->initializers[tp.name()], ext_.read);
     }
@@ -279,6 +287,7 @@ class GraphImporter {
   ExternalDataPolicy ext_;
   bool strip_weights_ = false;
   const std::vector<std::string_view>* split_raw_ = nullptr;
+  const onnx_io::MappedFile* mapped_ = nullptr;
 };
 
 void sort_all(ir::Graph& g, const std::vector<std::string>& outer) {
@@ -425,7 +434,8 @@ void apply_input_shapes(onnx::ModelProto& mp, const ImportOptions& options) {
 }
 
 Model import_proto(onnx::ModelProto& mp, const std::string& base_dir, const ImportOptions& options,
-                   const std::vector<std::string_view>* split_raw = nullptr) {
+                   const std::vector<std::string_view>* split_raw = nullptr,
+                   const onnx_io::MappedFile* mapped = nullptr) {
   inline_local_functions(mp);
   apply_input_shapes(mp, options);
   Model m;
@@ -446,7 +456,7 @@ Model import_proto(onnx::ModelProto& mp, const std::string& base_dir, const Impo
 
   // Our own checks first: libonnx's shape inference trusts the graph it is given.
   GraphImporter importer(m.opsets, ExternalDataPolicy{base_dir, options.read_external_data},
-                         /*strip_weights=*/true, split_raw);
+                         /*strip_weights=*/true, split_raw, mapped);
   m.graph = importer.convert(mp.graph(), 0);
   sort_all(*m.graph, {});
   PI_CHECK(!m.graph->outputs.empty(), InvalidModel, "the model's graph declares no outputs");
@@ -527,8 +537,9 @@ namespace {
 
 // The bytes are split (model_split.h) so that protobuf parses only the graph's skeleton and each
 // weight is copied once, from these bytes into its tensor; `data` must outlive the import.
+// `mapped`: the mapping `data` lies in, whose pages are released as the weights are copied.
 Model import_serialized(const void* data, size_t size, const std::string& base_dir,
-                        const ImportOptions& options) {
+                        const ImportOptions& options, const onnx_io::MappedFile* mapped = nullptr) {
   PI_CHECK(size > 0, InvalidModel, "the model is empty (0 bytes)");
   PI_CHECK(size < (size_t{1} << 31), InvalidModel,
            "the model is larger than protobuf's 2 GiB limit; save its weights as external data");
@@ -539,7 +550,8 @@ Model import_serialized(const void* data, size_t size, const std::string& base_d
                     : mp.ParseFromArray(data, static_cast<int>(size)),
            InvalidModel, "the model is not a valid ONNX protobuf (truncated or not an .onnx file)");
   split.skeleton = std::string();  // parsed: its memory is not needed for the rest of the import
-  return import_proto(mp, base_dir, options, is_split ? &split.raw_data : nullptr);
+  return import_proto(mp, base_dir, options, is_split ? &split.raw_data : nullptr,
+                      is_split ? mapped : nullptr);
 }
 
 }  // namespace
@@ -569,7 +581,8 @@ Model import_onnx_file(const std::string& path, const ImportOptions& options) {
     const std::string base_dir = dir.empty() ? "." : dir.string();
     // Mapped, the file's bytes are the page cache's: no copy of the whole model is made.
     const onnx_io::MappedFile mapped(f.fd, static_cast<size_t>(size));
-    if (mapped.data()) return import_serialized(mapped.data(), static_cast<size_t>(size), base_dir, options);
+    if (mapped.data())
+      return import_serialized(mapped.data(), static_cast<size_t>(size), base_dir, options, &mapped);
     // A file that cannot be mapped is parsed as a stream.
     onnx::ModelProto mp;
     google::protobuf::io::FileInputStream stream(f.fd);

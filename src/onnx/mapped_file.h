@@ -1,6 +1,9 @@
-// A read-only private mapping of a whole file, populated up front (the import reads every byte):
-// the file's bytes stay the page cache's, with no copy of the whole model in anonymous memory.
-// (Its own file: <sys/mman.h>'s macros collide with names in libonnx's headers.)
+// A read-only private mapping of a whole file: the file's bytes stay the page cache's, with no
+// copy of the whole model in anonymous memory. Pages are read in as they are touched, and
+// release() drops a range the import has finished with from the process (not from the page
+// cache), so the mapping never adds the model's size to the peak resident set on top of the
+// weights copied out of it. (Its own file: <sys/mman.h>'s macros collide with names in libonnx's
+// headers.)
 #pragma once
 
 #include <cstddef>
@@ -16,6 +19,9 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
   const void* data() const { return data_; }
   size_t size() const { return size_; }
+  // Drops the whole pages inside [p, p + n) from the resident set; reading them again would read
+  // the file again.
+  void release(const void* p, size_t n) const;
 
  private:
   void* data_ = nullptr;
