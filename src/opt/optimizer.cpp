@@ -30,6 +30,12 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
   return p;
 }
 
+std::vector<std::unique_ptr<Pass>> after_layout_passes() {
+  std::vector<std::unique_ptr<Pass>> p;
+  p.push_back(make_concat_affine_fusion());
+  return p;
+}
+
 OptimizeReport optimize(ir::Graph& g, int level) {
   PI_CHECK(level >= 0 && level <= 3, InvalidArgument, "optimization level must be 0..3, got ",
            level);
@@ -58,6 +64,10 @@ OptimizeReport optimize(ir::Graph& g, int level) {
     // Layout last, once the fusions have settled: it rewrites the fused convolutions into
     // their channels-last forms, which no fusion pattern matches.
     const bool layout = level >= 3 && to_channels_last(g);
+    // Then the passes that match the layout's operators.
+    std::vector<std::pair<std::string, int>> after;
+    for (auto& p : after_layout_passes())
+      if (p->min_level() <= level) after.push_back({p->name(), layout ? p->run(g) : 0});
     prune_unused(g);
     // Passes keep the order themselves (tests check each); sorting here would only hide a bug.
     PI_CHECK(is_topological(g), Internal, "the optimizer left graph '", g.name,
@@ -65,6 +75,7 @@ OptimizeReport optimize(ir::Graph& g, int level) {
     for (size_t i = 0; i < passes.size(); ++i)
       if (passes[i]->min_level() <= level) r.rewrites.push_back({passes[i]->name(), counts[i]});
     if (level >= 3) r.rewrites.push_back({"channels-last", layout ? 1 : 0});
+    r.rewrites.insert(r.rewrites.end(), after.begin(), after.end());
   }
   r.nodes_after = static_cast<int>(g.nodes.size());
   for (const auto& n : g.nodes) r.polyinfer_only = r.polyinfer_only || n.domain == kPolyDomain;

@@ -34,6 +34,8 @@ struct OptimizeReport {
 
 // Every pass, in the order optimize() runs them.
 std::vector<std::unique_ptr<Pass>> all_passes();
+// The passes run once after the channels-last layout (level 3), on the operators it emits.
+std::vector<std::unique_ptr<Pass>> after_layout_passes();
 
 // Runs the passes of `level` (0..3) over `g` until none changes it (at most 10 rounds), then
 // drops initializers nothing reads. Throws InvalidArgument for a level outside 0..3.

@@ -26,4 +26,7 @@ std::unique_ptr<Pass> make_matmul_bias_fusion(); // MatMul + Add(bias) → Fused
 std::unique_ptr<Pass> make_conv_add_fusion();    // Conv + Add(residual) → FusedConv with Z
 std::unique_ptr<Pass> make_activation_fusion();  // Conv/Gemm/MatMul + activation → Fused*
 
+// Level 3, after the channels-last layout (channels_last.h), whose operators they match.
+std::unique_ptr<Pass> make_concat_affine_fusion();  // channel Concat + ChannelAffine → one pass
+
 }  // namespace polyinfer::opt

@@ -9,6 +9,7 @@
 #include "onnx/export.h"
 #include "onnx/import.h"
 #include "opt/channels_last.h"
+#include "opt/optimizer.h"
 #include "polyinfer/session.h"
 
 namespace polyinfer {
@@ -98,6 +99,70 @@ TEST(ChannelsLast, RewritesConvolutionsAndPoolingAndKeepsResults) {
   const std::string rewritten = export_onnx_bytes(model);
 
   const Tensor x = Tensor::from_vector<float>({2, 3, 15, 13}, random_values(2 * 3 * 15 * 13, 9));
+  const Tensor want = run(original, "cpu-ref", x);
+  for (const char* provider : {"cpu", "cpu-ref"}) {
+    SCOPED_TRACE(provider);
+    const Tensor got = run(rewritten, provider, x);
+    ASSERT_EQ(got.shape(), want.shape());
+    for (int64_t i = 0; i < got.numel(); ++i)
+      ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i],
+                  1e-5f * (1 + std::fabs(want.data<float>()[i])))
+          << "at " << i;
+  }
+}
+
+// A DenseNet block: each layer normalizes (BN → ReLU) the concatenation of all earlier feature
+// maps and convolves it; the block's output concatenation is normalized without a ReLU, and a
+// concatenation that is also a graph output must stay.
+std::string dense_block_model() {
+  ModelBuilder m(13);
+  m.input("x", {2, 6, 7, 5}).output("y", {2, 14}).output("cat_out", {2, 10, 7, 5});
+  auto bn = [&](const std::string& in, const std::string& out, int c, uint32_t seed) {
+    m.initializer(out + "_g", {c}, random_values(c, seed));
+    m.initializer(out + "_b", {c}, random_values(c, seed + 1));
+    m.initializer(out + "_m", {c}, random_values(c, seed + 2));
+    std::vector<float> var = random_values(c, seed + 3);
+    for (auto& v : var) v = v * v + 0.1f;
+    m.initializer(out + "_v", {c}, var);
+    m.node("BatchNormalization", {in, out + "_g", out + "_b", out + "_m", out + "_v"}, {out}, out);
+  };
+  m.initializer("w1", {4, 6, 3, 3}, random_values(4 * 54, 21));
+  m.node("Conv", {"x", "w1"}, {"c1"}, "conv1");
+  add_ints(m, "pads", {1, 1, 1, 1});
+  m.node("Concat", {"x", "c1"}, {"cat1"}, "concat1");
+  add_int(m, "axis", 1);
+  bn("cat1", "n1", 10, 30);
+  m.node("Relu", {"n1"}, {"r1"}, "relu1");
+  m.initializer("w2", {4, 10, 3, 3}, random_values(4 * 90, 22));
+  m.node("Conv", {"r1", "w2"}, {"c2"}, "conv2");
+  add_ints(m, "pads", {1, 1, 1, 1});
+  m.node("Concat", {"x", "c1", "c2"}, {"cat2"}, "concat2");
+  add_int(m, "axis", 1);
+  bn("cat2", "n2", 14, 40);
+  m.node("GlobalAveragePool", {"n2"}, {"gap"}, "gap");
+  m.node("Flatten", {"gap"}, {"y"}, "flatten");
+  // A concatenation read by a BN and by the graph's outputs: not fused.
+  m.node("Concat", {"x", "c2"}, {"cat_out"}, "concat3");
+  add_int(m, "axis", 1);
+  bn("cat_out", "n3", 10, 50);
+  return m.bytes();
+}
+
+TEST(ChannelsLast, ConcatenationsNormalizedAloneFuseWithTheirAffine) {
+  const std::string original = dense_block_model();
+  Model model = import_onnx_bytes(original.data(), original.size(), "");
+  const opt::OptimizeReport report = opt::optimize(*model.graph, 3);
+  model.opsets["ai.polyinfer"] = 1;
+  std::map<std::string, int> ops;
+  for (const auto& n : model.graph->nodes) ops[n.op_type]++;
+  EXPECT_EQ(ops["ConcatChannelAffine"], 2) << report.summary();
+  EXPECT_EQ(ops["Concat"], 1);  // concat3, a graph output
+  bool reported = false;
+  for (const auto& [pass, n] : report.rewrites) reported |= pass == "fuse-concat-affine" && n == 2;
+  EXPECT_TRUE(reported) << report.summary();
+  const std::string rewritten = export_onnx_bytes(model);
+
+  const Tensor x = Tensor::from_vector<float>({2, 6, 7, 5}, random_values(2 * 6 * 7 * 5, 23));
   const Tensor want = run(original, "cpu-ref", x);
   for (const char* provider : {"cpu", "cpu-ref"}) {
     SCOPED_TRACE(provider);
