@@ -63,6 +63,10 @@ class Tensor {
   static Tensor scalar(T value) { return from_vector<T>({}, {value}); }
 
   bool defined() const { return storage_ != nullptr; }
+  // True when this handle is the only one to its memory (no other copy of the handle, no view)
+  // and starts at its beginning: once the holder is done with the values, the memory may be
+  // reused in place for a result of the same size.
+  bool sole_owner() const;
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int rank() const { return static_cast<int>(shape_.size()); }

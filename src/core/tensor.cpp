@@ -195,6 +195,10 @@ int64_t Tensor::dim(int i) const {
 
 Device Tensor::device() const { return storage_ ? storage_->device : Device::cpu(); }
 
+bool Tensor::sole_owner() const {
+  return storage_ && storage_.use_count() == 1 && offset_ == 0 && dtype_ != DType::String;
+}
+
 void* Tensor::raw_data() {
   if (!storage_) return nullptr;
   if (dtype_ == DType::String) return storage_->strings.data() + offset_;

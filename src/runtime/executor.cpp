@@ -1,5 +1,6 @@
 #include "runtime/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -49,9 +50,9 @@ class KernelContextImpl final : public KernelContext {
  public:
   KernelContextImpl(const ir::Node& node, const std::vector<Value>& inputs,
                     std::vector<Value>& outputs, const std::map<std::string, Value>& scope,
-                    std::shared_ptr<Allocator> alloc, int threads)
+                    std::shared_ptr<Allocator> alloc, int threads, const Tensor* donated)
       : node_(node), inputs_(inputs), outputs_(outputs), scope_(scope),
-        alloc_(std::move(alloc)), threads_(threads) {}
+        alloc_(std::move(alloc)), threads_(threads), donated_(donated) {}
 
   const ir::Node& node() const override { return node_; }
   const Value& value(size_t i) const override {
@@ -61,7 +62,11 @@ class KernelContextImpl final : public KernelContext {
   Tensor& output(size_t i, DType dtype, const Shape& shape) override {
     PI_CHECK(i < outputs_.size(), Internal, node_.label(), " wrote output ", i, " of ",
              outputs_.size());
-    outputs_[i] = Value(Tensor::empty(dtype, shape, alloc_));
+    // Output 0 takes over a donated input's memory when it fits exactly (Step::donor).
+    if (i == 0 && donated_ && donated_->dtype() == dtype && donated_->shape() == shape)
+      outputs_[i] = Value(*donated_);
+    else
+      outputs_[i] = Value(Tensor::empty(dtype, shape, alloc_));
     return outputs_[i].tensor();
   }
   void set_output(size_t i, Value value) override {
@@ -79,6 +84,7 @@ class KernelContextImpl final : public KernelContext {
   const std::map<std::string, Value>& scope_;
   std::shared_ptr<Allocator> alloc_;
   int threads_;
+  const Tensor* donated_;
 };
 
 Value to_device(const Value& v, Device device, int* copies) {
@@ -191,6 +197,22 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
   for (const auto& [sl, v] : constants_) keep.insert(sl);
   for (int sl = 0; sl < num_slots_; ++sl)
     if (last_use[sl] >= 0 && !keep.count(sl)) steps_[last_use[sl]].release.push_back(sl);
+
+  // In-place outputs: an input that dies at its node, is read there once and is neither a graph
+  // input, an output, a constant nor an outer-scope value may lend its memory to output 0.
+  std::set<int> foreign(input_slots_.begin(), input_slots_.end());
+  for (const auto& [sl, name] : outer_) foreign.insert(sl);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    Step& s = steps_[i];
+    const int k = nodes_[i].kernel->inplace_input();
+    if (k < 0 || static_cast<size_t>(k) >= s.in.size() || s.out.empty() || s.out[0] < 0) continue;
+    const int sl = s.in[k];
+    if (sl < 0 || last_use[sl] != static_cast<int>(i) || keep.count(sl) || foreign.count(sl) ||
+        std::count(s.in.begin(), s.in.end(), sl) != 1 ||
+        std::count(s.implicit.begin(), s.implicit.end(), sl) != 0)
+      continue;
+    s.donor = k;
+  }
 }
 
 void Executor::set_profiling(bool on) {
@@ -231,6 +253,10 @@ std::vector<Value> Executor::run(const std::vector<Value>& inputs,
     const PlacedNode& p = nodes_[i];
     const Step& s = steps_[i];
     const Device dev = rt_->providers[p.provider]->device();
+    // Decided before `in` copies the handle: only a value nothing else holds is lent.
+    const bool donate = s.donor >= 0 && slots[s.in[s.donor]].is_tensor() &&
+                        slots[s.in[s.donor]].tensor().sole_owner() &&
+                        slots[s.in[s.donor]].tensor().device() == dev;
     in.clear();
     for (size_t k = 0; k < s.in.size(); ++k) {
       const int sl = s.in[k];
@@ -243,7 +269,8 @@ std::vector<Value> Executor::run(const std::vector<Value>& inputs,
       node_scope[p.node->implicit_inputs[k]] = slots[s.implicit[k]];
     out.assign(s.out.size(), Value());
     KernelContextImpl ctx(*p.node, in, out, s.implicit.empty() ? kNoScope : node_scope,
-                          rt_->pools[p.provider], rt_->threads);
+                          rt_->pools[p.provider], rt_->threads,
+                          donate ? &in[s.donor].tensor() : nullptr);
     try {
       if (profiling_) {
         const auto t0 = std::chrono::steady_clock::now();

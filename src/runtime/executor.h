@@ -89,6 +89,9 @@ class Executor final : public SubgraphRunner {
     // Per input: a copy, made once at creation, of a constant input on the node's device (not
     // the host); None where the input is no such constant.
     std::vector<Value> device_in;
+    // The input position whose memory output 0 may take over (Kernel::inplace_input) when the
+    // value is held by nothing else at run time; -1 where the graph rules it out.
+    int donor = -1;
   };
   std::vector<Step> steps_;
   int copies_ = 0;

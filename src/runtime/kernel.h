@@ -121,6 +121,11 @@ class Kernel {
   // transposed, scaled) and never reads the original again. When every reader of a weight says
   // so, the session frees the original: weights are held once, in the form the kernels use.
   virtual bool prepacked(size_t i) const { return false; }
+  // An input whose memory output 0 may take over when nothing else needs that input any more
+  // (the executor decides, run by run), or -1. A kernel that names one must give the same result
+  // when output 0 is that input's tensor: a residual sum that starts from Z (FusedConv) then
+  // skips copying Z into its output.
+  virtual int inplace_input() const { return -1; }
 };
 
 using KernelFactory = std::unique_ptr<Kernel> (*)(const KernelInfo&);

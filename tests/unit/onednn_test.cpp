@@ -209,6 +209,55 @@ TEST(OnednnConv, AWeightAnotherNodeAlsoReadsIsKept) {
   for (size_t i = 0; i < w.size(); ++i) EXPECT_FLOAT_EQ(w2[i], w[i] * w[i]);
 }
 
+// FusedConv's residual Z lends its memory to Y (Kernel::inplace_input) only when nothing else
+// needs Z: Z read again later, Z a graph input, Z a graph output, Z a view of a live value each
+// keep their values, and every result matches the reference kernels'.
+TEST(OnednnConv, ResidualInPlaceOnlyWhenNothingElseNeedsZ) {
+  ModelBuilder m(17);
+  m.input("x", {1, 4, 6, 6}).output("y", {}).output("y2", {}).output("zout", {}).output("y4", {});
+  m.initializer("w", {4, 4, 3, 3}, random_values(144, 3));
+  m.initializer("w2", {4, 4, 1, 1}, random_values(16, 4));
+  m.node("Conv", {"x", "w2"}, {"z"}, "zconv");          // an intermediate read once more below
+  m.node("Conv", {"x", "w2"}, {"z2"}, "z2conv");        // an intermediate read here only
+  m.node("Conv", {"x", "w2"}, {"zout"}, "zoutconv");    // a graph output
+  m.node("FusedConv", {"x", "w", "", "z2"}, {"a"}, "lends");  // z2 dies here: in place
+  last_node(m).set_domain("ai.polyinfer");
+  attr_ints(m, "pads", {1, 1, 1, 1});
+  m.node("FusedConv", {"a", "w", "", "z"}, {"y"}, "keeps");  // z is read by 'after' too
+  last_node(m).set_domain("ai.polyinfer");
+  attr_ints(m, "pads", {1, 1, 1, 1});
+  m.node("Relu", {"z"}, {"y2"}, "after");
+  m.node("FusedConv", {"a", "w", "", "x"}, {"y3"}, "input_z");  // Z a graph input
+  last_node(m).set_domain("ai.polyinfer");
+  attr_ints(m, "pads", {1, 1, 1, 1});
+  m.node("FusedConv", {"y3", "w", "", "zout"}, {"y4"}, "output_z");  // Z a graph output
+  last_node(m).set_domain("ai.polyinfer");
+  attr_ints(m, "pads", {1, 1, 1, 1});
+  auto* op = m.proto().add_opset_import();
+  op->set_domain("ai.polyinfer");
+  op->set_version(1);
+  const std::string bytes = m.bytes();
+  SessionOptions fast, ref;
+  fast.optimization_level = ref.optimization_level = 0;
+  ref.providers = {"cpu-ref"};
+  Session a = Session::load_bytes(bytes.data(), bytes.size(), fast);
+  Session b = Session::load_bytes(bytes.data(), bytes.size(), ref);
+  const std::vector<float> xv = random_values(144, 1);
+  const Tensor x = Tensor::from_vector<float>({1, 4, 6, 6}, xv);
+  for (int run = 0; run < 3; ++run) {  // recorded, then replayed from the planned arena
+    SCOPED_TRACE("run " + std::to_string(run));
+    const auto ya = a.run({{"x", x}}), yb = b.run({{"x", x}});
+    EXPECT_EQ(x.to_vector<float>(), xv);  // the caller's input is never written
+    ASSERT_EQ(ya.size(), yb.size());
+    for (size_t o = 0; o < ya.size(); ++o) {
+      const std::vector<float> pa = ya[o].tensor().to_vector<float>(), pb = yb[o].tensor().to_vector<float>();
+      ASSERT_EQ(pa.size(), pb.size());
+      for (size_t i = 0; i < pa.size(); ++i)
+        ASSERT_NEAR(pa[i], pb[i], 1e-4f * (1.f + std::fabs(pb[i]))) << "output " << o << " at " << i;
+    }
+  }
+}
+
 struct MatMulCase {
   const char* name;
   Shape a, b;

@@ -63,6 +63,9 @@ class OnednnConv final : public Kernel {
   }
 
   bool prepacked(size_t i) const override { return (i == 1 && !weights_.defined()) || i == 2; }
+  // The residual Z is where the sum post-op starts: given Z's memory as Y's, the copy of Z into
+  // Y goes (ResNet-50: 16 of them, ~22 MB per run).
+  int inplace_input() const override { return has_z_ ? 3 : -1; }
 
   std::string impl() const override { return impl_; }
 

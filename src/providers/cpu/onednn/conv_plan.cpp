@@ -88,7 +88,8 @@ void run_conv_plan(ConvPlan& p, dnnl::stream& s, const Tensor& x, Tensor& y, con
   }
   memory dst(p.user_dst, engine(), y.raw_data());
   memory conv_dst = p.dst_buf ? *p.dst_buf : dst;
-  if (z) {
+  // Z already in the destination (the executor lent Z's memory to Y): nothing to copy.
+  if (z && !(z->raw_data() == y.raw_data() && !p.dst_buf)) {
     memory zm = wrap(p.user_dst, *z);
     p.z_in->execute(s, zm, conv_dst);
   }
