@@ -290,22 +290,26 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(OnednnGemm, TransposesAlphaBetaAndBias) {
-  for (int ta = 0; ta < 2; ++ta)
-    for (int tb = 0; tb < 2; ++tb) {
-      SCOPED_TRACE("transA=" + std::to_string(ta) + " transB=" + std::to_string(tb));
-      const int64_t M = 5, K = 19, N = 11;
-      ModelBuilder m(13);
-      const Shape a = ta ? Shape{K, M} : Shape{M, K};
-      const Shape b = tb ? Shape{N, K} : Shape{K, N};
-      m.input("a", a).output("y", {}).initializer("b", b, random_values(K * N, 4));
-      m.initializer("c", {N}, random_values(N, 5));
-      m.node("Gemm", {"a", "b", "c"}, {"y"}, "gemm");
-      attr_int(m, "transA", ta);
-      attr_int(m, "transB", tb);
-      attr_float(m, "alpha", 0.5f);
-      attr_float(m, "beta", 2.f);
-      expect_matches_reference(m, {{"a", a}});
-    }
+  // alpha 1: B is read in place (transposed through the reorder's layout); 0.5: a scaled copy.
+  for (float alpha : {1.f, 0.5f}) {
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb) {
+        SCOPED_TRACE("transA=" + std::to_string(ta) + " transB=" + std::to_string(tb) +
+                     " alpha=" + std::to_string(alpha));
+        const int64_t M = 5, K = 19, N = 11;
+        ModelBuilder m(13);
+        const Shape a = ta ? Shape{K, M} : Shape{M, K};
+        const Shape b = tb ? Shape{N, K} : Shape{K, N};
+        m.input("a", a).output("y", {}).initializer("b", b, random_values(K * N, 4));
+        m.initializer("c", {N}, random_values(N, 5));
+        m.node("Gemm", {"a", "b", "c"}, {"y"}, "gemm");
+        attr_int(m, "transA", ta);
+        attr_int(m, "transB", tb);
+        attr_float(m, "alpha", alpha);
+        attr_float(m, "beta", 2.f);
+        expect_matches_reference(m, {{"a", a}});
+      }
+  }
 }
 
 TEST(OnednnGemm, AFullMatrixCLeavesItToTheReferenceKernel) {

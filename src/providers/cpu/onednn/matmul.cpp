@@ -56,9 +56,13 @@ class OnednnMatMul final : public Kernel {
       alpha = info.attr_float("alpha", 1.f);
       beta = info.attr_float("beta", 1.f);
       if (!b || b->rank() != 2 || ra != 2) info.unsupported("oneDNN path: Gemm with computed B");
-      weights_ = trans_b ? transpose2d(*b) : b->clone();
-      copied_b_ = true;
+      // B as given ([N, K] under transB: the prepack reorder reads it through a transposed
+      // layout); copied only to fold alpha in.
+      weights_ = *b;
+      b_transposed_ = trans_b;
       if (alpha != 1.f) {
+        weights_ = b->clone();
+        copied_b_ = true;
         float* w = weights_.data<float>();
         for (int64_t i = 0; i < weights_.numel(); ++i) w[i] *= alpha;
       }
@@ -66,7 +70,8 @@ class OnednnMatMul final : public Kernel {
       weights_ = *b;
     }
     const_b_ = weights_.defined();
-    if (const_b_) w_shape_ = weights_.shape();
+    if (const_b_)
+      w_shape_ = b_transposed_ ? Shape{weights_.dim(1), weights_.dim(0)} : weights_.shape();
     const size_t bias_input = 2;
     if (info.has_input(bias_input)) {
       const Tensor* c = info.constant_input(bias_input);
@@ -131,16 +136,6 @@ class OnednnMatMul final : public Kernel {
     Tensor weights_buf;  // behind `weights`
   };
 
-  static Tensor transpose2d(const Tensor& t) {
-    const int64_t r = t.shape()[0], c = t.shape()[1];
-    Tensor out = Tensor::empty(DType::Float32, {c, r});
-    const float* in = t.data<float>();
-    float* o = out.data<float>();
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j) o[j * r + i] = in[i * c + j];
-    return out;
-  }
-
   Plan& plan_for(const Shape& as, const Shape& bs) {
     return plans_.get({as, bs}, label_, [&] { return make_plan(as, bs); });
   }
@@ -190,7 +185,8 @@ class OnednnMatMul final : public Kernel {
                                                                   dense_strides(src_d));
     p.src_md = src_md;
     p.dst_md = memory::desc(dst_d, dt::f32, dense_strides(dst_d));
-    const memory::desc w_user(w_d, dt::f32, dense_strides(w_d));
+    const memory::desc w_plain(w_d, dt::f32, dense_strides(w_d));
+    const memory::desc w_user = b_transposed_ ? memory::desc(w_d, dt::f32, tag::ba) : w_plain;
     const memory::desc w_any = const_b_ ? memory::desc(w_d, dt::f32, tag::any) : w_user;
     memory::desc bias_md;
     if (bias_.defined()) bias_md = memory::desc({1, w_d[1]}, dt::f32, tag::ab);
@@ -205,7 +201,7 @@ class OnednnMatMul final : public Kernel {
     // in 2.6), it takes constant weights as they come, row-major [K, N]. Stored transposed they
     // ran up to twice as fast on an AVX2 machine (BERT's 768x3072 FFN at M=128: 45 -> 91
     // GFLOP/s; 0.9-1.05x for M=1), so the prepacked copy is stored that way instead.
-    if (const_b_ && pd.weights_desc() == w_user) {
+    if (const_b_ && pd.weights_desc() == w_plain) {
       const memory::desc w_t(w_d, dt::f32, tag::ba);
       auto desc_t = bias_.defined() ? dnnl::matmul::desc(src_md, w_t, bias_md, p.dst_md)
                                     : dnnl::matmul::desc(src_md, w_t, p.dst_md);
@@ -228,9 +224,10 @@ class OnednnMatMul final : public Kernel {
   std::string label_;
   bool gemm_ = false, trans_a_ = false;
   bool const_b_ = false, copied_b_ = false;  // B is a constant; we hold our own copy of it
+  bool b_transposed_ = false;                 // weights_ is B stored [N, K] (Gemm's transB)
   Shape w_shape_;
   FusedActivation act_;
-  Tensor weights_, bias_;  // weights_: constant [K, N] (alpha folded in), bias_: [1, N]
+  Tensor weights_, bias_;  // weights_: constant B (alpha folded in), bias_: [1, N]
   onednn::PlanCache<std::pair<Shape, Shape>, Plan> plans_;
   dnnl::stream stream_{onednn::engine()};  // one per kernel, not one per run
   std::string impl_ = "onednn";
