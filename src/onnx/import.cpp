@@ -1,12 +1,15 @@
 #include "onnx/import.h"
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fcntl.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <unistd.h>
 
 #include <set>
+#include <system_error>
+#include <thread>
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
@@ -535,6 +538,33 @@ bool infer_shapes_again(Model& model) {
 
 namespace {
 
+// libonnx registers every operator schema of every opset the first time one is looked up (~9 ms
+// here, once per process); the import needs them from its first node on (check_arity, the
+// checker, shape inference). A thread builds them while this one maps, parses and copies the
+// weights, which come first. Joined on scope exit; without a thread the lookups build them.
+class SchemaWarmup {
+ public:
+  SchemaWarmup() {
+    static std::atomic<bool> built{false};
+    if (built.load()) return;  // later imports in this process: nothing to build
+    try {
+      thread_ = std::thread([] {
+        onnx::OpSchemaRegistry::Schema("Identity", 1, onnx::ONNX_DOMAIN);
+        built.store(true);
+      });
+    } catch (const std::system_error&) {
+    }
+  }
+  ~SchemaWarmup() {
+    if (thread_.joinable()) thread_.join();
+  }
+  SchemaWarmup(const SchemaWarmup&) = delete;
+  SchemaWarmup& operator=(const SchemaWarmup&) = delete;
+
+ private:
+  std::thread thread_;
+};
+
 // The bytes are split (model_split.h) so that protobuf parses only the graph's skeleton and each
 // weight is copied once, from these bytes into its tensor; `data` must outlive the import.
 // `mapped`: the mapping `data` lies in, whose pages are released as the weights are copied.
@@ -543,6 +573,7 @@ Model import_serialized(const void* data, size_t size, const std::string& base_d
   PI_CHECK(size > 0, InvalidModel, "the model is empty (0 bytes)");
   PI_CHECK(size < (size_t{1} << 31), InvalidModel,
            "the model is larger than protobuf's 2 GiB limit; save its weights as external data");
+  const SchemaWarmup warmup;
   onnx_io::SplitModel split;
   const bool is_split = onnx_io::split_model(data, size, &split);
   onnx::ModelProto mp;
