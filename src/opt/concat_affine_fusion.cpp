@@ -20,6 +20,7 @@ class ConcatAffineFusion final : public Pass {
   int min_level() const override { return 3; }
 
   int run(ir::Graph& g) override {
+    if (!has_op(g, {"ChannelAffine"})) return 0;
     const Uses u(g);
     std::vector<bool> dead(g.nodes.size(), false);
     int count = 0;

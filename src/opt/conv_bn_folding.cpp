@@ -21,6 +21,7 @@ class ConvBnFolding final : public Pass {
   int min_level() const override { return 1; }
 
   int run(ir::Graph& g) override {
+    if (!has_op(g, {"BatchNormalization"})) return 0;
     const Uses u(g);
     NameGen names(g);
     std::vector<bool> dead(g.nodes.size(), false);

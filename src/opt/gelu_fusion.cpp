@@ -63,6 +63,7 @@ class GeluFusion final : public Pass {
   int min_level() const override { return 2; }
 
   int run(ir::Graph& g) override {
+    if (!has_op(g, {"Erf", "Tanh"})) return 0;
     const Uses u(g);
     std::vector<bool> dead(g.nodes.size(), false);
     int count = 0;

@@ -39,6 +39,13 @@ bool Uses::unused(const std::string& v) const {
   return readers(v).empty() && !is_graph_output(v) && !read_by_subgraph(v);
 }
 
+bool has_op(const ir::Graph& g, std::initializer_list<const char*> ops) {
+  for (const auto& n : g.nodes)
+    for (const char* op : ops)
+      if (n.op_type == op) return true;
+  return false;
+}
+
 const Tensor* constant(const ir::Graph& g, const std::string& v) {
   auto it = g.initializers.find(v);
   return it == g.initializers.end() ? nullptr : &it->second;
@@ -216,20 +223,20 @@ std::string other_input(const ir::Node& n, const std::string& v) {
   return n.inputs[0] == v ? n.inputs[1] : n.inputs[0];
 }
 
-NameGen::NameGen(const ir::Graph& g) {
-  for (const auto& v : g.inputs) used_.insert(v.name);
-  for (const auto& v : g.outputs) used_.insert(v.name);
-  for (const auto& [name, t] : g.initializers) used_.insert(name);
-  for (const auto& [name, t] : g.value_types) used_.insert(name);
-  for (const auto& n : g.nodes) {
-    used_.insert(n.name);
-    for (const auto& o : n.outputs) used_.insert(o);
-    for (const auto& i : n.inputs) used_.insert(i);
-    for (const auto& i : n.implicit_inputs) used_.insert(i);
-  }
-}
-
 std::string NameGen::fresh(const std::string& base) {
+  if (!gathered_) {
+    gathered_ = true;
+    for (const auto& v : g_.inputs) used_.insert(v.name);
+    for (const auto& v : g_.outputs) used_.insert(v.name);
+    for (const auto& [name, t] : g_.initializers) used_.insert(name);
+    for (const auto& [name, t] : g_.value_types) used_.insert(name);
+    for (const auto& n : g_.nodes) {
+      used_.insert(n.name);
+      for (const auto& o : n.outputs) used_.insert(o);
+      for (const auto& i : n.inputs) used_.insert(i);
+      for (const auto& i : n.implicit_inputs) used_.insert(i);
+    }
+  }
   std::string name = base;
   for (int i = 1; used_.count(name); ++i) name = base + "_" + std::to_string(i);
   used_.insert(name);

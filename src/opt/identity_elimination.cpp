@@ -21,6 +21,7 @@ class IdentityElimination final : public Pass {
   int min_level() const override { return 1; }
 
   int run(ir::Graph& g) override {
+    if (!has_op(g, {"Identity", "Dropout", "Pad"})) return 0;
     const Uses u(g);
     std::map<std::string, std::string> rename;
     auto resolve = [&](std::string v) {

@@ -22,6 +22,7 @@ class LayerNormFusion final : public Pass {
   int min_level() const override { return 2; }
 
   int run(ir::Graph& g) override {
+    if (!has_op(g, {"ReduceMean"})) return 0;
     const Uses u(g);
     std::vector<bool> dead(g.nodes.size(), false);
     int count = 0;

@@ -25,6 +25,7 @@ class QConvAddFusion final : public Pass {
   int min_level() const override { return 2; }
 
   int run(ir::Graph& g) override {
+    if (!has_op(g, {"QLinearAdd"})) return 0;
     const Uses u(g);
     std::vector<bool> dead(g.nodes.size(), false);
     int count = 0;

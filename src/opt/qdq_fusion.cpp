@@ -106,6 +106,7 @@ class QdqFusion final : public Pass {
   int run(ir::Graph& g) override {
     auto op = g.opsets.find("");
     if (op == g.opsets.end() || op->second < 10 || op->second > 20) return 0;
+    if (!has_op(g, {"DequantizeLinear"})) return 0;
     const Uses u(g);
     NameGen names(g);
     std::vector<bool> dead(g.nodes.size(), false);

@@ -22,6 +22,7 @@ class QdqUnsigned final : public Pass {
   int min_level() const override { return 2; }
 
   int run(ir::Graph& g) override {
+    if (!has_op(g, {"QuantizeLinear"})) return 0;
     const Uses u(g);
     NameGen names(g);
     int count = 0;

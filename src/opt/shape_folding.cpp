@@ -16,6 +16,7 @@ class ShapeFolding final : public Pass {
   int min_level() const override { return 1; }
 
   int run(ir::Graph& g) override {
+    if (!has_op(g, {"Shape", "Size"})) return 0;
     const Uses u(g);
     std::vector<bool> dead(g.nodes.size(), false);
     int count = 0;
