@@ -134,7 +134,29 @@ def machine():
                 cores = v.strip()
     except OSError:
         pass
-    return f"{model}, {cores} CPUs"
+    # The widest vector ISA: the same "AMD EPYC" name has come with and without AVX-512 here, and
+    # the ratios differ between the two (oneDNN's AVX-512 kernels are another code path).
+    isa = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+        isa = next((n for n in ("avx512f", "avx2", "neon", "asimd") if n in flags), "baseline")
+        isa = {"avx512f": "AVX-512", "avx2": "AVX2"}.get(isa, isa)
+    except OSError:
+        pass
+    return f"{model}, {cores} CPUs, {isa}"
+
+
+def build_type(binary):
+    """The CMake build type of the folder holding `binary` (its CMakeCache.txt), or '?'."""
+    try:
+        with open(os.path.join(os.path.dirname(os.path.abspath(binary)), "CMakeCache.txt")) as f:
+            for line in f:
+                if line.startswith("CMAKE_BUILD_TYPE:"):
+                    return line.split("=", 1)[1].strip() or "?"
+    except OSError:
+        pass
+    return "?"
 
 
 def fmt(x, spec=".1f"):
@@ -283,7 +305,8 @@ def main():
                          text=True).stdout.strip() or "?"
     import onnxruntime  # noqa: E402  (version for the record)
     notes = (f"Machine: {machine()}. FMA peak GFLOP/s (bench/fma_peak): {peak_line or 'n/a'}.\n"
-             f"polyinfer {rev}, onnxruntime {onnxruntime.__version__}; {when}; "
+             f"polyinfer {rev} ({build_type(args.polyinfer)} build), "
+             f"onnxruntime {onnxruntime.__version__}; {when}; "
              f"up to {args.rounds} alternating rounds of {args.duration:g} s per runtime "
              f"(polyinfer: at least one measured run per round after one warm-up; one round "
              f"only where a round took over {args.slow_round:g} s); "
