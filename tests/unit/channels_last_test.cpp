@@ -80,6 +80,22 @@ Tensor run(const std::string& bytes, const std::string& provider, const Tensor& 
   return s.run({{"x", x}})[0].tensor();
 }
 
+// The rewritten model's output on the fast and the reference kernels against the original's on
+// the reference kernels, for input x.
+void expect_same_results(const std::string& original, const std::string& rewritten,
+                         const Tensor& x) {
+  const Tensor want = run(original, "cpu-ref", x);
+  for (const char* provider : {"cpu", "cpu-ref"}) {
+    SCOPED_TRACE(provider);
+    const Tensor got = run(rewritten, provider, x);
+    ASSERT_EQ(got.shape(), want.shape());
+    for (int64_t i = 0; i < got.numel(); ++i)
+      ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i],
+                  1e-5f * (1 + std::fabs(want.data<float>()[i])))
+          << "at " << i;
+  }
+}
+
 TEST(ChannelsLast, RewritesConvolutionsAndPoolingAndKeepsResults) {
   const std::string original = residual_model();
   Model model = import_onnx_bytes(original.data(), original.size(), "");
@@ -99,16 +115,7 @@ TEST(ChannelsLast, RewritesConvolutionsAndPoolingAndKeepsResults) {
   const std::string rewritten = export_onnx_bytes(model);
 
   const Tensor x = Tensor::from_vector<float>({2, 3, 15, 13}, random_values(2 * 3 * 15 * 13, 9));
-  const Tensor want = run(original, "cpu-ref", x);
-  for (const char* provider : {"cpu", "cpu-ref"}) {
-    SCOPED_TRACE(provider);
-    const Tensor got = run(rewritten, provider, x);
-    ASSERT_EQ(got.shape(), want.shape());
-    for (int64_t i = 0; i < got.numel(); ++i)
-      ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i],
-                  1e-5f * (1 + std::fabs(want.data<float>()[i])))
-          << "at " << i;
-  }
+  expect_same_results(original, rewritten, x);
 }
 
 // A DenseNet block: each layer normalizes (BN → ReLU) the concatenation of all earlier feature
@@ -163,16 +170,7 @@ TEST(ChannelsLast, ConcatenationsNormalizedAloneFuseWithTheirAffine) {
   const std::string rewritten = export_onnx_bytes(model);
 
   const Tensor x = Tensor::from_vector<float>({2, 6, 7, 5}, random_values(2 * 6 * 7 * 5, 23));
-  const Tensor want = run(original, "cpu-ref", x);
-  for (const char* provider : {"cpu", "cpu-ref"}) {
-    SCOPED_TRACE(provider);
-    const Tensor got = run(rewritten, provider, x);
-    ASSERT_EQ(got.shape(), want.shape());
-    for (int64_t i = 0; i < got.numel(); ++i)
-      ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i],
-                  1e-5f * (1 + std::fabs(want.data<float>()[i])))
-          << "at " << i;
-  }
+  expect_same_results(original, rewritten, x);
 }
 
 void add_int_initializer(ModelBuilder& m, const std::string& name, std::vector<int64_t> v) {
@@ -232,16 +230,7 @@ TEST(ChannelsLast, ChannelSlicesStayChannelsLast) {
     EXPECT_EQ(ops["Transpose"], 2);  // x in, the pooled value out: none around the slices
     const std::string rewritten = export_onnx_bytes(model);
     const Tensor x = Tensor::from_vector<float>({2, 3, 9, 7}, random_values(2 * 3 * 9 * 7, 13));
-    const Tensor want = run(original, "cpu-ref", x);
-    for (const char* provider : {"cpu", "cpu-ref"}) {
-      SCOPED_TRACE(provider);
-      const Tensor got = run(rewritten, provider, x);
-      ASSERT_EQ(got.shape(), want.shape());
-      for (int64_t i = 0; i < got.numel(); ++i)
-        ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i],
-                    1e-5f * (1 + std::fabs(want.data<float>()[i])))
-            << "at " << i;
-    }
+    expect_same_results(original, rewritten, x);
   }
 }
 
@@ -279,16 +268,7 @@ TEST(ChannelsLast, ChannelShuffleStaysChannelsLast) {
     EXPECT_EQ(layout_transposes, 2);  // x in, y out: none around the shuffle
     const std::string rewritten = export_onnx_bytes(model);
     const Tensor x = Tensor::from_vector<float>({2, 3, 5, 7}, random_values(2 * 3 * 5 * 7, 23));
-    const Tensor want = run(original, "cpu-ref", x);
-    for (const char* provider : {"cpu", "cpu-ref"}) {
-      SCOPED_TRACE(provider);
-      const Tensor got = run(rewritten, provider, x);
-      ASSERT_EQ(got.shape(), want.shape());
-      for (int64_t i = 0; i < got.numel(); ++i)
-        ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i],
-                    1e-5f * (1 + std::fabs(want.data<float>()[i])))
-            << "at " << i;
-    }
+    expect_same_results(original, rewritten, x);
   }
 }
 
