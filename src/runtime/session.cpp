@@ -222,9 +222,10 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts) {
   omp_set_num_threads(impl->rt->threads);
   keep_values(*impl->model.graph, opts.keep_values);
   // Rewrite the graph before placement (docs/optimizer.md); level 0 runs it as imported.
-  // Level 3 only adds the channels-last layout, whose Nhwc* operators exist for the CPU's
-  // oneDNN kernels alone: with another device first (vulkan) it would push every convolution
-  // back to the CPU behind a Transpose, so such sessions stop at level 2.
+  // Level 3 only adds the channels-last layout (and fusions of its operators), whose Nhwc*
+  // operators exist for the CPU's oneDNN kernels alone: with another device first (vulkan) it
+  // would push every convolution back to the CPU behind a Transpose, so such sessions stop at
+  // level 2.
   int level = opts.optimization_level;
   if (!impl->rt->providers.empty() &&
       impl->rt->providers.front()->device().kind != DeviceKind::CPU)
