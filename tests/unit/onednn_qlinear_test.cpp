@@ -223,45 +223,52 @@ TEST(OnednnQLinearConv, SaturationAdvisoryWithoutVnni) {
 TEST(OnednnQLinearConvAdd, MatchesReference) {
   // ai.polyinfer QLinearConvAdd: the convolution saturated to (sc, zc) — zc at the type's
   // minimum, a Relu, so the clip post-op matters — plus a residual Z with its own zero point.
-  for (bool s8 : {false, true}) {
-    SCOPED_TRACE(s8 ? "int8" : "uint8");
-    const int t = s8 ? kInt8 : kUInt8;
-    ModelBuilder m(13);
-    m.input("x", {1, 8, 9, 9}, t).input("z", {1, 12, 9, 9}, t).output("y", {}, t);
-    auto* op = m.proto().add_opset_import();
-    op->set_domain("ai.polyinfer");
-    op->set_version(1);
-    m.initializer("sx", {}, {0.02f}).initializer("sw", {12}, std::vector<float>(12, 0.002f));
-    m.initializer("sc", {}, {0.02f * 0.002f * 3 * 74 * 74 / 40});
-    m.initializer("sz", {}, {0.03f}).initializer("sy", {}, {0.05f});
-    int_init(m, "zx", {}, t, {s8 ? -5 : 131});
-    int_init(m, "zw", {12}, kInt8, std::vector<int32_t>(12, 0));
-    int_init(m, "zc", {}, t, {s8 ? -128 : 0});
-    int_init(m, "zz", {}, t, {s8 ? 7 : 120});
-    int_init(m, "zy", {}, t, {s8 ? -3 : 125});
-    int_init(m, "w", {12, 8, 1, 1}, kInt8, random_ints(96, -kW, kW, 5));
-    int_init(m, "b", {12}, kInt32, random_ints(12, -2000, 2000, 6));
-    m.node("QLinearConvAdd",
-           {"x", "sx", "zx", "w", "sw", "zw", "sc", "zc", "b", "z", "sz", "zz", "sy", "zy"}, {"y"},
-           "qconvadd");
-    m.proto().mutable_graph()->mutable_node(0)->set_domain("ai.polyinfer");
-    const std::string bytes = m.bytes();
-    Session a = load_on(bytes, "cpu");
-    Session b = load_on(bytes, "cpu-ref");
-    std::map<std::string, Value> feed{{"x", random_input({1, 8, 9, 9}, s8, 11)},
-                                      {"z", random_input({1, 12, 9, 9}, s8, 12)}};
-    const Tensor ya = a.run(feed)[0].tensor(), yb = b.run(feed)[0].tensor();
-    EXPECT_EQ(a.placement().nodes[0].impl.rfind("onednn", 0), 0u) << a.placement().nodes[0].impl;
-    if (advised_inexact(a, s8)) continue;
-    ASSERT_EQ(ya.shape(), yb.shape());
-    int differ = 0;
-    for (int64_t i = 0; i < ya.numel(); ++i) {
-      const int va = s8 ? ya.data<int8_t>()[i] : ya.data<uint8_t>()[i];
-      const int vb = s8 ? yb.data<int8_t>()[i] : yb.data<uint8_t>()[i];
-      ASSERT_LE(std::abs(va - vb), 1) << "at " << i;  // float vs double rounding (see the top)
-      differ += va != vb;
+  // Z is a graph input, or computed (Max(z, z)) and read by the convolution alone, which lends
+  // its memory to Y (Kernel::inplace_input).
+  for (bool computed_z : {false, true}) {
+    for (bool s8 : {false, true}) {
+      SCOPED_TRACE(std::string(s8 ? "int8" : "uint8") + (computed_z ? ", computed Z" : ""));
+      const int t = s8 ? kInt8 : kUInt8;
+      ModelBuilder m(13);
+      m.input("x", {1, 8, 9, 9}, t).input("z", {1, 12, 9, 9}, t).output("y", {}, t);
+      auto* op = m.proto().add_opset_import();
+      op->set_domain("ai.polyinfer");
+      op->set_version(1);
+      m.initializer("sx", {}, {0.02f}).initializer("sw", {12}, std::vector<float>(12, 0.002f));
+      m.initializer("sc", {}, {0.02f * 0.002f * 3 * 74 * 74 / 40});
+      m.initializer("sz", {}, {0.03f}).initializer("sy", {}, {0.05f});
+      int_init(m, "zx", {}, t, {s8 ? -5 : 131});
+      int_init(m, "zw", {12}, kInt8, std::vector<int32_t>(12, 0));
+      int_init(m, "zc", {}, t, {s8 ? -128 : 0});
+      int_init(m, "zz", {}, t, {s8 ? 7 : 120});
+      int_init(m, "zy", {}, t, {s8 ? -3 : 125});
+      int_init(m, "w", {12, 8, 1, 1}, kInt8, random_ints(96, -kW, kW, 5));
+      int_init(m, "b", {12}, kInt32, random_ints(12, -2000, 2000, 6));
+      if (computed_z) m.node("Max", {"z", "z"}, {"z_max"}, "zmax");
+      m.node("QLinearConvAdd",
+             {"x", "sx", "zx", "w", "sw", "zw", "sc", "zc", "b", computed_z ? "z_max" : "z", "sz",
+              "zz", "sy", "zy"},
+             {"y"}, "qconvadd");
+      m.proto().mutable_graph()->mutable_node(computed_z ? 1 : 0)->set_domain("ai.polyinfer");
+      const std::string bytes = m.bytes();
+      Session a = load_on(bytes, "cpu");
+      Session b = load_on(bytes, "cpu-ref");
+      std::map<std::string, Value> feed{{"x", random_input({1, 8, 9, 9}, s8, 11)},
+                                        {"z", random_input({1, 12, 9, 9}, s8, 12)}};
+      const Tensor ya = a.run(feed)[0].tensor(), yb = b.run(feed)[0].tensor();
+      const auto& conv = a.placement().nodes.back();
+      EXPECT_EQ(conv.impl.rfind("onednn", 0), 0u) << conv.impl;
+      if (advised_inexact(a, s8)) continue;
+      ASSERT_EQ(ya.shape(), yb.shape());
+      int differ = 0;
+      for (int64_t i = 0; i < ya.numel(); ++i) {
+        const int va = s8 ? ya.data<int8_t>()[i] : ya.data<uint8_t>()[i];
+        const int vb = s8 ? yb.data<int8_t>()[i] : yb.data<uint8_t>()[i];
+        ASSERT_LE(std::abs(va - vb), 1) << "at " << i;  // float vs double rounding (see the top)
+        differ += va != vb;
+      }
+      EXPECT_LE(differ * 100, ya.numel());
     }
-    EXPECT_LE(differ * 100, ya.numel());
   }
 }
 

@@ -175,6 +175,9 @@ class OnednnQLinearConv final : public Kernel {
   }
 
   bool prepacked(size_t i) const override { return (i == 3 && !weights_.defined()) || i == 8; }
+  // QLinearConvAdd's sum post-op starts from Z's values in the destination (same 8-bit type as
+  // Y): given Z's memory as Y's, the copy of Z goes, as for FusedConv.
+  int inplace_input() const override { return has_z_ ? 9 : -1; }
 
   std::string impl() const override { return impl_; }
   std::string advisory() const override { return advisory_; }
