@@ -111,5 +111,39 @@ TEST(FastPool, WindowsWithoutAValidTap) {
   EXPECT_TRUE(fast(r.impl)) << r.impl;
 }
 
+// The ONNX MaxPool / AveragePool on NCHW X take the same loops plane by plane: 2-D and 1-D,
+// the same geometry cases, 8-bit max; MaxPool's Indices output stays with the reference.
+TEST(FastPool, NchwMatchesReference) {
+  for (const Case& c : kCases) {
+    const Shape x{c.x[0], c.x[3], c.x[1], c.x[2]};
+    for (const char* op : {"MaxPool", "AveragePool"}) {
+      SCOPED_TRACE(std::string(op) + " " + shape_str(x));
+      OracleOp o(op, 19);
+      o.attr("kernel_shape", c.kernel).attr("strides", c.strides).attr("dilations", c.dilations)
+          .attr("pads", c.pads).attr("ceil_mode", c.ceil);
+      auto r = o.random(x).check(0, 0);
+      EXPECT_TRUE(fast(r.impl)) << r.impl;
+    }
+  }
+  // 1-D: [N, C, W].
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    OracleOp o(op, 19);
+    o.attr("kernel_shape", std::vector<int64_t>{4}).attr("strides", std::vector<int64_t>{3})
+        .attr("pads", std::vector<int64_t>{1, 2});
+    if (std::string(op) == "AveragePool") o.attr("count_include_pad", int64_t{1});
+    auto r = o.threads(2).random({3, 5, 20}).check(0, 0);
+    EXPECT_TRUE(fast(r.impl)) << r.impl;
+  }
+  std::vector<uint8_t> u(2 * 3 * 7 * 6);
+  for (size_t i = 0; i < u.size(); ++i) u[i] = static_cast<uint8_t>((i * 91) % 256);
+  OracleOp q("MaxPool", 12);
+  q.attr("kernel_shape", std::vector<int64_t>{3, 3}).attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto r = q.input(Tensor::from_vector<uint8_t>({2, 3, 7, 6}, u)).check(0, 0);
+  EXPECT_TRUE(fast(r.impl)) << r.impl;
+  OracleOp idx("MaxPool", 12);
+  idx.attr("kernel_shape", std::vector<int64_t>{2, 2}).outputs(2);
+  EXPECT_EQ(idx.random({1, 2, 4, 4}).check(0, 0).impl, "reference");
+}
+
 }  // namespace
 }  // namespace polyinfer

@@ -1,14 +1,17 @@
-// Fast ai.polyinfer NhwcMaxPool and NhwcAveragePool: 2-D windows over channels-last X [N, H, W, C],
-// each output pixel a vector loop over the contiguous channels of its window's taps.
+// Fast pooling loops: ai.polyinfer NhwcMaxPool / NhwcAveragePool (2-D windows over channels-last
+// X [N, H, W, C]: each output pixel a vector loop over the contiguous channels of its window's
+// taps) and the ONNX MaxPool / AveragePool on NCHW X (1-D and 2-D: each plane pooled alone, one
+// value per output pixel).
 //
-// Why not oneDNN's: on this AVX2 machine its jit pooling took 0.79 ms for ResNet/DenseNet's stem
-// max pool (64 channels, 112x112, 3x3 stride 2) where these loops need a fraction of that,
-// and it is DenseNet-121's largest non-convolution cost after Concat.
+// Why not oneDNN's: on this AVX2 machine its jit pooling took 0.79-1.2 ms for ResNet/DenseNet's
+// stem max pool (64 channels, 112x112, 3x3 stride 2) where these loops need 0.24 ms, and on NCHW
+// it has only simple_nchw: 13.9 ms for that pool in a level-2 ResNet-50 session (11% of the run).
 //
 // Results equal the reference kernel's bit for bit: the taps are visited in its order (window
 // rows, then columns), the maximum keeps the first valid tap unless a later one is greater (so
 // a NaN first stays and a NaN later is skipped, as there), and the average divides the float
 // sum by the same count. float32 for both; int8/uint8 for max pooling (a QDQ model's MaxPool).
+// MaxPool's Indices output, 3-D windows and other dtypes are left to the reference kernel.
 #include <limits>
 #include <type_traits>
 
@@ -58,12 +61,13 @@ struct Axis {
   }
 };
 
-class FastNhwcPool final : public Kernel {
+class FastPool final : public Kernel {
  public:
-  explicit FastNhwcPool(const KernelInfo& info)
+  explicit FastPool(const KernelInfo& info)
       : ref_(info),
         attrs_(cpu::WindowAttrs::parse(info)),
-        max_(info.node().op_type == "NhwcMaxPool"),
+        channels_last_(info.node().domain == "ai.polyinfer"),
+        max_(info.node().op_type.find("MaxPool") != std::string::npos),
         include_pad_(info.attr_int("count_include_pad", 0) != 0),
         label_(info.node().label()) {
     const ir::TypeInfo* xt = info.input_type(0);
@@ -71,8 +75,10 @@ class FastNhwcPool final : public Kernel {
         xt->elem != DType::Float32 &&
         !(max_ && (xt->elem == DType::Int8 || xt->elem == DType::UInt8)))
       info.unsupported("the fast kernel for this dtype (float32; 8-bit for max pooling)");
-    if (attrs_.kernel_shape.size() != 2)
-      info.unsupported("the fast kernel for a kernel_shape of other than 2 values");
+    const size_t axes = attrs_.kernel_shape.size();
+    if (axes != 2 && (channels_last_ || axes != 1))
+      info.unsupported("the fast kernel for pooling over other than 1 or 2 axes");
+    if (info.has_output(1)) info.unsupported("the fast kernel for MaxPool's Indices output");
   }
   std::string impl() const override { return ref_.impl(); }
 
@@ -80,16 +86,27 @@ class FastNhwcPool final : public Kernel {
     const Tensor& x = ctx.input(0);
     const DType dt = x.dtype();
     const bool typed = dt == DType::Float32 || (max_ && (dt == DType::Int8 || dt == DType::UInt8));
-    if (!typed || x.rank() != 4) return ref_.run(ctx);  // its error
-    const Shape spatial(x.shape().begin() + 1, x.shape().end() - 1);
+    const int axes = static_cast<int>(attrs_.kernel_shape.size());
+    if (!typed || x.rank() != axes + 2) return ref_.run(ctx);  // its error
+    const Shape spatial = channels_last_ ? Shape(x.shape().begin() + 1, x.shape().end() - 1)
+                                         : Shape(x.shape().begin() + 2, x.shape().end());
     const cpu::WindowGeometry g =
         cpu::window_geometry(attrs_, spatial, attrs_.kernel_shape, label_, /*pool=*/true);
-    const Axis h{g.in[0], g.strides[0], g.dilations[0], g.pad_begin[0], g.pad_end[0], g.kernel[0]};
-    const Axis w{g.in[1], g.strides[1], g.dilations[1], g.pad_begin[1], g.pad_end[1], g.kernel[1]};
-    const int64_t n = x.dim(0), c = x.dim(3), oh = g.out[0], ow = g.out[1];
-    Tensor& y = ctx.output(0, dt, {n, oh, ow, c});
+    // A 1-D window is a 2-D one of height 1; an NCHW tensor is N·C planes of one channel.
+    const int last = axes - 1;
+    Axis h;
+    if (axes == 2) h = {g.in[0], g.strides[0], g.dilations[0], g.pad_begin[0], g.pad_end[0], g.kernel[0]};
+    const Axis w{g.in[last], g.strides[last], g.dilations[last], g.pad_begin[last],
+                 g.pad_end[last], g.kernel[last]};
+    const int64_t planes = channels_last_ ? x.dim(0) : x.dim(0) * x.dim(1);
+    const int64_t c = channels_last_ ? x.dim(3) : 1;
+    const int64_t oh = axes == 2 ? g.out[0] : 1, ow = g.out[last];
+    Shape ys = channels_last_ ? Shape{x.dim(0)} : Shape{x.dim(0), x.dim(1)};
+    ys.insert(ys.end(), g.out.begin(), g.out.end());
+    if (channels_last_) ys.push_back(c);
+    Tensor& y = ctx.output(0, dt, ys);
     if (y.numel() == 0) return;
-    const int64_t rows = n * oh;
+    const int64_t rows = planes * oh;
     const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, ow * c * w.kernel * h.kernel));
     auto each_row = [&](auto* yp, const auto* xp) {
       using T = std::remove_const_t<std::remove_pointer_t<decltype(xp)>>;
@@ -102,6 +119,31 @@ class FastNhwcPool final : public Kernel {
             int64_t w0, w1, wp;
             w.taps(j, &w0, &w1, &wp);
             T* out = yp + (r * ow + j) * c;
+            const bool empty = h0 == h1 || w0 == w1;
+            const int64_t div = include_pad_ ? hp * wp : (h1 - h0) * (w1 - w0);
+            const T* base = xp + b * h.in * w.in * c;
+            if (c == 1) {  // NCHW: one value per pixel, in registers
+              if (max_) {
+                T best = empty ? empty_max<T>() : base[(i * h.stride - h.pad_begin + h0 * h.dilation) * w.in +
+                                                       j * w.stride - w.pad_begin + w0 * w.dilation];
+                for (int64_t kh = h0; kh < h1; ++kh) {
+                  const T* row = base + (i * h.stride - h.pad_begin + kh * h.dilation) * w.in;
+                  for (int64_t kw = w0; kw < w1; ++kw) {
+                    const T v = row[j * w.stride - w.pad_begin + kw * w.dilation];
+                    best = v > best ? v : best;
+                  }
+                }
+                *out = best;
+              } else if constexpr (std::is_same_v<T, float>) {
+                float sum = 0;
+                for (int64_t kh = h0; kh < h1; ++kh) {
+                  const T* row = base + (i * h.stride - h.pad_begin + kh * h.dilation) * w.in;
+                  for (int64_t kw = w0; kw < w1; ++kw) sum += row[j * w.stride - w.pad_begin + kw * w.dilation];
+                }
+                *out = div > 0 ? sum / static_cast<float>(div) : std::numeric_limits<float>::quiet_NaN();
+              }
+              continue;
+            }
             // The average starts from 0 as the reference's sum does (0 + -0 is +0).
             bool first = max_;
             if (!max_) std::fill(out, out + c, T(0));
@@ -109,7 +151,7 @@ class FastNhwcPool final : public Kernel {
               const int64_t ih = i * h.stride - h.pad_begin + kh * h.dilation;
               for (int64_t kw = w0; kw < w1; ++kw) {
                 const int64_t iw = j * w.stride - w.pad_begin + kw * w.dilation;
-                const T* in = xp + ((b * h.in + ih) * w.in + iw) * c;
+                const T* in = base + (ih * w.in + iw) * c;
                 if (first) std::copy(in, in + c, out);
                 else if constexpr (std::is_same_v<T, float>) {
                   if (max_) max_into(out, in, c);
@@ -121,10 +163,8 @@ class FastNhwcPool final : public Kernel {
               }
             }
             if (max_) {
-              if (h0 == h1 || w0 == w1) std::fill(out, out + c, empty_max<T>());
+              if (empty) std::fill(out, out + c, empty_max<T>());
             } else if constexpr (std::is_same_v<T, float>) {
-              const int64_t valid = (h1 - h0) * (w1 - w0);
-              const int64_t div = include_pad_ ? hp * wp : valid;
               if (div <= 0) std::fill(out, out + c, std::numeric_limits<float>::quiet_NaN());
               else divide(out, static_cast<float>(div), c);
             }
@@ -149,13 +189,15 @@ class FastNhwcPool final : public Kernel {
 
   RefFallback ref_;
   cpu::WindowAttrs attrs_;
-  bool max_, include_pad_;
+  bool channels_last_, max_, include_pad_;
   std::string label_;
 };
 
 }  // namespace
 
-PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcMaxPool, 1, 1, FastNhwcPool);
-PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcAveragePool, 1, 1, FastNhwcPool);
+PI_CPU_FAST_KERNEL("", MaxPool, 1, 22, FastPool);
+PI_CPU_FAST_KERNEL("", AveragePool, 1, 22, FastPool);
+PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcMaxPool, 1, 1, FastPool);
+PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcAveragePool, 1, 1, FastPool);
 
 }  // namespace polyinfer::fast

@@ -1,16 +1,9 @@
-// MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool through oneDNN (fast tier; ops/pool.cpp
-// holds the reference kernels), in NCHW or — as the ai.polyinfer NhwcGlobal* operators the
-// channels-last pass emits — NHWC. (NhwcMaxPool and NhwcAveragePool have faster loops of their
-// own, fast/pool.cpp.)
-//
-// Covers float32 1-D and 2-D pooling without dilation and without MaxPool's Indices output.
-// ceil_mode becomes extra end padding (oneDNN ignores padding for max and, with
-// exclude-padding, for average); AveragePool with count_include_pad and a ceil-mode window that
-// reaches past the padding is left to the reference kernel (that window's divisor differs).
-#include <map>
+// GlobalAveragePool and GlobalMaxPool through oneDNN (fast tier; ops/pool.cpp holds the reference
+// kernels), in NCHW or — as the ai.polyinfer NhwcGlobal* operators the channels-last pass emits —
+// NHWC: one window covering the 1-D or 2-D input. float32; 8-bit for the maximum. (Windowed
+// MaxPool / AveragePool have faster loops of their own in either layout: fast/pool.cpp.)
 
 #include "providers/cpu/onednn/onednn.h"
-#include "providers/cpu/ops/conv_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer::cpu {
@@ -25,8 +18,7 @@ class OnednnPool final : public Kernel {
   explicit OnednnPool(const KernelInfo& info) : label_(info.node().label()) {
     const std::string& op = info.node().op_type;
     const std::string base = info.node().domain == "ai.polyinfer" ? op.substr(4) : op;  // Nhwc*
-    global_ = base.rfind("Global", 0) == 0;
-    max_ = base == "MaxPool" || base == "GlobalMaxPool";
+    max_ = base == "GlobalMaxPool";
     channels_last_ = info.node().domain == "ai.polyinfer";
     const ir::TypeInfo* xt = info.input_type(0);
     // Max pooling also on 8-bit values (a QDQ model's MaxPool after fuse-qdq): the maximum of
@@ -36,15 +28,6 @@ class OnednnPool final : public Kernel {
       info.unsupported("oneDNN path: dtype other than float32 (or 8-bit for max pooling)");
     if (!xt->has_shape || (xt->dims.size() != 3 && xt->dims.size() != 4))
       info.unsupported("oneDNN path: input of unknown rank or 3-D pooling");
-    if (info.has_output(1)) info.unsupported("oneDNN path: MaxPool's Indices output");
-    if (!global_) {
-      attrs_ = WindowAttrs::parse(info);
-      for (int64_t d : attrs_.dilations)
-        if (d != 1) info.unsupported("oneDNN path: dilated pooling");
-      if (attrs_.kernel_shape.size() + 2 != xt->dims.size())
-        info.unsupported("oneDNN path: kernel_shape of another rank");
-      include_pad_ = info.attr_int("count_include_pad", 0) != 0;
-    }
     // Static shape: make the primitive now (an uncovered case refuses here, not at run time).
     bool known = true;
     for (int64_t d : xt->dims) known = known && d > 0;
@@ -80,45 +63,24 @@ class OnednnPool final : public Kernel {
     const int64_t N = xs[0], C = channels_last_ ? xs.back() : xs[1];
     const Shape spatial = channels_last_ ? Shape(xs.begin() + 1, xs.end() - 1)
                                          : Shape(xs.begin() + 2, xs.end());
-    WindowGeometry g;
-    if (global_) {
-      g.in = g.kernel = spatial;
-      g.out.assign(spatial.size(), 1);
-      g.strides.assign(spatial.size(), 1);
-      g.pad_begin.assign(spatial.size(), 0);
-      g.pad_end.assign(spatial.size(), 0);
-    } else {
-      g = window_geometry(attrs_, spatial, attrs_.kernel_shape, label_, /*pool=*/true);
-    }
-    // End padding that makes oneDNN's floor rule produce the (ceil-mode) output size.
-    std::vector<int64_t> pad_end = g.pad_end;
-    for (size_t i = 0; i < spatial.size(); ++i) {
-      const int64_t need = (g.out[i] - 1) * g.strides[i] + g.kernel[i] - g.in[i] - g.pad_begin[i];
-      if (need > pad_end[i]) {
-        PI_CHECK(max_ || !include_pad_, UnsupportedOp, label_,
-                 ": count_include_pad with a ceil-mode window past the padding is not "
-                 "implemented in the oneDNN path");
-        pad_end[i] = need;
-      }
-    }
+    const std::vector<int64_t> ones(spatial.size(), 1), zeros(spatial.size(), 0);
     auto two_d = [&](const std::vector<int64_t>& v, int64_t pad) {
       return one_d ? memory::dims{pad, v[0]} : memory::dims{v[0], v[1]};
     };
-    const memory::dims in_hw = two_d(g.in, 1), out_hw = two_d(g.out, 1);
+    const memory::dims in_hw = two_d(spatial, 1), out_hw = two_d(ones, 1);
     const tag t = channels_last_ ? tag::nhwc : tag::nchw;
     Plan p;
     const dt type = dtype_ == DType::UInt8 ? dt::u8 : dtype_ == DType::Int8 ? dt::s8 : dt::f32;
     p.src_md = memory::desc({N, C, in_hw[0], in_hw[1]}, type, t);
     p.dst_md = memory::desc({N, C, out_hw[0], out_hw[1]}, type, t);
     p.y_shape = channels_last_ ? Shape{N} : Shape{N, C};
-    for (int64_t o : g.out) p.y_shape.push_back(o);
+    for (size_t i = 0; i < spatial.size(); ++i) p.y_shape.push_back(1);
     if (channels_last_) p.y_shape.push_back(C);
     const auto alg = max_ ? dnnl::algorithm::pooling_max
-                          : include_pad_ ? dnnl::algorithm::pooling_avg_include_padding
-                                         : dnnl::algorithm::pooling_avg_exclude_padding;
+                          : dnnl::algorithm::pooling_avg_exclude_padding;
     auto desc = dnnl::pooling_forward::desc(dnnl::prop_kind::forward_inference, alg, p.src_md,
-                                            p.dst_md, two_d(g.strides, 1), two_d(g.kernel, 1),
-                                            two_d(g.pad_begin, 0), two_d(pad_end, 0));
+                                            p.dst_md, two_d(ones, 1), in_hw, two_d(zeros, 0),
+                                            two_d(zeros, 0));
     dnnl::pooling_forward::primitive_desc pd(desc, onednn::engine());
     impl_ = onednn::impl_name(pd);
     p.prim = dnnl::pooling_forward(pd);
@@ -126,16 +88,13 @@ class OnednnPool final : public Kernel {
   }
 
   std::string label_;
-  bool global_ = false, max_ = false, include_pad_ = false, channels_last_ = false;
+  bool max_ = false, channels_last_ = false;
   DType dtype_ = DType::Float32;
-  WindowAttrs attrs_;
   onednn::PlanCache<Shape, Plan> plans_;
   dnnl::stream stream_{onednn::engine()};  // one per kernel, not one per run
   std::string impl_ = "onednn";
 };
 
-PI_CPU_FAST_KERNEL("", MaxPool, 1, 22, OnednnPool);
-PI_CPU_FAST_KERNEL("", AveragePool, 1, 22, OnednnPool);
 PI_CPU_FAST_KERNEL("", GlobalAveragePool, 1, 22, OnednnPool);
 PI_CPU_FAST_KERNEL("", GlobalMaxPool, 1, 22, OnednnPool);
 PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcGlobalAveragePool, 1, 1, OnednnPool);
