@@ -134,7 +134,9 @@ using KernelFactory = std::unique_ptr<Kernel> (*)(const KernelInfo&);
 // threaded) and the plain reference one. The provider tries them fastest first; a fast kernel
 // refuses in its constructor (UnsupportedOp) what it does not cover, and the next one is tried.
 // The reference tier is what the `cpu-ref` provider runs, and the oracle tests compare against.
-enum class KernelTier { Reference = 0, Fast = 1 };
+// A Specialized kernel covers a narrow case (one layout, one instruction set) better than the
+// general fast kernel of its operator, and is tried before it.
+enum class KernelTier { Reference = 0, Fast = 1, Specialized = 2 };
 
 struct KernelDef {
   std::string provider;  // "cpu", "vulkan", ...

@@ -60,7 +60,7 @@ class RegistryProvider : public Provider {
   // The name kernels are registered under (the provider's own name by default) and the fastest
   // tier this provider may use; `cpu-ref` uses cpu's kernels at the reference tier only.
   virtual std::string kernel_provider() const { return name(); }
-  virtual KernelTier max_tier() const { return KernelTier::Fast; }
+  virtual KernelTier max_tier() const { return KernelTier::Specialized; }
 };
 
 using ProviderFactory = std::function<std::unique_ptr<Provider>()>;

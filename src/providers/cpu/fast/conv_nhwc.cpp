@@ -1,0 +1,364 @@
+// ai.polyinfer NhwcFusedConv as a direct convolution with an AVX2+FMA register-blocked
+// microkernel: X [N, H, W, C], W [M, C, kH, kW], Y [N, OH, OW, M], group 1, float32, kernels
+// larger than 1x1 over at least 8 input channels.
+//
+// OPT-IN (POLYINFER_DIRECT_CONV=1), an experiment kept for measurement. It was written because
+// ResNet-50's 3x3 layers ran at 60-85 GFLOP/s in the model on an AVX2 machine (102 GFLOP/s FMA
+// peak per core), where oneDNN 2.6 has only its older jit:avx2 convolution. Measured there:
+//   - alone (one-node models, best of 200 runs), oneDNN's jit:avx2 reaches 90-93% of the peak on
+//     ResNet-50's 3x3 shapes and this kernel 85-90%: the microkernel is not what was missing;
+//   - in the model, one 3-round A/B put the 16 3x3 layers at 53 ms here against 56-59 ms on
+//     oneDNN, but the machine was too noisy afterwards to confirm it. The gap between a layer
+//     alone and in the model is memory traffic (ResNet-50 streams ~100 MB of weights per run).
+// Make it the default only on a quiet machine's in-model A/B (docs/status.md).
+//
+// The computation: each task is a tile of 6 output pixels (consecutive in Y, across rows) for one
+// block of 16 output channels; a tile keeps its 6x16 sums in 12 ymm registers while the
+// loop runs over the kernel taps and the input channels, broadcasting one input value per pixel
+// and loading 16 weights per channel (12 FMAs per 8 loads). Weights are packed once, at creation,
+// as [M/16][kH][kW][C][16] (zero-filled past M), so the loop reads them in order; the input
+// channels are split into chunks whose weights fit in L1, with partial sums kept in Y between
+// chunks. Padding is handled by copying X into a zero-bordered buffer first, so every tile runs
+// the same loop with no bounds tests. Bias and residual Z start the sums, and the activation is
+// applied before the last store; Z is read where Y then writes, so Y may take over Z's memory
+// (inplace_input).
+//
+// Summation order differs from the reference kernel's (taps, then channels): results agree to
+// float rounding, which tests/unit/conv_nhwc_test.cpp checks against the reference.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "providers/cpu/fast/fast_util.h"
+#include "providers/cpu/ops/conv_util.h"
+#include "providers/cpu/ops/fused_activation.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PI_DIRECT_CONV 1
+#define PI_AVX2 __attribute__((target("avx2,fma")))
+#endif
+
+namespace polyinfer::fast {
+namespace {
+
+using cpu::ActKind;
+using cpu::FusedActivation;
+
+constexpr int64_t kBlock = 16;  // output channels per task: two ymm vectors
+constexpr int kTile = 6;        // output pixels per tile: 6 x 2 accumulators + 3 = 15 registers
+
+// Whether this CPU should run NHWC convolutions here rather than on oneDNN, and the reason
+// when not (the placement report's refusal).
+const char* direct_conv_refusal() {
+#ifdef PI_DIRECT_CONV
+  const char* env = std::getenv("POLYINFER_DIRECT_CONV");
+  if (!env || std::strcmp(env, "1") != 0)
+    return "direct NHWC convolution: opt-in (POLYINFER_DIRECT_CONV=1) until measured faster";
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+    return "direct NHWC convolution: needs AVX2 and FMA";
+  return nullptr;
+#else
+  return "direct NHWC convolution: x86-64 only";
+#endif
+}
+
+// What one run needs besides the tensors.
+struct Geometry {
+  int64_t C, M, KH, KW;
+  int64_t sh, sw, dh, dw;
+  int64_t HP, WP;  // the (padded) input's height and width
+  int64_t OH, OW;
+};
+
+// One call of the microkernel: RW pixels x the block's channels, over one chunk of the input
+// channels (a chunk's weights stay in L1 while the tiles sweep the pixels).
+struct TileArgs {
+  const float* const* origin;  // each pixel's window origin in the input, at the chunk's channel
+  const int64_t* taps;         // the kernel taps' offsets from an origin (kH*kW of them)
+  int ntaps;
+  int64_t channels;    // input channels in this chunk
+  int64_t tap_stride;  // floats between one tap's packed weights and the next's (C * kBlock)
+  const float* w;      // the block's packed weights at the chunk's first channel
+  const float* bias;   // kBlock values for this block (zeros without a bias)
+  const float* z;      // the residual at the tile's first output value, or null
+  float* y;            // the tile's first output value; pixels are `m` floats apart
+  int64_t m;
+  int valid;          // channels of the block that exist (the rest are not stored)
+  bool first, last;   // the first chunk starts from bias (+ Z), later ones from the partial sums
+                      // in Y; the last one applies the activation
+  FusedActivation act;
+};
+
+#ifdef PI_DIRECT_CONV
+
+// Lanes [0, n) set: the tail of a block whose output channel count is not a multiple of 8.
+PI_AVX2 inline __m256i lane_mask(int n) {
+  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
+}
+
+PI_AVX2 inline __m256 activate(__m256 v, const FusedActivation& a) {
+  switch (a.kind) {
+    case ActKind::Relu:  // max(v, 0) returns 0 for NaN, as the reference's x > 0 ? x : 0 does
+      return _mm256_max_ps(v, _mm256_setzero_ps());
+    case ActKind::Clip:  // operands ordered so a NaN passes through, as in the reference
+      return _mm256_min_ps(_mm256_set1_ps(a.beta), _mm256_max_ps(_mm256_set1_ps(a.alpha), v));
+    case ActKind::LeakyRelu: {
+      const __m256 ge = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GE_OQ);
+      return _mm256_blendv_ps(_mm256_mul_ps(v, _mm256_set1_ps(a.alpha)), v, ge);
+    }
+    default:
+      return v;
+  }
+}
+
+// One tile: RW output pixels (which may come from different rows: a tile runs on in the next
+// row, so narrow outputs like 7x7 still fill whole tiles) x NV*8 output channels.
+template <int RW, int NV>
+PI_AVX2 void tile(const TileArgs& a) {
+  __m256 acc[RW][NV];
+  const __m256i tail = lane_mask(a.valid - (NV - 1) * 8);  // the last vector's lanes
+  const bool partial = a.valid < NV * 8;
+  // Pixel r's vector v of p (pixels `m` floats apart), the last one masked when partial.
+#define PI_LOAD(p, r, v)                                                         \
+  (partial && (v) == NV - 1 ? _mm256_maskload_ps((p) + (r) * a.m + (v) * 8, tail) \
+                            : _mm256_loadu_ps((p) + (r) * a.m + (v) * 8))
+#pragma GCC unroll 8
+  for (int r = 0; r < RW; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v)
+      if (a.first) {
+        acc[r][v] = _mm256_loadu_ps(a.bias + v * 8);
+        if (a.z) acc[r][v] = _mm256_add_ps(acc[r][v], PI_LOAD(a.z, r, v));
+      } else {
+        acc[r][v] = PI_LOAD(a.y, r, v);
+      }
+  for (int t = 0; t < a.ntaps; ++t) {
+    const float* xp[RW];
+#pragma GCC unroll 8
+    for (int r = 0; r < RW; ++r) xp[r] = a.origin[r] + a.taps[t];
+    const float* wp = a.w + t * a.tap_stride;
+    for (int64_t c = 0; c < a.channels; ++c) {
+      __m256 wv[NV];
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) wv[v] = _mm256_load_ps(wp + c * kBlock + v * 8);
+#pragma GCC unroll 8
+      for (int r = 0; r < RW; ++r) {
+        const __m256 b = _mm256_broadcast_ss(xp[r] + c);
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_fmadd_ps(b, wv[v], acc[r][v]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < RW; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) {
+      const __m256 out = a.last ? activate(acc[r][v], a.act) : acc[r][v];
+      float* yp = a.y + r * a.m + v * 8;
+      if (partial && v == NV - 1)
+        _mm256_maskstore_ps(yp, tail, out);
+      else
+        _mm256_storeu_ps(yp, out);
+    }
+}
+
+#undef PI_LOAD
+
+using TileFn = void (*)(const TileArgs&);
+
+template <int NV>
+constexpr TileFn kTiles[kTile + 1] = {nullptr,         tile<1, NV>, tile<2, NV>, tile<3, NV>,
+                                      tile<4, NV>, tile<5, NV>, tile<6, NV>};
+
+#endif  // PI_DIRECT_CONV
+
+class NhwcDirectConv final : public Kernel {
+ public:
+  explicit NhwcDirectConv(const KernelInfo& info) : label_(info.node().label()) {
+    if (const char* why = direct_conv_refusal()) info.unsupported(why);
+    require_float_input(info);
+    const Tensor* w = info.constant_input(1);
+    if (!w || w->dtype() != DType::Float32 || w->rank() != 4)
+      info.unsupported("direct NHWC convolution: constant float32 2-D weights only");
+    attrs_ = cpu::WindowAttrs::parse(info);
+    if (attrs_.group != 1) info.unsupported("direct NHWC convolution: grouped convolution");
+    M_ = w->shape()[0];
+    C_ = w->shape()[1];
+    KH_ = w->shape()[2];
+    KW_ = w->shape()[3];
+    // A few input channels leave the channel loop too short to pay for the tile's setup (the
+    // 3-channel stem); 1x1 convolutions stay with oneDNN's jit:avx2_1x1.
+    if (C_ < 8) info.unsupported("direct NHWC convolution: fewer than 8 input channels");
+    if (KH_ * KW_ == 1) info.unsupported("direct NHWC convolution: 1x1 kernel (oneDNN's)");
+    act_ = FusedActivation::from(info);
+    if (act_.kind != ActKind::None && act_.kind != ActKind::Relu && act_.kind != ActKind::Clip &&
+        act_.kind != ActKind::LeakyRelu)
+      info.unsupported("direct NHWC convolution: this activation");
+    has_z_ = info.has_input(3);
+    const Tensor* b = nullptr;
+    if (info.has_input(2)) {
+      b = info.constant_input(2);
+      if (!b || b->dtype() != DType::Float32)
+        info.unsupported("direct NHWC convolution: non-constant bias");
+      PI_CHECK(b->numel() == M_, ShapeMismatch, label_, ": bias has ", b->numel(),
+               " values but the weights have ", M_, " output channels");
+    }
+    pack(w->data<float>(), b ? b->data<float>() : nullptr);
+  }
+
+  bool prepacked(size_t i) const override { return i == 1 || i == 2; }
+  int inplace_input() const override { return has_z_ ? 3 : -1; }
+  std::string impl() const override { return "fast:avx2-direct"; }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    PI_CHECK(x.dtype() == DType::Float32, InvalidArgument, label_, ": X must be float32, got ",
+             dtype_name(x.dtype()));
+    PI_CHECK(x.rank() == 4 && x.shape()[3] == C_, ShapeMismatch, label_, ": X has shape ",
+             shape_str(x.shape()), " but the weights want [N, H, W, ", C_, "] (channels last)");
+    const int64_t N = x.shape()[0], H = x.shape()[1], W = x.shape()[2];
+    const cpu::WindowGeometry g =
+        cpu::window_geometry(attrs_, {H, W}, {KH_, KW_}, label_);
+    Geometry geo{C_,
+                 M_,
+                 KH_,
+                 KW_,
+                 g.strides[0],
+                 g.strides[1],
+                 g.dilations[0],
+                 g.dilations[1],
+                 H + g.pad_begin[0] + g.pad_end[0],
+                 W + g.pad_begin[1] + g.pad_end[1],
+                 g.out[0],
+                 g.out[1]};
+    Tensor& y = ctx.output(0, DType::Float32, {N, geo.OH, geo.OW, M_});
+    const float* z = nullptr;
+    if (has_z_) {
+      const Tensor& zt = ctx.input(3);
+      PI_CHECK(zt.dtype() == DType::Float32 && zt.shape() == y.shape(), ShapeMismatch, label_,
+               ": Z has shape ", shape_str(zt.shape()), " but the output has ",
+               shape_str(y.shape()));
+      z = zt.data<float>();
+    }
+    if (y.numel() == 0) return;
+    const float* xp = x.data<float>();
+    const bool padded = geo.HP != H || geo.WP != W;
+    if (padded) xp = pad_input(x, g, geo, ctx.threads());
+    compute(xp, N, geo, z, y.data<float>(), ctx.threads());
+  }
+
+ private:
+  void pack(const float* w, const float* b) {
+    const int64_t blocks = (M_ + kBlock - 1) / kBlock, per_block = KH_ * KW_ * C_ * kBlock;
+    packed_ = Tensor::zeros(DType::Float32, {blocks * per_block});
+    bias_ = Tensor::zeros(DType::Float32, {blocks * kBlock});
+    float* p = packed_.data<float>();
+    for (int64_t m = 0; m < M_; ++m) {
+      float* pb = p + (m / kBlock) * per_block + m % kBlock;
+      for (int64_t c = 0; c < C_; ++c)
+        for (int64_t kh = 0; kh < KH_; ++kh)
+          for (int64_t kw = 0; kw < KW_; ++kw)
+            pb[((kh * KW_ + kw) * C_ + c) * kBlock] = w[((m * C_ + c) * KH_ + kh) * KW_ + kw];
+    }
+    if (b) std::memcpy(bias_.data<float>(), b, static_cast<size_t>(M_) * sizeof(float));
+  }
+
+  // X copied into the middle of a zero-bordered [N, HP, WP, C] buffer: one per thread, shared by
+  // every convolution that runs on it and grown to the largest, instead of one per kernel (a
+  // ResNet-50 would hold ~10 MB of them). Each row is written whole, border included.
+  static const float* pad_input(const Tensor& x, const cpu::WindowGeometry& g,
+                                const Geometry& geo, int threads) {
+    thread_local std::vector<float> scratch;
+    const int64_t N = x.shape()[0], H = x.shape()[1], W = x.shape()[2], C = geo.C;
+    const int64_t row = geo.WP * C, top = g.pad_begin[0], left = g.pad_begin[1];
+    if (scratch.size() < static_cast<size_t>(N * geo.HP * row))
+      scratch.resize(static_cast<size_t>(N * geo.HP * row));
+    float* dst = scratch.data();
+    const float* src = x.data<float>();
+    parallel_for(N * geo.HP, threads, 64, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t n = i / geo.HP, h = i % geo.HP - top;
+        float* d = dst + i * row;
+        if (h < 0 || h >= H) {
+          std::memset(d, 0, static_cast<size_t>(row) * sizeof(float));
+          continue;
+        }
+        const size_t before = static_cast<size_t>(left * C), body = static_cast<size_t>(W * C);
+        std::memset(d, 0, before * sizeof(float));
+        std::memcpy(d + before, src + (n * H + h) * W * C, body * sizeof(float));
+        std::memset(d + before + body, 0, (static_cast<size_t>(row) - before - body) * sizeof(float));
+      }
+    });
+    return dst;
+  }
+
+  void compute(const float* x, int64_t N, const Geometry& geo, const float* z, float* y,
+               int threads) const {
+#ifdef PI_DIRECT_CONV
+    std::vector<int64_t> taps;
+    for (int64_t kh = 0; kh < geo.KH; ++kh)
+      for (int64_t kw = 0; kw < geo.KW; ++kw)
+        taps.push_back((kh * geo.dh * geo.WP + kw * geo.dw) * geo.C);
+    const int64_t blocks = (geo.M + kBlock - 1) / kBlock, plane = geo.OH * geo.OW;
+    const int64_t pixels = N * plane, tiles = (pixels + kTile - 1) / kTile;
+    const int64_t per_block = geo.KH * geo.KW * geo.C * kBlock;
+    // Input channels per chunk: the chunk's weights (kH*kW taps x chunk x 16 floats) fit in
+    // ~24 KB, well inside a 32 KB L1 beside the input rows the tiles read.
+    const int64_t chunk = std::min<int64_t>(
+        geo.C, std::max<int64_t>(8, 24576 / (geo.KH * geo.KW * kBlock * 4) / 8 * 8));
+    // Tasks are (block, tile), block-major. A thread takes a contiguous run of tasks and, for
+    // each block in it, sweeps its tiles once per channel chunk. A task is worth a thread once
+    // there are ~100k FMAs.
+    const int64_t tile_fmas = kTile * kBlock * geo.KH * geo.KW * geo.C;
+    parallel_for(blocks * tiles, threads, std::max<int64_t>(1, 100000 / tile_fmas),
+                 [&](int64_t b, int64_t e) {
+      const float* origin[kTile];
+      TileArgs a{origin, taps.data(), static_cast<int>(taps.size()), 0, geo.C * kBlock,
+                 nullptr, nullptr, nullptr, nullptr, geo.M, 0, false, false, act_};
+      for (int64_t seg = b; seg < e;) {
+        const int64_t blk = seg / tiles, seg_end = std::min(e, (blk + 1) * tiles);
+        a.valid = static_cast<int>(std::min<int64_t>(kBlock, geo.M - blk * kBlock));
+        a.bias = bias_.data<float>() + blk * kBlock;
+        const TileFn* fns = a.valid > 8 ? kTiles<2> : kTiles<1>;
+        for (int64_t c0 = 0; c0 < geo.C; c0 += chunk) {
+          a.channels = std::min(chunk, geo.C - c0);
+          a.first = c0 == 0;
+          a.last = c0 + a.channels == geo.C;
+          a.w = packed_.data<float>() + blk * per_block + c0 * kBlock;
+          for (int64_t task = seg; task < seg_end; ++task) {
+            const int64_t first = (task - blk * tiles) * kTile;
+            const int rw = static_cast<int>(std::min<int64_t>(kTile, pixels - first));
+            for (int r = 0; r < rw; ++r) {
+              const int64_t q = first + r, n = q / plane, oh = q % plane / geo.OW,
+                            ow = q % geo.OW;
+              origin[r] = x + ((n * geo.HP + oh * geo.sh) * geo.WP + ow * geo.sw) * geo.C + c0;
+            }
+            const int64_t yo = first * geo.M + blk * kBlock;
+            a.z = z ? z + yo : nullptr;
+            a.y = y + yo;
+            fns[rw](a);
+          }
+        }
+        seg = seg_end;
+      }
+    });
+#else
+    (void)x, (void)N, (void)geo, (void)z, (void)y, (void)threads;
+#endif
+  }
+
+  std::string label_;
+  cpu::WindowAttrs attrs_;
+  int64_t M_ = 0, C_ = 0, KH_ = 0, KW_ = 0;
+  FusedActivation act_;
+  bool has_z_ = false;
+  Tensor packed_, bias_;
+};
+
+PI_REGISTER_KERNEL_TIER("cpu", "ai.polyinfer", NhwcFusedConv, 1, 1, NhwcDirectConv, Specialized);
+
+}  // namespace
+}  // namespace polyinfer::fast

@@ -1,0 +1,187 @@
+// The direct NHWC convolution (src/providers/cpu/fast/conv_nhwc.cpp) against the reference
+// kernels (`cpu-ref`): one-node ai.polyinfer NhwcFusedConv models with constant weights over
+// shapes with odd channel counts (block tails), strides, dilations, asymmetric pads, several
+// kernel sizes, a residual Z and each activation the kernel covers. POLYINFER_DIRECT_CONV=1
+// selects it on any CPU with AVX2 and FMA; on others the tests skip, saying so.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+
+#include "model_builder.h"
+#include "polyinfer/session.h"
+
+namespace polyinfer {
+namespace {
+
+using test::ModelBuilder;
+
+std::vector<float> random_values(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+struct Case {
+  const char* name;
+  Shape x;  // [N, H, W, C]
+  int64_t m, kh, kw;
+  std::vector<int64_t> strides, pads, dilations;
+  bool bias, z;
+  const char* activation;
+  std::vector<float> params;
+};
+
+// gtest names a failing case by this instead of dumping the struct's bytes.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+bool have_avx2() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+// The model: Z (when used) comes from a Relu of an input, so it is an intermediate that dies at
+// the convolution and the executor lends its memory to Y (the in-place residual path).
+std::string model_bytes(const Case& c, Shape* y_shape) {
+  const int64_t C = c.x[3];
+  ModelBuilder m(17);
+  auto* op = m.proto().add_opset_import();
+  op->set_domain("ai.polyinfer");
+  op->set_version(1);
+  m.input("x", c.x).output("y", {});
+  m.initializer("w", {c.m, C, c.kh, c.kw}, random_values(c.m * C * c.kh * c.kw, 7));
+  std::vector<std::string> ins = {"x", "w"};
+  if (c.bias || c.z) ins.push_back(c.bias ? "b" : "");
+  if (c.bias) m.initializer("b", {c.m}, random_values(c.m, 8));
+  // Y's shape, for Z: the usual window arithmetic over explicit pads.
+  const std::vector<int64_t> s = c.strides.empty() ? std::vector<int64_t>{1, 1} : c.strides;
+  const std::vector<int64_t> d = c.dilations.empty() ? std::vector<int64_t>{1, 1} : c.dilations;
+  const std::vector<int64_t> p = c.pads.empty() ? std::vector<int64_t>{0, 0, 0, 0} : c.pads;
+  const int64_t oh = (c.x[1] + p[0] + p[2] - d[0] * (c.kh - 1) - 1) / s[0] + 1;
+  const int64_t ow = (c.x[2] + p[1] + p[3] - d[1] * (c.kw - 1) - 1) / s[1] + 1;
+  *y_shape = {c.x[0], oh, ow, c.m};
+  if (c.z) {
+    m.input("zin", *y_shape);
+    m.node("Relu", {"zin"}, {"z"}, "relu");
+    ins.push_back("z");
+  }
+  m.node("NhwcFusedConv", ins, {"y"}, "conv");
+  auto* g = m.proto().mutable_graph();
+  auto* n = g->mutable_node(g->node_size() - 1);
+  n->set_domain("ai.polyinfer");
+  auto ints = [&](const char* name, const std::vector<int64_t>& v) {
+    if (v.empty()) return;
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (auto x : v) a->add_ints(x);
+  };
+  ints("kernel_shape", {c.kh, c.kw});
+  ints("strides", c.strides);
+  ints("pads", c.pads);
+  ints("dilations", c.dilations);
+  if (*c.activation) {
+    auto* a = n->add_attribute();
+    a->set_name("activation");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(c.activation);
+    auto* ap = n->add_attribute();
+    ap->set_name("activation_params");
+    ap->set_type(onnx::AttributeProto::FLOATS);
+    for (float v : c.params) ap->add_floats(v);
+  }
+  return m.bytes();
+}
+
+class ConvNhwcTest : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    if (!have_avx2()) GTEST_SKIP() << "the direct NHWC convolution needs AVX2 and FMA";
+    setenv("POLYINFER_DIRECT_CONV", "1", 1);
+  }
+  void TearDown() override { unsetenv("POLYINFER_DIRECT_CONV"); }
+};
+
+TEST_P(ConvNhwcTest, MatchesReference) {
+  const Case& c = GetParam();
+  Shape y_shape;
+  const std::string bytes = model_bytes(c, &y_shape);
+  for (int threads : {1, 2}) {
+    SessionOptions fast, ref;
+    fast.optimization_level = ref.optimization_level = 0;
+    fast.threads = ref.threads = threads;
+    ref.providers = {"cpu-ref"};
+    Session a = Session::load_bytes(bytes.data(), bytes.size(), fast);
+    Session b = Session::load_bytes(bytes.data(), bytes.size(), ref);
+    std::map<std::string, Value> feed;
+    feed["x"] = Tensor::from_vector<float>(c.x, random_values(shape_numel(c.x), 1));
+    if (c.z) feed["zin"] = Tensor::from_vector<float>(y_shape, random_values(shape_numel(y_shape), 2));
+    const Tensor ya = a.run(feed)[0].tensor(), yb = b.run(feed)[0].tensor();
+    bool ran = false;
+    for (const auto& n : a.placement().nodes)
+      if (n.node == "conv") ran = n.impl == "fast:avx2-direct";
+    EXPECT_TRUE(ran) << "the direct convolution did not run the node";
+    ASSERT_EQ(ya.shape(), y_shape);
+    ASSERT_EQ(yb.shape(), y_shape);
+    const float* pa = ya.data<float>();
+    const float* pb = yb.data<float>();
+    // Sums of up to ~1000 products of values in [-1, 1] in another order: errors near 1e-6
+    // relative to the sum's magnitude.
+    for (int64_t i = 0; i < ya.numel(); ++i)
+      ASSERT_NEAR(pa[i], pb[i], 1e-4f * (1.f + std::fabs(pb[i])))
+          << "at flat index " << i << ", " << threads << " threads";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvNhwcTest,
+    ::testing::Values(
+        // 16-channel blocks, tiles of 6 pixels running across rows (7x7), the zero border.
+        Case{"k3pad1", {1, 7, 7, 16}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "Relu", {}},
+        // A block of 13 (one full vector and a masked one), 9 input channels, two images.
+        Case{"tails", {2, 5, 9, 9}, 13, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}},
+        // 40 = two blocks and a half one (8 lanes); 8 channels: the smallest taken.
+        Case{"half_block", {1, 6, 5, 8}, 40, 3, 3, {}, {1, 1, 1, 1}, {}, false, false, "", {}},
+        // 3 output channels: one masked vector only.
+        Case{"few_outputs", {1, 4, 4, 12}, 3, 3, 3, {}, {0, 0, 0, 0}, {}, true, false, "", {}},
+        Case{"stride2", {1, 11, 13, 24}, 24, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false,
+             "Relu", {}},
+        Case{"asym_pads_k5x2", {1, 9, 10, 10}, 17, 5, 2, {1, 2}, {2, 0, 1, 1}, {}, true, false,
+             "", {}},
+        Case{"dilated", {1, 12, 12, 16}, 16, 3, 3, {}, {2, 2, 2, 2}, {2, 2}, true, false, "", {}},
+        // Enough channels that they are split into chunks (partial sums through Y).
+        Case{"chunked", {1, 5, 5, 104}, 20, 3, 3, {}, {1, 1, 1, 1}, {}, true, true, "Relu", {}},
+        Case{"residual_clip", {1, 8, 8, 16}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, true, true, "Clip",
+             {-0.5f, 0.5f}},
+        Case{"residual_no_bias", {1, 6, 6, 8}, 11, 3, 3, {}, {1, 1, 1, 1}, {}, false, true,
+             "LeakyRelu", {0.1f}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// What the kernel leaves to oneDNN even when forced: 1x1 kernels and fewer than 8 channels.
+TEST(ConvNhwcSelection, LeavesPointwiseAndThinInputsToOneDnn) {
+  if (!have_avx2()) GTEST_SKIP() << "the direct NHWC convolution needs AVX2 and FMA";
+  setenv("POLYINFER_DIRECT_CONV", "1", 1);
+  for (const Case& c : {Case{"pointwise", {1, 4, 4, 16}, 8, 1, 1, {}, {}, {}, true, false, "", {}},
+                        Case{"thin", {1, 6, 6, 3}, 8, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "",
+                             {}}}) {
+    Shape y_shape;
+    const std::string bytes = model_bytes(c, &y_shape);
+    SessionOptions o;
+    o.optimization_level = 0;
+    Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
+    for (const auto& n : s.placement().nodes) {
+      if (n.node != "conv") continue;
+      EXPECT_NE(n.impl, "fast:avx2-direct") << c.name;
+    }
+  }
+  unsetenv("POLYINFER_DIRECT_CONV");
+}
+
+}  // namespace
+}  // namespace polyinfer
