@@ -16,14 +16,7 @@ namespace polyinfer {
 namespace {
 
 using test::ModelBuilder;
-
-std::vector<float> random_values(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using test::random_values;
 
 void add_ints(ModelBuilder& m, const std::string& name, std::vector<int64_t> v) {
   auto* g = m.proto().mutable_graph();

@@ -3,7 +3,9 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
 #include <initializer_list>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -83,5 +85,15 @@ class ModelBuilder {
   }
   onnx::ModelProto model_;
 };
+
+// `n` floats uniform in [lo, hi) from a generator seeded with `seed` (reproducible): weights and
+// inputs for the models above.
+inline std::vector<float> random_values(int64_t n, uint32_t seed, float lo = -1, float hi = 1) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = dist(gen);
+  return v;
+}
 
 }  // namespace polyinfer::test

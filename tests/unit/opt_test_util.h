@@ -57,13 +57,6 @@ inline void int64_initializer(ModelBuilder& b, const std::string& name, std::vec
   for (auto v : values) t->add_int64_data(v);
 }
 
-inline std::vector<float> random_values(size_t n, uint32_t seed, float lo = -1, float hi = 1) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(gen);
-  return v;
-}
 inline size_t numel(const std::vector<int64_t>& dims) {
   size_t n = 1;
   for (auto d : dims) n *= static_cast<size_t>(d);
