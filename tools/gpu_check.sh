@@ -146,15 +146,16 @@ for m in resnet50 mobilenet_v2 bert_base; do
   fi
 done
 
-# --no-fork: one CUDA context for the whole run (a fork per test would create one per test).
+# One worker process runs the tests (one CUDA context for the run), and a crash costs only the
+# test that caused it: a new worker takes the rest.
 ops='add|sub|mul|div|pow|max|min|relu|leakyrelu|sigmoid|tanh|exp|log|neg|abs|sqrt|reciprocal|erf|hardsigmoid|hardswish|gelu|softmax|logsoftmax|matmul|gemm|conv|maxpool|averagepool|globalaveragepool|globalmaxpool|batchnorm|layer_normalization|transpose|concat|slice|split|gather|reshape|flatten|squeeze|unsqueeze|identity|reduce_sum|reduce_mean|resize|expand'
 if [ -d "$testdata/node" ]; then
   step conformance_node_cuda_ops 150 "$pi" conformance "$testdata/node" --providers cuda,cpu \
-    --no-fork --filter "^test_($ops)(_|\$)" --expect tests/conformance/expected_failures.txt --json
+    --filter "^test_($ops)(_|\$)" --expect tests/conformance/expected_failures.txt --json
   step conformance_simple_cuda 90 "$pi" conformance "$testdata/simple" --providers cuda,cpu \
-    --no-fork --expect tests/conformance/expected_failures.txt --min-passed 21 --quiet
+    --expect tests/conformance/expected_failures.txt --min-passed 21 --quiet
   step conformance_pytorch_operator_cuda 90 "$pi" conformance "$testdata/pytorch-operator" \
-    --providers cuda,cpu --no-fork --expect tests/conformance/expected_failures.txt \
+    --providers cuda,cpu --expect tests/conformance/expected_failures.txt \
     --min-passed 35 --quiet
 else
   echo "conformance: $testdata not installed (skipped)" | tee -a "$summary"

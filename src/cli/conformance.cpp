@@ -1,16 +1,10 @@
 // `polyinfer conformance DIR...`: runs ONNX backend test folders and compares outputs.
 //
-// Each test runs in a child process with a time limit, so a crash or a hang in one test is
-// reported as that test's error instead of ending the run.
-#include <poll.h>
+// The tests run in a worker process with a time limit per test (cli/isolated_worker.h), so a
+// crash or a hang in one test is reported as that test's error instead of ending the run.
 #include <regex.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -18,6 +12,7 @@
 #include <set>
 
 #include "cli/cli.h"
+#include "cli/isolated_worker.h"
 #include "core/compare.h"
 #include "onnx/tensor_file.h"
 
@@ -98,62 +93,16 @@ std::pair<std::string, std::string> run_test(const fs::path& dir, const SessionO
   return {"passed", ""};
 }
 
-// Forks, runs the test in the child, and collects "status\ndetail" through a pipe.
-std::pair<std::string, std::string> run_isolated(const fs::path& dir, const SessionOptions& opts,
-                                                 const Tolerance& tol, int timeout_s) {
-  int fds[2];
-  if (pipe(fds) != 0) return {"errored", "pipe() failed"};
-  std::cout.flush();
-  const pid_t pid = fork();
-  if (pid < 0) return {"errored", "fork() failed"};
-  if (pid == 0) {
-    close(fds[0]);
-    std::pair<std::string, std::string> r;
-    try {
-      r = run_test(dir, opts, tol);
-    } catch (const Error& e) {
-      r = {"errored", std::string(error_code_name(e.code())) + ": " + e.what()};
-    } catch (const std::exception& e) {
-      r = {"errored", std::string("exception: ") + e.what()};
-    }
-    const std::string msg = r.first + "\n" + r.second;
-    size_t off = 0;
-    while (off < msg.size()) {
-      const ssize_t w = write(fds[1], msg.data() + off, msg.size() - off);
-      if (w <= 0) break;
-      off += static_cast<size_t>(w);
-    }
-    close(fds[1]);
-    _exit(0);
+// run_test with its exceptions as an "errored" result.
+std::pair<std::string, std::string> run_caught(const fs::path& dir, const SessionOptions& opts,
+                                               const Tolerance& tol) {
+  try {
+    return run_test(dir, opts, tol);
+  } catch (const Error& e) {
+    return {"errored", std::string(error_code_name(e.code())) + ": " + e.what()};
+  } catch (const std::exception& e) {
+    return {"errored", std::string("exception: ") + e.what()};
   }
-  close(fds[1]);
-  std::string buf;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  bool timed_out = false;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000))) <= 0) continue;
-    char chunk[4096];
-    const ssize_t n = read(fds[0], chunk, sizeof chunk);
-    if (n <= 0) break;
-    buf.append(chunk, static_cast<size_t>(n));
-  }
-  close(fds[0]);
-  if (timed_out) kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (timed_out) return {"errored", "timed out after " + std::to_string(timeout_s) + " s"};
-  if (WIFSIGNALED(status))
-    return {"errored", std::string("crashed: ") + strsignal(WTERMSIG(status))};
-  const auto nl = buf.find('\n');
-  if (nl == std::string::npos) return {"errored", "test process exited without a result"};
-  return {buf.substr(0, nl), buf.substr(nl + 1)};
 }
 
 std::map<std::string, std::string> read_expected(const std::string& path) {
@@ -183,7 +132,10 @@ int cmd_conformance(const std::vector<std::string>& argv) {
                  "Runs ONNX backend test folders (DIR/test_*/model.onnx + test_data_set_*) and\n"
                  "compares outputs (floats: rtol 1e-3, atol 1e-5; other types exactly).\n"
                  "--expect FILE: 'test_name: reason' lines; any other failure fails the run.\n"
-                 "--min-passed N: fail the run when fewer tests pass. Exit 2 when a check fails.\n";
+                 "--min-passed N: fail the run when fewer tests pass. Exit 2 when a check fails.\n"
+                 "The tests run in a worker process: a crash or a test over --timeout S (default\n"
+                 "300) errors that test and a new worker takes the rest. --no-fork runs them in\n"
+                 "this process instead.\n";
     return args.flag("help") ? kExitOk : kExitUsage;
   }
   SessionOptions opts = session_options(args);
@@ -217,18 +169,23 @@ int cmd_conformance(const std::vector<std::string>& argv) {
   }
   std::vector<Result> results;
   std::map<std::string, int> count;
-  for (const auto& [suite, dir] : tests) {
+  // The worker replies "status\ndetail".
+  IsolatedWorker worker([&](size_t i) {
+    const auto r = run_caught(tests[i].second, opts, tol);
+    return r.first + "\n" + r.second;
+  });
+  for (size_t i = 0; i < tests.size(); ++i) {
+    const auto& [suite, dir] = tests[i];
     const std::string name = dir.filename().string();
     if (regexec(&filter, name.c_str(), 0, nullptr, 0) != 0) continue;
     std::pair<std::string, std::string> r;
     if (args.flag("no-fork")) {
-      try {
-        r = run_test(dir, opts, tol);
-      } catch (const Error& e) {
-        r = {"errored", std::string(error_code_name(e.code())) + ": " + e.what()};
-      }
+      r = run_caught(dir, opts, tol);
+    } else if (const auto reply = worker.run(i, timeout); !reply.ok) {
+      r = {"errored", reply.text};
     } else {
-      r = run_isolated(dir, opts, tol, timeout);
+      const auto nl = reply.text.find('\n');
+      r = {reply.text.substr(0, nl), nl == std::string::npos ? "" : reply.text.substr(nl + 1)};
     }
     ++count[r.first];
     results.push_back({suite, name, r.first, r.second});

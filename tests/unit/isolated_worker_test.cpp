@@ -1,0 +1,83 @@
+// cli/isolated_worker.h: jobs share one worker process until one crashes, exits or overruns;
+// the failure names what happened and the next job gets a fresh worker.
+#include "cli/isolated_worker.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace polyinfer::cli {
+namespace {
+
+// Job 0: the worker's pid. 1: killed by a signal. 2: exits without a reply. 3: hangs.
+// 4: a reply larger than a socket buffer.
+std::string job(size_t i) {
+  switch (i) {
+    case 1:
+      raise(SIGKILL);
+      break;
+    case 2:
+      _exit(3);
+    case 3:
+      sleep(30);
+      break;
+    case 4: {
+      std::string big(3 << 20, 'x');
+      big.back() = 'y';
+      return big;
+    }
+    default:
+      break;
+  }
+  return std::to_string(getpid());
+}
+
+TEST(IsolatedWorker, JobsShareOneWorkerProcess) {
+  IsolatedWorker w(job);
+  const auto a = w.run(0, 10), b = w.run(0, 10);
+  ASSERT_TRUE(a.ok) << a.text;
+  ASSERT_TRUE(b.ok) << b.text;
+  EXPECT_EQ(a.text, b.text);
+  EXPECT_NE(a.text, std::to_string(getpid()));
+}
+
+TEST(IsolatedWorker, ACrashIsReportedAndTheNextJobGetsANewWorker) {
+  IsolatedWorker w(job);
+  const auto before = w.run(0, 10);
+  const auto crash = w.run(1, 10);
+  EXPECT_FALSE(crash.ok);
+  EXPECT_EQ(crash.text, std::string("crashed: ") + strsignal(SIGKILL));
+  const auto after = w.run(0, 10);
+  ASSERT_TRUE(after.ok) << after.text;
+  EXPECT_NE(after.text, before.text);
+}
+
+TEST(IsolatedWorker, AnExitWithoutAReplySaysItsStatus) {
+  IsolatedWorker w(job);
+  const auto r = w.run(2, 10);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.text, "test process exited without a result (exit status 3)");
+  EXPECT_TRUE(w.run(0, 10).ok);
+}
+
+TEST(IsolatedWorker, AHangIsKilledAtTheTimeout) {
+  IsolatedWorker w(job);
+  const auto r = w.run(3, 1);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.text, "timed out after 1 s");
+  EXPECT_TRUE(w.run(0, 10).ok);
+}
+
+TEST(IsolatedWorker, ALargeReplyArrivesWhole) {
+  IsolatedWorker w(job);
+  const auto r = w.run(4, 30);
+  ASSERT_TRUE(r.ok) << r.text;
+  ASSERT_EQ(r.text.size(), size_t{3} << 20);
+  EXPECT_EQ(r.text.front(), 'x');
+  EXPECT_EQ(r.text.back(), 'y');
+}
+
+}  // namespace
+}  // namespace polyinfer::cli
