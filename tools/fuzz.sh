@@ -1,24 +1,27 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang and runs each one:
-#   tools/fuzz.sh SECONDS   explore for SECONDS per target (random seed): for developers
-#   tools/fuzz.sh --ci      a fixed seed and a fixed number of runs, so CI is deterministic: a
-#                           crash it finds is found on every machine, and new ones come from
-#                           developers' longer runs (add each crash input under tests/data/fuzz/)
+# Runs the libFuzzer targets:
+#   tools/fuzz.sh SECONDS      builds them with clang at -O1 (libFuzzer's documented level) in
+#                              build-fuzz/, then explores for SECONDS per target (random seed):
+#                              for developers
+#   tools/fuzz.sh --ci BUILD   runs the targets tools/test.sh built beside the tests with a fixed
+#                              seed and a fixed number of runs, so CI is deterministic: a crash it
+#                              finds is found on every machine, and new ones come from developers'
+#                              longer runs (add each crash input under tests/data/fuzz/)
 # Seeds come from the ONNX test data (models and .pb tensors) and the committed examples.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-60}
-# CI's bounded run (30000 inputs per target, seconds of work) is built at -O0, which compiles in
-# about half the time of -O1 with clang (onnx/import.cpp 19 -> 11 s, ops/binary.cpp 35 -> 11 s):
-# the build is nearly all of this step's time in CI. Developers' timed runs want the speed of
-# -O1 (libFuzzer's documented level) and get their own folder. Line tables only: reports keep
-# file:line. Without the CUDA plugin: the fuzzers never reach it, and it would be built with
-# nvcc's g++ host code beside clang's instrumentation for nothing.
-if [ "$mode" = "--ci" ]; then build="$root/build-fuzz-ci" opt=-O0; else build="$root/build-fuzz" opt=-O1; fi
-# Only the fuzz targets (and the library under them), not the CLI and benchmarks.
-targets=$(cd "$root/tests/fuzz" && ls fuzz_*.cpp | sed 's/\.cpp$//' | tr '\n' ' ')
-CXX=clang++ POLYINFER_TARGETS="$targets" "$root/tools/build.sh" "$build" -DPOLYINFER_FUZZ=ON -DPOLYINFER_TESTS=OFF -DPOLYINFER_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$opt -gline-tables-only -DNDEBUG"
+if [ "$mode" = "--ci" ]; then
+  build=${2:?"usage: tools/fuzz.sh --ci BUILD_DIR (a build with -DPOLYINFER_FUZZ=ON, as tools/test.sh makes)"}
+else
+  build="$root/build-fuzz"
+  # Only the fuzz targets (and the library under them), not the CLI and benchmarks. Line tables
+  # only: reports keep file:line. Without the CUDA plugin: the fuzzers never reach it.
+  targets=$(cd "$root/tests/fuzz" && ls fuzz_*.cpp | sed 's/\.cpp$//' | tr '\n' ' ')
+  CXX=clang++ POLYINFER_TARGETS="$targets" "$root/tools/build.sh" "$build" -DPOLYINFER_FUZZ=ON \
+    -DPOLYINFER_TESTS=OFF -DPOLYINFER_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG"
+fi
 
 data=/usr/share/libonnx-testdata/data
 corpus="$build/corpus"

@@ -43,11 +43,7 @@ namespace polyinfer::test {
 // A float32 tensor of `shape`, uniform in [lo, hi), from a generator seeded with `seed`.
 inline Tensor random_tensor(const Shape& shape, uint32_t seed = 1, float lo = -3.0f,
                             float hi = 3.0f) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
-  for (float& x : v) x = dist(gen);
-  return Tensor::from_vector<float>(shape, v);
+  return Tensor::from_vector<float>(shape, random_values(shape_numel(shape), seed, lo, hi));
 }
 
 // `t` (float32) rounded to float16: inputs for the float16 kernels.

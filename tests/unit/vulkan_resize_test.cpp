@@ -91,7 +91,7 @@ TEST(VulkanResize, SizesAxesRanksAndOpsets) {
   r = resize(std::move(OracleOp("Resize", 13).attr("mode", std::string("linear"))), {4, 130},
              Tensor(), floats({1.5f, 2.0f}), Tensor(), 2e-6);
   EXPECT_EQ(r.provider, "vulkan");
-  r = resize(std::move(OracleOp("Resize", 13)), {3, 4, 5}, Tensor(), floats({1, 0.5f, 2}),
+  r = resize(OracleOp("Resize", 13), {3, 4, 5}, Tensor(), floats({1, 0.5f, 2}),
              Tensor(), 0);
   EXPECT_EQ(r.provider, "vulkan");
   // Resize-10: asymmetric sampling, floor for nearest.
