@@ -104,7 +104,12 @@ std::string IsolatedWorker::stop(bool kill_it) {
 IsolatedWorker::Reply IsolatedWorker::run(size_t index, int timeout_s) {
   if (pid_ < 0) start();
   const uint64_t i = index;
-  if (!send_all(fd_, &i, sizeof i)) return {false, stop(false)};
+  if (!send_all(fd_, &i, sizeof i)) {
+    // The worker died between jobs (the OOM killer, say), before this one: not its fault.
+    stop(false);
+    start();
+    if (!send_all(fd_, &i, sizeof i)) return {false, stop(false)};
+  }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   std::string buf;
   uint64_t want = UINT64_MAX;  // the reply's length, once its 8-byte header is in

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
@@ -68,6 +69,19 @@ TEST(IsolatedWorker, AHangIsKilledAtTheTimeout) {
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.text, "timed out after 1 s");
   EXPECT_TRUE(w.run(0, 10).ok);
+}
+
+TEST(IsolatedWorker, AWorkerThatDiedBetweenJobsIsReplacedWithoutFailingTheNext) {
+  IsolatedWorker w(job);
+  const auto first = w.run(0, 10);
+  ASSERT_TRUE(first.ok) << first.text;
+  const pid_t pid = static_cast<pid_t>(std::stol(first.text));
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  // Until it is reaped the dead worker stays our child; its end of the socket is closed by then.
+  while (kill(pid, 0) == 0 && waitpid(pid, nullptr, WNOHANG) == 0) usleep(1000);
+  const auto next = w.run(0, 10);
+  ASSERT_TRUE(next.ok) << next.text;
+  EXPECT_NE(next.text, first.text);
 }
 
 TEST(IsolatedWorker, ALargeReplyArrivesWhole) {
