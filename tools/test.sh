@@ -5,13 +5,15 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/tools/setup.sh"
+# Each step's start in seconds since the script began: a slow CI run shows where its time went.
+step() { echo "== $* [at ${SECONDS}s]"; }
 
 # One clang build serves the tests and the fuzzers: the library carries libFuzzer's coverage
 # instrumentation beside the sanitizers, so CI compiles it once instead of once per compiler.
 # (Developers' own builds use g++, with -DPOLYINFER_WERROR=ON, so both compilers' warnings are
 # seen.) The folder name changed with the compiler: CMake cannot switch one in place.
 build="$root/build-check"
-echo "== build (clang, warnings as errors, ASan + UBSan, fuzz targets): $build"
+step "build (clang, warnings as errors, ASan + UBSan, fuzz targets): $build"
 # CI machines have the CUDA toolkit (and no GPU): there the CUDA provider is required, not just
 # on by default, so a toolkit that stops being found fails the build instead of dropping it.
 cuda=()
@@ -24,13 +26,14 @@ CXX=${CXX:-clang++} "$root/tools/build.sh" "$build" -DPOLYINFER_WERROR=ON -DPOLY
   -DPOLYINFER_FUZZ=ON "${cuda[@]}" \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG -Wno-pass-failed"
 
-echo "== tests"
+step tests
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 ctest --test-dir "$build" --output-on-failure -j2 --timeout 1500
 
-echo "== fuzzers (bounded)"
+step "fuzzers (bounded)"
 "$root/tools/fuzz.sh" --ci "$build"
 
-echo "== tracked figure: newer ONNX backend test data (no floor yet)"
+step "tracked figure: newer ONNX backend test data (no floor yet)"
 "$root/tools/conformance_newer.sh" "$build/polyinfer"
+step "done"
