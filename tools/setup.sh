@@ -9,7 +9,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev                  # oneDNN: fast CPU Conv/MatMul kernels (its CMake config wants libOpenCL.so)
   libgtest-dev libbenchmark-dev                   # unit tests, bench/ micro-benchmarks
   libonnx-testdata                                # the ONNX backend test data (conformance)
-  clang libclang-rt-14-dev                        # libFuzzer targets
+  clang libclang-rt-14-dev libomp-dev             # the CI build (tools/test.sh): clang, libFuzzer, OpenMP
   python3-venv                                    # tools/pyenv.sh (ONNX Runtime comparisons)
   libvulkan-dev mesa-vulkan-drivers               # Vulkan headers + loader, llvmpipe (doctor, tests)
   glslang-tools                                   # glslangValidator: Vulkan shaders to SPIR-V at build time
