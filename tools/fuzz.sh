@@ -41,9 +41,13 @@ set -o pipefail
 
 export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1
 status=0
-for fuzzer in "$build"/tests/fuzz/fuzz_*; do
-  [ -x "$fuzzer" ] || continue
-  name=$(basename "$fuzzer"); seeds="$corpus/${name#fuzz_}"
+# Every target in tests/fuzz must have been built: one missing fails, it is not skipped.
+for src in "$root"/tests/fuzz/fuzz_*.cpp; do
+  name=$(basename "$src" .cpp); fuzzer="$build/tests/fuzz/$name"; seeds="$corpus/${name#fuzz_}"
+  if [ ! -x "$fuzzer" ]; then
+    echo "fuzz $name: FAILED (no $fuzzer: configure $build with -DPOLYINFER_FUZZ=ON and clang)"
+    status=1; continue
+  fi
   mkdir -p "$seeds"
   if [ "$mode" = "--ci" ]; then budget=(-seed=1 -runs=30000); else budget=(-max_total_time="$mode"); fi
   if "$fuzzer" "${budget[@]}" -max_len=65536 -rss_limit_mb=4096 -timeout=10 \
