@@ -44,31 +44,26 @@ TEST(IsolatedWorker, JobsShareOneWorkerProcess) {
   EXPECT_NE(a.text, std::to_string(getpid()));
 }
 
-TEST(IsolatedWorker, ACrashIsReportedAndTheNextJobGetsANewWorker) {
-  IsolatedWorker w(job);
-  const auto before = w.run(0, 10);
-  const auto crash = w.run(1, 10);
-  EXPECT_FALSE(crash.ok);
-  EXPECT_EQ(crash.text, std::string("crashed: ") + strsignal(SIGKILL));
-  const auto after = w.run(0, 10);
-  ASSERT_TRUE(after.ok) << after.text;
-  EXPECT_NE(after.text, before.text);
-}
-
-TEST(IsolatedWorker, AnExitWithoutAReplySaysItsStatus) {
-  IsolatedWorker w(job);
-  const auto r = w.run(2, 10);
-  EXPECT_FALSE(r.ok);
-  EXPECT_EQ(r.text, "test process exited without a result (exit status 3)");
-  EXPECT_TRUE(w.run(0, 10).ok);
-}
-
-TEST(IsolatedWorker, AHangIsKilledAtTheTimeout) {
-  IsolatedWorker w(job);
-  const auto r = w.run(3, 1);
-  EXPECT_FALSE(r.ok);
-  EXPECT_EQ(r.text, "timed out after 1 s");
-  EXPECT_TRUE(w.run(0, 10).ok);
+// Each way a job can end its worker: the reply names it, and the next job runs on a new one.
+TEST(IsolatedWorker, AFailedJobIsNamedAndTheNextGetsANewWorker) {
+  const struct {
+    size_t job;
+    int timeout_s;
+    std::string text;
+  } cases[] = {{1, 10, std::string("crashed: ") + strsignal(SIGKILL)},
+               {2, 10, "test process exited without a result (exit status 3)"},
+               {3, 1, "timed out after 1 s"}};
+  for (const auto& c : cases) {
+    IsolatedWorker w(job);
+    const auto before = w.run(0, 10);
+    ASSERT_TRUE(before.ok) << before.text;
+    const auto r = w.run(c.job, c.timeout_s);
+    EXPECT_FALSE(r.ok) << "job " << c.job;
+    EXPECT_EQ(r.text, c.text);
+    const auto after = w.run(0, 10);
+    ASSERT_TRUE(after.ok) << after.text;
+    EXPECT_NE(after.text, before.text) << "job " << c.job << " left its worker running";
+  }
 }
 
 TEST(IsolatedWorker, AWorkerThatDiedBetweenJobsIsReplacedWithoutFailingTheNext) {
