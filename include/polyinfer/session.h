@@ -133,6 +133,17 @@ struct Placement {
   std::string summary() const;
 };
 
+// Where Session::load's wall time went, in milliseconds. The first session of a process also
+// pays one-time costs here: libonnx's operator schemas (~10 ms, built on a second thread during
+// the import) and oneDNN's first use.
+struct CreationTimes {
+  double import_ms = 0;    // reading and converting the model, ONNX shape inference
+  double optimize_ms = 0;  // the graph optimizer (and the fp16 conversion)
+  double kernels_ms = 0;   // placing nodes and creating their kernels: oneDNN primitives (JIT),
+                           // prepacked weights, device uploads
+  double total_ms = 0;     // all of it, with the bookkeeping between the phases
+};
+
 class Session {
  public:
   static Session load(const std::string& path, const SessionOptions& options = {});
@@ -154,6 +165,7 @@ class Session {
                          const std::vector<std::string>& output_names);
 
   const Placement& placement() const;
+  const CreationTimes& creation_times() const;
   // Peak bytes of intermediate tensors held at once during runs so far (per-session pools).
   size_t peak_memory_bytes() const;
   // Bytes of the planned arena intermediates are served from (runtime/memory_pool.h): planned

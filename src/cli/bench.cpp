@@ -346,6 +346,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   for (const auto& r : prof) flops = r.flops < 0 || flops < 0 ? -1 : flops + r.flops;
   const double gflop = flops >= 0 ? flops * 1e-9 : NAN;
   const Placement& pl = session.placement();
+  const CreationTimes& ct = session.creation_times();
 
   if (bo.json) {
     std::string providers;
@@ -356,6 +357,9 @@ int cmd_bench(const std::vector<std::string>& argv) {
               << ", \"precision\": " << json_str(precision_name(session.precision()))
               << ", \"warmup\": " << bo.warmup << ", \"iterations\": " << runs
               << ", \"session_create_ms\": " << num(create_ms)
+              << ", \"session_create_phases_ms\": {\"import\": " << num(ct.import_ms)
+              << ", \"optimize\": " << num(ct.optimize_ms) << ", \"kernels\": "
+              << num(ct.kernels_ms) << "}"
               << ", \"first_run_ms\": " << num(first_ms) << ", \"latency_ms\": {\"min\": "
               << num(st.min) << ", \"mean\": " << num(st.mean) << ", \"median\": "
               << num(st.median) << ", \"p90\": " << num(st.p90) << ", \"p99\": " << num(st.p99)
@@ -378,8 +382,9 @@ int cmd_bench(const std::vector<std::string>& argv) {
 
   for (const auto& n : notes) std::cout << "note: " << n << "\n";
   std::printf("model: %s\n", args.positional[0].c_str());
-  std::printf("session: created in %.1f ms; first run %.2f ms; %d warm-up run%s; %d thread%s%s\n",
-              create_ms, first_ms, bo.warmup, bo.warmup == 1 ? "" : "s", session.threads(),
+  std::printf("session: created in %.1f ms (import %.1f, optimize %.1f, kernels %.1f); first run "
+              "%.2f ms; %d warm-up run%s; %d thread%s%s\n",
+              create_ms, ct.import_ms, ct.optimize_ms, ct.kernels_ms, first_ms, bo.warmup, bo.warmup == 1 ? "" : "s", session.threads(),
               session.threads() == 1 ? "" : "s",
               session.precision() == Precision::Fp32 ? "" : "; precision fp16");
   std::printf("latency over %d runs (ms): min %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f"

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <set>
 #include <thread>
@@ -26,9 +27,16 @@ struct Session::Impl {
   std::vector<double> static_flops;  // per node, from the model's static shapes (-1 unknown)
   int level = 0;                     // the optimization level the graph was rewritten at
   Precision precision = Precision::Fp32;
+  CreationTimes creation;
 };
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
 
 ValueSpec spec_of(const ir::ValueInfo& v) {
   ValueSpec s;
@@ -213,7 +221,9 @@ void keep_values(ir::Graph& g, const std::vector<std::string>& names) {
   }
 }
 
-std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts) {
+// `started`: when Session::load began; `import_ms`: the import's share of the time since.
+std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts,
+                                     Clock::time_point started, double import_ms) {
   PI_CHECK(opts.optimization_level >= 0 && opts.optimization_level <= 3, InvalidArgument,
            "optimization level must be 0..3, got ", opts.optimization_level);
   auto impl = std::make_shared<Session::Impl>();
@@ -230,6 +240,7 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts) {
   if (!impl->rt->providers.empty() &&
       impl->rt->providers.front()->device().kind != DeviceKind::CPU)
     level = std::min(level, 2);
+  const auto optimize_start = Clock::now();
   opt::optimize(*impl->model.graph, level);
   impl->level = level;
   // Precision conversion comes after the optimizer: its fusions match float32 patterns, and the
@@ -240,6 +251,7 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts) {
     quant::convert_fp16(*impl->model.graph, fo);
   }
   impl->precision = opts.precision;
+  impl->creation.optimize_ms = ms_since(optimize_start);
   // FLOP estimates read the weights' shapes, so they come before the executor frees weights.
   std::vector<double> flops;
   for (const auto& n : impl->model.graph->nodes)
@@ -247,14 +259,18 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts) {
   // Weights the kernels hold in their own (prepacked) form are not kept twice: each original is
   // freed as soon as its last reader has prepacked it, before the next kernel copies its own.
   ir::Graph& graph = *impl->model.graph;
+  const auto kernels_start = Clock::now();
   impl->executor = std::make_unique<Executor>(
       impl->model.graph, impl->rt,
       [&graph](const std::string& name) { graph.initializers.erase(name); });
+  impl->creation.kernels_ms = ms_since(kernels_start);
   for (const auto& v : impl->model.graph->inputs) impl->inputs.push_back(spec_of(v));
   for (const auto& v : impl->model.graph->outputs) impl->outputs.push_back(spec_of(v));
   fill_placement(*impl->executor, *impl->rt, flops, "static shapes", &impl->placement);
   impl->static_flops = std::move(flops);
   impl->executor->set_profiling(opts.profile);
+  impl->creation.import_ms = import_ms;
+  impl->creation.total_ms = ms_since(started);
   return impl;
 }
 
@@ -289,17 +305,22 @@ int default_thread_count() {
 }
 
 Session Session::load(const std::string& path, const SessionOptions& options) {
-  return Session(build(import_onnx_file(path), options));
+  const auto start = Clock::now();
+  Model model = import_onnx_file(path);
+  return Session(build(std::move(model), options, start, ms_since(start)));
 }
 
 Session Session::load_bytes(const void* data, size_t size, const SessionOptions& options,
                             const std::string& base_dir) {
-  return Session(build(import_onnx_bytes(data, size, base_dir), options));
+  const auto start = Clock::now();
+  Model model = import_onnx_bytes(data, size, base_dir);
+  return Session(build(std::move(model), options, start, ms_since(start)));
 }
 
 const std::vector<ValueSpec>& Session::inputs() const { return impl_->inputs; }
 const std::vector<ValueSpec>& Session::outputs() const { return impl_->outputs; }
 const Placement& Session::placement() const { return impl_->placement; }
+const CreationTimes& Session::creation_times() const { return impl_->creation; }
 
 size_t Session::memory_arena_bytes() const {
   size_t total = 0;

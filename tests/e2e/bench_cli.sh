@@ -27,6 +27,9 @@ assert r["iterations"] == 4 and len(r["samples_ms"]) == 4, r["iterations"]
 assert r["threads"] == 1, r["threads"]
 assert r["precision"] == "fp32", r["precision"]
 assert r["peak_rss_mb"] > 0
+ph = r["session_create_phases_ms"]
+assert ph["import"] > 0 and ph["kernels"] > 0 and ph["optimize"] >= 0, ph
+assert sum(ph.values()) <= r["session_create_ms"] + 0.01, (ph, r["session_create_ms"])
 pl = r["placement"]
 assert pl["summary"].startswith("placement:") and pl["providers"][0]["name"] == "cpu", pl
 nodes = r["profile"]["nodes"]
@@ -43,7 +46,7 @@ fi
 
 # The human report names its sections.
 if "$pi" bench "$model" --duration 0.2 --profile --top 3 >"$tmp/out.txt" 2>"$tmp/err"; then
-  for want in "latency over" "throughput:" "peak RSS" "placement: cpu" "top 3 of"; do
+  for want in "latency over" "throughput:" "(import " ", kernels " "peak RSS" "placement: cpu" "top 3 of"; do
     grep -q "$want" "$tmp/out.txt" || fail "text report lacks '$want'"
   done
   echo "ok   text report"
