@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <set>
+#include <shared_mutex>
 
 #include "runtime/cost.h"
 #include "runtime/partitioner.h"
@@ -13,13 +14,18 @@ namespace {
 
 class KernelInfoImpl final : public KernelInfo {
  public:
+  // `weights_mu`, when given, is held exclusively while an initializer is erased from the
+  // graph (Executor::ReleaseConstant): lookups take it shared. A found weight itself stays, as
+  // it is released only once all its readers are created.
   KernelInfoImpl(const ir::Node& node, std::shared_ptr<const ir::Graph> graph,
-                 std::shared_ptr<const RuntimeContext> rt)
-      : node_(node), graph_(std::move(graph)), rt_(std::move(rt)) {}
+                 std::shared_ptr<const RuntimeContext> rt, std::shared_mutex* weights_mu = nullptr)
+      : node_(node), graph_(std::move(graph)), rt_(std::move(rt)), weights_mu_(weights_mu) {}
 
   const ir::Node& node() const override { return node_; }
   const Tensor* constant_input(size_t i) const override {
     if (!has_input(i)) return nullptr;
+    std::shared_lock<std::shared_mutex> lock;
+    if (weights_mu_) lock = std::shared_lock<std::shared_mutex>(*weights_mu_);
     auto it = graph_->initializers.find(node_.inputs[i]);
     return it == graph_->initializers.end() ? nullptr : &it->second;
   }
@@ -44,6 +50,7 @@ class KernelInfoImpl final : public KernelInfo {
   const ir::Node& node_;
   std::shared_ptr<const ir::Graph> graph_;
   std::shared_ptr<const RuntimeContext> rt_;
+  std::shared_mutex* weights_mu_;
 };
 
 class KernelContextImpl final : public KernelContext {
@@ -113,7 +120,7 @@ double measured_flops(const ir::Node& node, const std::vector<Value>& in,
 }  // namespace
 
 Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const RuntimeContext> rt,
-                   ReleaseConstant release)
+                   ReleaseConstant release, int workers)
     : graph_(std::move(graph)), rt_(std::move(rt)) {
   const ir::Graph& g = *graph_;
   auto define = [&](const std::string& name) {
@@ -140,6 +147,7 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
   }
   for (const auto& v : g.outputs) needed.insert(v.name);
   std::set<std::string> released;
+  std::shared_mutex weights_mu;
   auto on_placed = [&](const PlacedNode& p) {
     for (size_t k = 0; k < p.node->inputs.size(); ++k) {
       const std::string& name = p.node->inputs[k];
@@ -149,12 +157,16 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
       if (--it->second > 0 || needed.count(name)) continue;
       released_shapes_[slots_.at(name)] = g.initializers.at(name).shape();
       released.insert(name);
-      if (release) release(name);
+      if (release) {
+        std::unique_lock<std::shared_mutex> lock(weights_mu);
+        release(name);
+      }
     }
   };
   nodes_ = partition(
-      g, *rt_, [&](const ir::Node& n) { return std::make_unique<KernelInfoImpl>(n, graph_, rt_); },
-      on_placed);
+      g, *rt_,
+      [&](const ir::Node& n) { return std::make_unique<KernelInfoImpl>(n, graph_, rt_, &weights_mu); },
+      on_placed, workers);
   for (const auto& [name, t] : g.initializers)
     if (!released.count(name)) constants_.push_back({slots_.at(name), Value(t)});
 

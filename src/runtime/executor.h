@@ -41,9 +41,12 @@ class Executor final : public SubgraphRunner {
   // (Kernel::prepacked), as soon as the last of them is created: the graph's owner may free it.
   using ReleaseConstant = std::function<void(const std::string&)>;
 
-  // Places every node of `graph` (runtime/partitioner.h) and creates its kernel.
+  // Places every node of `graph` (runtime/partitioner.h) and creates its kernel, on up to
+  // `workers` threads. `release` may be called from any of them, one call at a time, while
+  // the others create kernels: it may erase the initializer from `graph` (the executor holds
+  // its readers off meanwhile).
   Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const RuntimeContext> rt,
-           ReleaseConstant release = {});
+           ReleaseConstant release = {}, int workers = 1);
 
   // Binds graph inputs in order (None leaves an optional input out), resolves outer-scope names
   // from `scope`, runs every node, returns the graph outputs in order.

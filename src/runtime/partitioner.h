@@ -20,8 +20,14 @@ using KernelInfoFactory = std::function<std::unique_ptr<KernelInfo>(const ir::No
 //         every provider's reason, and suggests adding cpu when it is not listed.
 // `on_placed`, when given, sees each node as soon as its kernel exists (the executor frees
 // prepacked weights there, before the next kernel makes its own copy).
+// `workers` > 1 creates kernels on that many threads when every provider allows it
+// (Provider::concurrent_kernel_creation) and the graph is big enough to pay for the threads:
+// placement and the error raised are the same as in order, and on_placed is called for one node
+// at a time but not in node order; `make_info` and on_placed must be safe to call from any thread
+// (the executor guards its weights, runtime/executor.cpp).
 std::vector<PlacedNode> partition(const ir::Graph& graph, const RuntimeContext& rt,
                                   const KernelInfoFactory& make_info,
-                                  const std::function<void(const PlacedNode&)>& on_placed = {});
+                                  const std::function<void(const PlacedNode&)>& on_placed = {},
+                                  int workers = 1);
 
 }  // namespace polyinfer

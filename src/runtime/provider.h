@@ -44,6 +44,10 @@ class Provider {
   virtual size_t release_memory() const { return 0; }
   // The kernels this provider can create (for `providers` listings); empty if it cannot say.
   virtual std::vector<const KernelDef*> kernels() const { return {}; }
+  // Whether create_kernel may run on several threads at once (for different nodes of one
+  // graph). Sessions whose providers all allow it create their kernels on as many threads as
+  // they run on (runtime/partitioner.h).
+  virtual bool concurrent_kernel_creation() const { return false; }
 };
 
 // A provider that creates kernels from the process-wide kernel registry: every provider whose

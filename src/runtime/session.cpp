@@ -262,7 +262,7 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts,
   const auto kernels_start = Clock::now();
   impl->executor = std::make_unique<Executor>(
       impl->model.graph, impl->rt,
-      [&graph](const std::string& name) { graph.initializers.erase(name); });
+      [&graph](const std::string& name) { graph.initializers.erase(name); }, impl->rt->threads);
   impl->creation.kernels_ms = ms_since(kernels_start);
   for (const auto& v : impl->model.graph->inputs) impl->inputs.push_back(spec_of(v));
   for (const auto& v : impl->model.graph->outputs) impl->outputs.push_back(spec_of(v));

@@ -21,6 +21,9 @@ class CpuProvider final : public RegistryProvider {
     return cpu::onednn::describe() + ", " + fast::impl_name() + " loops, OpenMP threads";
   }
   std::shared_ptr<Allocator> allocator() const override { return host_allocator(); }
+  // Kernel constructors read only their node and its constants; oneDNN's primitive creation is
+  // thread-safe, and each kernel owns its stream.
+  bool concurrent_kernel_creation() const override { return true; }
 };
 
 class CpuReferenceProvider final : public RegistryProvider {
