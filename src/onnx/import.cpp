@@ -1,7 +1,6 @@
 #include "onnx/import.h"
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <fcntl.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -9,7 +8,6 @@
 
 #include <set>
 #include <system_error>
-#include <thread>
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
@@ -18,6 +16,7 @@
 #include "onnx/inline_functions.h"
 #include "onnx/mapped_file.h"
 #include "onnx/model_split.h"
+#include "onnx/schemas.h"
 #include "onnx/graph_proto.h"
 #include "onnx/tensor_proto.h"
 
@@ -275,7 +274,7 @@ class GraphImporter {
                                  .second;
     if (n.opset > known) return;
     const onnx::OpSchema* schema =
-        onnx::OpSchemaRegistry::Schema(n.op_type, n.opset, onnx::ONNX_DOMAIN);
+        onnx_io::lazy_schemas()->GetSchema(n.op_type, n.opset, onnx::ONNX_DOMAIN);
     if (!schema) return;  // unknown here: the kernels decide
     const int ins = static_cast<int>(n.inputs.size()), outs = static_cast<int>(n.outputs.size());
     PI_CHECK(ins >= schema->min_input() && ins <= schema->max_input(), InvalidModel, n.label(),
@@ -338,7 +337,7 @@ void absorb_types(const std::map<std::string, ir::TypeInfo>& types, ir::Graph& g
 // it and say why. Returns "" when inference is safe to run.
 std::string unsafe_for_shape_inference(const onnx::ModelProto& mp) {
   try {
-    onnx::checker::check_model(mp);
+    onnx_io::check_model(mp);
   } catch (const std::exception& e) {
     std::string what = e.what();
     if (what.size() > 200) what = what.substr(0, 200) + "...";
@@ -471,7 +470,7 @@ Model import_proto(onnx::ModelProto& mp, const std::string& base_dir, const Impo
   }
   try {
     onnx::ShapeInferenceOptions opts(false, 0, options.propagate_shape_data);
-    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), opts);
+    onnx::shape_inference::InferShapes(mp, onnx_io::lazy_schemas(), opts);
     std::map<std::string, ir::TypeInfo> inferred;
     collect_value_info(mp.graph(), &inferred);
     absorb_types(inferred, *m.graph);
@@ -506,7 +505,7 @@ bool infer_shapes_again(Model& model) {
   if (!unsafe_for_shape_inference(mp).empty()) return false;
   try {
     onnx::ShapeInferenceOptions opts(false, 0, true);
-    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), opts);
+    onnx::shape_inference::InferShapes(mp, onnx_io::lazy_schemas(), opts);
   } catch (const std::exception&) {
     return false;
   }
@@ -538,33 +537,6 @@ bool infer_shapes_again(Model& model) {
 
 namespace {
 
-// libonnx registers every operator schema of every opset the first time one is looked up (~9 ms
-// here, once per process); the import needs them from its first node on (check_arity, the
-// checker, shape inference). A thread builds them while this one maps, parses and copies the
-// weights, which come first. Joined on scope exit; without a thread the lookups build them.
-class SchemaWarmup {
- public:
-  SchemaWarmup() {
-    static std::atomic<bool> built{false};
-    if (built.load()) return;  // later imports in this process: nothing to build
-    try {
-      thread_ = std::thread([] {
-        onnx::OpSchemaRegistry::Schema("Identity", 1, onnx::ONNX_DOMAIN);
-        built.store(true);
-      });
-    } catch (const std::system_error&) {
-    }
-  }
-  ~SchemaWarmup() {
-    if (thread_.joinable()) thread_.join();
-  }
-  SchemaWarmup(const SchemaWarmup&) = delete;
-  SchemaWarmup& operator=(const SchemaWarmup&) = delete;
-
- private:
-  std::thread thread_;
-};
-
 // The bytes are split (model_split.h) so that protobuf parses only the graph's skeleton and each
 // weight is copied once, from these bytes into its tensor; `data` must outlive the import.
 // `mapped`: the mapping `data` lies in, whose pages are released as the weights are copied.
@@ -573,7 +545,6 @@ Model import_serialized(const void* data, size_t size, const std::string& base_d
   PI_CHECK(size > 0, InvalidModel, "the model is empty (0 bytes)");
   PI_CHECK(size < (size_t{1} << 31), InvalidModel,
            "the model is larger than protobuf's 2 GiB limit; save its weights as external data");
-  const SchemaWarmup warmup;
   onnx_io::SplitModel split;
   const bool is_split = onnx_io::split_model(data, size, &split);
   onnx::ModelProto mp;

@@ -1,0 +1,122 @@
+#include "onnx/schemas.h"
+
+#include <dlfcn.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <unordered_set>
+
+#include <onnx/checker.h>
+
+namespace polyinfer::onnx_io {
+namespace {
+
+// The domain part of libonnx's schema class names (ONNX_OPERATOR_SET_SCHEMA_CLASS_NAME); ""
+// for a domain libonnx registers no schemas in.
+const char* class_infix(const std::string& domain) {
+  if (domain == onnx::ONNX_DOMAIN) return "Onnx";
+  if (domain == onnx::AI_ONNX_ML_DOMAIN) return "OnnxML";
+  if (domain == onnx::AI_ONNX_PREVIEW_TRAINING_DOMAIN) return "OnnxPreview";
+  return "";
+}
+
+// The exported symbol of onnx::GetOpSchema<Op_Infix_verN>() (Itanium mangling).
+std::string symbol_of(const std::string& op, const char* infix, int version) {
+  const std::string cls = op + "_" + infix + "_ver" + std::to_string(version);
+  return "_ZN4onnx11GetOpSchemaINS_" + std::to_string(cls.size()) + cls + "EEENS_8OpSchemaEv";
+}
+
+// libonnx itself, found from one of its functions, so that lookups work however polyinfer was
+// loaded. Null when it cannot be found: every lookup then goes to the full registry.
+void* libonnx_handle() {
+  static void* const handle = [] () -> void* {
+    Dl_info info{};
+    auto* fn = reinterpret_cast<void*>(&onnx::OpSchemaRegistry::Instance);
+    if (!dladdr(fn, &info) || !info.dli_fname) return nullptr;
+    return dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  }();
+  return handle;
+}
+
+class LazySchemas final : public onnx::ISchemaRegistry {
+ public:
+  const onnx::OpSchema* GetSchema(const std::string& op, const int max_version,
+                                  const std::string& domain) const override {
+    const char* infix = class_infix(domain);
+    if (!*infix) return nullptr;  // what the full registry answers: it holds no such domain
+    std::lock_guard<std::mutex> lock(mu_);
+    auto [it, inserted] = answers_.try_emplace({domain, op, max_version}, nullptr);
+    if (inserted) it->second = find(op, max_version, domain, infix);
+    return it->second;
+  }
+
+ private:
+  // The schema with the highest since-version <= max_version, as the full registry picks it.
+  const onnx::OpSchema* find(const std::string& op, int max_version, const std::string& domain,
+                             const char* infix) const {
+    void* lib = libonnx_handle();
+    const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+    auto range = ranges.find(domain);
+    if (lib && range != ranges.end()) {
+      for (int v = std::min(max_version, range->second.second); v >= range->second.first; --v) {
+        void* sym = dlsym(lib, symbol_of(op, infix, v).c_str());
+        if (!sym) continue;
+        auto& built = built_[{domain, op, v}];
+        if (!built) {
+          built = std::make_unique<onnx::OpSchema>(
+              reinterpret_cast<onnx::OpSchema (*)()>(sym)());
+          built->Finalize();  // as registration does: arity, type constraints
+        }
+        return built.get();
+      }
+    }
+    // Not exported under the expected name (or an op libonnx does not have): libonnx's answer.
+    return onnx::OpSchemaRegistry::Schema(op, max_version, domain);
+  }
+
+  mutable std::mutex mu_;
+  mutable std::map<std::tuple<std::string, std::string, int>, const onnx::OpSchema*> answers_;
+  mutable std::map<std::tuple<std::string, std::string, int>, std::unique_ptr<onnx::OpSchema>>
+      built_;
+};
+
+}  // namespace
+
+const onnx::ISchemaRegistry* lazy_schemas() {
+  // Never destroyed: schemas may be referenced until the process ends, as libonnx's are.
+  static const LazySchemas* const registry = new LazySchemas;
+  return registry;
+}
+
+// The checks of onnx::checker::check_model(const ModelProto&) in libonnx 1.12, whose variant
+// taking a CheckerContext is internal to the library.
+void check_model(const onnx::ModelProto& mp) {
+  using onnx::checker::ValidationError;
+  if (!mp.ir_version()) throw ValidationError("The model does not have an ir_version set properly.");
+  if (mp.ir_version() > onnx::IR_VERSION)
+    throw ValidationError("Your model ir_version is higher than the checker's.");
+  std::unordered_set<std::string> keys;
+  for (const auto& entry : mp.metadata_props())
+    if (!keys.insert(entry.key()).second)
+      throw ValidationError("Your model has duplicate keys in metadata_props.");
+  std::unordered_map<std::string, int> opsets;
+  for (const auto& op : mp.opset_import()) opsets[op.domain()] = static_cast<int>(op.version());
+  if (mp.ir_version() >= 3 && opsets.empty())
+    throw ValidationError("model with IR version >= 3 must specify opset_import for ONNX");
+  if (mp.ir_version() < 3) {
+    if (!opsets.empty())
+      throw ValidationError("model with IR version < 3 cannot have opset_import specified");
+    opsets[onnx::ONNX_DOMAIN] = 1;
+  }
+  onnx::checker::CheckerContext ctx;
+  ctx.set_ir_version(static_cast<int>(mp.ir_version()));
+  ctx.set_opset_imports(opsets);
+  ctx.set_schema_registry(lazy_schemas());
+  onnx::checker::LexicalScopeContext lex;
+  onnx::checker::check_graph(mp.graph(), ctx, lex);
+  if (ctx.get_ir_version() >= 0x00000008) onnx::checker::check_model_local_functions(mp, ctx, lex);
+}
+
+}  // namespace polyinfer::onnx_io
