@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <new>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "core/device_registry.h"
+#include "core/host_recycling.h"
 
 namespace polyinfer {
 
@@ -35,22 +37,65 @@ constexpr int64_t kMaxElements = int64_t{1} << 40;
 // "madvise", grants them only to regions marked so; elsewhere the advice is ignored.
 constexpr size_t kHugePage = size_t{2} << 20;
 
+size_t rounded_size(size_t bytes) { return bytes == 0 ? 64 : (bytes + 63) / 64 * 64; }
+
+// Large buffers freed while a HostRecycling exists (core/host_recycling.h), for reuse.
+struct Recycled {
+  static constexpr size_t kMaxBytes = size_t{32} << 20;
+  std::mutex mu;
+  int scopes = 0;
+  size_t bytes = 0;
+  std::deque<std::pair<void*, size_t>> buffers;  // (buffer, rounded size), oldest first
+};
+Recycled& recycled() {
+  static Recycled r;
+  return r;
+}
+
 class HostAllocator final : public Allocator {
  public:
   Device device() const override { return Device::cpu(); }
   void* allocate(size_t bytes) override {
-    const size_t rounded = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
+    const size_t rounded = rounded_size(bytes);
     // Huge pages cover only the whole 2 MiB ranges of an allocation; its tail stays in small
     // pages, so rounding costs no resident memory (rounding the size up to 2 MiB cost ResNet-50
     // 50 MB of RSS).
     const bool huge = bytes >= kHugePage;
+    if (huge) {
+      Recycled& r = recycled();
+      std::lock_guard<std::mutex> lock(r.mu);
+      for (auto it = r.buffers.begin(); it != r.buffers.end(); ++it)
+        if (it->second == rounded) {
+          void* p = it->first;
+          r.bytes -= rounded;
+          r.buffers.erase(it);
+          return p;
+        }
+    }
     void* p = nullptr;
     if (::posix_memalign(&p, huge ? kHugePage : 64, rounded) != 0) p = nullptr;
     PI_CHECK(p != nullptr, OutOfMemory, "host allocation of ", bytes, " bytes failed");
     if (huge) ::madvise(p, rounded / kHugePage * kHugePage, MADV_HUGEPAGE);  // advice only
     return p;
   }
-  void deallocate(void* ptr, size_t) override { std::free(ptr); }
+  void deallocate(void* ptr, size_t bytes) override {
+    const size_t rounded = rounded_size(bytes);
+    if (bytes >= kHugePage && rounded <= Recycled::kMaxBytes) {
+      Recycled& r = recycled();
+      std::lock_guard<std::mutex> lock(r.mu);
+      if (r.scopes > 0) {
+        r.buffers.emplace_back(ptr, rounded);
+        r.bytes += rounded;
+        while (r.bytes > Recycled::kMaxBytes) {
+          std::free(r.buffers.front().first);
+          r.bytes -= r.buffers.front().second;
+          r.buffers.pop_front();
+        }
+        return;
+      }
+    }
+    std::free(ptr);
+  }
 };
 
 void host_copy(const void* src, void* dst, size_t bytes) { std::memcpy(dst, src, bytes); }
@@ -72,6 +117,27 @@ Registry& registry() {
 }
 
 }  // namespace
+
+HostRecycling::HostRecycling() {
+  Recycled& r = recycled();
+  std::lock_guard<std::mutex> lock(r.mu);
+  ++r.scopes;
+}
+
+HostRecycling::~HostRecycling() {
+  Recycled& r = recycled();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (--r.scopes > 0) return;
+  for (const auto& [p, size] : r.buffers) std::free(p);
+  r.buffers.clear();
+  r.bytes = 0;
+}
+
+size_t HostRecycling::kept_bytes() {
+  Recycled& r = recycled();
+  std::lock_guard<std::mutex> lock(r.mu);
+  return r.bytes;
+}
 
 std::shared_ptr<Allocator> host_allocator() {
   static auto a = std::make_shared<HostAllocator>();

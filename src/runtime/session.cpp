@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "core/host_recycling.h"
 #include "hw/report.h"
 #include "onnx/import.h"
 #include "opt/optimizer.h"
@@ -226,6 +227,8 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts,
                                      Clock::time_point started, double import_ms) {
   PI_CHECK(opts.optimization_level >= 0 && opts.optimization_level <= 3, InvalidArgument,
            "optimization level must be 0..3, got ", opts.optimization_level);
+  // Prepacked weights reuse the memory of the originals freed before them (core/host_recycling.h).
+  const HostRecycling recycling;
   auto impl = std::make_shared<Session::Impl>();
   impl->model = std::move(model);
   impl->rt = make_runtime(opts, &impl->placement);
