@@ -384,8 +384,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
   std::printf("model: %s\n", args.positional[0].c_str());
   std::printf("session: created in %.1f ms (import %.1f, optimize %.1f, kernels %.1f); first run "
               "%.2f ms; %d warm-up run%s; %d thread%s%s\n",
-              create_ms, ct.import_ms, ct.optimize_ms, ct.kernels_ms, first_ms, bo.warmup, bo.warmup == 1 ? "" : "s", session.threads(),
-              session.threads() == 1 ? "" : "s",
+              create_ms, ct.import_ms, ct.optimize_ms, ct.kernels_ms, first_ms, bo.warmup,
+              bo.warmup == 1 ? "" : "s", session.threads(), session.threads() == 1 ? "" : "s",
               session.precision() == Precision::Fp32 ? "" : "; precision fp16");
   std::printf("latency over %d runs (ms): min %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f"
               "  (mean %.3f)\n",

@@ -94,7 +94,8 @@ const onnx::ISchemaRegistry* lazy_schemas() {
 // taking a CheckerContext is internal to the library.
 void check_model(const onnx::ModelProto& mp) {
   using onnx::checker::ValidationError;
-  if (!mp.ir_version()) throw ValidationError("The model does not have an ir_version set properly.");
+  if (!mp.ir_version())
+    throw ValidationError("The model does not have an ir_version set properly.");
   if (mp.ir_version() > onnx::IR_VERSION)
     throw ValidationError("Your model ir_version is higher than the checker's.");
   std::unordered_set<std::string> keys;

@@ -165,7 +165,9 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
   };
   nodes_ = partition(
       g, *rt_,
-      [&](const ir::Node& n) { return std::make_unique<KernelInfoImpl>(n, graph_, rt_, &weights_mu); },
+      [&](const ir::Node& n) {
+        return std::make_unique<KernelInfoImpl>(n, graph_, rt_, &weights_mu);
+      },
       on_placed, workers);
   for (const auto& [name, t] : g.initializers)
     if (!released.count(name)) constants_.push_back({slots_.at(name), Value(t)});

@@ -12,7 +12,8 @@ namespace polyinfer {
 namespace {
 
 // Places one node: the first provider that can create its kernel takes it.
-PlacedNode place(const ir::Node& node, const RuntimeContext& rt, const KernelInfoFactory& make_info) {
+PlacedNode place(const ir::Node& node, const RuntimeContext& rt,
+                 const KernelInfoFactory& make_info) {
   auto info = make_info(node);
   PlacedNode p;
   p.node = &node;
