@@ -1,8 +1,9 @@
-// The direct NHWC convolution (src/providers/cpu/fast/conv_nhwc.cpp) against the reference
+// The NHWC convolutions of src/providers/cpu/fast/ (direct, Winograd) against the reference
 // kernels (`cpu-ref`): one-node ai.polyinfer NhwcFusedConv models with constant weights over
 // shapes with odd channel counts (block tails), strides, dilations, asymmetric pads, several
-// kernel sizes, a residual Z and each activation the kernel covers. POLYINFER_DIRECT_CONV=1
-// selects it on any CPU with AVX2 and FMA; on others the tests skip, saying so.
+// kernel sizes, a residual Z and each activation the kernels cover. POLYINFER_DIRECT_CONV=1
+// selects the direct one on any CPU with AVX2 and FMA; Winograd takes 3x3 stride-1 cases there
+// by default. On other CPUs the tests skip, saying so.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -92,17 +93,9 @@ std::string model_bytes(const Case& c, Shape* y_shape) {
   return m.bytes();
 }
 
-class ConvNhwcTest : public ::testing::TestWithParam<Case> {
- protected:
-  void SetUp() override {
-    if (!have_avx2()) GTEST_SKIP() << "the direct NHWC convolution needs AVX2 and FMA";
-    setenv("POLYINFER_DIRECT_CONV", "1", 1);
-  }
-  void TearDown() override { unsetenv("POLYINFER_DIRECT_CONV"); }
-};
-
-TEST_P(ConvNhwcTest, MatchesReference) {
-  const Case& c = GetParam();
+// Runs the case's model on the CPU provider and on `cpu-ref` at 1 and 2 threads; checks that
+// the node ran on `impl` and that the outputs agree.
+void expect_matches_reference(const Case& c, const std::string& impl) {
   Shape y_shape;
   const std::string bytes = model_bytes(c, &y_shape);
   for (int threads : {1, 2}) {
@@ -114,23 +107,42 @@ TEST_P(ConvNhwcTest, MatchesReference) {
     Session b = Session::load_bytes(bytes.data(), bytes.size(), ref);
     std::map<std::string, Value> feed;
     feed["x"] = Tensor::from_vector<float>(c.x, random_values(shape_numel(c.x), 1));
-    if (c.z) feed["zin"] = Tensor::from_vector<float>(y_shape, random_values(shape_numel(y_shape), 2));
+    if (c.z)
+      feed["zin"] = Tensor::from_vector<float>(y_shape, random_values(shape_numel(y_shape), 2));
     const Tensor ya = a.run(feed)[0].tensor(), yb = b.run(feed)[0].tensor();
-    bool ran = false;
+    std::string ran;
     for (const auto& n : a.placement().nodes)
-      if (n.node == "conv") ran = n.impl == "fast:avx2-direct";
-    EXPECT_TRUE(ran) << "the direct convolution did not run the node";
+      if (n.node == "conv") ran = n.impl;
+    EXPECT_EQ(ran, impl) << "the convolution ran elsewhere";
     ASSERT_EQ(ya.shape(), y_shape);
     ASSERT_EQ(yb.shape(), y_shape);
     const float* pa = ya.data<float>();
     const float* pb = yb.data<float>();
-    // Sums of up to ~1000 products of values in [-1, 1] in another order: errors near 1e-6
-    // relative to the sum's magnitude.
+    // Sums of up to ~1000 products of values in [-1, 1] in another order (and, for Winograd,
+    // through transforms that only add and halve): errors near 1e-6 relative to the sum's
+    // magnitude.
     for (int64_t i = 0; i < ya.numel(); ++i)
       ASSERT_NEAR(pa[i], pb[i], 1e-4f * (1.f + std::fabs(pb[i])))
           << "at flat index " << i << ", " << threads << " threads";
   }
 }
+
+// The direct convolution is opt-in, and Winograd (which would take the 3x3 stride-1 cases
+// first) is turned off while it runs.
+class ConvNhwcTest : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    if (!have_avx2()) GTEST_SKIP() << "the direct NHWC convolution needs AVX2 and FMA";
+    setenv("POLYINFER_DIRECT_CONV", "1", 1);
+    setenv("POLYINFER_WINOGRAD", "0", 1);
+  }
+  void TearDown() override {
+    unsetenv("POLYINFER_DIRECT_CONV");
+    unsetenv("POLYINFER_WINOGRAD");
+  }
+};
+
+TEST_P(ConvNhwcTest, MatchesReference) { expect_matches_reference(GetParam(), "fast:avx2-direct"); }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, ConvNhwcTest,
@@ -160,6 +172,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(ConvNhwcSelection, LeavesPointwiseAndThinInputsToOneDnn) {
   if (!have_avx2()) GTEST_SKIP() << "the direct NHWC convolution needs AVX2 and FMA";
   setenv("POLYINFER_DIRECT_CONV", "1", 1);
+  setenv("POLYINFER_WINOGRAD", "0", 1);
   for (const Case& c : {Case{"pointwise", {1, 4, 4, 16}, 8, 1, 1, {}, {}, {}, true, false, "", {}},
                         Case{"thin", {1, 6, 6, 3}, 8, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "",
                              {}}}) {
@@ -174,6 +187,82 @@ TEST(ConvNhwcSelection, LeavesPointwiseAndThinInputsToOneDnn) {
     }
   }
   unsetenv("POLYINFER_DIRECT_CONV");
+  unsetenv("POLYINFER_WINOGRAD");
+}
+
+// Winograd F(2x2, 3x3) (src/providers/cpu/fast/conv_winograd.cpp), the default for 3x3
+// stride-1 convolutions on AVX2 machines.
+class ConvWinogradTest : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    if (!have_avx2()) GTEST_SKIP() << "the Winograd convolution needs AVX2 and FMA";
+  }
+};
+
+TEST_P(ConvWinogradTest, MatchesReference) {
+  expect_matches_reference(GetParam(), "fast:avx2-winograd");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvWinogradTest,
+    ::testing::Values(
+        // Odd output sizes: the last row and column of tiles store one pixel of two.
+        Case{"odd_out", {1, 7, 9, 16}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "Relu", {}},
+        Case{"no_pad", {1, 6, 8, 8}, 8, 3, 3, {1, 1}, {0, 0, 0, 0}, {1, 1}, false, false, "",
+             {}},
+        // Tiles running across images; 40 outputs = two blocks and a half one (masked stores).
+        Case{"two_images_tails", {2, 5, 7, 24}, 40, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "",
+             {}},
+        Case{"asym_pads", {1, 9, 10, 16}, 16, 3, 3, {}, {2, 0, 1, 1}, {}, true, false, "", {}},
+        // 100 tiles of 128 channels: four tile blocks, the last with a partial register tile.
+        Case{"tile_blocks", {1, 20, 20, 128}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, true, false,
+             "Relu", {}},
+        // 16 tiles of 512 channels: few tile blocks, so the output channels are split too.
+        Case{"channel_splits", {1, 7, 7, 512}, 64, 3, 3, {}, {1, 1, 1, 1}, {}, true, true,
+             "Relu", {}},
+        Case{"residual_clip", {1, 8, 8, 16}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, true, true, "Clip",
+             {-0.5f, 0.5f}},
+        Case{"residual_tail_leaky", {1, 6, 5, 8}, 40, 3, 3, {}, {1, 1, 1, 1}, {}, false, true,
+             "LeakyRelu", {0.1f}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// What Winograd leaves to the next kernel: other kernel sizes, strides, dilations, groups of
+// channels that are not multiples of 8.
+TEST(ConvWinogradSelection, TakesOnly3x3Stride1) {
+  if (!have_avx2()) GTEST_SKIP() << "the Winograd convolution needs AVX2 and FMA";
+  for (const Case& c :
+       {Case{"stride2", {1, 9, 9, 16}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false, "", {}},
+        Case{"k5", {1, 9, 9, 16}, 16, 5, 5, {}, {2, 2, 2, 2}, {}, true, false, "", {}},
+        Case{"dilated", {1, 9, 9, 16}, 16, 3, 3, {}, {2, 2, 2, 2}, {2, 2}, true, false, "", {}},
+        Case{"odd_channels", {1, 6, 6, 12}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}},
+        Case{"odd_outputs", {1, 6, 6, 16}, 12, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "",
+             {}}}) {
+    Shape y_shape;
+    const std::string bytes = model_bytes(c, &y_shape);
+    SessionOptions o;
+    o.optimization_level = 0;
+    Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
+    bool found = false;
+    for (const auto& n : s.placement().nodes) {
+      if (n.node != "conv") continue;
+      found = true;
+      EXPECT_NE(n.impl, "fast:avx2-winograd") << c.name;
+    }
+    EXPECT_TRUE(found) << c.name;
+  }
+  // Turned off for A/B measurements, the case it would take goes to oneDNN.
+  setenv("POLYINFER_WINOGRAD", "0", 1);
+  Shape y_shape;
+  const std::string bytes = model_bytes(
+      Case{"k3", {1, 8, 8, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}}, &y_shape);
+  SessionOptions o;
+  o.optimization_level = 0;
+  Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
+  for (const auto& n : s.placement().nodes) {
+    if (n.node != "conv") continue;
+    EXPECT_NE(n.impl, "fast:avx2-winograd");
+  }
+  unsetenv("POLYINFER_WINOGRAD");
 }
 
 }  // namespace

@@ -30,20 +30,18 @@
 #include <cstring>
 #include <vector>
 
+#include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/ops/conv_util.h"
 #include "providers/cpu/ops/fused_activation.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+#ifdef PI_X86_AVX2
 #define PI_DIRECT_CONV 1
-#define PI_AVX2 __attribute__((target("avx2,fma")))
 #endif
 
 namespace polyinfer::fast {
 namespace {
 
-using cpu::ActKind;
 using cpu::FusedActivation;
 
 constexpr int64_t kBlock = 16;  // output channels per task: two ymm vectors
@@ -56,7 +54,7 @@ const char* direct_conv_refusal() {
   const char* env = std::getenv("POLYINFER_DIRECT_CONV");
   if (!env || std::strcmp(env, "1") != 0)
     return "direct NHWC convolution: opt-in (POLYINFER_DIRECT_CONV=1) until measured faster";
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+  if (!avx2::supported())
     return "direct NHWC convolution: needs AVX2 and FMA";
   return nullptr;
 #else
@@ -93,26 +91,8 @@ struct TileArgs {
 
 #ifdef PI_DIRECT_CONV
 
-// Lanes [0, n) set: the tail of a block whose output channel count is not a multiple of 8.
-PI_AVX2 inline __m256i lane_mask(int n) {
-  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
-}
-
-PI_AVX2 inline __m256 activate(__m256 v, const FusedActivation& a) {
-  switch (a.kind) {
-    case ActKind::Relu:  // max(v, 0) returns 0 for NaN, as the reference's x > 0 ? x : 0 does
-      return _mm256_max_ps(v, _mm256_setzero_ps());
-    case ActKind::Clip:  // operands ordered so a NaN passes through, as in the reference
-      return _mm256_min_ps(_mm256_set1_ps(a.beta), _mm256_max_ps(_mm256_set1_ps(a.alpha), v));
-    case ActKind::LeakyRelu: {
-      const __m256 ge = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GE_OQ);
-      return _mm256_blendv_ps(_mm256_mul_ps(v, _mm256_set1_ps(a.alpha)), v, ge);
-    }
-    default:
-      return v;
-  }
-}
+using avx2::activate;
+using avx2::lane_mask;
 
 // One tile: RW output pixels (which may come from different rows: a tile runs on in the next
 // row, so narrow outputs like 7x7 still fill whole tiles) x NV*8 output channels.
@@ -194,8 +174,7 @@ class NhwcDirectConv final : public Kernel {
     if (C_ < 8) info.unsupported("direct NHWC convolution: fewer than 8 input channels");
     if (KH_ * KW_ == 1) info.unsupported("direct NHWC convolution: 1x1 kernel (oneDNN's)");
     act_ = FusedActivation::from(info);
-    if (act_.kind != ActKind::None && act_.kind != ActKind::Relu && act_.kind != ActKind::Clip &&
-        act_.kind != ActKind::LeakyRelu)
+    if (!avx2::covers(act_.kind))
       info.unsupported("direct NHWC convolution: this activation");
     has_z_ = info.has_input(3);
     const Tensor* b = nullptr;
