@@ -28,5 +28,6 @@ std::unique_ptr<Pass> make_activation_fusion();  // Conv/Gemm/MatMul + activatio
 
 // Level 3, after the channels-last layout (channels_last.h), whose operators they match.
 std::unique_ptr<Pass> make_concat_affine_fusion();  // channel Concat + ChannelAffine → one pass
+std::unique_ptr<Pass> make_pointwise_depthwise_fusion();  // 1x1 conv + 3x3 depthwise → one op
 
 }  // namespace polyinfer::opt

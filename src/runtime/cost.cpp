@@ -70,7 +70,8 @@ const char* op_class_name(OpClass c) {
 
 OpClass op_class(const ir::Node& node) {
   const std::string op = base_op(node);
-  if (in(op, {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv"})) return OpClass::Conv;
+  if (in(op, {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "PointwiseDepthwiseConv"}))
+    return OpClass::Conv;
   if (in(op, {"MatMul", "Gemm", "MatMulInteger", "QLinearMatMul"})) return OpClass::MatMul;
   if (in(op, {"MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool",
               "GlobalLpPool"}))
@@ -109,6 +110,15 @@ double node_flops(const ir::Node& node, const std::vector<const Shape*>& inputs,
   const OpClass cls = op_class(node);
   if (cls == OpClass::View || cls == OpClass::DataMovement) return 0;
   if (out < 0) return -1;
+  if (op == "PointwiseDepthwiseConv") {  // a 1x1 convolution on X, then a depthwise one
+    const Shape* w1 = at(inputs, 1);
+    const Shape* w2 = at(inputs, 3);
+    const double x = known_numel(at(inputs, 0));
+    if (!w1 || !w2 || w1->size() != 4 || w2->size() != 4 || x < 0) return -1;
+    // X [N, H, W, C] → [N, H, W, E]: E multiply-adds per input value; then k per output value.
+    return 2.0 * x * static_cast<double>((*w1)[0]) +
+           2.0 * out * static_cast<double>((*w2)[2] * (*w2)[3]);
+  }
   if (cls == OpClass::Conv) {
     const Shape* w = at(inputs, op == "QLinearConv" ? 3 : 1);
     if (!w || w->size() < 3) return -1;

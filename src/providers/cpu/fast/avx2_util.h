@@ -1,7 +1,10 @@
 // AVX2+FMA pieces shared by the hand-written x86-64 convolution kernels in this folder
-// (conv_nhwc.cpp, conv_winograd.cpp). Functions here carry PI_AVX2, so they compile into any
-// translation unit and run only where the kernel checked __builtin_cpu_supports first.
+// (conv_nhwc.cpp, conv_winograd.cpp, conv_pointwise_depthwise.cpp). Functions here carry
+// PI_AVX2, so they compile into any translation unit and run only where the kernel checked
+// __builtin_cpu_supports first.
 #pragma once
+
+#include <cstdint>
 
 #include "providers/cpu/ops/fused_activation.h"
 
@@ -35,20 +38,73 @@ PI_AVX2 inline __m256i lane_mask(int n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
 }
 
-PI_AVX2 inline __m256 activate(__m256 v, const cpu::FusedActivation& a) {
-  switch (a.kind) {
-    case cpu::ActKind::Relu:  // max(v, 0) returns 0 for NaN, as the reference's x > 0 ? x : 0 does
-      return _mm256_max_ps(v, _mm256_setzero_ps());
-    case cpu::ActKind::Clip:  // operands ordered so a NaN passes through, as in the reference
-      return _mm256_min_ps(_mm256_set1_ps(a.beta), _mm256_max_ps(_mm256_set1_ps(a.alpha), v));
-    case cpu::ActKind::LeakyRelu: {
-      const __m256 ge = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GE_OQ);
-      return _mm256_blendv_ps(_mm256_mul_ps(v, _mm256_set1_ps(a.alpha)), v, ge);
-    }
-    default:
-      return v;
+// activate() for an activation known at compile time, so loops can hoist the dispatch.
+template <cpu::ActKind K>
+PI_AVX2 inline __m256 activate_as(__m256 v, const cpu::FusedActivation& a) {
+  if constexpr (K == cpu::ActKind::Relu) {
+    // max(v, 0) returns 0 for NaN, as the reference's x > 0 ? x : 0 does
+    return _mm256_max_ps(v, _mm256_setzero_ps());
+  } else if constexpr (K == cpu::ActKind::Clip) {
+    // operands ordered so a NaN passes through, as in the reference
+    return _mm256_min_ps(_mm256_set1_ps(a.beta), _mm256_max_ps(_mm256_set1_ps(a.alpha), v));
+  } else if constexpr (K == cpu::ActKind::LeakyRelu) {
+    const __m256 ge = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GE_OQ);
+    return _mm256_blendv_ps(_mm256_mul_ps(v, _mm256_set1_ps(a.alpha)), v, ge);
+  } else {
+    return v;
   }
 }
+
+PI_AVX2 inline __m256 activate(__m256 v, const cpu::FusedActivation& a) {
+  switch (a.kind) {
+    case cpu::ActKind::Relu: return activate_as<cpu::ActKind::Relu>(v, a);
+    case cpu::ActKind::Clip: return activate_as<cpu::ActKind::Clip>(v, a);
+    case cpu::ActKind::LeakyRelu: return activate_as<cpu::ActKind::LeakyRelu>(v, a);
+    default: return v;
+  }
+}
+
+// The GEMM register tile: c[r][0, n) = act(bias + sum over k of a[r * lda + k] * b[k * 16 + j])
+// for R rows (R <= 6: 12 ymm accumulators, two B vectors and a broadcast fill the 16
+// registers), n = 16 or 8 columns of a 16-wide packed B ([K][16], 32-byte aligned). Each k
+// loads one B pair and feeds 12 FMAs. `bias` (16 floats) or null for zeros; `act` or null.
+template <int R>
+PI_AVX2 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, float* c,
+                       int64_t ldc, const float* bias, const cpu::FusedActivation* act, int n) {
+  __m256 acc[R][2];
+  const __m256 b0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
+  const __m256 b1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
+    acc[r][0] = b0;
+    acc[r][1] = b1;
+  }
+  for (int64_t k = 0; k < K; ++k) {
+    const __m256 w0 = _mm256_load_ps(b + k * 16), w1 = _mm256_load_ps(b + k * 16 + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const __m256 x = _mm256_broadcast_ss(a + r * lda + k);
+      acc[r][0] = _mm256_fmadd_ps(x, w0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(x, w1, acc[r][1]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
+    if (act) {
+      acc[r][0] = activate(acc[r][0], *act);
+      acc[r][1] = activate(acc[r][1], *act);
+    }
+    _mm256_storeu_ps(c + r * ldc, acc[r][0]);
+    if (n > 8) _mm256_storeu_ps(c + r * ldc + 8, acc[r][1]);
+  }
+}
+
+using GemmRowsFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t,
+                            const float*, const cpu::FusedActivation*, int);
+// gemm_rows<R> by R (index 0 unused).
+inline constexpr GemmRowsFn kGemmRows[7] = {nullptr,      gemm_rows<1>, gemm_rows<2>,
+                                            gemm_rows<3>, gemm_rows<4>, gemm_rows<5>,
+                                            gemm_rows<6>};
 
 }  // namespace polyinfer::fast::avx2
 

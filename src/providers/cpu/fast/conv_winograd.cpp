@@ -119,33 +119,6 @@ PI_AVX2 void input_tile(const float* x, const Geometry& g, int64_t n, int64_t y0
   }
 }
 
-// out[r][0..16) = sum over c of v[r * C + c] * u[c * 16 + 0..16), for R tiles; out rows are
-// `ldo` floats apart.
-template <int R>
-PI_AVX2 void gemm_rows(const float* v, const float* u, int64_t C, float* out, int64_t ldo) {
-  __m256 acc[R][2];
-#pragma GCC unroll 6
-  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  for (int64_t c = 0; c < C; ++c) {
-    const __m256 w0 = _mm256_load_ps(u + c * kBlock), w1 = _mm256_load_ps(u + c * kBlock + 8);
-#pragma GCC unroll 6
-    for (int r = 0; r < R; ++r) {
-      const __m256 b = _mm256_broadcast_ss(v + r * C + c);
-      acc[r][0] = _mm256_fmadd_ps(b, w0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(b, w1, acc[r][1]);
-    }
-  }
-#pragma GCC unroll 6
-  for (int r = 0; r < R; ++r) {
-    _mm256_storeu_ps(out + r * ldo, acc[r][0]);
-    _mm256_storeu_ps(out + r * ldo + 8, acc[r][1]);
-  }
-}
-
-using GemmFn = void (*)(const float*, const float*, int64_t, float*, int64_t);
-constexpr GemmFn kGemm[kRows + 1] = {nullptr,      gemm_rows<1>, gemm_rows<2>, gemm_rows<3>,
-                                     gemm_rows<4>, gemm_rows<5>, gemm_rows<6>};
-
 // What the output transform of one tile needs besides its 16 transformed sums.
 struct OutArgs {
   const float* bias;  // 8 values for this vector of output channels
@@ -230,8 +203,9 @@ PI_AVX2 void run_tasks(const Plan& p, int64_t b, int64_t e) {
         const float* u = p.u + (pos * p.blocks_m + ob) * g.C * kBlock;
         for (int64_t r = 0; r < nt; r += kRows) {
           const int rows = static_cast<int>(std::min<int64_t>(kRows, nt - r));
-          kGemm[rows](v + pos * ldv + r * g.C, u, g.C, mb + (r * kPos + pos) * kBlock,
-                      kPos * kBlock);
+          avx2::kGemmRows[rows](v + pos * ldv + r * g.C, g.C, u, g.C,
+                                mb + (r * kPos + pos) * kBlock, kPos * kBlock, nullptr, nullptr,
+                                kBlock);
         }
       }
       const int valid = static_cast<int>(std::min<int64_t>(kBlock, g.M - ob * kBlock));

@@ -22,13 +22,17 @@ struct FusedActivation {
 
   // Reads the node's `activation` (absent or "" = none) and `activation_params`; throws
   // InvalidModel naming the node for an unknown activation or a wrong number of parameters.
-  static FusedActivation from(const KernelInfo& info) {
+  static FusedActivation from(const KernelInfo& info) { return from(info, "activation"); }
+
+  // The same from the attributes `attr` and `attr`_params (a node fusing two activated steps
+  // names the first one's otherwise).
+  static FusedActivation from(const KernelInfo& info, const std::string& attr) {
     FusedActivation a;
-    const std::string name = info.attr_string("activation", "");
-    const auto p = info.attr_floats("activation_params");
+    const std::string name = info.attr_string(attr, "");
+    const auto p = info.attr_floats(attr + "_params");
     auto want = [&](size_t n) {
       PI_CHECK(p.size() == n, InvalidModel, info.node().label(), ": activation ", name,
-               " takes ", n, " activation_params, got ", p.size());
+               " takes ", n, " ", attr, "_params, got ", p.size());
     };
     if (name.empty() || name == "None") { want(0); return a; }
     struct { const char* name; ActKind kind; size_t params; } table[] = {

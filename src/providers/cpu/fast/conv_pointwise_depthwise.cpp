@@ -1,0 +1,283 @@
+// ai.polyinfer NhwcPointwiseDepthwiseConv on AVX2+FMA: a 1x1 convolution (the "expansion" of a
+// MobileNetV2 inverted-residual block) and the 3x3 depthwise convolution that reads it, computed
+// together so that the expanded activations never leave the cache:
+//   Y = act(DepthwiseConv3x3(pointwise_act(Conv1x1(X, W1) + B1), W2) + B2)
+// with X [N, H, W, C], W1 [E, C, 1, 1], W2 [E, 1, 3, 3], Y [N, OH, OW, E], E a multiple of 8.
+//
+// Why: the expansion writes E channels per pixel (6x the block's input) and the depthwise
+// convolution reads them back at once; on oneDNN they are two passes over a tensor of up to
+// 1.8 MB (MobileNetV2's 56x56x144), and both ran memory-bound in the model (the 1x1 at 60-80
+// GFLOP/s, the depthwise at 20-40, against 100-150 for the later 1x1 layers).
+//
+// The computation, per task (an image, a band of output rows and a range of 16-channel blocks):
+// expanded rows are computed one input row at a time into a ring of three rows (any three
+// consecutive input rows have distinct row % 3, so both stride 1 and stride 2 find their rows),
+// with the 6x16 GEMM register tile of avx2_util.h over the pixels (bias and the pointwise
+// activation applied in registers). Each ring row carries zero borders as wide as the padding,
+// and rows above or below the image read a row of zeros, so the depthwise loop has no bounds
+// tests: per output pixel and 8 channels, 9 FMAs from the three rows with the 9 weights held in
+// registers. Rows at band edges are computed by both bands; with many channel blocks the
+// threads split the channels instead, which repeats nothing.
+//
+// The unfused pair stays available: where this kernel declines, the split form in
+// providers/cpu/ops/pointwise_depthwise.cpp runs the two convolutions on their own kernels.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "providers/cpu/fast/avx2_util.h"
+#include "providers/cpu/fast/fast_util.h"
+#include "providers/cpu/ops/conv_util.h"
+#include "providers/cpu/ops/fused_activation.h"
+
+namespace polyinfer::fast {
+namespace {
+
+using cpu::FusedActivation;
+
+constexpr int64_t kBlock = 16;  // expanded channels per GEMM column block
+constexpr int kRows = 6;        // pixels per GEMM register tile
+
+const char* refusal() {
+#ifdef PI_X86_AVX2
+  if (const char* env = std::getenv("POLYINFER_FUSED_DEPTHWISE");
+      env && std::strcmp(env, "0") == 0)
+    return "fused pointwise+depthwise convolution: turned off (POLYINFER_FUSED_DEPTHWISE=0)";
+  if (!avx2::supported()) return "fused pointwise+depthwise convolution: needs AVX2 and FMA";
+  return nullptr;
+#else
+  return "fused pointwise+depthwise convolution: x86-64 only";
+#endif
+}
+
+// One run's sizes.
+struct Geometry {
+  int64_t N, H, W, C, E;
+  int64_t OH, OW, sh, sw;
+  int64_t top, left;  // padding before the first row and column
+  int64_t WP;         // a ring row's width in pixels: left border, W, right border
+};
+
+// One run, as the tasks see it.
+struct Plan {
+  const float* x;
+  float* y;
+  const float* w1;     // [E/16][C][16]
+  const float* b1;     // [E/16 * 16]
+  const float* w2;     // [9][E]
+  const float* b2;     // [E]
+  FusedActivation act1, act2;
+  Geometry g;
+  int64_t blocks;      // 16-channel blocks of E
+  int64_t bands;       // output row bands per image
+  int64_t groups;      // channel block ranges
+};
+
+#ifdef PI_X86_AVX2
+
+// One output row of the depthwise convolution for 8 channels: rows r[0..2] are the three input
+// rows of the window (bordered: pixel ox * sw of a row starts the window of output ox), `ld`
+// floats per pixel, the channels at offset `c` of each pixel; weights w[tap * E], bias b, output
+// y (pixels E floats apart).
+template <cpu::ActKind K>
+PI_AVX2 void dw_row(const float* const r[3], int64_t ld, int64_t c, int64_t ow, int64_t sw,
+                    const float* w, int64_t E, const float* b, const FusedActivation& act,
+                    float* y) {
+  __m256 wt[9];
+  for (int t = 0; t < 9; ++t) wt[t] = _mm256_loadu_ps(w + t * E);
+  const __m256 bias = _mm256_loadu_ps(b);
+  for (int64_t ox = 0; ox < ow; ++ox) {
+    const int64_t at = ox * sw * ld + c;
+    __m256 acc = bias;
+#pragma GCC unroll 3
+    for (int ky = 0; ky < 3; ++ky)
+#pragma GCC unroll 3
+      for (int kx = 0; kx < 3; ++kx)
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(r[ky] + at + kx * ld), wt[ky * 3 + kx], acc);
+    _mm256_storeu_ps(y + ox * E, avx2::activate_as<K>(acc, act));
+  }
+}
+
+using DwRowFn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, const float*,
+                         int64_t, const float*, const FusedActivation&, float*);
+
+DwRowFn dw_row_for(cpu::ActKind k) {
+  switch (k) {
+    case cpu::ActKind::Relu: return dw_row<cpu::ActKind::Relu>;
+    case cpu::ActKind::Clip: return dw_row<cpu::ActKind::Clip>;
+    case cpu::ActKind::LeakyRelu: return dw_row<cpu::ActKind::LeakyRelu>;
+    default: return dw_row<cpu::ActKind::None>;
+  }
+}
+
+// The channel blocks [ob0, ob1) of group `group` of p.groups.
+void group_blocks(const Plan& p, int64_t group, int64_t* ob0, int64_t* ob1) {
+  const int64_t per_group = (p.blocks + p.groups - 1) / p.groups;
+  *ob0 = group * per_group;
+  *ob1 = std::min(p.blocks, *ob0 + per_group);
+}
+
+// Task `task` = (image, band, channel group): expanded rows are computed one input row at a time
+// into a ring of three bordered rows.
+PI_AVX2 void run_ring_task(const Plan& p, int64_t task) {
+  const Geometry& g = p.g;
+  const int64_t band = task / p.groups % p.bands, n = task / (p.groups * p.bands);
+  int64_t ob0, ob1;
+  group_blocks(p, task % p.groups, &ob0, &ob1);
+  const int64_t per_band = (g.OH + p.bands - 1) / p.bands;
+  const int64_t oy0 = band * per_band, oy1 = std::min(g.OH, oy0 + per_band);
+  if (ob0 >= ob1 || oy0 >= oy1) return;
+  const int64_t e0 = ob0 * kBlock, ew = std::min(g.E, ob1 * kBlock) - e0;  // channels here
+  const int64_t ld = (ob1 - ob0) * kBlock;  // floats per ring pixel
+  const int64_t row = g.WP * ld;
+
+  thread_local std::vector<float> ring_buf, zero_buf;
+  ring_buf.assign(static_cast<size_t>(3 * row), 0.f);  // the borders stay zero
+  if (zero_buf.size() < static_cast<size_t>(row)) zero_buf.assign(static_cast<size_t>(row), 0.f);
+  float* ring = ring_buf.data();
+  const float* zeros = zero_buf.data();
+  int64_t held[3] = {-1, -1, -1};  // the input row each ring slot holds
+  const DwRowFn dw = dw_row_for(p.act2.kind);
+
+  for (int64_t oy = oy0; oy < oy1; ++oy) {
+    const float* r[3];
+    for (int ky = 0; ky < 3; ++ky) {
+      const int64_t iy = oy * g.sh - g.top + ky;
+      if (iy < 0 || iy >= g.H) {
+        r[ky] = zeros;
+        continue;
+      }
+      float* slot = ring + (iy % 3) * row;
+      r[ky] = slot;
+      if (held[iy % 3] == iy) continue;
+      held[iy % 3] = iy;
+      const float* xr = p.x + (n * g.H + iy) * g.W * g.C;
+      for (int64_t ob = ob0; ob < ob1; ++ob) {
+        const int cols = static_cast<int>(std::min<int64_t>(kBlock, g.E - ob * kBlock));
+        for (int64_t px = 0; px < g.W; px += kRows) {
+          const int rows = static_cast<int>(std::min<int64_t>(kRows, g.W - px));
+          avx2::kGemmRows[rows](xr + px * g.C, g.C, p.w1 + ob * g.C * kBlock, g.C,
+                                slot + (g.left + px) * ld + (ob - ob0) * kBlock, ld,
+                                p.b1 + ob * kBlock, &p.act1, cols);
+        }
+      }
+    }
+    float* yr = p.y + (n * g.OH + oy) * g.OW * g.E + e0;
+    for (int64_t c = 0; c < ew; c += 8)
+      dw(r, ld, c, g.OW, g.sw, p.w2 + e0 + c, g.E, p.b2 + e0 + c, p.act2, yr + c);
+  }
+}
+
+#endif  // PI_X86_AVX2
+
+class NhwcPointwiseDepthwise final : public Kernel {
+ public:
+  explicit NhwcPointwiseDepthwise(const KernelInfo& info) : label_(info.node().label()) {
+    if (const char* why = refusal()) info.unsupported(why);
+    require_float_input(info);
+    const Tensor* w1 = info.constant_input(1);
+    const Tensor* w2 = info.constant_input(3);
+    if (!w1 || !w2 || w1->dtype() != DType::Float32 || w2->dtype() != DType::Float32 ||
+        w1->rank() != 4 || w2->rank() != 4)
+      info.unsupported("fused pointwise+depthwise convolution: constant float32 weights only");
+    E_ = w1->shape()[0];
+    C_ = w1->shape()[1];
+    PI_CHECK(w1->shape()[2] == 1 && w1->shape()[3] == 1 && w2->shape()[0] == E_ &&
+                 w2->shape()[1] == 1,
+             InvalidModel, label_, ": weights ", shape_str(w1->shape()), " and ",
+             shape_str(w2->shape()), " are not [E, C, 1, 1] and [E, 1, kH, kW]");
+    attrs_ = cpu::WindowAttrs::parse(info);
+    const bool undilated = std::all_of(attrs_.dilations.begin(), attrs_.dilations.end(),
+                                       [](int64_t d) { return d == 1; });
+    if (w2->shape()[2] != 3 || w2->shape()[3] != 3 || attrs_.group != E_ || !undilated)
+      info.unsupported("fused pointwise+depthwise convolution: undilated 3x3 depthwise only");
+    if (E_ % 8 != 0)
+      info.unsupported("fused pointwise+depthwise convolution: E a multiple of 8 only");
+    act1_ = FusedActivation::from(info, "pointwise_activation");
+    act2_ = FusedActivation::from(info);
+    if (!avx2::covers(act1_.kind) || !avx2::covers(act2_.kind))
+      info.unsupported("fused pointwise+depthwise convolution: this activation");
+    const Tensor* b1 = nullptr;
+    const Tensor* b2 = nullptr;
+    for (size_t i : {size_t{2}, size_t{4}}) {
+      if (!info.has_input(i)) continue;
+      const Tensor* b = info.constant_input(i);
+      if (!b || b->dtype() != DType::Float32)
+        info.unsupported("fused pointwise+depthwise convolution: non-constant bias");
+      PI_CHECK(b->numel() == E_, ShapeMismatch, label_, ": bias ", i, " has ", b->numel(),
+               " values for ", E_, " channels");
+      (i == 2 ? b1 : b2) = b;
+    }
+    pack(*w1, b1, *w2, b2);
+  }
+
+  bool prepacked(size_t i) const override { return i >= 1 && i <= 4; }
+  std::string impl() const override { return "fast:avx2-pointwise-depthwise"; }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    PI_CHECK(x.dtype() == DType::Float32, InvalidArgument, label_, ": X must be float32, got ",
+             dtype_name(x.dtype()));
+    PI_CHECK(x.rank() == 4 && x.shape()[3] == C_, ShapeMismatch, label_, ": X has shape ",
+             shape_str(x.shape()), " but the weights want [N, H, W, ", C_, "] (channels last)");
+    const int64_t N = x.shape()[0], H = x.shape()[1], W = x.shape()[2];
+    const cpu::WindowGeometry wg = cpu::window_geometry(attrs_, {H, W}, {3, 3}, label_);
+    Geometry g{N, H, W, C_, E_, wg.out[0], wg.out[1], wg.strides[0], wg.strides[1],
+               wg.pad_begin[0], wg.pad_begin[1], 0};
+    // Wide enough for the last window (its right end may pass the padded width when the stride
+    // skips the last columns; those are zeros too).
+    g.WP = std::max(g.left + W, (g.OW - 1) * g.sw + 3);
+    Tensor& y = ctx.output(0, DType::Float32, {N, g.OH, g.OW, E_});
+    if (y.numel() == 0) return;
+#ifdef PI_X86_AVX2
+    const int threads = ctx.threads();
+    Plan p{x.data<float>(), y.data<float>(), w1_.data<float>(), b1_.data<float>(),
+           w2_.data<float>(), b2_.data<float>(), act1_, act2_, g, (E_ + kBlock - 1) / kBlock,
+           1, 1};
+    // Threads split the output rows when there are enough that the rows expanded twice at band
+    // edges are few (2 of 56 at 2 threads), else the channel blocks (which repeat nothing but
+    // share out unevenly: MobileNetV2's 144 channels are 9 blocks; 56x56x144 ran at 0.54 ms
+    // split 5:4 against 0.48 on oneDNN at 2 threads).
+    if (threads > 1 && g.OH >= 8 * threads)
+      p.bands = threads;
+    else if (threads > 1)
+      p.groups = std::min<int64_t>(threads, p.blocks);
+    parallel_for(N * p.bands * p.groups, threads, 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) run_ring_task(p, t);
+    });
+#endif
+  }
+
+ private:
+  void pack(const Tensor& w1, const Tensor* b1, const Tensor& w2, const Tensor* b2) {
+    const int64_t blocks = (E_ + kBlock - 1) / kBlock;
+    w1_ = Tensor::zeros(DType::Float32, {blocks * C_ * kBlock});
+    b1_ = Tensor::zeros(DType::Float32, {blocks * kBlock});
+    w2_ = Tensor::empty(DType::Float32, {9 * E_});
+    b2_ = Tensor::zeros(DType::Float32, {E_});
+    const float* s1 = w1.data<float>();
+    float* d1 = w1_.data<float>();
+    for (int64_t e = 0; e < E_; ++e)
+      for (int64_t c = 0; c < C_; ++c)
+        d1[(e / kBlock * C_ + c) * kBlock + e % kBlock] = s1[e * C_ + c];
+    const float* s2 = w2.data<float>();
+    float* d2 = w2_.data<float>();
+    for (int64_t e = 0; e < E_; ++e)
+      for (int t = 0; t < 9; ++t) d2[t * E_ + e] = s2[e * 9 + t];
+    if (b1) std::memcpy(b1_.data<float>(), b1->data<float>(), E_ * sizeof(float));
+    if (b2) std::memcpy(b2_.data<float>(), b2->data<float>(), E_ * sizeof(float));
+  }
+
+  std::string label_;
+  cpu::WindowAttrs attrs_;
+  int64_t E_ = 0, C_ = 0;
+  FusedActivation act1_, act2_;
+  Tensor w1_, b1_, w2_, b2_;
+};
+
+PI_REGISTER_KERNEL_TIER("cpu", "ai.polyinfer", NhwcPointwiseDepthwiseConv, 1, 1,
+                        NhwcPointwiseDepthwise, Specialized);
+
+}  // namespace
+}  // namespace polyinfer::fast

@@ -1,0 +1,225 @@
+// ai.polyinfer NhwcPointwiseDepthwiseConv: the optimizer's fusion of a 1x1 convolution into the
+// 3x3 depthwise convolution that reads it (opt/pointwise_depthwise_fusion.cpp), the fused AVX2
+// kernel (providers/cpu/fast/conv_pointwise_depthwise.cpp) and the split form that runs the two
+// convolutions on their own kernels (providers/cpu/ops/pointwise_depthwise.cpp), each against
+// the reference kernels (`cpu-ref`).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "model_builder.h"
+#include "polyinfer/session.h"
+
+namespace polyinfer {
+namespace {
+
+using test::ModelBuilder;
+using test::random_values;
+
+bool have_avx2() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+onnx::NodeProto* last_node(ModelBuilder& m) {
+  auto* g = m.proto().mutable_graph();
+  return g->mutable_node(g->node_size() - 1);
+}
+void set_ints(onnx::NodeProto* n, const char* name, const std::vector<int64_t>& v) {
+  if (v.empty()) return;
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (auto x : v) a->add_ints(x);
+}
+void set_activation(onnx::NodeProto* n, const std::string& attr, const char* act,
+                    const std::vector<float>& params) {
+  if (!*act) return;
+  auto* a = n->add_attribute();
+  a->set_name(attr);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(act);
+  auto* p = n->add_attribute();
+  p->set_name(attr + "_params");
+  p->set_type(onnx::AttributeProto::FLOATS);
+  for (float v : params) p->add_floats(v);
+}
+
+struct Case {
+  const char* name;
+  Shape x;  // [N, H, W, C]
+  int64_t e;
+  int64_t stride;
+  std::vector<int64_t> pads;  // top, left, bottom, right
+  bool bias1, bias2;
+  const char* act1;
+  std::vector<float> params1;
+  const char* act2;
+  std::vector<float> params2;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+std::string fused_model(const Case& c, Shape* y_shape) {
+  const int64_t C = c.x[3], E = c.e, s = c.stride;
+  ModelBuilder m(17);
+  auto* op = m.proto().add_opset_import();
+  op->set_domain("ai.polyinfer");
+  op->set_version(1);
+  m.input("x", c.x).output("y", {});
+  m.initializer("w1", {E, C, 1, 1}, random_values(E * C, 7));
+  m.initializer("w2", {E, 1, 3, 3}, random_values(E * 9, 8));
+  if (c.bias1) m.initializer("b1", {E}, random_values(E, 9));
+  if (c.bias2) m.initializer("b2", {E}, random_values(E, 10));
+  std::vector<std::string> ins = {"x", "w1", c.bias1 ? "b1" : "", "w2"};
+  if (c.bias2) ins.push_back("b2");
+  m.node("NhwcPointwiseDepthwiseConv", ins, {"y"}, "fused");
+  auto* n = last_node(m);
+  n->set_domain("ai.polyinfer");
+  set_ints(n, "kernel_shape", {3, 3});
+  set_ints(n, "strides", {s, s});
+  set_ints(n, "pads", c.pads);
+  auto* g = n->add_attribute();
+  g->set_name("group");
+  g->set_type(onnx::AttributeProto::INT);
+  g->set_i(E);
+  set_activation(n, "pointwise_activation", c.act1, c.params1);
+  set_activation(n, "activation", c.act2, c.params2);
+  const int64_t oh = (c.x[1] + c.pads[0] + c.pads[2] - 3) / s + 1;
+  const int64_t ow = (c.x[2] + c.pads[1] + c.pads[3] - 3) / s + 1;
+  *y_shape = {c.x[0], oh, ow, E};
+  return m.bytes();
+}
+
+Tensor run(const std::string& bytes, const std::vector<std::string>& providers, int threads,
+           const Tensor& x, std::string* impl) {
+  SessionOptions o;
+  o.optimization_level = 0;
+  o.threads = threads;
+  o.providers = providers;
+  Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
+  for (const auto& n : s.placement().nodes)
+    if (n.node == "fused") *impl = n.impl;
+  return s.run({{"x", x}})[0].tensor();
+}
+
+class PointwiseDepthwiseKernel : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PointwiseDepthwiseKernel, FusedAndSplitMatchTheReference) {
+  const Case& c = GetParam();
+  Shape y_shape;
+  const std::string bytes = fused_model(c, &y_shape);
+  const Tensor x = Tensor::from_vector<float>(c.x, random_values(shape_numel(c.x), 1));
+  std::string ref_impl;
+  const Tensor want = run(bytes, {"cpu-ref"}, 1, x, &ref_impl);
+  ASSERT_EQ(want.shape(), y_shape);
+  EXPECT_EQ(ref_impl, "reference + reference");
+  // The fused kernel where the CPU has AVX2, then the split form on the fast kernels.
+  std::vector<std::pair<const char*, std::string>> variants;
+  if (have_avx2()) variants.push_back({"1", "fast:avx2-pointwise-depthwise"});
+  variants.push_back({"0", ""});
+  for (const auto& [env, impl] : variants) {
+    setenv("POLYINFER_FUSED_DEPTHWISE", env, 1);
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(std::string("POLYINFER_FUSED_DEPTHWISE=") + env + ", threads " +
+                   std::to_string(threads));
+      std::string ran;
+      const Tensor got = run(bytes, {"cpu"}, threads, x, &ran);
+      if (!impl.empty())
+        EXPECT_EQ(ran, impl);
+      else
+        EXPECT_NE(ran.find(" + "), std::string::npos) << ran;
+      ASSERT_EQ(got.shape(), y_shape);
+      // Sums of C products, then of 9: float rounding in another order.
+      for (int64_t i = 0; i < got.numel(); ++i)
+        ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i],
+                    1e-4f * (1.f + std::fabs(want.data<float>()[i])))
+            << "at flat index " << i;
+    }
+  }
+  unsetenv("POLYINFER_FUSED_DEPTHWISE");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, PointwiseDepthwiseKernel,
+    ::testing::Values(
+        // MobileNetV2's form: ReLU6 on both, stride 1 and 2, pads 1.
+        Case{"relu6_stride1", {1, 20, 13, 16}, 48, 1, {1, 1, 1, 1}, true, true, "Clip", {0, 6},
+             "Clip", {0, 6}},
+        Case{"relu6_stride2", {1, 21, 17, 24}, 32, 2, {1, 1, 1, 1}, true, true, "Clip", {0, 6},
+             "Clip", {0, 6}},
+        // 40 channels: two blocks of 16 and a half one; 12 input channels; two images.
+        Case{"tails_two_images", {2, 9, 11, 12}, 40, 1, {1, 1, 1, 1}, true, false, "Relu", {},
+             "", {}},
+        // No padding, asymmetric padding, a stride that skips the last column.
+        Case{"no_pad", {1, 8, 9, 8}, 16, 1, {0, 0, 0, 0}, false, true, "", {}, "Relu", {}},
+        Case{"asym_pads", {1, 10, 12, 8}, 24, 2, {2, 0, 1, 2}, true, true, "LeakyRelu", {0.1f},
+             "LeakyRelu", {0.2f}},
+        // Few output rows: the threads split the channel blocks instead of the rows.
+        Case{"few_rows_many_channels", {1, 4, 30, 16}, 96, 1, {1, 1, 1, 1}, true, true, "Clip",
+             {0, 6}, "Clip", {-1, 1}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// An inverted-residual block as a plain ONNX model: 1x1 → ReLU6 → 3x3 depthwise → ReLU6 → 1x1,
+// plus the residual at stride 1. `hw` sets the image size.
+std::string block_model(int64_t hw, int64_t stride) {
+  const int64_t C = 16, E = 64;
+  ModelBuilder m(13);
+  m.input("x", {1, C, hw, hw}).output("y", {});
+  m.initializer("w1", {E, C, 1, 1}, random_values(E * C, 3));
+  m.initializer("b1", {E}, random_values(E, 4));
+  m.initializer("w2", {E, 1, 3, 3}, random_values(E * 9, 5));
+  m.initializer("b2", {E}, random_values(E, 6));
+  m.initializer("w3", {C, E, 1, 1}, random_values(E * C, 7, -0.2f, 0.2f));
+  m.initializer("lo", {}, {0.f});
+  m.initializer("hi", {}, {6.f});
+  m.node("Conv", {"x", "w1", "b1"}, {"t1"}, "expand");
+  m.node("Clip", {"t1", "lo", "hi"}, {"t2"}, "relu6_a");
+  m.node("Conv", {"t2", "w2", "b2"}, {"t3"}, "depthwise");
+  auto* n = last_node(m);
+  set_ints(n, "pads", {1, 1, 1, 1});
+  set_ints(n, "strides", {stride, stride});
+  auto* g = n->add_attribute();
+  g->set_name("group");
+  g->set_type(onnx::AttributeProto::INT);
+  g->set_i(E);
+  m.node("Clip", {"t3", "lo", "hi"}, {"t4"}, "relu6_b");
+  m.node("Conv", {"t4", "w3"}, {stride == 1 ? "t5" : "y"}, "project");
+  if (stride == 1) m.node("Add", {"t5", "x"}, {"y"}, "residual");
+  return m.bytes();
+}
+
+// The fusion at level 3: taken where the expanded tensor is large (64x64x64 floats: 1 MB),
+// left alone where it is small; results unchanged either way.
+TEST(PointwiseDepthwiseFusion, FusesLargeBlocksAndKeepsResults) {
+  struct Want { int64_t hw, stride; bool fused; };
+  for (const Want w : {Want{64, 1, true}, Want{65, 2, true}, Want{16, 1, false}}) {
+    SCOPED_TRACE("image " + std::to_string(w.hw) + ", stride " + std::to_string(w.stride));
+    const std::string bytes = block_model(w.hw, w.stride);
+    const Shape xs = {1, 16, w.hw, w.hw};
+    const Tensor x = Tensor::from_vector<float>(xs, random_values(shape_numel(xs), 2));
+    SessionOptions ref, opt;
+    ref.optimization_level = 0;
+    ref.providers = {"cpu-ref"};
+    opt.optimization_level = 3;
+    Session a = Session::load_bytes(bytes.data(), bytes.size(), ref);
+    Session b = Session::load_bytes(bytes.data(), bytes.size(), opt);
+    int fused = 0;
+    for (const auto& n : b.placement().nodes)
+      fused += n.op == "ai.polyinfer.NhwcPointwiseDepthwiseConv";
+    EXPECT_EQ(fused, w.fused ? 1 : 0);
+    const Tensor want = a.run({{"x", x}})[0].tensor(), got = b.run({{"x", x}})[0].tensor();
+    ASSERT_EQ(got.shape(), want.shape());
+    for (int64_t i = 0; i < got.numel(); ++i)
+      ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i],
+                  1e-4f * (1.f + std::fabs(want.data<float>()[i])))
+          << "at flat index " << i;
+  }
+}
+
+}  // namespace
+}  // namespace polyinfer
