@@ -67,10 +67,13 @@ PI_AVX2 inline __m256 activate(__m256 v, const cpu::FusedActivation& a) {
 // The GEMM register tile: c[r][0, n) = act(bias + sum over k of a[r * lda + k] * b[k * 16 + j])
 // for R rows (R <= 6: 12 ymm accumulators, two B vectors and a broadcast fill the 16
 // registers), n = 16 or 8 columns of a 16-wide packed B ([K][16], 32-byte aligned). Each k
-// loads one B pair and feeds 12 FMAs. `bias` (16 floats) or null for zeros; `act` or null.
+// loads one B pair and feeds 12 FMAs. Row r's columns 0-7 go to c + r * ldc and 8-15 to
+// c + r * ldc + hi (hi = 8: one row of 16; else a second plane of 8-channel blocks).
+// `bias` (16 floats) or null for zeros; `act` or null.
 template <int R>
 PI_AVX2 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, float* c,
-                       int64_t ldc, const float* bias, const cpu::FusedActivation* act, int n) {
+                       int64_t ldc, int64_t hi, const float* bias,
+                       const cpu::FusedActivation* act, int n) {
   __m256 acc[R][2];
   const __m256 b0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
   const __m256 b1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
@@ -95,12 +98,12 @@ PI_AVX2 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, f
       acc[r][1] = activate(acc[r][1], *act);
     }
     _mm256_storeu_ps(c + r * ldc, acc[r][0]);
-    if (n > 8) _mm256_storeu_ps(c + r * ldc + 8, acc[r][1]);
+    if (n > 8) _mm256_storeu_ps(c + r * ldc + hi, acc[r][1]);
   }
 }
 
 using GemmRowsFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t,
-                            const float*, const cpu::FusedActivation*, int);
+                            int64_t, const float*, const cpu::FusedActivation*, int);
 // gemm_rows<R> by R (index 0 unused).
 inline constexpr GemmRowsFn kGemmRows[7] = {nullptr,      gemm_rows<1>, gemm_rows<2>,
                                             gemm_rows<3>, gemm_rows<4>, gemm_rows<5>,
