@@ -35,6 +35,7 @@ const std::vector<TransposeCase> kCases = {
     {{3, 5, 7, 2, 4}, {2, 0, 4, 1, 3}},    // arbitrary rank 5
     {{64, 1000 + 3}, {1, 0}},              // threaded tiles
     {{8, 96, 7, 7}, {0, 2, 3, 1}},         // threaded NCHW -> NHWC
+    {{2, 3, 61, 103}, {0, 2, 3, 1}},       // RGB planes -> pixels, a batch cut in pieces
 };
 
 TEST(FastTranspose, MatchesReference) {
