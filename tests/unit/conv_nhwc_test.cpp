@@ -217,6 +217,13 @@ INSTANTIATE_TEST_SUITE_P(
         // 100 tiles of 128 channels: four tile blocks, the last with a partial register tile.
         Case{"tile_blocks", {1, 20, 20, 128}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, true, false,
              "Relu", {}},
+        // 169 tiles: with 512 KB of L2, 3 tile blocks, made 4 at 2 threads.
+        Case{"odd_tile_blocks", {1, 26, 26, 128}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, true, false,
+             "", {}},
+        // 49 tiles of 512 channels: 4 blocks of 13 rounded to whole register tiles (18) leave
+        // the last block empty.
+        Case{"empty_last_block", {1, 14, 14, 512}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false,
+             "", {}},
         // 16 tiles of 512 channels: few tile blocks, so the output channels are split too.
         Case{"channel_splits", {1, 7, 7, 512}, 64, 3, 3, {}, {1, 1, 1, 1}, {}, true, true,
              "Relu", {}},
