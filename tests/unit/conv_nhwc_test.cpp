@@ -127,18 +127,20 @@ void expect_matches_reference(const Case& c, const std::string& impl) {
   }
 }
 
-// The direct convolution is opt-in, and Winograd (which would take the 3x3 stride-1 cases
-// first) is turned off while it runs.
+// The direct convolution is opt-in, and Winograd and im2col (which would take the 3x3 stride-1
+// and the strided cases first) are turned off while it runs.
 class ConvNhwcTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     if (!have_avx2()) GTEST_SKIP() << "the direct NHWC convolution needs AVX2 and FMA";
     setenv("POLYINFER_DIRECT_CONV", "1", 1);
     setenv("POLYINFER_WINOGRAD", "0", 1);
+    setenv("POLYINFER_IM2COL_CONV", "0", 1);
   }
   void TearDown() override {
     unsetenv("POLYINFER_DIRECT_CONV");
     unsetenv("POLYINFER_WINOGRAD");
+    unsetenv("POLYINFER_IM2COL_CONV");
   }
 };
 
@@ -270,6 +272,66 @@ TEST(ConvWinogradSelection, TakesOnly3x3Stride1) {
     EXPECT_NE(n.impl, "fast:avx2-winograd");
   }
   unsetenv("POLYINFER_WINOGRAD");
+}
+
+// im2col + GEMM (src/providers/cpu/fast/conv_im2col.cpp): strided and larger kernels.
+class ConvIm2colTest : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    if (!have_avx2()) GTEST_SKIP() << "the im2col convolution needs AVX2 and FMA";
+  }
+};
+
+TEST_P(ConvIm2colTest, MatchesReference) {
+  expect_matches_reference(GetParam(), "fast:avx2-im2col");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvIm2colTest,
+    ::testing::Values(
+        // 7x7 stride 2 (a stem's geometry over 16 channels), padding on all sides.
+        Case{"k7_s2", {1, 23, 21, 16}, 16, 7, 7, {2, 2}, {3, 3, 3, 3}, {}, true, false,
+             "Relu", {}},
+        // Strided 3x3, two images, 24 outputs (a half panel), odd sizes.
+        Case{"s2_two_images", {2, 11, 13, 20}, 24, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false,
+             "", {}},
+        // 512 channels: K = 4608 runs in several K blocks (sums continued in Y); few pixels, so
+        // the threads split the panels.
+        Case{"k_blocks_residual", {1, 9, 9, 512}, 32, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true,
+             true, "Relu", {}},
+        // 5x5 dilated, asymmetric padding, no bias, LeakyRelu; 3x1 with stride 1.
+        Case{"k5_dilated", {1, 14, 12, 16}, 8, 5, 5, {1, 1}, {2, 1, 3, 0}, {2, 2}, false, false,
+             "LeakyRelu", {0.1f}},
+        Case{"k3x1", {1, 10, 9, 16}, 16, 3, 1, {}, {1, 0, 1, 0}, {}, true, true, "Clip",
+             {-0.5f, 0.5f}},
+        // Many pixel blocks (2 images of 30x30 at stride 1 with a 5x5 kernel).
+        Case{"pixel_blocks", {2, 30, 30, 16}, 48, 5, 5, {}, {2, 2, 2, 2}, {}, true, false, "",
+             {}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// What im2col leaves to the others: 1x1 (oneDNN), 3x3 stride 1 (Winograd), stems with few
+// input channels, output channels that are not multiples of 8.
+TEST(ConvIm2colSelection, DeclinesWhatOthersDoBetter) {
+  if (!have_avx2()) GTEST_SKIP() << "the im2col convolution needs AVX2 and FMA";
+  for (const Case& c :
+       {Case{"k1_s2", {1, 9, 9, 16}, 16, 1, 1, {2, 2}, {0, 0, 0, 0}, {}, true, false, "", {}},
+        Case{"k3_s1", {1, 9, 9, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}},
+        Case{"stem", {1, 23, 21, 3}, 16, 7, 7, {2, 2}, {3, 3, 3, 3}, {}, true, false, "", {}},
+        Case{"odd_outputs", {1, 6, 6, 16}, 12, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false, "",
+             {}}}) {
+    Shape y_shape;
+    const std::string bytes = model_bytes(c, &y_shape);
+    SessionOptions o;
+    o.optimization_level = 0;
+    Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
+    bool found = false;
+    for (const auto& n : s.placement().nodes) {
+      if (n.node != "conv") continue;
+      found = true;
+      EXPECT_NE(n.impl, "fast:avx2-im2col") << c.name;
+    }
+    EXPECT_TRUE(found) << c.name;
+  }
 }
 
 }  // namespace

@@ -69,10 +69,11 @@ PI_AVX2 inline __m256 activate(__m256 v, const cpu::FusedActivation& a) {
 // registers), n = 16 or 8 columns of a 16-wide packed B ([K][16], 32-byte aligned). Each k
 // loads one B pair and feeds 12 FMAs. Row r's columns 0-7 go to c + r * ldc and 8-15 to
 // c + r * ldc + hi (hi = 8: one row of 16; else a second plane of 8-channel blocks).
-// `bias` (16 floats) or null for zeros; `act` or null.
+// `bias` (16 floats) or null for zeros; `z`, laid out as c, added before the activation, or
+// null (z may be c itself: a sum continued over a further block of K); `act` or null.
 template <int R>
 PI_AVX2 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, float* c,
-                       int64_t ldc, int64_t hi, const float* bias,
+                       int64_t ldc, int64_t hi, const float* bias, const float* z,
                        const cpu::FusedActivation* act, int n) {
   __m256 acc[R][2];
   const __m256 b0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
@@ -93,6 +94,10 @@ PI_AVX2 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, f
   }
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r) {
+    if (z) {
+      acc[r][0] = _mm256_add_ps(acc[r][0], _mm256_loadu_ps(z + r * ldc));
+      if (n > 8) acc[r][1] = _mm256_add_ps(acc[r][1], _mm256_loadu_ps(z + r * ldc + hi));
+    }
     if (act) {
       acc[r][0] = activate(acc[r][0], *act);
       acc[r][1] = activate(acc[r][1], *act);
@@ -103,7 +108,8 @@ PI_AVX2 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, f
 }
 
 using GemmRowsFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t,
-                            int64_t, const float*, const cpu::FusedActivation*, int);
+                            int64_t, const float*, const float*, const cpu::FusedActivation*,
+                            int);
 // gemm_rows<R> by R (index 0 unused).
 inline constexpr GemmRowsFn kGemmRows[7] = {nullptr,      gemm_rows<1>, gemm_rows<2>,
                                             gemm_rows<3>, gemm_rows<4>, gemm_rows<5>,

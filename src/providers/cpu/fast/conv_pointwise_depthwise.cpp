@@ -184,7 +184,7 @@ PI_AVX2 void run_ring_task(const Plan& p, int64_t task) {
         for (int64_t px = 0; px < g.W; px += kRows) {
           const int rows = static_cast<int>(std::min<int64_t>(kRows, g.W - px));
           avx2::kGemmRows[rows](xr + px * g.C, g.C, p.w1 + ob * g.C * kBlock, g.C, out + px * 8,
-                                8, plane, p.b1 + ob * kBlock, &p.act1, cols);
+                                8, plane, p.b1 + ob * kBlock, nullptr, &p.act1, cols);
         }
       }
     }

@@ -205,7 +205,7 @@ PI_AVX2 void run_tasks(const Plan& p, int64_t b, int64_t e) {
           const int rows = static_cast<int>(std::min<int64_t>(kRows, nt - r));
           avx2::kGemmRows[rows](v + pos * ldv + r * g.C, g.C, u, g.C,
                                 mb + (r * kPos + pos) * kBlock, kPos * kBlock, 8, nullptr,
-                                nullptr, kBlock);
+                                nullptr, nullptr, kBlock);
         }
       }
       const int valid = static_cast<int>(std::min<int64_t>(kBlock, g.M - ob * kBlock));
