@@ -52,6 +52,18 @@ std::vector<const KernelDef*> find_kernels(const std::string& provider, const st
   return out;
 }
 
+std::unique_ptr<Kernel> make_first_taker(const std::vector<const KernelDef*>& defs,
+                                         const KernelInfo& info) {
+  for (size_t i = 0; i + 1 < defs.size(); ++i) {
+    try {
+      return defs[i]->make(info);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::UnsupportedOp) throw;
+    }
+  }
+  return defs.back()->make(info);
+}
+
 std::vector<const KernelDef*> kernels_of(const std::string& provider) {
   auto& r = kernel_registry();
   std::lock_guard<std::mutex> lock(r.mu);

@@ -155,6 +155,10 @@ std::vector<const KernelDef*> find_kernels(const std::string& provider, const st
                                            const std::string& op_type, int opset);
 // All registered kernels of a provider (for `providers --json` and coverage listings).
 std::vector<const KernelDef*> kernels_of(const std::string& provider);
+// The first of `defs` (non-empty, in order of preference) whose factory takes the node: a
+// kernel's UnsupportedOp passes the node on to the next; the last one's error is thrown.
+std::unique_ptr<Kernel> make_first_taker(const std::vector<const KernelDef*>& defs,
+                                         const KernelInfo& info);
 
 template <class K>
 std::unique_ptr<Kernel> make_kernel(const KernelInfo& info) {

@@ -39,14 +39,7 @@ std::unique_ptr<Kernel> RegistryProvider::create_kernel(const KernelInfo& info) 
          n.domain.empty() ? "" : n.domain + ".", n.op_type,
          other_version ? " at opset " + std::to_string(n.opset) + " (other versions exist)" : "");
   }
-  for (size_t i = 0; i + 1 < defs.size(); ++i) {
-    try {
-      return defs[i]->make(info);
-    } catch (const Error& e) {
-      if (e.code() != ErrorCode::UnsupportedOp) throw;
-    }
-  }
-  return defs.back()->make(info);
+  return make_first_taker(defs, info);
 }
 
 std::vector<const KernelDef*> RegistryProvider::kernels() const {

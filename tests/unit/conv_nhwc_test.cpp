@@ -12,6 +12,7 @@
 
 #include "model_builder.h"
 #include "polyinfer/session.h"
+#include "providers/cpu/fast/avx2_util.h"
 
 namespace polyinfer {
 namespace {
@@ -32,13 +33,7 @@ struct Case {
 // gtest names a failing case by this instead of dumping the struct's bytes.
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
-bool have_avx2() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
-}
+bool have_avx2() { return fast::avx2::supported(); }
 
 // The model: Z (when used) comes from a Relu of an input, so it is an intermediate that dies at
 // the convolution and the executor lends its memory to Y (the in-place residual path).
@@ -91,6 +86,19 @@ std::string model_bytes(const Case& c, Shape* y_shape) {
     for (float v : c.params) ap->add_floats(v);
   }
   return m.bytes();
+}
+
+// The implementation the CPU provider picks for the case's convolution at level 0 ("" when
+// the node is missing from the placement report).
+std::string conv_impl(const Case& c) {
+  Shape y_shape;
+  const std::string bytes = model_bytes(c, &y_shape);
+  SessionOptions o;
+  o.optimization_level = 0;
+  Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
+  for (const auto& n : s.placement().nodes)
+    if (n.node == "conv") return n.impl;
+  return "";
 }
 
 // Runs the case's model on the CPU provider and on `cpu-ref` at 1 and 2 threads; checks that
@@ -178,15 +186,7 @@ TEST(ConvNhwcSelection, LeavesPointwiseAndThinInputsToOneDnn) {
   for (const Case& c : {Case{"pointwise", {1, 4, 4, 16}, 8, 1, 1, {}, {}, {}, true, false, "", {}},
                         Case{"thin", {1, 6, 6, 3}, 8, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "",
                              {}}}) {
-    Shape y_shape;
-    const std::string bytes = model_bytes(c, &y_shape);
-    SessionOptions o;
-    o.optimization_level = 0;
-    Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
-    for (const auto& n : s.placement().nodes) {
-      if (n.node != "conv") continue;
-      EXPECT_NE(n.impl, "fast:avx2-direct") << c.name;
-    }
+    EXPECT_NE(conv_impl(c), "fast:avx2-direct") << c.name;
   }
   unsetenv("POLYINFER_DIRECT_CONV");
   unsetenv("POLYINFER_WINOGRAD");
@@ -246,31 +246,15 @@ TEST(ConvWinogradSelection, TakesOnly3x3Stride1) {
         Case{"odd_channels", {1, 6, 6, 12}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}},
         Case{"odd_outputs", {1, 6, 6, 16}, 12, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "",
              {}}}) {
-    Shape y_shape;
-    const std::string bytes = model_bytes(c, &y_shape);
-    SessionOptions o;
-    o.optimization_level = 0;
-    Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
-    bool found = false;
-    for (const auto& n : s.placement().nodes) {
-      if (n.node != "conv") continue;
-      found = true;
-      EXPECT_NE(n.impl, "fast:avx2-winograd") << c.name;
-    }
-    EXPECT_TRUE(found) << c.name;
+    const std::string impl = conv_impl(c);
+    EXPECT_FALSE(impl.empty()) << c.name;
+    EXPECT_NE(impl, "fast:avx2-winograd") << c.name;
   }
   // Turned off for A/B measurements, the case it would take goes to oneDNN.
   setenv("POLYINFER_WINOGRAD", "0", 1);
-  Shape y_shape;
-  const std::string bytes = model_bytes(
-      Case{"k3", {1, 8, 8, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}}, &y_shape);
-  SessionOptions o;
-  o.optimization_level = 0;
-  Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
-  for (const auto& n : s.placement().nodes) {
-    if (n.node != "conv") continue;
-    EXPECT_NE(n.impl, "fast:avx2-winograd");
-  }
+  EXPECT_NE(conv_impl(Case{"k3", {1, 8, 8, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false,
+                           "", {}}),
+            "fast:avx2-winograd");
   unsetenv("POLYINFER_WINOGRAD");
 }
 
@@ -319,18 +303,9 @@ TEST(ConvIm2colSelection, DeclinesWhatOthersDoBetter) {
         Case{"stem", {1, 23, 21, 3}, 16, 7, 7, {2, 2}, {3, 3, 3, 3}, {}, true, false, "", {}},
         Case{"odd_outputs", {1, 6, 6, 16}, 12, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false, "",
              {}}}) {
-    Shape y_shape;
-    const std::string bytes = model_bytes(c, &y_shape);
-    SessionOptions o;
-    o.optimization_level = 0;
-    Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
-    bool found = false;
-    for (const auto& n : s.placement().nodes) {
-      if (n.node != "conv") continue;
-      found = true;
-      EXPECT_NE(n.impl, "fast:avx2-im2col") << c.name;
-    }
-    EXPECT_TRUE(found) << c.name;
+    const std::string impl = conv_impl(c);
+    EXPECT_FALSE(impl.empty()) << c.name;
+    EXPECT_NE(impl, "fast:avx2-im2col") << c.name;
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include "model_builder.h"
 #include "polyinfer/session.h"
+#include "providers/cpu/fast/avx2_util.h"
 
 namespace polyinfer {
 namespace {
@@ -17,13 +18,7 @@ namespace {
 using test::ModelBuilder;
 using test::random_values;
 
-bool have_avx2() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
-}
+bool have_avx2() { return fast::avx2::supported(); }
 
 onnx::NodeProto* last_node(ModelBuilder& m) {
   auto* g = m.proto().mutable_graph();

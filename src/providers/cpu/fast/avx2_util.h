@@ -17,6 +17,15 @@ inline bool covers(cpu::ActKind kind) {
          kind == cpu::ActKind::Clip || kind == cpu::ActKind::LeakyRelu;
 }
 
+// Whether this CPU runs the kernels compiled with PI_AVX2 (false where they are not compiled).
+inline bool supported() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
 }  // namespace polyinfer::fast::avx2
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -26,11 +35,6 @@ inline bool covers(cpu::ActKind kind) {
 #define PI_AVX2 __attribute__((target("avx2,fma")))
 
 namespace polyinfer::fast::avx2 {
-
-// Whether this CPU runs the kernels compiled with PI_AVX2.
-inline bool supported() {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
 
 // Lanes [0, n) set: the tail of a block whose output channel count is not a multiple of 8.
 PI_AVX2 inline __m256i lane_mask(int n) {

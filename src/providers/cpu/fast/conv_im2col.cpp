@@ -25,6 +25,7 @@
 
 #include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/fast_util.h"
+#include "providers/cpu/fast/nhwc_conv_args.h"
 #include "providers/cpu/ops/conv_util.h"
 #include "providers/cpu/ops/fused_activation.h"
 
@@ -36,17 +37,6 @@ using cpu::FusedActivation;
 constexpr int64_t kBlock = 16;        // output channels per panel
 constexpr int kRows = 6;              // pixels per register tile
 constexpr int64_t kABytes = 96 * 1024;  // a K block of a pixel block's rows
-
-const char* refusal() {
-#ifdef PI_X86_AVX2
-  if (const char* env = std::getenv("POLYINFER_IM2COL_CONV"); env && std::strcmp(env, "0") == 0)
-    return "im2col convolution: turned off (POLYINFER_IM2COL_CONV=0)";
-  if (!avx2::supported()) return "im2col convolution: needs AVX2 and FMA";
-  return nullptr;
-#else
-  return "im2col convolution: x86-64 only";
-#endif
-}
 
 // One run, as the tasks see it.
 struct Plan {
@@ -132,66 +122,38 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
 class NhwcIm2colConv final : public Kernel {
  public:
   explicit NhwcIm2colConv(const KernelInfo& info) : label_(info.node().label()) {
-    if (const char* why = refusal()) info.unsupported(why);
-    require_float_input(info);
-    const Tensor* w = info.constant_input(1);
-    if (!w || w->dtype() != DType::Float32 || w->rank() != 4)
-      info.unsupported("im2col convolution: constant float32 2-D weights only");
-    M_ = w->shape()[0];
-    C_ = w->shape()[1];
-    KH_ = w->shape()[2];
-    KW_ = w->shape()[3];
-    attrs_ = cpu::WindowAttrs::parse(info);
-    if (attrs_.group != 1) info.unsupported("im2col convolution: grouped convolution");
-    if (KH_ * KW_ == 1) info.unsupported("im2col convolution: 1x1 kernel (oneDNN's)");
-    if (C_ < 16) info.unsupported("im2col convolution: fewer than 16 input channels");
-    const bool strided = std::any_of(attrs_.strides.begin(), attrs_.strides.end(),
+    require_avx2_kernel(info, "im2col convolution", "POLYINFER_IM2COL_CONV");
+    a_ = NhwcConvArgs::read(info, "im2col convolution");
+    if (a_.attrs.group != 1) info.unsupported("im2col convolution: grouped convolution");
+    if (a_.KH * a_.KW == 1) info.unsupported("im2col convolution: 1x1 kernel (oneDNN's)");
+    if (a_.C < 16) info.unsupported("im2col convolution: fewer than 16 input channels");
+    const bool strided = std::any_of(a_.attrs.strides.begin(), a_.attrs.strides.end(),
                                      [](int64_t s) { return s != 1; });
-    if (KH_ == 3 && KW_ == 3 && !strided)
+    if (a_.KH == 3 && a_.KW == 3 && !strided)
       info.unsupported("im2col convolution: 3x3 stride 1 (Winograd's or oneDNN's)");
-    if (M_ % 8 != 0) info.unsupported("im2col convolution: output channels a multiple of 8 only");
-    act_ = FusedActivation::from(info);
-    if (!avx2::covers(act_.kind)) info.unsupported("im2col convolution: this activation");
-    has_z_ = info.has_input(3);
-    const Tensor* b = nullptr;
-    if (info.has_input(2)) {
-      b = info.constant_input(2);
-      if (!b || b->dtype() != DType::Float32)
-        info.unsupported("im2col convolution: non-constant bias");
-      PI_CHECK(b->numel() == M_, ShapeMismatch, label_, ": bias has ", b->numel(),
-               " values but the weights have ", M_, " output channels");
-    }
-    pack(w->data<float>(), b ? b->data<float>() : nullptr);
+    if (a_.M % 8 != 0)
+      info.unsupported("im2col convolution: output channels a multiple of 8 only");
+    pack();
   }
 
   bool prepacked(size_t i) const override { return i == 1 || i == 2; }
-  int inplace_input() const override { return has_z_ ? 3 : -1; }
+  int inplace_input() const override { return a_.has_z ? 3 : -1; }
   std::string impl() const override { return "fast:avx2-im2col"; }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    PI_CHECK(x.dtype() == DType::Float32, InvalidArgument, label_, ": X must be float32, got ",
-             dtype_name(x.dtype()));
-    PI_CHECK(x.rank() == 4 && x.shape()[3] == C_, ShapeMismatch, label_, ": X has shape ",
-             shape_str(x.shape()), " but the weights want [N, H, W, ", C_, "] (channels last)");
+    a_.check_x(x, label_);
     const int64_t N = x.shape()[0], H = x.shape()[1], W = x.shape()[2];
-    const cpu::WindowGeometry g = cpu::window_geometry(attrs_, {H, W}, {KH_, KW_}, label_);
-    Tensor& y = ctx.output(0, DType::Float32, {N, g.out[0], g.out[1], M_});
-    const float* z = nullptr;
-    if (has_z_) {
-      const Tensor& zt = ctx.input(3);
-      PI_CHECK(zt.dtype() == DType::Float32 && zt.shape() == y.shape(), ShapeMismatch, label_,
-               ": Z has shape ", shape_str(zt.shape()), " but the output has ",
-               shape_str(y.shape()));
-      z = zt.data<float>();
-    }
+    const cpu::WindowGeometry g = cpu::window_geometry(a_.attrs, {H, W}, {a_.KH, a_.KW}, label_);
+    Tensor& y = ctx.output(0, DType::Float32, {N, g.out[0], g.out[1], a_.M});
+    const float* z = a_.residual(ctx, y, label_);
     if (y.numel() == 0) return;
 #ifdef PI_X86_AVX2
     const int threads = ctx.threads();
-    Plan q{x.data<float>(), z, y.data<float>(), w_.data<float>(), bias_.data<float>(), act_,
-           H, W, C_, M_, g.out[0], g.out[1], KH_, KW_, g.strides[0], g.strides[1],
+    Plan q{x.data<float>(), z, y.data<float>(), w_.data<float>(), bias_.data<float>(), a_.act,
+           H, W, a_.C, a_.M, g.out[0], g.out[1], a_.KH, a_.KW, g.strides[0], g.strides[1],
            g.dilations[0], g.dilations[1], g.pad_begin[0], g.pad_begin[1],
-           KH_ * KW_ * C_, N * g.out[0] * g.out[1], 0, 0, (M_ + kBlock - 1) / kBlock, 1};
+           a_.KH * a_.KW * a_.C, N * g.out[0] * g.out[1], 0, 0, (a_.M + kBlock - 1) / kBlock, 1};
     // Pixel blocks of up to 96 (16 register tiles), as many as a multiple of the threads and of
     // even size (ResNet-50's 196 pixels as 96 + 96 + 4 left one thread a third of the work at
     // 2 threads); K blocks whose rows of the block stay in L2 while every panel passes.
@@ -208,23 +170,23 @@ class NhwcIm2colConv final : public Kernel {
   }
 
  private:
-  void pack(const float* w, const float* b) {
-    const int64_t panels = (M_ + kBlock - 1) / kBlock, K = KH_ * KW_ * C_;
+  void pack() {
+    const int64_t M = a_.M, C = a_.C, taps = a_.KH * a_.KW, K = taps * C;
+    const int64_t panels = (M + kBlock - 1) / kBlock;
     w_ = Tensor::zeros(DType::Float32, {panels * K * kBlock});
     bias_ = Tensor::zeros(DType::Float32, {panels * kBlock});
     float* d = w_.data<float>();
-    for (int64_t m = 0; m < M_; ++m)
-      for (int64_t c = 0; c < C_; ++c)
-        for (int64_t t = 0; t < KH_ * KW_; ++t)
-          d[(m / kBlock * K + t * C_ + c) * kBlock + m % kBlock] = w[(m * C_ + c) * KH_ * KW_ + t];
-    if (b) std::memcpy(bias_.data<float>(), b, static_cast<size_t>(M_) * sizeof(float));
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t t = 0; t < taps; ++t)
+          d[(m / kBlock * K + t * C + c) * kBlock + m % kBlock] =
+              a_.weights[(m * C + c) * taps + t];
+    if (a_.bias) std::memcpy(bias_.data<float>(), a_.bias, static_cast<size_t>(M) * sizeof(float));
+    a_.weights = a_.bias = nullptr;  // the originals are released once packed
   }
 
   std::string label_;
-  cpu::WindowAttrs attrs_;
-  int64_t M_ = 0, C_ = 0, KH_ = 0, KW_ = 0;
-  FusedActivation act_;
-  bool has_z_ = false;
+  NhwcConvArgs a_;
   Tensor w_, bias_;
 };
 

@@ -32,6 +32,7 @@
 
 #include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/fast_util.h"
+#include "providers/cpu/fast/nhwc_conv_args.h"
 #include "providers/cpu/ops/conv_util.h"
 #include "providers/cpu/ops/fused_activation.h"
 
@@ -159,52 +160,30 @@ class NhwcDirectConv final : public Kernel {
  public:
   explicit NhwcDirectConv(const KernelInfo& info) : label_(info.node().label()) {
     if (const char* why = direct_conv_refusal()) info.unsupported(why);
-    require_float_input(info);
-    const Tensor* w = info.constant_input(1);
-    if (!w || w->dtype() != DType::Float32 || w->rank() != 4)
-      info.unsupported("direct NHWC convolution: constant float32 2-D weights only");
-    attrs_ = cpu::WindowAttrs::parse(info);
-    if (attrs_.group != 1) info.unsupported("direct NHWC convolution: grouped convolution");
-    M_ = w->shape()[0];
-    C_ = w->shape()[1];
-    KH_ = w->shape()[2];
-    KW_ = w->shape()[3];
+    a_ = NhwcConvArgs::read(info, "direct NHWC convolution");
+    if (a_.attrs.group != 1) info.unsupported("direct NHWC convolution: grouped convolution");
     // A few input channels leave the channel loop too short to pay for the tile's setup (the
     // 3-channel stem); 1x1 convolutions stay with oneDNN's jit:avx2_1x1.
-    if (C_ < 8) info.unsupported("direct NHWC convolution: fewer than 8 input channels");
-    if (KH_ * KW_ == 1) info.unsupported("direct NHWC convolution: 1x1 kernel (oneDNN's)");
-    act_ = FusedActivation::from(info);
-    if (!avx2::covers(act_.kind))
-      info.unsupported("direct NHWC convolution: this activation");
-    has_z_ = info.has_input(3);
-    const Tensor* b = nullptr;
-    if (info.has_input(2)) {
-      b = info.constant_input(2);
-      if (!b || b->dtype() != DType::Float32)
-        info.unsupported("direct NHWC convolution: non-constant bias");
-      PI_CHECK(b->numel() == M_, ShapeMismatch, label_, ": bias has ", b->numel(),
-               " values but the weights have ", M_, " output channels");
-    }
-    pack(w->data<float>(), b ? b->data<float>() : nullptr);
+    if (a_.C < 8) info.unsupported("direct NHWC convolution: fewer than 8 input channels");
+    if (a_.KH * a_.KW == 1) info.unsupported("direct NHWC convolution: 1x1 kernel (oneDNN's)");
+    pack(a_.weights, a_.bias);
+    a_.weights = a_.bias = nullptr;  // the originals are released once packed
   }
 
   bool prepacked(size_t i) const override { return i == 1 || i == 2; }
-  int inplace_input() const override { return has_z_ ? 3 : -1; }
+  int inplace_input() const override { return a_.has_z ? 3 : -1; }
   std::string impl() const override { return "fast:avx2-direct"; }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    PI_CHECK(x.dtype() == DType::Float32, InvalidArgument, label_, ": X must be float32, got ",
-             dtype_name(x.dtype()));
-    PI_CHECK(x.rank() == 4 && x.shape()[3] == C_, ShapeMismatch, label_, ": X has shape ",
-             shape_str(x.shape()), " but the weights want [N, H, W, ", C_, "] (channels last)");
+    a_.check_x(x, label_);
     const int64_t N = x.shape()[0], H = x.shape()[1], W = x.shape()[2];
     const cpu::WindowGeometry g =
-        cpu::window_geometry(attrs_, {H, W}, {KH_, KW_}, label_);
-    Geometry geo{C_,
-                 M_,
-                 KH_,
-                 KW_,
+        cpu::window_geometry(a_.attrs, {H, W}, {a_.KH, a_.KW}, label_);
+    Geometry geo{a_.C,
+                 a_.M,
+                 a_.KH,
+                 a_.KW,
                  g.strides[0],
                  g.strides[1],
                  g.dilations[0],
@@ -213,15 +192,8 @@ class NhwcDirectConv final : public Kernel {
                  W + g.pad_begin[1] + g.pad_end[1],
                  g.out[0],
                  g.out[1]};
-    Tensor& y = ctx.output(0, DType::Float32, {N, geo.OH, geo.OW, M_});
-    const float* z = nullptr;
-    if (has_z_) {
-      const Tensor& zt = ctx.input(3);
-      PI_CHECK(zt.dtype() == DType::Float32 && zt.shape() == y.shape(), ShapeMismatch, label_,
-               ": Z has shape ", shape_str(zt.shape()), " but the output has ",
-               shape_str(y.shape()));
-      z = zt.data<float>();
-    }
+    Tensor& y = ctx.output(0, DType::Float32, {N, geo.OH, geo.OW, a_.M});
+    const float* z = a_.residual(ctx, y, label_);
     if (y.numel() == 0) return;
     const float* xp = x.data<float>();
     const bool padded = geo.HP != H || geo.WP != W;
@@ -231,18 +203,19 @@ class NhwcDirectConv final : public Kernel {
 
  private:
   void pack(const float* w, const float* b) {
-    const int64_t blocks = (M_ + kBlock - 1) / kBlock, per_block = KH_ * KW_ * C_ * kBlock;
+    const int64_t blocks = (a_.M + kBlock - 1) / kBlock, per_block = a_.KH * a_.KW * a_.C * kBlock;
     packed_ = Tensor::zeros(DType::Float32, {blocks * per_block});
     bias_ = Tensor::zeros(DType::Float32, {blocks * kBlock});
     float* p = packed_.data<float>();
-    for (int64_t m = 0; m < M_; ++m) {
+    for (int64_t m = 0; m < a_.M; ++m) {
       float* pb = p + (m / kBlock) * per_block + m % kBlock;
-      for (int64_t c = 0; c < C_; ++c)
-        for (int64_t kh = 0; kh < KH_; ++kh)
-          for (int64_t kw = 0; kw < KW_; ++kw)
-            pb[((kh * KW_ + kw) * C_ + c) * kBlock] = w[((m * C_ + c) * KH_ + kh) * KW_ + kw];
+      for (int64_t c = 0; c < a_.C; ++c)
+        for (int64_t kh = 0; kh < a_.KH; ++kh)
+          for (int64_t kw = 0; kw < a_.KW; ++kw)
+            pb[((kh * a_.KW + kw) * a_.C + c) * kBlock] =
+                w[((m * a_.C + c) * a_.KH + kh) * a_.KW + kw];
     }
-    if (b) std::memcpy(bias_.data<float>(), b, static_cast<size_t>(M_) * sizeof(float));
+    if (b) std::memcpy(bias_.data<float>(), b, static_cast<size_t>(a_.M) * sizeof(float));
   }
 
   // X copied into the middle of a zero-bordered [N, HP, WP, C] buffer: one per thread, shared by
@@ -296,7 +269,7 @@ class NhwcDirectConv final : public Kernel {
                  [&](int64_t b, int64_t e) {
       const float* origin[kTile];
       TileArgs a{origin, taps.data(), static_cast<int>(taps.size()), 0, geo.C * kBlock,
-                 nullptr, nullptr, nullptr, nullptr, geo.M, 0, false, false, act_};
+                 nullptr, nullptr, nullptr, nullptr, geo.M, 0, false, false, a_.act};
       for (int64_t seg = b; seg < e;) {
         const int64_t blk = seg / tiles, seg_end = std::min(e, (blk + 1) * tiles);
         a.valid = static_cast<int>(std::min<int64_t>(kBlock, geo.M - blk * kBlock));
@@ -330,10 +303,7 @@ class NhwcDirectConv final : public Kernel {
   }
 
   std::string label_;
-  cpu::WindowAttrs attrs_;
-  int64_t M_ = 0, C_ = 0, KH_ = 0, KW_ = 0;
-  FusedActivation act_;
-  bool has_z_ = false;
+  NhwcConvArgs a_;
   Tensor packed_, bias_;
 };
 

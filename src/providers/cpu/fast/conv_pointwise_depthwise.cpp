@@ -29,6 +29,7 @@
 
 #include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/fast_util.h"
+#include "providers/cpu/fast/nhwc_conv_args.h"
 #include "providers/cpu/ops/conv_util.h"
 #include "providers/cpu/ops/fused_activation.h"
 
@@ -39,18 +40,6 @@ using cpu::FusedActivation;
 
 constexpr int64_t kBlock = 16;  // expanded channels per GEMM column block
 constexpr int kRows = 6;        // pixels per GEMM register tile
-
-const char* refusal() {
-#ifdef PI_X86_AVX2
-  if (const char* env = std::getenv("POLYINFER_FUSED_DEPTHWISE");
-      env && std::strcmp(env, "0") == 0)
-    return "fused pointwise+depthwise convolution: turned off (POLYINFER_FUSED_DEPTHWISE=0)";
-  if (!avx2::supported()) return "fused pointwise+depthwise convolution: needs AVX2 and FMA";
-  return nullptr;
-#else
-  return "fused pointwise+depthwise convolution: x86-64 only";
-#endif
-}
 
 // One run's sizes.
 struct Geometry {
@@ -202,7 +191,8 @@ PI_AVX2 void run_ring_task(const Plan& p, int64_t task) {
 class NhwcPointwiseDepthwise final : public Kernel {
  public:
   explicit NhwcPointwiseDepthwise(const KernelInfo& info) : label_(info.node().label()) {
-    if (const char* why = refusal()) info.unsupported(why);
+    require_avx2_kernel(info, "fused pointwise+depthwise convolution",
+                        "POLYINFER_FUSED_DEPTHWISE");
     require_float_input(info);
     const Tensor* w1 = info.constant_input(1);
     const Tensor* w2 = info.constant_input(3);

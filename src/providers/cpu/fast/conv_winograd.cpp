@@ -45,6 +45,7 @@
 
 #include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/fast_util.h"
+#include "providers/cpu/fast/nhwc_conv_args.h"
 #include "providers/cpu/ops/conv_util.h"
 #include "providers/cpu/ops/fused_activation.h"
 
@@ -67,18 +68,6 @@ int64_t v_budget() {
     return std::clamp<int64_t>(l2 > 0 ? l2 : 512 * 1024, 256 * 1024, 1024 * 1024);
   }();
   return bytes;
-}
-
-// Whether this CPU runs the Winograd convolution, and the reason when not.
-const char* winograd_refusal() {
-#ifdef PI_X86_AVX2
-  if (const char* env = std::getenv("POLYINFER_WINOGRAD"); env && std::strcmp(env, "0") == 0)
-    return "Winograd convolution: turned off (POLYINFER_WINOGRAD=0)";
-  if (!avx2::supported()) return "Winograd convolution: needs AVX2 and FMA";
-  return nullptr;
-#else
-  return "Winograd convolution: x86-64 only";
-#endif
 }
 
 // One run's sizes.
@@ -260,60 +249,34 @@ void transform_filters(const float* __restrict g, float* __restrict u) {
 class NhwcWinogradConv final : public Kernel {
  public:
   explicit NhwcWinogradConv(const KernelInfo& info) : label_(info.node().label()) {
-    if (const char* why = winograd_refusal()) info.unsupported(why);
-    require_float_input(info);
-    const Tensor* w = info.constant_input(1);
-    if (!w || w->dtype() != DType::Float32 || w->rank() != 4)
-      info.unsupported("Winograd convolution: constant float32 2-D weights only");
-    attrs_ = cpu::WindowAttrs::parse(info);
+    require_avx2_kernel(info, "Winograd convolution", "POLYINFER_WINOGRAD");
+    a_ = NhwcConvArgs::read(info, "Winograd convolution");
     auto all_ones = [](const std::vector<int64_t>& v) {
       return std::all_of(v.begin(), v.end(), [](int64_t s) { return s == 1; });
     };
-    M_ = w->shape()[0];
-    C_ = w->shape()[1];
-    if (w->shape()[2] != 3 || w->shape()[3] != 3 || attrs_.group != 1 ||
-        !all_ones(attrs_.strides) || !all_ones(attrs_.dilations))
+    if (a_.KH != 3 || a_.KW != 3 || a_.attrs.group != 1 || !all_ones(a_.attrs.strides) ||
+        !all_ones(a_.attrs.dilations))
       info.unsupported("Winograd convolution: 3x3, stride 1, undilated, ungrouped only");
-    if (C_ % 8 != 0 || M_ % 8 != 0)
+    if (a_.C % 8 != 0 || a_.M % 8 != 0)
       info.unsupported("Winograd convolution: channel counts that are multiples of 8 only");
-    act_ = FusedActivation::from(info);
-    if (!avx2::covers(act_.kind)) info.unsupported("Winograd convolution: this activation");
-    has_z_ = info.has_input(3);
-    const Tensor* b = nullptr;
-    if (info.has_input(2)) {
-      b = info.constant_input(2);
-      if (!b || b->dtype() != DType::Float32)
-        info.unsupported("Winograd convolution: non-constant bias");
-      PI_CHECK(b->numel() == M_, ShapeMismatch, label_, ": bias has ", b->numel(),
-               " values but the weights have ", M_, " output channels");
-    }
-    pack(w->data<float>(), b ? b->data<float>() : nullptr);
+    pack(a_.weights, a_.bias);
+    a_.weights = a_.bias = nullptr;  // the originals are released once packed
   }
 
   bool prepacked(size_t i) const override { return i == 1 || i == 2; }
-  int inplace_input() const override { return has_z_ ? 3 : -1; }
+  int inplace_input() const override { return a_.has_z ? 3 : -1; }
   std::string impl() const override { return "fast:avx2-winograd"; }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    PI_CHECK(x.dtype() == DType::Float32, InvalidArgument, label_, ": X must be float32, got ",
-             dtype_name(x.dtype()));
-    PI_CHECK(x.rank() == 4 && x.shape()[3] == C_, ShapeMismatch, label_, ": X has shape ",
-             shape_str(x.shape()), " but the weights want [N, H, W, ", C_, "] (channels last)");
+    a_.check_x(x, label_);
     const int64_t N = x.shape()[0], H = x.shape()[1], W = x.shape()[2];
-    const cpu::WindowGeometry wg = cpu::window_geometry(attrs_, {H, W}, {3, 3}, label_);
+    const cpu::WindowGeometry wg = cpu::window_geometry(a_.attrs, {H, W}, {3, 3}, label_);
     const int64_t OH = wg.out[0], OW = wg.out[1];
-    const Geometry g{N, H, W, C_, M_, wg.pad_begin[0], wg.pad_begin[1], OH, OW,
+    const Geometry g{N, H, W, a_.C, a_.M, wg.pad_begin[0], wg.pad_begin[1], OH, OW,
                      (OH + 1) / 2, (OW + 1) / 2};
-    Tensor& y = ctx.output(0, DType::Float32, {N, OH, OW, M_});
-    const float* z = nullptr;
-    if (has_z_) {
-      const Tensor& zt = ctx.input(3);
-      PI_CHECK(zt.dtype() == DType::Float32 && zt.shape() == y.shape(), ShapeMismatch, label_,
-               ": Z has shape ", shape_str(zt.shape()), " but the output has ",
-               shape_str(y.shape()));
-      z = zt.data<float>();
-    }
+    Tensor& y = ctx.output(0, DType::Float32, {N, OH, OW, a_.M});
+    const float* z = a_.residual(ctx, y, label_);
     if (y.numel() == 0) return;
     compute(x.data<float>(), g, z, y.data<float>(), ctx.threads());
   }
@@ -321,8 +284,8 @@ class NhwcWinogradConv final : public Kernel {
  private:
   // U [16][M/16][C][16] = G g G^T for every filter.
   void pack(const float* w, const float* b) {
-    const int64_t blocks = (M_ + kBlock - 1) / kBlock;
-    packed_ = Tensor::empty(DType::Float32, {kPos * blocks * C_ * kBlock});
+    const int64_t blocks = (a_.M + kBlock - 1) / kBlock;
+    packed_ = Tensor::empty(DType::Float32, {kPos * blocks * a_.C * kBlock});
     bias_ = Tensor::zeros(DType::Float32, {blocks * kBlock});
     float* u = packed_.data<float>();
     // Through small buffers, so the transform runs over 16 filters as vector lanes and U is
@@ -331,28 +294,28 @@ class NhwcWinogradConv final : public Kernel {
     std::vector<float> taps(static_cast<size_t>(kChunk * 9 * kBlock));
     std::vector<float> chunk(static_cast<size_t>(kPos * kPosStride));
     for (int64_t mb = 0; mb < blocks; ++mb)
-      for (int64_t c0 = 0; c0 < C_; c0 += kChunk) {
-        const int64_t cn = std::min(kChunk, C_ - c0), m0 = mb * kBlock;
-        const int64_t mn = std::min(kBlock, M_ - m0);
+      for (int64_t c0 = 0; c0 < a_.C; c0 += kChunk) {
+        const int64_t cn = std::min(kChunk, a_.C - c0), m0 = mb * kBlock;
+        const int64_t mn = std::min(kBlock, a_.M - m0);
         if (mn < kBlock) std::fill(taps.begin(), taps.end(), 0.f);
         for (int64_t m = 0; m < mn; ++m)
           for (int64_t c = 0; c < cn; ++c)
             for (int k = 0; k < 9; ++k)
-              taps[(c * 9 + k) * kBlock + m] = w[((m0 + m) * C_ + c0 + c) * 9 + k];
+              taps[(c * 9 + k) * kBlock + m] = w[((m0 + m) * a_.C + c0 + c) * 9 + k];
         for (int64_t c = 0; c < cn; ++c)
           transform_filters(taps.data() + c * 9 * kBlock,
                             chunk.data() + c * kBlock);
         for (int pos = 0; pos < kPos; ++pos)
-          std::memcpy(u + ((pos * blocks + mb) * C_ + c0) * kBlock,
+          std::memcpy(u + ((pos * blocks + mb) * a_.C + c0) * kBlock,
                       chunk.data() + pos * kPosStride,
                       static_cast<size_t>(cn * kBlock) * sizeof(float));
       }
-    if (b) std::memcpy(bias_.data<float>(), b, static_cast<size_t>(M_) * sizeof(float));
+    if (b) std::memcpy(bias_.data<float>(), b, static_cast<size_t>(a_.M) * sizeof(float));
   }
 
   void compute(const float* x, const Geometry& g, const float* z, float* y, int threads) const {
 #ifdef PI_X86_AVX2
-    Plan p{x, z, y, packed_.data<float>(), bias_.data<float>(), act_, g, 0, 0, 0, 0};
+    Plan p{x, z, y, packed_.data<float>(), bias_.data<float>(), a_.act, g, 0, 0, 0, 0};
     const int64_t tiles = g.N * g.TH * g.TW;
     p.blocks_m = (g.M + kBlock - 1) / kBlock;
     // As many tiles per block as the budget allows, then spread evenly over the blocks (in whole
@@ -380,10 +343,7 @@ class NhwcWinogradConv final : public Kernel {
   }
 
   std::string label_;
-  cpu::WindowAttrs attrs_;
-  int64_t M_ = 0, C_ = 0;
-  FusedActivation act_;
-  bool has_z_ = false;
+  NhwcConvArgs a_;
   Tensor packed_, bias_;
 };
 

@@ -84,14 +84,7 @@ std::unique_ptr<Kernel> part_kernel(const PartInfo& info, KernelTier tier) {
   for (const KernelDef* d : find_kernels("cpu", "ai.polyinfer", "NhwcFusedConv", 1))
     if (d->tier <= tier) defs.push_back(d);
   PI_CHECK(!defs.empty(), Internal, info.node().label(), ": no NhwcFusedConv kernel");
-  for (size_t i = 0; i + 1 < defs.size(); ++i) {
-    try {
-      return defs[i]->make(info);
-    } catch (const Error& e) {
-      if (e.code() != ErrorCode::UnsupportedOp) throw;
-    }
-  }
-  return defs.back()->make(info);
+  return make_first_taker(defs, info);
 }
 
 template <KernelTier Tier>

@@ -1,0 +1,43 @@
+// What the hand-written NHWC convolutions of this folder (conv_nhwc.cpp, conv_winograd.cpp,
+// conv_im2col.cpp, conv_pointwise_depthwise.cpp) read and check the same way, so that each file
+// holds its arithmetic and the rules of when it applies, not another copy of these.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "providers/cpu/ops/conv_util.h"
+#include "providers/cpu/ops/fused_activation.h"
+#include "runtime/kernel.h"
+
+namespace polyinfer::fast {
+
+// Declines (info.unsupported, the placement report's reason, naming `who`) unless this build
+// and CPU run AVX2+FMA code and the environment variable `off_env` is not "0": the switch each
+// specialized kernel keeps for A/B runs against the kernel it replaces.
+void require_avx2_kernel(const KernelInfo& info, const char* who, const char* off_env);
+
+// ai.polyinfer NhwcFusedConv's operands: X [N, H, W, C], W [M, C, kH, kW], optional B [M],
+// optional residual Z shaped as Y [N, OH, OW, M], and the fused activation.
+struct NhwcConvArgs {
+  int64_t M = 0, C = 0, KH = 0, KW = 0;
+  cpu::WindowAttrs attrs;
+  cpu::FusedActivation act;
+  bool has_z = false;
+  const float* weights = nullptr;  // [M, C, kH, kW]: valid while the kernel is constructed
+  const float* bias = nullptr;     // M values, or null
+
+  // Reads constant float32 weights of rank 4, a constant float32 bias of M values, the window
+  // attributes, the activation and whether Z is given; declines (naming `who`) what a
+  // register-tiled AVX2 kernel cannot take: non-constant weights or bias, an activation that
+  // avx2_util.h does not apply. A bias of the wrong length is an error in the model.
+  static NhwcConvArgs read(const KernelInfo& info, const char* who);
+
+  // Checks that X is float32 [N, H, W, C] (an error naming the node and the expected shape).
+  void check_x(const Tensor& x, const std::string& label) const;
+
+  // Z's values when given, checked to have Y's dtype and shape; null when not given.
+  const float* residual(KernelContext& ctx, const Tensor& y, const std::string& label) const;
+};
+
+}  // namespace polyinfer::fast
