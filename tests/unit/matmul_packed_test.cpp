@@ -1,0 +1,126 @@
+// MatMul and ai.polyinfer FusedMatMul with constant weights on the packed AVX2 kernel
+// (providers/cpu/fast/matmul_packed.cpp), against the reference kernels (`cpu-ref`), and what
+// it leaves to oneDNN.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "model_builder.h"
+#include "polyinfer/session.h"
+#include "providers/cpu/fast/avx2_util.h"
+
+namespace polyinfer {
+namespace {
+
+using test::ModelBuilder;
+using test::random_values;
+
+struct Case {
+  const char* name;
+  Shape a, b;         // B is a constant initializer
+  bool fused, bias;   // FusedMatMul (with its activation) or MatMul
+  const char* activation;
+  std::vector<float> params;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+std::string model(const Case& c) {
+  ModelBuilder m(17);
+  auto* op = m.proto().add_opset_import();
+  op->set_domain("ai.polyinfer");
+  op->set_version(1);
+  m.input("a", c.a).output("y", {});
+  m.initializer("b", c.b, random_values(shape_numel(c.b), 9));
+  std::vector<std::string> ins = {"a", "b"};
+  if (c.bias) {
+    m.initializer("c", {c.b[1]}, random_values(c.b[1], 10));
+    ins.push_back("c");
+  }
+  m.node(c.fused ? "FusedMatMul" : "MatMul", ins, {"y"}, "mm");
+  auto* g = m.proto().mutable_graph();
+  auto* n = g->mutable_node(g->node_size() - 1);
+  if (c.fused) n->set_domain("ai.polyinfer");
+  if (*c.activation) {
+    auto* a = n->add_attribute();
+    a->set_name("activation");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(c.activation);
+    auto* p = n->add_attribute();
+    p->set_name("activation_params");
+    p->set_type(onnx::AttributeProto::FLOATS);
+    for (float v : c.params) p->add_floats(v);
+  }
+  return m.bytes();
+}
+
+// Runs the case on `cpu` and `cpu-ref`; returns the implementation `cpu` picked and checks the
+// outputs agree.
+std::string run_and_compare(const Case& c, int threads) {
+  const std::string bytes = model(c);
+  SessionOptions fast, ref;
+  fast.optimization_level = ref.optimization_level = 0;
+  fast.threads = ref.threads = threads;
+  ref.providers = {"cpu-ref"};
+  Session s = Session::load_bytes(bytes.data(), bytes.size(), fast);
+  Session r = Session::load_bytes(bytes.data(), bytes.size(), ref);
+  std::map<std::string, Value> feed;
+  feed["a"] = Tensor::from_vector<float>(c.a, random_values(shape_numel(c.a), 1));
+  const Tensor got = s.run(feed)[0].tensor(), want = r.run(feed)[0].tensor();
+  EXPECT_EQ(got.shape(), want.shape());
+  if (got.shape() == want.shape()) {
+    // Sums of up to 4500 products of values in [-1, 1] in another order.
+    for (int64_t i = 0; i < got.numel(); ++i)
+      EXPECT_NEAR(got.data<float>()[i], want.data<float>()[i],
+                  1e-4f * (1.f + std::fabs(want.data<float>()[i])))
+          << "at flat index " << i << ", " << threads << " threads";
+  }
+  return s.placement().nodes.at(0).impl;
+}
+
+class PackedMatMulTest : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    if (!fast::avx2::supported()) GTEST_SKIP() << "the packed MatMul needs AVX2 and FMA";
+  }
+};
+
+TEST_P(PackedMatMulTest, MatchesReference) {
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    EXPECT_EQ(run_and_compare(GetParam(), threads), "fast:avx2-packed");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, PackedMatMulTest,
+    ::testing::Values(
+        // Leading dimensions flattened into rows; 48 columns = three panels.
+        Case{"rows_3d", {2, 13, 64}, {64, 48}, false, false, "", {}},
+        // A 1-D A: one row, and Y loses that dimension.
+        Case{"vector_a", {40}, {40, 16}, false, false, "", {}},
+        // 24 columns: a panel and a half; bias and ReLU in registers.
+        Case{"half_panel_bias_relu", {7, 33}, {33, 24}, true, true, "Relu", {}},
+        // 400 rows: several row blocks (and row blocks per thread).
+        Case{"row_blocks_clip", {400, 20}, {20, 32}, true, true, "Clip", {-0.5f, 0.5f}},
+        // K = 4500: two K blocks, the second continuing the sums left in Y; 8 columns.
+        Case{"k_blocks_leaky", {5, 4500}, {4500, 8}, true, false, "LeakyRelu", {0.1f}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// What the packed kernel leaves to oneDNN: activations it does not apply in registers (GELU),
+// column counts that are not multiples of 8, and, switched off, everything.
+TEST(PackedMatMulSelection, DeclinesWhatItDoesNotCover) {
+  if (!fast::avx2::supported()) GTEST_SKIP() << "the packed MatMul needs AVX2 and FMA";
+  EXPECT_NE(run_and_compare(Case{"gelu", {6, 32}, {32, 16}, true, true, "Gelu", {}}, 1),
+            "fast:avx2-packed");
+  EXPECT_NE(run_and_compare(Case{"n12", {6, 32}, {32, 12}, false, false, "", {}}, 1),
+            "fast:avx2-packed");
+  setenv("POLYINFER_PACKED_MATMUL", "0", 1);
+  EXPECT_NE(run_and_compare(Case{"off", {6, 32}, {32, 16}, false, false, "", {}}, 1),
+            "fast:avx2-packed");
+  unsetenv("POLYINFER_PACKED_MATMUL");
+}
+
+}  // namespace
+}  // namespace polyinfer
