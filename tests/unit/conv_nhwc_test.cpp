@@ -232,7 +232,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"residual_clip", {1, 8, 8, 16}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, true, true, "Clip",
              {-0.5f, 0.5f}},
         Case{"residual_tail_leaky", {1, 6, 5, 8}, 40, 3, 3, {}, {1, 1, 1, 1}, {}, false, true,
-             "LeakyRelu", {0.1f}}),
+             "LeakyRelu", {0.1f}},
+        // GELU: 64 channels spread the sums past -3, where the exact formula takes over.
+        Case{"gelu", {1, 6, 7, 64}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "Gelu", {}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // What Winograd leaves to the next kernel: other kernel sizes, strides, dilations, groups of
@@ -290,7 +292,8 @@ INSTANTIATE_TEST_SUITE_P(
              {-0.5f, 0.5f}},
         // Many pixel blocks (2 images of 30x30 at stride 1 with a 5x5 kernel).
         Case{"pixel_blocks", {2, 30, 30, 16}, 48, 5, 5, {}, {2, 2, 2, 2}, {}, true, false, "",
-             {}}),
+             {}},
+        Case{"gelu", {1, 9, 9, 64}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, true, "Gelu", {}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // What im2col leaves to the others: 1x1 (oneDNN), 3x3 stride 1 (Winograd), stems with few

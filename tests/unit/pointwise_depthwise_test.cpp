@@ -158,6 +158,9 @@ INSTANTIATE_TEST_SUITE_P(
         // Few output rows: the threads split the channel blocks instead of the rows.
         Case{"few_rows_many_channels", {1, 4, 30, 16}, 96, 1, {1, 1, 1, 1}, true, true, "Clip",
              {0, 6}, "Clip", {-1, 1}},
+        // GELU after both convolutions (the pointwise one in the GEMM tile, the depthwise one in
+        // its row loop).
+        Case{"gelu", {1, 8, 9, 64}, 32, 1, {1, 1, 1, 1}, true, true, "Gelu", {}, "Gelu", {}},
         // Stride 3: the fused kernel declines (its depthwise loop knows strides 1 and 2).
         Case{"stride3_runs_split", {1, 13, 14, 8}, 16, 3, {1, 1, 1, 1}, true, true, "Relu", {},
              "Relu", {}, false}),

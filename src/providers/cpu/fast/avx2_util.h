@@ -1,9 +1,10 @@
-// AVX2+FMA pieces shared by the hand-written x86-64 convolution kernels in this folder
-// (conv_nhwc.cpp, conv_winograd.cpp, conv_pointwise_depthwise.cpp). Functions here carry
-// PI_AVX2, so they compile into any translation unit and run only where the kernel checked
-// __builtin_cpu_supports first.
+// AVX2+FMA pieces shared by the hand-written x86-64 kernels in this folder (conv_nhwc.cpp,
+// conv_winograd.cpp, conv_im2col.cpp, conv_pointwise_depthwise.cpp, matmul_packed.cpp).
+// Functions here carry PI_AVX2, so they compile into any translation unit and run only where
+// the kernel checked __builtin_cpu_supports first.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "providers/cpu/ops/fused_activation.h"
@@ -14,7 +15,8 @@ namespace polyinfer::fast::avx2 {
 // apply in registers before the store.
 inline bool covers(cpu::ActKind kind) {
   return kind == cpu::ActKind::None || kind == cpu::ActKind::Relu ||
-         kind == cpu::ActKind::Clip || kind == cpu::ActKind::LeakyRelu;
+         kind == cpu::ActKind::Clip || kind == cpu::ActKind::LeakyRelu ||
+         kind == cpu::ActKind::Gelu;
 }
 
 // Whether this CPU runs the kernels compiled with PI_AVX2 (false where they are not compiled).
@@ -42,6 +44,41 @@ PI_AVX2 inline __m256i lane_mask(int n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
 }
 
+// erf for 8 lanes: fast_util.h's fast_erf (x * P(x^2) / Q(x^2) on [-4, 4], +-1 beyond), the
+// same coefficients, so a GEMM's epilogue and the fast Gelu operator agree.
+PI_AVX2 inline __m256 erf8(__m256 x) {
+  const __m256 xc = _mm256_max_ps(_mm256_set1_ps(-4.f), _mm256_min_ps(x, _mm256_set1_ps(4.f)));
+  const __m256 z = _mm256_mul_ps(xc, xc);
+  __m256 p = _mm256_set1_ps(-2.72614225801306e-10f);
+  for (float c : {2.77068142495902e-08f, -2.10102402082508e-06f, -5.69250639462346e-05f,
+                  -7.34990630326855e-04f, -2.95459980854025e-03f, -1.60960333262415e-02f})
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(c));
+  __m256 q = _mm256_set1_ps(-1.45660718464996e-05f);
+  for (float c : {-2.13374055278905e-04f, -1.68282697438203e-03f, -7.37332916720468e-03f,
+                  -1.42647390514189e-02f})
+    q = _mm256_fmadd_ps(q, z, _mm256_set1_ps(c));
+  return _mm256_div_ps(_mm256_mul_ps(xc, p), q);
+}
+
+// Gelu (erf form) for 8 lanes. Below -3, 1 + erf(x / sqrt 2) < 2.7e-3 and erf8's absolute
+// error (< 3e-7) would no longer be small next to it: those lanes (0.1% of a unit normal) are
+// redone with the C library, as the fast Gelu operator does.
+PI_AVX2 inline __m256 gelu8(__m256 x) {
+  const __m256 half_x = _mm256_mul_ps(_mm256_set1_ps(0.5f), x);
+  __m256 v = _mm256_fmadd_ps(half_x, erf8(_mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752f))),
+                             half_x);
+  const __m256 low = _mm256_cmp_ps(x, _mm256_set1_ps(-3.f), _CMP_LT_OQ);
+  if (_mm256_movemask_ps(low)) {
+    alignas(32) float xs[8], vs[8];
+    _mm256_store_ps(xs, x);
+    _mm256_store_ps(vs, v);
+    for (int i = 0; i < 8; ++i)
+      if (xs[i] < -3.f) vs[i] = 0.5f * xs[i] * (1.f + std::erf(xs[i] * 0.70710678118654752f));
+    v = _mm256_load_ps(vs);
+  }
+  return v;
+}
+
 // activate() for an activation known at compile time, so loops can hoist the dispatch.
 template <cpu::ActKind K>
 PI_AVX2 inline __m256 activate_as(__m256 v, const cpu::FusedActivation& a) {
@@ -54,6 +91,8 @@ PI_AVX2 inline __m256 activate_as(__m256 v, const cpu::FusedActivation& a) {
   } else if constexpr (K == cpu::ActKind::LeakyRelu) {
     const __m256 ge = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GE_OQ);
     return _mm256_blendv_ps(_mm256_mul_ps(v, _mm256_set1_ps(a.alpha)), v, ge);
+  } else if constexpr (K == cpu::ActKind::Gelu) {
+    return gelu8(v);
   } else {
     return v;
   }
@@ -64,6 +103,7 @@ PI_AVX2 inline __m256 activate(__m256 v, const cpu::FusedActivation& a) {
     case cpu::ActKind::Relu: return activate_as<cpu::ActKind::Relu>(v, a);
     case cpu::ActKind::Clip: return activate_as<cpu::ActKind::Clip>(v, a);
     case cpu::ActKind::LeakyRelu: return activate_as<cpu::ActKind::LeakyRelu>(v, a);
+    case cpu::ActKind::Gelu: return activate_as<cpu::ActKind::Gelu>(v, a);
     default: return v;
   }
 }

@@ -117,6 +117,7 @@ DwRowFn dw_row_for(cpu::ActKind k) {
     case cpu::ActKind::Relu: return dw_row<cpu::ActKind::Relu, SW>;
     case cpu::ActKind::Clip: return dw_row<cpu::ActKind::Clip, SW>;
     case cpu::ActKind::LeakyRelu: return dw_row<cpu::ActKind::LeakyRelu, SW>;
+    case cpu::ActKind::Gelu: return dw_row<cpu::ActKind::Gelu, SW>;
     default: return dw_row<cpu::ActKind::None, SW>;
   }
 }
