@@ -61,30 +61,14 @@ std::string model_bytes(const Case& c, Shape* y_shape) {
     ins.push_back("z");
   }
   m.node("NhwcFusedConv", ins, {"y"}, "conv");
-  auto* g = m.proto().mutable_graph();
-  auto* n = g->mutable_node(g->node_size() - 1);
+  auto* n = test::last_node(m);
   n->set_domain("ai.polyinfer");
-  auto ints = [&](const char* name, const std::vector<int64_t>& v) {
-    if (v.empty()) return;
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (auto x : v) a->add_ints(x);
-  };
-  ints("kernel_shape", {c.kh, c.kw});
-  ints("strides", c.strides);
-  ints("pads", c.pads);
-  ints("dilations", c.dilations);
-  if (*c.activation) {
-    auto* a = n->add_attribute();
-    a->set_name("activation");
-    a->set_type(onnx::AttributeProto::STRING);
-    a->set_s(c.activation);
-    auto* ap = n->add_attribute();
-    ap->set_name("activation_params");
-    ap->set_type(onnx::AttributeProto::FLOATS);
-    for (float v : c.params) ap->add_floats(v);
-  }
+  test::set_ints(n, "kernel_shape", {c.kh, c.kw});
+  // Empty: left to the operator's default.
+  for (const auto& [name, v] : {std::pair{"strides", c.strides}, std::pair{"pads", c.pads},
+                                std::pair{"dilations", c.dilations}})
+    if (!v.empty()) test::set_ints(n, name, v);
+  test::set_activation(n, "activation", c.activation, c.params);
   return m.bytes();
 }
 

@@ -39,19 +39,8 @@ std::string model(const Case& c) {
     ins.push_back("c");
   }
   m.node(c.fused ? "FusedMatMul" : "MatMul", ins, {"y"}, "mm");
-  auto* g = m.proto().mutable_graph();
-  auto* n = g->mutable_node(g->node_size() - 1);
-  if (c.fused) n->set_domain("ai.polyinfer");
-  if (*c.activation) {
-    auto* a = n->add_attribute();
-    a->set_name("activation");
-    a->set_type(onnx::AttributeProto::STRING);
-    a->set_s(c.activation);
-    auto* p = n->add_attribute();
-    p->set_name("activation_params");
-    p->set_type(onnx::AttributeProto::FLOATS);
-    for (float v : c.params) p->add_floats(v);
-  }
+  if (c.fused) test::last_node(m)->set_domain("ai.polyinfer");
+  test::set_activation(test::last_node(m), "activation", c.activation, c.params);
   return m.bytes();
 }
 

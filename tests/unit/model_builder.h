@@ -87,6 +87,51 @@ class ModelBuilder {
   onnx::ModelProto model_;
 };
 
+// The node added last, and attributes of the kinds the builder does not set itself.
+inline onnx::NodeProto* last_node(ModelBuilder& b) {
+  auto* g = b.proto().mutable_graph();
+  return g->mutable_node(g->node_size() - 1);
+}
+inline void set_int(onnx::NodeProto* n, const std::string& k, int64_t v) {
+  auto* a = n->add_attribute();
+  a->set_name(k);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+inline void set_float(onnx::NodeProto* n, const std::string& k, float v) {
+  auto* a = n->add_attribute();
+  a->set_name(k);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+inline void set_string(onnx::NodeProto* n, const std::string& k, const std::string& v) {
+  auto* a = n->add_attribute();
+  a->set_name(k);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+inline void set_ints(onnx::NodeProto* n, const std::string& k, std::vector<int64_t> v) {
+  auto* a = n->add_attribute();
+  a->set_name(k);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (auto x : v) a->add_ints(x);
+}
+
+// A fused activation of the ai.polyinfer operators: `attr` ("activation") names it and
+// attr + "_params" holds its parameters; none when `act` is empty.
+inline void set_activation(onnx::NodeProto* n, const std::string& attr, const std::string& act,
+                           const std::vector<float>& params) {
+  if (act.empty()) return;
+  auto* a = n->add_attribute();
+  a->set_name(attr);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(act);
+  auto* p = n->add_attribute();
+  p->set_name(attr + "_params");
+  p->set_type(onnx::AttributeProto::FLOATS);
+  for (float v : params) p->add_floats(v);
+}
+
 // A float uniform in [lo, hi): the value std::uniform_real_distribution<float>(lo, hi) gives with
 // this engine (libstdc++'s generate_canonical<float, 24> takes one 32-bit draw), without its
 // per-draw logl, which took a third of some tests' time where they are compiled at -O0 (the

@@ -21,33 +21,17 @@ int64_t numel(const std::vector<int64_t>& s) {
   return n;
 }
 
-onnx::NodeProto& last_node(ModelBuilder& m) {
-  auto* g = m.proto().mutable_graph();
-  return *g->mutable_node(g->node_size() - 1);
-}
 void attr_ints(ModelBuilder& m, const std::string& name, std::vector<int64_t> v) {
-  auto* a = last_node(m).add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (auto x : v) a->add_ints(x);
+  test::set_ints(test::last_node(m), name, std::move(v));
 }
 void attr_int(ModelBuilder& m, const std::string& name, int64_t v) {
-  auto* a = last_node(m).add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
+  test::set_int(test::last_node(m), name, v);
 }
 void attr_float(ModelBuilder& m, const std::string& name, float v) {
-  auto* a = last_node(m).add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(v);
+  test::set_float(test::last_node(m), name, v);
 }
 void attr_string(ModelBuilder& m, const std::string& name, const std::string& v) {
-  auto* a = last_node(m).add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s(v);
+  test::set_string(test::last_node(m), name, v);
 }
 
 // Runs `m` (inputs named in `inputs` with their shapes) on cpu and cpu-ref at optimization
@@ -214,17 +198,17 @@ TEST(OnednnConv, ResidualInPlaceOnlyWhenNothingElseNeedsZ) {
   m.node("Conv", {"x", "w2"}, {"z2"}, "z2conv");        // an intermediate read here only
   m.node("Conv", {"x", "w2"}, {"zout"}, "zoutconv");    // a graph output
   m.node("FusedConv", {"x", "w", "", "z2"}, {"a"}, "lends");  // z2 dies here: in place
-  last_node(m).set_domain("ai.polyinfer");
+  test::last_node(m)->set_domain("ai.polyinfer");
   attr_ints(m, "pads", {1, 1, 1, 1});
   m.node("FusedConv", {"a", "w", "", "z"}, {"y"}, "keeps");  // z is read by 'after' too
-  last_node(m).set_domain("ai.polyinfer");
+  test::last_node(m)->set_domain("ai.polyinfer");
   attr_ints(m, "pads", {1, 1, 1, 1});
   m.node("Relu", {"z"}, {"y2"}, "after");
   m.node("FusedConv", {"a", "w", "", "x"}, {"y3"}, "input_z");  // Z a graph input
-  last_node(m).set_domain("ai.polyinfer");
+  test::last_node(m)->set_domain("ai.polyinfer");
   attr_ints(m, "pads", {1, 1, 1, 1});
   m.node("FusedConv", {"y3", "w", "", "zout"}, {"y4"}, "output_z");  // Z a graph output
-  last_node(m).set_domain("ai.polyinfer");
+  test::last_node(m)->set_domain("ai.polyinfer");
   attr_ints(m, "pads", {1, 1, 1, 1});
   auto* op = m.proto().add_opset_import();
   op->set_domain("ai.polyinfer");

@@ -20,34 +20,6 @@
 
 namespace polyinfer::test {
 
-inline onnx::NodeProto* last_node(ModelBuilder& b) {
-  auto* g = b.proto().mutable_graph();
-  return g->mutable_node(g->node_size() - 1);
-}
-inline void set_int(onnx::NodeProto* n, const std::string& k, int64_t v) {
-  auto* a = n->add_attribute();
-  a->set_name(k);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
-inline void set_float(onnx::NodeProto* n, const std::string& k, float v) {
-  auto* a = n->add_attribute();
-  a->set_name(k);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(v);
-}
-inline void set_string(onnx::NodeProto* n, const std::string& k, const std::string& v) {
-  auto* a = n->add_attribute();
-  a->set_name(k);
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s(v);
-}
-inline void set_ints(onnx::NodeProto* n, const std::string& k, std::vector<int64_t> v) {
-  auto* a = n->add_attribute();
-  a->set_name(k);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (auto x : v) a->add_ints(x);
-}
 inline void int64_initializer(ModelBuilder& b, const std::string& name, std::vector<int64_t> dims,
                               std::vector<int64_t> values) {
   auto* t = b.proto().mutable_graph()->add_initializer();

@@ -20,29 +20,8 @@ using test::random_values;
 
 bool have_avx2() { return fast::avx2::supported(); }
 
-onnx::NodeProto* last_node(ModelBuilder& m) {
-  auto* g = m.proto().mutable_graph();
-  return g->mutable_node(g->node_size() - 1);
-}
-void set_ints(onnx::NodeProto* n, const char* name, const std::vector<int64_t>& v) {
-  if (v.empty()) return;
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (auto x : v) a->add_ints(x);
-}
-void set_activation(onnx::NodeProto* n, const std::string& attr, const char* act,
-                    const std::vector<float>& params) {
-  if (!*act) return;
-  auto* a = n->add_attribute();
-  a->set_name(attr);
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s(act);
-  auto* p = n->add_attribute();
-  p->set_name(attr + "_params");
-  p->set_type(onnx::AttributeProto::FLOATS);
-  for (float v : params) p->add_floats(v);
-}
+using test::set_activation;
+using test::set_ints;
 
 struct Case {
   const char* name;
@@ -74,7 +53,7 @@ std::string fused_model(const Case& c, Shape* y_shape) {
   std::vector<std::string> ins = {"x", "w1", c.bias1 ? "b1" : "", "w2"};
   if (c.bias2) ins.push_back("b2");
   m.node("NhwcPointwiseDepthwiseConv", ins, {"y"}, "fused");
-  auto* n = last_node(m);
+  auto* n = test::last_node(m);
   n->set_domain("ai.polyinfer");
   set_ints(n, "kernel_shape", {3, 3});
   set_ints(n, "strides", {s, s});
@@ -182,7 +161,7 @@ std::string block_model(int64_t hw, int64_t stride) {
   m.node("Conv", {"x", "w1", "b1"}, {"t1"}, "expand");
   m.node("Clip", {"t1", "lo", "hi"}, {"t2"}, "relu6_a");
   m.node("Conv", {"t2", "w2", "b2"}, {"t3"}, "depthwise");
-  auto* n = last_node(m);
+  auto* n = test::last_node(m);
   set_ints(n, "pads", {1, 1, 1, 1});
   set_ints(n, "strides", {stride, stride});
   auto* g = n->add_attribute();
