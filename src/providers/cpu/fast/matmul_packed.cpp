@@ -121,12 +121,19 @@ class PackedMatMul final : public Kernel {
  private:
   void pack(const float* b, const float* bias) {
     const int64_t panels = (N_ + kBlock - 1) / kBlock;
-    w_ = Tensor::zeros(DType::Float32, {panels * K_ * kBlock});
+    // Panel by panel, so the writes run in order (row by row they went to N/16 places at
+    // once); N is a multiple of 8, so only the last panel may be half full.
+    w_ = Tensor::empty(DType::Float32, {panels * K_ * kBlock});
     bias_ = Tensor::zeros(DType::Float32, {panels * kBlock});
     float* d = w_.data<float>();
-    for (int64_t k = 0; k < K_; ++k)
-      for (int64_t n = 0; n < N_; ++n)
-        d[(n / kBlock * K_ + k) * kBlock + n % kBlock] = b[k * N_ + n];
+    for (int64_t nb = 0; nb < panels; ++nb) {
+      const int64_t cols = std::min(kBlock, N_ - nb * kBlock);
+      for (int64_t k = 0; k < K_; ++k, d += kBlock) {
+        std::memcpy(d, b + k * N_ + nb * kBlock, static_cast<size_t>(cols) * sizeof(float));
+        if (cols < kBlock)
+          std::memset(d + cols, 0, static_cast<size_t>(kBlock - cols) * sizeof(float));
+      }
+    }
     if (bias) std::memcpy(bias_.data<float>(), bias, static_cast<size_t>(N_) * sizeof(float));
   }
 
