@@ -19,7 +19,6 @@
 // residual Z, later ones continue the sums left in Y, and the last applies the activation.
 // Where there are fewer pixel blocks than threads, the threads split the panels instead.
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 

@@ -23,7 +23,6 @@
 // The unfused pair stays available: where this kernel declines, the split form in
 // providers/cpu/ops/pointwise_depthwise.cpp runs the two convolutions on their own kernels.
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 

@@ -38,7 +38,6 @@
 // 3x3 layers (128 to 32 channels) 1.25-1.35x faster down to 14x14, even at 7x7. The cost is at
 // creation: U is 16/9 of the weights, written to fresh memory.
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <unistd.h>
 #include <vector>

@@ -14,7 +14,6 @@
 // up to 192, so a 128-token sequence reads the weights from memory once; with fewer row blocks
 // than threads the threads split the panels.
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 #include "providers/cpu/fast/avx2_util.h"
