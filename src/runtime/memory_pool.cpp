@@ -1,5 +1,6 @@
 #include "runtime/memory_pool.h"
 
+#include "core/huge_pages.h"
 #include "runtime/arena_plan.h"
 
 #include <algorithm>
@@ -147,6 +148,7 @@ void MemoryPool::plan_arena() {
     stats_.reserved -= stats_.arena;
   }
   arena_ = static_cast<char*>(backing_->allocate(total));
+  if (backing_->device().is_cpu()) advise_huge_pages(arena_, total);
   stats_.arena = total;
   stats_.reserved += total;
   planned_ = true;
