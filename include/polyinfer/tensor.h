@@ -84,6 +84,11 @@ class Tensor {
     check_type(dtype_of<T>());
     return static_cast<const T*>(raw_data());
   }
+  // The bytes of a host tensor for reading, without making a copy: where raw_data() would first
+  // copy a weight out of the model file (a deferred weight, read once by a kernel that prepacks
+  // it), the bytes in the file, at any alignment, so read them with memcpy or unaligned loads.
+  // Read them before returning from the call that asked: the file may stop being readable.
+  const void* peek_bytes() const;
   // Host copy of the elements (works for tensors on any device).
   template <class T> std::vector<T> to_vector() const;
 
@@ -97,6 +102,7 @@ class Tensor {
   std::string describe() const;
 
  private:
+  friend struct TensorAccess;  // src/core's own way in
   void check_type(DType requested) const;
 
   std::shared_ptr<Storage> storage_;

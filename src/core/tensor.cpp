@@ -10,24 +10,27 @@
 #include <sys/mman.h>
 #include <vector>
 
+#include "core/deferred.h"
 #include "core/device_registry.h"
 #include "core/host_recycling.h"
 #include "core/huge_pages.h"
+#include "core/storage.h"
 
 namespace polyinfer {
 
-// The memory behind one or more tensors. String tensors keep std::string objects in `strings`.
-struct Storage {
-  void* data = nullptr;
-  size_t bytes = 0;
-  std::shared_ptr<Allocator> allocator;
-  std::vector<std::string> strings;
-  Device device;
+Storage::~Storage() {
+  if (const void* p = pending.load(std::memory_order_relaxed)) source->release(p, bytes);
+  if (data) allocator->deallocate(data, bytes);
+}
 
-  ~Storage() {
-    if (data) allocator->deallocate(data, bytes);
-  }
-};
+Tensor TensorAccess::make(DType dtype, Shape shape, std::shared_ptr<Storage> storage) {
+  Tensor t;
+  t.numel_ = shape_numel(shape);
+  t.shape_ = std::move(shape);
+  t.dtype_ = dtype;
+  t.storage_ = std::move(storage);
+  return t;
+}
 
 namespace {
 
@@ -267,10 +270,18 @@ bool Tensor::sole_owner() const {
 void* Tensor::raw_data() {
   if (!storage_) return nullptr;
   if (dtype_ == DType::String) return storage_->strings.data() + offset_;
+  if (storage_->pending.load(std::memory_order_acquire)) materialize(*storage_);
   return static_cast<char*>(storage_->data) + offset_;
 }
 
 const void* Tensor::raw_data() const { return const_cast<Tensor*>(this)->raw_data(); }
+
+const void* Tensor::peek_bytes() const {
+  if (storage_ && dtype_ != DType::String)
+    if (const void* p = storage_->pending.load(std::memory_order_acquire))
+      return static_cast<const char*>(p) + offset_;
+  return raw_data();
+}
 
 void Tensor::check_type(DType requested) const {
   PI_CHECK(storage_ != nullptr, Internal, "access to the data of an undefined tensor");
@@ -286,7 +297,7 @@ Tensor Tensor::to(Device device) const {
   Tensor out = empty(dtype_, shape_, device);
   if (nbytes() == 0) return out;
   if (here.is_cpu()) {
-    device_backend(device).to_device(raw_data(), out.raw_data(), nbytes());
+    device_backend(device).to_device(peek_bytes(), out.raw_data(), nbytes());
   } else if (device.is_cpu()) {
     device_backend(here).to_host(raw_data(), out.raw_data(), nbytes());
   } else {
@@ -314,7 +325,7 @@ Tensor Tensor::clone() const {
     for (int64_t i = 0; i < numel_; ++i) dst[i] = src[i];
   } else if (nbytes()) {
     if (device().is_cpu()) {
-      std::memcpy(t.raw_data(), raw_data(), nbytes());
+      std::memcpy(t.raw_data(), peek_bytes(), nbytes());
     } else if (const DeviceBackend& b = device_backend(device()); b.on_device) {
       b.on_device(raw_data(), t.raw_data(), nbytes());
     } else {

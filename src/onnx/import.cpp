@@ -66,16 +66,22 @@ class GraphImporter {
   // `split_raw`: the main graph's initializer bytes that model_split.h moved out of the proto,
   // one entry per initializer (null where the proto kept them).
   // `mapped`, when the split views point into a mapped file: each view's pages are released once
-  // copied.
+  // copied. `defer`, with `mapped`: the weights those views hold are not copied but read from
+  // the mapping (core/deferred.h).
   GraphImporter(const std::map<std::string, int>& opsets, ExternalDataPolicy ext,
                 bool strip_weights = false,
                 const std::vector<std::string_view>* split_raw = nullptr,
-                const onnx_io::MappedFile* mapped = nullptr)
+                const onnx_io::MappedFile* mapped = nullptr,
+                std::shared_ptr<DeferredSource> defer = nullptr)
       : opsets_(opsets),
         ext_(std::move(ext)),
         strip_weights_(strip_weights),
         split_raw_(split_raw),
-        mapped_(mapped) {}
+        mapped_(mapped),
+        defer_(mapped ? std::move(defer) : nullptr) {}
+
+  // Whether convert() left any weight in the mapping.
+  bool deferred_any() const { return deferred_any_; }
 
   std::shared_ptr<ir::Graph> convert(const onnx::GraphProto& gp, int depth) {
     PI_CHECK(depth < 64, InvalidModel, "subgraphs are nested more than 64 levels deep");
@@ -90,9 +96,10 @@ class GraphImporter {
       const auto& tp = gp.initializer(i);
       PI_CHECK(!tp.name().empty(), InvalidModel, "graph '", g->name, "' has an unnamed initializer");
       const std::string_view* raw = split && (*split_raw_)[i].data() ? &(*split_raw_)[i] : nullptr;
-      g->initializers[tp.name()] =
-          onnx_io::tensor_from_proto(tp, ext_, "initializer '" + tp.name() + "'", raw);
-      if (raw && mapped_) mapped_->release(raw->data(), raw->size());
+      Tensor& t = g->initializers[tp.name()] = onnx_io::tensor_from_proto(
+          tp, ext_, "initializer '" + tp.name() + "'", raw, raw ? defer_ : nullptr);
+      if (is_deferred(t)) deferred_any_ = true;
+      else if (raw && mapped_) mapped_->release(raw->data(), raw->size());
       if (depth == 0 && strip_weights_)
         strip(const_cast<onnx::TensorProto&>(tp), g->initializers[tp.name()], ext_.read);
     }
@@ -290,6 +297,8 @@ class GraphImporter {
   bool strip_weights_ = false;
   const std::vector<std::string_view>* split_raw_ = nullptr;
   const onnx_io::MappedFile* mapped_ = nullptr;
+  std::shared_ptr<DeferredSource> defer_;
+  bool deferred_any_ = false;
 };
 
 void sort_all(ir::Graph& g, const std::vector<std::string>& outer) {
@@ -437,7 +446,8 @@ void apply_input_shapes(onnx::ModelProto& mp, const ImportOptions& options) {
 
 Model import_proto(onnx::ModelProto& mp, const std::string& base_dir, const ImportOptions& options,
                    const std::vector<std::string_view>* split_raw = nullptr,
-                   const onnx_io::MappedFile* mapped = nullptr) {
+                   const onnx_io::MappedFile* mapped = nullptr,
+                   std::shared_ptr<DeferredSource> defer = nullptr) {
   inline_local_functions(mp);
   apply_input_shapes(mp, options);
   Model m;
@@ -458,8 +468,9 @@ Model import_proto(onnx::ModelProto& mp, const std::string& base_dir, const Impo
 
   // Our own checks first: libonnx's shape inference trusts the graph it is given.
   GraphImporter importer(m.opsets, ExternalDataPolicy{base_dir, options.read_external_data},
-                         /*strip_weights=*/true, split_raw, mapped);
+                         /*strip_weights=*/true, split_raw, mapped, defer);
   m.graph = importer.convert(mp.graph(), 0);
+  if (importer.deferred_any()) m.deferred = std::move(defer);
   sort_all(*m.graph, {});
   PI_CHECK(!m.graph->outputs.empty(), InvalidModel, "the model's graph declares no outputs");
 
@@ -537,11 +548,25 @@ bool infer_shapes_again(Model& model) {
 
 namespace {
 
+// Weights left in the mapped model file (ImportOptions::defer_weights); the mapping lives as long
+// as one of them still reads it.
+class MappedWeights final : public DeferredSource {
+ public:
+  explicit MappedWeights(std::shared_ptr<const onnx_io::MappedFile> file)
+      : file_(std::move(file)) {}
+  void release(const void* p, size_t n) const override { file_->release(p, n); }
+
+ private:
+  std::shared_ptr<const onnx_io::MappedFile> file_;
+};
+
 // The bytes are split (model_split.h) so that protobuf parses only the graph's skeleton and each
 // weight is copied once, from these bytes into its tensor; `data` must outlive the import.
-// `mapped`: the mapping `data` lies in, whose pages are released as the weights are copied.
+// `mapped`: the mapping `data` lies in, whose pages are released as the weights are copied;
+// `defer`: the weights to leave there instead (ImportOptions::defer_weights).
 Model import_serialized(const void* data, size_t size, const std::string& base_dir,
-                        const ImportOptions& options, const onnx_io::MappedFile* mapped = nullptr) {
+                        const ImportOptions& options, const onnx_io::MappedFile* mapped = nullptr,
+                        std::shared_ptr<DeferredSource> defer = nullptr) {
   PI_CHECK(size > 0, InvalidModel, "the model is empty (0 bytes)");
   PI_CHECK(size < (size_t{1} << 31), InvalidModel,
            "the model is larger than protobuf's 2 GiB limit; save its weights as external data");
@@ -553,7 +578,7 @@ Model import_serialized(const void* data, size_t size, const std::string& base_d
            InvalidModel, "the model is not a valid ONNX protobuf (truncated or not an .onnx file)");
   split.skeleton = std::string();  // parsed: its memory is not needed for the rest of the import
   return import_proto(mp, base_dir, options, is_split ? &split.raw_data : nullptr,
-                      is_split ? mapped : nullptr);
+                      is_split ? mapped : nullptr, is_split ? std::move(defer) : nullptr);
 }
 
 }  // namespace
@@ -582,9 +607,12 @@ Model import_onnx_file(const std::string& path, const ImportOptions& options) {
     const fs::path dir = fs::path(path).parent_path();
     const std::string base_dir = dir.empty() ? "." : dir.string();
     // Mapped, the file's bytes are the page cache's: no copy of the whole model is made.
-    const onnx_io::MappedFile mapped(f.fd, static_cast<size_t>(size));
-    if (mapped.data())
-      return import_serialized(mapped.data(), static_cast<size_t>(size), base_dir, options, &mapped);
+    auto mapped = std::make_shared<onnx_io::MappedFile>(f.fd, static_cast<size_t>(size));
+    if (mapped->data())
+      return import_serialized(mapped->data(), static_cast<size_t>(size), base_dir, options,
+                               mapped.get(),
+                               options.defer_weights ? std::make_shared<MappedWeights>(mapped)
+                                                     : nullptr);
     // A file that cannot be mapped is parsed as a stream.
     onnx::ModelProto mp;
     google::protobuf::io::FileInputStream stream(f.fd);

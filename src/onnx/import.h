@@ -15,12 +15,17 @@
 
 namespace polyinfer {
 
+class DeferredSource;
+
 struct Model {
   std::shared_ptr<ir::Graph> graph;
   int64_t ir_version = 0;
   std::string producer;          // "pytorch 1.13.0"
   std::map<std::string, int> opsets;  // domain ("" = ai.onnx) → version
   std::vector<std::string> notes;     // what import could not do (e.g. shape inference failed)
+  // With ImportOptions::defer_weights: where the weights left in the model file are read from
+  // (core/deferred.h); null when none were.
+  std::shared_ptr<DeferredSource> deferred;
 };
 
 struct ImportOptions {
@@ -37,6 +42,11 @@ struct ImportOptions {
   // shapes that depend on them become known. Off by default: the runtime learns such shapes when
   // it runs; `plan`, which never runs the model, needs them.
   bool propagate_shape_data = false;
+  // Leave the main graph's weights of more than 4 KiB (model_split.h) in the mapped model file
+  // instead of copying them (core/deferred.h; Model::deferred). Only import_onnx_file defers,
+  // and only when the file can be mapped. Whoever keeps such a model for long calls
+  // Model::deferred->materialize_all(): until then, its weights read the file.
+  bool defer_weights = false;
 };
 
 // Loads a model file; external data is read from the file's folder.

@@ -79,7 +79,8 @@ void check_count(const Field& field, int64_t n, const std::string& what, const c
 }  // namespace
 
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataPolicy& ext,
-                         const std::string& what, const std::string_view* raw_data) {
+                         const std::string& what, const std::string_view* raw_data,
+                         const std::shared_ptr<DeferredSource>& defer) {
   PI_CHECK(proto.data_type() >= 1 && proto.data_type() <= 16, InvalidModel, what,
            " has unknown data type ", proto.data_type());
   const DType dt = static_cast<DType>(proto.data_type());
@@ -111,6 +112,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataPolic
     const std::string_view raw = raw_data ? *raw_data : std::string_view(proto.raw_data());
     PI_CHECK(raw.size() == bytes, InvalidModel, what, " has ", raw.size(),
              " bytes of raw data, its shape ", shape_str(shape), " needs ", bytes);
+    if (defer && raw_data) return make_deferred(dt, shape, raw.data(), defer);
     Tensor t = Tensor::empty(dt, shape);
     if (bytes) std::memcpy(t.raw_data(), raw.data(), bytes);
     return t;

@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/onnx-data.pb.h>
 
+#include "core/deferred.h"
 #include "polyinfer/tensor.h"
 
 namespace polyinfer::onnx_io {
@@ -24,9 +25,12 @@ struct ExternalDataPolicy {
 
 // Converts a TensorProto; `what` names it in errors ("initializer 'conv1.weight'"). `raw_data`,
 // when given, holds the tensor's raw bytes in place of proto.raw_data() (a view into the model's
-// serialized bytes, see model_split.h).
+// serialized bytes, see model_split.h). With `defer` too, those bytes are not copied: the tensor
+// reads them where they lie until first used (core/deferred.h), so `defer` must keep them
+// readable.
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataPolicy& ext,
-                         const std::string& what, const std::string_view* raw_data = nullptr);
+                         const std::string& what, const std::string_view* raw_data = nullptr,
+                         const std::shared_ptr<DeferredSource>& defer = nullptr);
 void tensor_to_proto(const Tensor& t, onnx::TensorProto* proto);
 
 Value value_from_proto(const onnx::SequenceProto& proto, const std::string& what);

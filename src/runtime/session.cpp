@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "core/deferred.h"
 #include "core/host_recycling.h"
 #include "hw/report.h"
 #include "onnx/import.h"
@@ -266,6 +267,12 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts,
   impl->executor = std::make_unique<Executor>(
       impl->model.graph, impl->rt,
       [&graph](const std::string& name) { graph.initializers.erase(name); }, impl->rt->threads);
+  // Weights still in the model file (those no kernel prepacked) get memory of their own: the
+  // session never reads the file again (core/deferred.h).
+  if (impl->model.deferred) {
+    impl->model.deferred->materialize_all();
+    impl->model.deferred.reset();
+  }
   impl->creation.kernels_ms = ms_since(kernels_start);
   for (const auto& v : impl->model.graph->inputs) impl->inputs.push_back(spec_of(v));
   for (const auto& v : impl->model.graph->outputs) impl->outputs.push_back(spec_of(v));
@@ -309,7 +316,9 @@ int default_thread_count() {
 
 Session Session::load(const std::string& path, const SessionOptions& options) {
   const auto start = Clock::now();
-  Model model = import_onnx_file(path);
+  ImportOptions io;
+  io.defer_weights = true;  // read by the kernels straight from the file (core/deferred.h)
+  Model model = import_onnx_file(path, io);
   return Session(build(std::move(model), options, start, ms_since(start)));
 }
 

@@ -68,6 +68,17 @@ class ModelBuilder {
     for (auto v : values) t->add_int64_data(v);
     return *this;
   }
+  // A float32 initializer kept in raw_data, as exporters write weights.
+  ModelBuilder& raw_initializer(const std::string& name, std::vector<int64_t> dims,
+                                const std::vector<float>& values) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(1);
+    for (auto d : dims) t->add_dims(d);
+    t->set_raw_data(std::string(reinterpret_cast<const char*>(values.data()),
+                                values.size() * sizeof(float)));
+    return *this;
+  }
   onnx::ModelProto& proto() { return model_; }
   std::string bytes() const { return model_.SerializeAsString(); }
 

@@ -181,7 +181,8 @@ class NhwcIm2colConv final : public Kernel {
           d[(m / kBlock * K + t * C + c) * kBlock + m % kBlock] =
               a_.weights[(m * C + c) * taps + t];
     if (a_.bias) std::memcpy(bias_.data<float>(), a_.bias, static_cast<size_t>(M) * sizeof(float));
-    a_.weights = a_.bias = nullptr;  // the originals are released once packed
+    a_.weights = {};  // the originals are released once packed
+    a_.bias = nullptr;
   }
 
   std::string label_;

@@ -167,7 +167,8 @@ class NhwcDirectConv final : public Kernel {
     if (a_.C < 8) info.unsupported("direct NHWC convolution: fewer than 8 input channels");
     if (a_.KH * a_.KW == 1) info.unsupported("direct NHWC convolution: 1x1 kernel (oneDNN's)");
     pack(a_.weights, a_.bias);
-    a_.weights = a_.bias = nullptr;  // the originals are released once packed
+    a_.weights = {};  // the originals are released once packed
+    a_.bias = nullptr;
   }
 
   bool prepacked(size_t i) const override { return i == 1 || i == 2; }
@@ -202,7 +203,7 @@ class NhwcDirectConv final : public Kernel {
   }
 
  private:
-  void pack(const float* w, const float* b) {
+  void pack(UnalignedFloats w, const float* b) {
     const int64_t blocks = (a_.M + kBlock - 1) / kBlock, per_block = a_.KH * a_.KW * a_.C * kBlock;
     packed_ = Tensor::zeros(DType::Float32, {blocks * per_block});
     bias_ = Tensor::zeros(DType::Float32, {blocks * kBlock});

@@ -26,6 +26,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/unaligned.h"
 #include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
@@ -276,12 +277,12 @@ class NhwcPointwiseDepthwise final : public Kernel {
     b1_ = Tensor::zeros(DType::Float32, {blocks * kBlock});
     w2_ = Tensor::empty(DType::Float32, {9 * E_});
     b2_ = Tensor::zeros(DType::Float32, {E_});
-    const float* s1 = w1.data<float>();
+    const UnalignedFloats s1(w1.peek_bytes());  // read in place, never copied whole first
     float* d1 = w1_.data<float>();
     for (int64_t e = 0; e < E_; ++e)
       for (int64_t c = 0; c < C_; ++c)
         d1[(e / kBlock * C_ + c) * kBlock + e % kBlock] = s1[e * C_ + c];
-    const float* s2 = w2.data<float>();
+    const UnalignedFloats s2(w2.peek_bytes());
     float* d2 = w2_.data<float>();
     for (int64_t e = 0; e < E_; ++e)
       for (int t = 0; t < 9; ++t) d2[t * E_ + e] = s2[e * 9 + t];

@@ -259,7 +259,8 @@ class NhwcWinogradConv final : public Kernel {
     if (a_.C % 8 != 0 || a_.M % 8 != 0)
       info.unsupported("Winograd convolution: channel counts that are multiples of 8 only");
     pack(a_.weights, a_.bias);
-    a_.weights = a_.bias = nullptr;  // the originals are released once packed
+    a_.weights = {};  // the originals are released once packed
+    a_.bias = nullptr;
   }
 
   bool prepacked(size_t i) const override { return i == 1 || i == 2; }
@@ -282,7 +283,7 @@ class NhwcWinogradConv final : public Kernel {
 
  private:
   // U [16][M/16][C][16] = G g G^T for every filter.
-  void pack(const float* w, const float* b) {
+  void pack(UnalignedFloats w, const float* b) {
     const int64_t blocks = (a_.M + kBlock - 1) / kBlock;
     packed_ = Tensor::empty(DType::Float32, {kPos * blocks * a_.C * kBlock});
     bias_ = Tensor::zeros(DType::Float32, {blocks * kBlock});

@@ -86,7 +86,8 @@ class PackedMatMul final : public Kernel {
       if (!bias || bias->dtype() != DType::Float32 || bias->numel() != N_)
         info.unsupported("packed MatMul: a bias that is not a constant vector of N values");
     }
-    pack(b->data<float>(), bias ? bias->data<float>() : nullptr);
+    // Read in place: a weight still in the model file is never copied whole first.
+    pack(static_cast<const char*>(b->peek_bytes()), bias ? bias->data<float>() : nullptr);
   }
 
   bool prepacked(size_t i) const override { return i == 1 || i == 2; }
@@ -118,7 +119,8 @@ class PackedMatMul final : public Kernel {
   }
 
  private:
-  void pack(const float* b, const float* bias) {
+  // `b`: K x N floats at any alignment.
+  void pack(const char* b, const float* bias) {
     const int64_t panels = (N_ + kBlock - 1) / kBlock;
     // Panel by panel, so the writes run in order (row by row they went to N/16 places at
     // once); N is a multiple of 8, so only the last panel may be half full.
@@ -128,7 +130,8 @@ class PackedMatMul final : public Kernel {
     for (int64_t nb = 0; nb < panels; ++nb) {
       const int64_t cols = std::min(kBlock, N_ - nb * kBlock);
       for (int64_t k = 0; k < K_; ++k, d += kBlock) {
-        std::memcpy(d, b + k * N_ + nb * kBlock, static_cast<size_t>(cols) * sizeof(float));
+        std::memcpy(d, b + (k * N_ + nb * kBlock) * sizeof(float),
+                    static_cast<size_t>(cols) * sizeof(float));
         if (cols < kBlock)
           std::memset(d + cols, 0, static_cast<size_t>(kBlock - cols) * sizeof(float));
       }

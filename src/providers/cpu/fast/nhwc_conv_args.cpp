@@ -30,7 +30,7 @@ NhwcConvArgs NhwcConvArgs::read(const KernelInfo& info, const char* who) {
   a.C = w->shape()[1];
   a.KH = w->shape()[2];
   a.KW = w->shape()[3];
-  a.weights = w->data<float>();
+  a.weights = UnalignedFloats(w->peek_bytes());  // packed by every user: never copied first
   a.attrs = cpu::WindowAttrs::parse(info);
   a.act = cpu::FusedActivation::from(info);
   if (!avx2::covers(a.act.kind)) info.unsupported(what + ": this activation");

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/unaligned.h"
 #include "providers/cpu/ops/conv_util.h"
 #include "providers/cpu/ops/fused_activation.h"
 #include "runtime/kernel.h"
@@ -25,7 +26,8 @@ struct NhwcConvArgs {
   cpu::WindowAttrs attrs;
   cpu::FusedActivation act;
   bool has_z = false;
-  const float* weights = nullptr;  // [M, C, kH, kW]: valid while the kernel is constructed
+  // [M, C, kH, kW], maybe still in the model file: read them in the kernel's constructor.
+  UnalignedFloats weights;
   const float* bias = nullptr;     // M values, or null
 
   // Reads constant float32 weights of rank 4, a constant float32 bias of M values, the window

@@ -135,7 +135,7 @@ class OnednnConv final : public Kernel {
     std::optional<memory> bias;
     if (bias_.defined()) bias = onednn::wrap(bias_md, bias_);
     return onednn::make_conv_plan(*chosen, d, channels_last_, dt::f32, dt::f32,
-                                  weights_.raw_data(), dt::f32, bias, has_z_, stream_);
+                                  weights_.peek_bytes(), dt::f32, bias, has_z_, stream_);
   }
 
   std::string label_;

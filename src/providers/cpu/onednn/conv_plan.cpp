@@ -56,9 +56,11 @@ ConvPlan make_conv_plan(const dnnl::convolution_forward::primitive_desc& pd, con
   const tag user_tag = channels_last ? tag::nhwc : tag::nchw;
   p.user_src = memory::desc(dims.src, src_type, user_tag);
   p.user_dst = memory::desc(dims.dst, dst_type, user_tag);
-  memory user_w(memory::desc(dims.weights, weight_type,
-                             dims.weights.size() == 4 ? tag::oihw : tag::goihw),
-                engine(), const_cast<void*>(weights));
+  const memory::desc user_wd(dims.weights, weight_type,
+                            dims.weights.size() == 4 ? tag::oihw : tag::goihw);
+  Tensor staged;  // freed once reordered
+  weights = readable(weights, user_wd.get_size(), memory::data_type_size(weight_type), &staged);
+  memory user_w(user_wd, engine(), const_cast<void*>(weights));
   p.weights = host_memory(pd.weights_desc(), &p.weights_buf);
   dnnl::reorder(user_w, p.weights).execute(s, user_w, p.weights);
   p.bias = std::move(bias);

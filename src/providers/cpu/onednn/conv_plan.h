@@ -39,7 +39,8 @@ struct ConvPlan {
 };
 
 // The plan around primitive `pd` for `dims`: `weights` (of `weight_type`, in [G,] O, I, H, W
-// order) reordered into the primitive's layout, the user layouts of X and Y (`src_type`,
+// order, at any address: a weight still in the model file, Tensor::peek_bytes) reordered into
+// the primitive's layout, the user layouts of X and Y (`src_type`,
 // `dst_type`), and the reorders a run needs; `with_z` adds the one that copies a residual Z into
 // the destination, which the sum post-op then accumulates into. `bias` is used as it is.
 ConvPlan make_conv_plan(const dnnl::convolution_forward::primitive_desc& pd, const ConvDims& dims,

@@ -212,7 +212,10 @@ class OnednnMatMul final : public Kernel {
     p.w_md = w_user;
     if (const_b_) {
       dnnl::stream& s = stream_;
-      memory user = onednn::wrap(w_user, weights_);
+      Tensor staged;  // freed once reordered
+      memory user(w_user, onednn::engine(),
+                  const_cast<void*>(onednn::readable(weights_.peek_bytes(), weights_.nbytes(),
+                                                     sizeof(float), &staged)));
       p.weights = onednn::host_memory(pd.weights_desc(), &p.weights_buf);
       dnnl::reorder(user, *p.weights).execute(s, user, *p.weights);
       s.wait();

@@ -1,8 +1,15 @@
 #include "providers/cpu/onednn/onednn.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace polyinfer::cpu::onednn {
+
+const void* readable(const void* p, size_t n, size_t elem_size, Tensor* staged) {
+  if (reinterpret_cast<uintptr_t>(p) % elem_size == 0) return p;
+  *staged = Tensor::from_host(DType::UInt8, {static_cast<int64_t>(n)}, p, n);
+  return staged->raw_data();
+}
 
 dnnl::engine& engine() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);

@@ -32,9 +32,14 @@ inline dnnl::memory wrap(const dnnl::memory::desc& md, const Tensor& t) {
   return dnnl::memory(md, engine(), const_cast<void*>(t.raw_data()));
 }
 
+// `n` bytes at `p` (a weight to reorder, maybe still in the model file at any address:
+// Tensor::peek_bytes) where oneDNN may read them as elements of `elem_size` bytes: `p` itself
+// when aligned to them, else an aligned copy in `staged`. oneDNN's reorders read through typed
+// pointers.
+const void* readable(const void* p, size_t n, size_t elem_size, Tensor* staged);
+
 // A oneDNN memory for `md` in a buffer from polyinfer's host allocator, which `owner` keeps
-// alive: large ones (prepacked weights) then sit in transparent huge pages like the session's
-// other weights, where oneDNN's own allocation would fault them in 4 KiB at a time.
+// alive: prepacked weights are then counted and freed like the session's other buffers.
 inline dnnl::memory host_memory(const dnnl::memory::desc& md, Tensor* owner) {
   *owner = Tensor::empty(DType::UInt8, {static_cast<int64_t>(md.get_size())});
   return dnnl::memory(md, engine(), owner->raw_data());
