@@ -84,10 +84,10 @@ class Tensor {
     check_type(dtype_of<T>());
     return static_cast<const T*>(raw_data());
   }
-  // The bytes of a host tensor for reading, without making a copy: where raw_data() would first
-  // copy a weight out of the model file (a deferred weight, read once by a kernel that prepacks
-  // it), the bytes in the file, at any alignment, so read them with memcpy or unaligned loads.
-  // Read them before returning from the call that asked: the file may stop being readable.
+  // The elements' bytes for one read, without making a copy. For a weight still in the model
+  // file (a session's weights are, until its kernels exist: src/core/deferred.h) that is where
+  // the file holds them, at any alignment: read them with memcpy or unaligned loads, and only
+  // while creating a kernel. For any other host tensor, the same as raw_data().
   const void* peek_bytes() const;
   // Host copy of the elements (works for tensors on any device).
   template <class T> std::vector<T> to_vector() const;
