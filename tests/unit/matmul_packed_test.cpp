@@ -91,6 +91,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"vector_a", {40}, {40, 16}, false, false, "", {}},
         // 24 columns: a panel and a half; bias and ReLU in registers.
         Case{"half_panel_bias_relu", {7, 33}, {33, 24}, true, true, "Relu", {}},
+        // 128 rows (BERT-base's sequence): 22 tiles, 18 of 6 rows and 4 of 5.
+        Case{"rows_128", {128, 40}, {40, 16}, true, true, "", {}},
         // 400 rows: several row blocks (and row blocks per thread).
         Case{"row_blocks_clip", {400, 20}, {20, 32}, true, true, "Clip", {-0.5f, 0.5f}},
         // K = 4500: two K blocks, the second continuing the sums left in Y; 8 columns.

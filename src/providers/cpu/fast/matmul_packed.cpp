@@ -6,9 +6,9 @@
 // 2.6's gemm:jit (AVX2) ran them at ~80 GFLOP/s of the 101 peak.
 //
 // The computation: B is packed once as [N/16][K][16] (zero-filled past N). Each task takes a
-// block of rows and a group of 16-column panels and runs the 6x16 register tile of
-// avx2_util.h over its panels and rows, bias and activation applied in registers. K is cut
-// into blocks only past 4096 (sums continued in Y): BERT-base's layers ran 5% faster with
+// block of rows and a group of 16-column panels and runs the register tile of avx2_util.h
+// (up to 6 rows x 16) over its panels and rows, bias and activation applied in registers. K
+// is cut into blocks only past 4096 (sums continued in Y): BERT-base's layers ran 5% faster with
 // their whole K (768 or 3072) in one pass than in blocks of 256 sized for L1, the reloads of
 // partial sums costing more than the panel's weights streaming from L2. Rows come in blocks of
 // up to 192, so a 128-token sequence reads the weights from memory once; with fewer row blocks
@@ -48,14 +48,18 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
   const int64_t m0 = group * per_group, m1 = std::min(q.panels, m0 + per_group);
   const int64_t p0 = blk * q.pb, np = std::min(q.pb, q.P - p0);
   if (m0 >= m1 || np <= 0) return;
+  // Tiles as even as can be (128 rows: 18 of 6 and 4 of 5, not 21 and a tile of 2): a tile of
+  // fewer than 5 rows keeps fewer accumulators than FMA latency x issue width needs, so its
+  // rows ran at a third of the speed (2% of BERT-base's run on 1.6% of its rows).
+  const int64_t tiles = (np + kRows - 1) / kRows;
   for (int64_t k0 = 0; k0 < q.K; k0 += kKc) {
     const int64_t kn = std::min(kKc, q.K - k0);
     const bool first = k0 == 0, last = k0 + kn == q.K;
     for (int64_t mb = m0; mb < m1; ++mb) {
       const int cols = static_cast<int>(std::min<int64_t>(kBlock, q.N - mb * kBlock));
       const float* w = q.w + (mb * q.K + k0) * kBlock;
-      for (int64_t p = 0; p < np; p += kRows) {
-        const int rows = static_cast<int>(std::min<int64_t>(kRows, np - p));
+      for (int64_t t = 0, p = 0, rows = 0; t < tiles; ++t, p += rows) {
+        rows = np / tiles + (t < np % tiles);
         float* y = q.y + (p0 + p) * q.N + mb * kBlock;
         avx2::kGemmRows[rows](q.a + (p0 + p) * q.K + k0, q.K, w, kn, y, q.N, 8,
                               first ? q.bias + mb * kBlock : nullptr, first ? nullptr : y,
