@@ -19,6 +19,15 @@ inline bool covers(cpu::ActKind kind) {
          kind == cpu::ActKind::Gelu;
 }
 
+// Row tiles for gemm_rows below: n rows cut into row_tiles(n) tiles of up to 6 rows, as even
+// as can be, tile t having tile_rows(n, tiles, t). A tile of fewer than 5 rows keeps fewer
+// accumulators than FMA latency x 2 pipes needs and runs each row at up to a third of the
+// speed: 128 rows are 18 tiles of 6 and 4 of 5, not 21 of 6 and one of 2.
+inline int64_t row_tiles(int64_t n) { return (n + 5) / 6; }
+inline int tile_rows(int64_t n, int64_t tiles, int64_t t) {
+  return static_cast<int>(n / tiles + (t < n % tiles));
+}
+
 // Whether this CPU runs the kernels compiled with PI_AVX2 (false where they are not compiled).
 inline bool supported() {
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -97,6 +97,7 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
   const size_t a_size = static_cast<size_t>(q.pb * q.kc);
   if (a_buf.size() < a_size) a_buf.resize(a_size);
   float* a = a_buf.data();
+  const int64_t tiles = avx2::row_tiles(np);
   for (int64_t k0 = 0; k0 < q.K; k0 += q.kc) {
     const int64_t k1 = std::min(q.K, k0 + q.kc), kn = k1 - k0;
     const bool first = k0 == 0, last = k1 == q.K;
@@ -104,8 +105,8 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
     for (int64_t mb = m0; mb < m1; ++mb) {
       const int cols = static_cast<int>(std::min<int64_t>(kBlock, q.M - mb * kBlock));
       const float* w = q.w + (mb * q.K + k0) * kBlock;
-      for (int64_t p = 0; p < np; p += kRows) {
-        const int rows = static_cast<int>(std::min<int64_t>(kRows, np - p));
+      for (int64_t t = 0, p = 0, rows = 0; t < tiles; ++t, p += rows) {
+        rows = avx2::tile_rows(np, tiles, t);
         const int64_t at = (p0 + p) * q.M + mb * kBlock;
         const float* z = first ? (q.z ? q.z + at : nullptr) : q.y + at;
         avx2::kGemmRows[rows](a + p * kn, kn, w, kn, q.y + at, q.M, 8,

@@ -39,7 +39,6 @@ namespace {
 using cpu::FusedActivation;
 
 constexpr int64_t kBlock = 16;  // expanded channels per GEMM column block
-constexpr int kRows = 6;        // pixels per GEMM register tile
 
 // One run's sizes.
 struct Geometry {
@@ -157,6 +156,7 @@ PI_AVX2 void run_ring_task(const Plan& p, int64_t task) {
   int64_t held[3] = {-1, -1, -1};  // the input row each ring slot holds
   const DwRowFn dw = g.sw == 1 ? dw_row_for<1>(p.act2.kind) : dw_row_for<2>(p.act2.kind);
 
+  const int64_t tiles = avx2::row_tiles(g.W);
   for (int64_t oy = oy0; oy < oy1; ++oy) {
     const float* slots[3];  // the window's rows, or null for a row of zeros
     for (int ky = 0; ky < 3; ++ky) {
@@ -171,8 +171,8 @@ PI_AVX2 void run_ring_task(const Plan& p, int64_t task) {
       for (int64_t ob = ob0; ob < ob1; ++ob) {
         const int cols = static_cast<int>(std::min<int64_t>(kBlock, g.E - ob * kBlock));
         float* out = slot + (ob - ob0) * 2 * plane + g.left * 8;
-        for (int64_t px = 0; px < g.W; px += kRows) {
-          const int rows = static_cast<int>(std::min<int64_t>(kRows, g.W - px));
+        for (int64_t t = 0, px = 0, rows = 0; t < tiles; ++t, px += rows) {
+          rows = avx2::tile_rows(g.W, tiles, t);
           avx2::kGemmRows[rows](xr + px * g.C, g.C, p.w1 + ob * g.C * kBlock, g.C, out + px * 8,
                                 8, plane, p.b1 + ob * kBlock, nullptr, &p.act1, cols);
         }
