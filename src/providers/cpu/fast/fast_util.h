@@ -86,6 +86,20 @@ void parallel_for(int64_t n, int threads, int64_t grain, const F& f) {
   }
 }
 
+// f(i) for each i in [0, n) on up to `threads` threads, each thread taking the next i when it
+// is done with its last: for a few long tasks of equal work, where a thread slowed by the
+// machine (another guest's load, an interrupt) would otherwise hold the others at the join.
+template <class F>
+void parallel_tasks(int64_t n, int threads, const F& f) {
+  const int nt = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, n)));
+  if (nt <= 1) {
+    for (int64_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+  for (int64_t i = 0; i < n; ++i) f(i);
+}
+
 // True when the statically known type of input i (if any) rules the float32 path out.
 inline bool known_not_float(const KernelInfo& info, size_t i) {
   const ir::TypeInfo* t = info.input_type(i);
