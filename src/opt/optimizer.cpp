@@ -27,6 +27,7 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
   p.push_back(make_matmul_bias_fusion());
   p.push_back(make_conv_add_fusion());
   p.push_back(make_activation_fusion());
+  p.push_back(make_attention_fusion());  // level 3: its fast kernel is the CPU's
   return p;
 }
 

@@ -26,6 +26,9 @@ std::unique_ptr<Pass> make_matmul_bias_fusion(); // MatMul + Add(bias) → Fused
 std::unique_ptr<Pass> make_conv_add_fusion();    // Conv + Add(residual) → FusedConv with Z
 std::unique_ptr<Pass> make_activation_fusion();  // Conv/Gemm/MatMul + activation → Fused*
 
+// Level 3 (CPU-only operators), with the fusions above.
+std::unique_ptr<Pass> make_attention_fusion();   // per-head attention → Attention (3-D)
+
 // Level 3, after the channels-last layout (channels_last.h), whose operators they match.
 std::unique_ptr<Pass> make_concat_affine_fusion();  // channel Concat + ChannelAffine → one pass
 std::unique_ptr<Pass> make_pointwise_depthwise_fusion();  // 1x1 conv + 3x3 depthwise → one op

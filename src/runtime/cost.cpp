@@ -72,7 +72,8 @@ OpClass op_class(const ir::Node& node) {
   const std::string op = base_op(node);
   if (in(op, {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "PointwiseDepthwiseConv"}))
     return OpClass::Conv;
-  if (in(op, {"MatMul", "Gemm", "MatMulInteger", "QLinearMatMul"})) return OpClass::MatMul;
+  if (in(op, {"MatMul", "Gemm", "MatMulInteger", "QLinearMatMul", "Attention"}))
+    return OpClass::MatMul;
   if (in(op, {"MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool",
               "GlobalLpPool"}))
     return OpClass::Pool;
@@ -118,6 +119,19 @@ double node_flops(const ir::Node& node, const std::vector<const Shape*>& inputs,
     // X [N, H, W, C] → [N, H, W, E]: E multiply-adds per input value; then k per output value.
     return 2.0 * x * static_cast<double>((*w1)[0]) +
            2.0 * out * static_cast<double>((*w2)[2] * (*w2)[3]);
+  }
+  if (op == "Attention") {  // Q Kᵀ, softmax (5 per score), then the scores times V
+    const Shape* q = at(inputs, 0);
+    const Shape* k = at(inputs, 1);
+    const double nq = known_numel(q);
+    if (!q || !k || nq < 0 || (q->size() != 3 && q->size() != 4) || k->size() != q->size())
+      return -1;
+    const ir::Attribute* heads = node.attr("q_num_heads");
+    const double sk = static_cast<double>((*k)[k->size() - 2]);
+    const double rows = q->size() == 4
+                            ? static_cast<double>((*q)[0] * (*q)[1] * (*q)[2])
+                            : static_cast<double>((*q)[0] * (*q)[1]) * (heads ? heads->i : 1);
+    return 2.0 * sk * (nq + out) + 5.0 * rows * sk;
   }
   if (cls == OpClass::Conv) {
     const Shape* w = at(inputs, op == "QLinearConv" ? 3 : 1);

@@ -53,16 +53,67 @@ PI_AVX2 inline __m256i lane_mask(int n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
 }
 
+// dst[m * tb + k] = src[k * sa + m] for an 8x8 block of floats (or any 4-byte elements), in
+// registers: the classic unpack / shuffle / lane-permute sequence. AVX2 alone (no FMA): the
+// fast Transpose calls it where the CPU has AVX2.
+__attribute__((target("avx2"))) inline void transpose8x8(const float* src, int64_t sa,
+                                                          float* dst, int64_t tb) {
+  __m256 r[8], t[8], u[8];
+  for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(src + k * sa);
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+    t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+  }
+  for (int k = 0; k < 8; k += 4) {
+    u[k] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int k = 0; k < 4; ++k) {
+    _mm256_storeu_ps(dst + k * tb, _mm256_permute2f128_ps(u[k], u[k + 4], 0x20));
+    _mm256_storeu_ps(dst + (k + 4) * tb, _mm256_permute2f128_ps(u[k], u[k + 4], 0x31));
+  }
+}
+
+// exp for 8 lanes: fast_util.h's fast_exp (Cephes polynomial, 2^n in two factors), the same
+// constants; +inf above 88.72, 0 below -103.28, NaN stays NaN.
+PI_AVX2 inline __m256 exp8(__m256 x) {
+  const __m256 hi = _mm256_set1_ps(88.7228390f), lo = _mm256_set1_ps(-103.27892990f);
+  const __m256 xc = _mm256_min_ps(hi, _mm256_max_ps(lo, x));  // operands ordered: NaN passes
+  const __m256 magic = _mm256_set1_ps(12582912.0f);
+  const __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), magic);
+  const __m256i n = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(magic));
+  const __m256 nf = _mm256_sub_ps(t, magic);
+  __m256 r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(0.693359375f), xc);
+  r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+#pragma GCC unroll 8
+  for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
+                  5.0000001201e-1f})
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c));
+  p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.f)));
+  const __m256i h = _mm256_srai_epi32(n, 1), bias = _mm256_set1_epi32(127);
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, bias), 23));
+  const __m256 s2 = _mm256_castsi256_ps(
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(n, h), bias), 23));
+  __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+  y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
+  return _mm256_blendv_ps(y, _mm256_set1_ps(__builtin_inff()), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
+}
+
 // erf for 8 lanes: fast_util.h's fast_erf (x * P(x^2) / Q(x^2) on [-4, 4], +-1 beyond), the
 // same coefficients, so a GEMM's epilogue and the fast Gelu operator agree.
 PI_AVX2 inline __m256 erf8(__m256 x) {
   const __m256 xc = _mm256_max_ps(_mm256_set1_ps(-4.f), _mm256_min_ps(x, _mm256_set1_ps(4.f)));
   const __m256 z = _mm256_mul_ps(xc, xc);
   __m256 p = _mm256_set1_ps(-2.72614225801306e-10f);
+#pragma GCC unroll 8
   for (float c : {2.77068142495902e-08f, -2.10102402082508e-06f, -5.69250639462346e-05f,
                   -7.34990630326855e-04f, -2.95459980854025e-03f, -1.60960333262415e-02f})
     p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(c));
   __m256 q = _mm256_set1_ps(-1.45660718464996e-05f);
+#pragma GCC unroll 8
   for (float c : {-2.13374055278905e-04f, -1.68282697438203e-03f, -7.37332916720468e-03f,
                   -1.42647390514189e-02f})
     q = _mm256_fmadd_ps(q, z, _mm256_set1_ps(c));

@@ -121,10 +121,6 @@ DwRowFn dw_row_for(cpu::ActKind k) {
   }
 }
 
-float* align64(float* p) {
-  return reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t{63});
-}
-
 // The channel blocks [ob0, ob1) of group `group` of p.groups.
 void group_blocks(const Plan& p, int64_t group, int64_t* ob0, int64_t* ob1) {
   const int64_t per_group = (p.blocks + p.groups - 1) / p.groups;

@@ -65,6 +65,12 @@ inline std::string impl_name() {
   return name;
 }
 
+// The first 64-byte boundary at or after p: scratch buffers over-allocated by 16 floats hold
+// cache-line-aligned panels (the packed-panel loads of avx2_util.h need 32 bytes).
+inline float* align64(float* p) {
+  return reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t{63});
+}
+
 // Elements per thread below which a loop is not worth splitting (fork/join costs ~1-5 us).
 constexpr int64_t kGrain = 1 << 14;
 

@@ -26,6 +26,7 @@
 #endif
 
 #include "core/shape_util.h"
+#include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/fast_util.h"
 
 namespace polyinfer::fast {
@@ -34,30 +35,6 @@ namespace {
 constexpr int64_t kTile = 32;
 
 #ifdef PI_FAST_TRANSPOSE_AVX2
-// dst[m * tb + k] = src[k * sa + m] for an 8x8 block of 4-byte elements, in registers (the
-// classic unpack / shuffle / lane-permute sequence). Compiled for AVX2, called only when the CPU
-// has it (has_avx2).
-__attribute__((target("avx2"))) void block8x8(const uint32_t* src, int64_t sa, uint32_t* dst,
-                                              int64_t tb) {
-  const float* s = reinterpret_cast<const float*>(src);
-  float* d = reinterpret_cast<float*>(dst);
-  __m256 r[8], t[8], u[8];
-  for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(s + k * sa);
-  for (int k = 0; k < 8; k += 2) {
-    t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
-    t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
-  }
-  for (int k = 0; k < 8; k += 4) {
-    u[k] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int k = 0; k < 4; ++k) {
-    _mm256_storeu_ps(d + k * tb, _mm256_permute2f128_ps(u[k], u[k + 4], 0x20));
-    _mm256_storeu_ps(d + (k + 4) * tb, _mm256_permute2f128_ps(u[k], u[k + 4], 0x31));
-  }
-}
 // dst[j * 3 + k] = src[k * sa + j] for j < n, k < 3 (an image's 3 channel planes into RGB
 // pixels), 8 pixels per step: output vector v holds stream positions 8v..8v+7, position q is
 // channel q % 3 of pixel q / 3, so one lane permutation by q / 3 of each plane and two blends by
@@ -255,7 +232,8 @@ void transpose(const T* in, T* out, const Simplified& s, int threads) {
           if constexpr (std::is_same_v<T, uint32_t>) {
             if (vec && je - jb == 8)
               for (; ja + 8 <= a1; ja += 8)
-                block8x8(in + io + ja * sa + jb, sa, out + oo + jb * tb + ja, tb);
+                avx2::transpose8x8(reinterpret_cast<const float*>(in + io + ja * sa + jb), sa,
+                                   reinterpret_cast<float*>(out + oo + jb * tb + ja), tb);
           }
 #endif
           for (int64_t j = jb; j < je; ++j) {  // what the 8x8 blocks left over

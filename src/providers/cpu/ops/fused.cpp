@@ -232,6 +232,11 @@ class GeluKernel final : public LaterOpsetKernel {
   explicit GeluKernel(const KernelInfo& info) : LaterOpsetKernel(info, "Gelu", 20) {}
 };
 
+class AttentionKernel final : public LaterOpsetKernel {
+ public:
+  explicit AttentionKernel(const KernelInfo& info) : LaterOpsetKernel(info, "Attention", 23) {}
+};
+
 }  // namespace
 
 PI_CPU_INTERNAL_KERNEL(FusedConv, 1, 1, FusedConvKernel);
@@ -239,5 +244,6 @@ PI_CPU_INTERNAL_KERNEL(FusedGemm, 1, 1, FusedGemmKernel);
 PI_CPU_INTERNAL_KERNEL(FusedMatMul, 1, 1, FusedMatMulKernel);
 PI_CPU_INTERNAL_KERNEL(LayerNormalization, 1, 1, LayerNormKernel);
 PI_CPU_INTERNAL_KERNEL(Gelu, 1, 1, GeluKernel);
+PI_CPU_INTERNAL_KERNEL(Attention, 1, 1, AttentionKernel);
 
 }  // namespace polyinfer::cpu
