@@ -172,6 +172,14 @@ TEST(SessionPrecision, Fp16OnCpuAgreesWithFp32) {
   bool differs = false;
   for (size_t i = 0; i < got.size(); ++i) differs = differs || got[i] != want[i];
   EXPECT_TRUE(differs);
+  // The products ran on reference kernels, and the placement says so (once, naming them);
+  // the float32 session, on fast kernels, has nothing to say.
+  ASSERT_EQ(half.placement().notes.size(), 1u);
+  EXPECT_NE(half.placement().notes[0].find("float16/bfloat16 runs on the CPU's plain reference"),
+            std::string::npos)
+      << half.placement().notes[0];
+  EXPECT_NE(half.placement().notes[0].find("'mm1'"), std::string::npos);
+  EXPECT_TRUE(full.placement().notes.empty());
 }
 
 // The digits CNN (FusedConv with Relu, pooling, FusedGemm) at fp16 on the CPU classifies the test

@@ -7,13 +7,53 @@
 
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/onednn/onednn.h"
+#include "runtime/cost.h"
 #include "runtime/provider.h"
 
 namespace polyinfer {
 namespace {
 
+// A reference kernel the `cpu` provider ended up with for a node computing on 16-bit floats:
+// the same kernel, with an advisory that says so. The fast kernels are float32; a float16
+// session on the CPU ran BERT-base ~230x slower than float32 with nothing telling the user why.
+class SixteenBitReference final : public Kernel {
+ public:
+  explicit SixteenBitReference(std::unique_ptr<Kernel> k) : k_(std::move(k)) {}
+  void run(KernelContext& ctx) override { k_->run(ctx); }
+  std::string impl() const override { return k_->impl(); }
+  std::string advisory() const override {
+    return "float16/bfloat16 runs on the CPU's plain reference kernels (for checking results, "
+           "not speed; the fast kernels are float32): on the CPU, run float32 "
+           "(--precision fp32)";
+  }
+  bool prepacked(size_t i) const override { return k_->prepacked(i); }
+  int inplace_input() const override { return k_->inplace_input(); }
+
+ private:
+  std::unique_ptr<Kernel> k_;
+};
+
+bool sixteen_bit(const ir::TypeInfo* t) {
+  return t && (t->elem == DType::Float16 || t->elem == DType::BFloat16);
+}
+
+// Whether the node computes (not a view or a copy) on 16-bit floats.
+bool computes_in_16_bits(const KernelInfo& info) {
+  const OpClass c = op_class(info.node());
+  if (c == OpClass::View || c == OpClass::DataMovement) return false;
+  for (size_t i = 0; i < info.num_inputs(); ++i)
+    if (sixteen_bit(info.input_type(i))) return true;
+  return info.num_outputs() > 0 && sixteen_bit(info.output_type(0));
+}
+
 class CpuProvider final : public RegistryProvider {
  public:
+  std::unique_ptr<Kernel> create_kernel(const KernelInfo& info) const override {
+    std::unique_ptr<Kernel> k = RegistryProvider::create_kernel(info);
+    if (k->impl() == "reference" && computes_in_16_bits(info))
+      return std::make_unique<SixteenBitReference>(std::move(k));
+    return k;
+  }
   std::string name() const override { return "cpu"; }
   Device device() const override { return Device::cpu(); }
   ProviderStatus probe() const override { return {true, ""}; }
