@@ -168,6 +168,9 @@ PI_AVX2 inline __m256 activate(__m256 v, const cpu::FusedActivation& a) {
   }
 }
 
+// How many k steps (lines of a packed B) gemm_rows fetches ahead.
+inline constexpr int64_t kGemmPrefetch = 32;
+
 // The GEMM register tile: c[r][0, n) = act(bias + sum over k of a[r * lda + k] * b[k * 16 + j])
 // for R rows (R <= 6: 12 ymm accumulators, two B vectors and a broadcast fill the 16
 // registers), n = 16 or 8 columns of a 16-wide packed B ([K][16], 32-byte aligned). Each k
@@ -175,8 +178,6 @@ PI_AVX2 inline __m256 activate(__m256 v, const cpu::FusedActivation& a) {
 // c + r * ldc + hi (hi = 8: one row of 16; else a second plane of 8-channel blocks).
 // `bias` (16 floats) or null for zeros; `z`, laid out as c, added before the activation, or
 // null (z may be c itself: a sum continued over a further block of K); `act` or null.
-inline constexpr int64_t kGemmPrefetch = 32;
-
 template <int R>
 PI_AVX2 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, float* c,
                        int64_t ldc, int64_t hi, const float* bias, const float* z,
