@@ -210,6 +210,10 @@ INSTANTIATE_TEST_SUITE_P(
         // the last block empty.
         Case{"empty_last_block", {1, 14, 14, 512}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false,
              "", {}},
+        // 49 tiles of 128 channels, 32 outputs (DenseNet-121's 14x14 layers): one tile block,
+        // which 2 threads split by tiles (30 and 19) rather than by output channels.
+        Case{"tile_split", {1, 14, 14, 128}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, true, "Relu",
+             {}},
         // 16 tiles of 512 channels: few tile blocks, so the output channels are split too.
         Case{"channel_splits", {1, 7, 7, 512}, 64, 3, 3, {}, {1, 1, 1, 1}, {}, true, true,
              "Relu", {}},
