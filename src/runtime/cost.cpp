@@ -127,6 +127,7 @@ double node_flops(const ir::Node& node, const std::vector<const Shape*>& inputs,
     if (!q || !k || nq < 0 || (q->size() != 3 && q->size() != 4) || k->size() != q->size())
       return -1;
     const ir::Attribute* heads = node.attr("q_num_heads");
+    if ((*k)[k->size() - 2] < 0) return -1;  // a dynamic key count
     const double sk = static_cast<double>((*k)[k->size() - 2]);
     const double rows = q->size() == 4
                             ? static_cast<double>((*q)[0] * (*q)[1] * (*q)[2])

@@ -21,8 +21,11 @@ class SixteenBitReference final : public Kernel {
   explicit SixteenBitReference(std::unique_ptr<Kernel> k) : k_(std::move(k)) {}
   void run(KernelContext& ctx) override { k_->run(ctx); }
   std::string impl() const override { return k_->impl(); }
+  // The wrapped kernel's own caveat, if it has one, stays in front of this one.
   std::string advisory() const override {
-    return "float16/bfloat16 runs on the CPU's plain reference kernels (for checking results, "
+    const std::string own = k_->advisory();
+    return (own.empty() ? "" : own + "; ") +
+           "float16/bfloat16 runs on the CPU's plain reference kernels (for checking results, "
            "not speed; the fast kernels are float32): on the CPU, run float32 "
            "(--precision fp32)";
   }
