@@ -1,6 +1,6 @@
-// MatMul and ai.polyinfer FusedMatMul with constant weights on the packed AVX2 kernel
-// (providers/cpu/fast/matmul_packed.cpp), against the reference kernels (`cpu-ref`), and what
-// it leaves to oneDNN.
+// MatMul, Gemm and ai.polyinfer FusedMatMul / FusedGemm with constant weights on the packed
+// AVX2 kernel (providers/cpu/fast/matmul_packed.cpp), against the reference kernels
+// (`cpu-ref`), and what it leaves to oneDNN.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -22,6 +22,11 @@ struct Case {
   bool fused, bias;   // FusedMatMul (with its activation) or MatMul
   const char* activation;
   std::vector<float> params;
+  // Gemm (FusedGemm when `fused`) instead of MatMul: B is [N, K] under trans_b; C has c_shape
+  // ([N] when empty).
+  bool gemm = false, trans_b = false;
+  float alpha = 1.f, beta = 1.f;
+  Shape c_shape = {};
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
@@ -35,11 +40,18 @@ std::string model(const Case& c) {
   m.initializer("b", c.b, random_values(shape_numel(c.b), 9));
   std::vector<std::string> ins = {"a", "b"};
   if (c.bias) {
-    m.initializer("c", {c.b[1]}, random_values(c.b[1], 10));
+    const Shape cs = c.c_shape.empty() ? Shape{c.b[c.trans_b ? 0 : 1]} : c.c_shape;
+    m.initializer("c", cs, random_values(shape_numel(cs), 10));
     ins.push_back("c");
   }
-  m.node(c.fused ? "FusedMatMul" : "MatMul", ins, {"y"}, "mm");
+  const std::string kind = c.gemm ? "Gemm" : "MatMul";
+  m.node(c.fused ? "Fused" + kind : kind, ins, {"y"}, "mm");
   if (c.fused) test::last_node(m)->set_domain("ai.polyinfer");
+  if (c.gemm) {
+    test::set_int(test::last_node(m), "transB", c.trans_b ? 1 : 0);
+    test::set_float(test::last_node(m), "alpha", c.alpha);
+    test::set_float(test::last_node(m), "beta", c.beta);
+  }
   test::set_activation(test::last_node(m), "activation", c.activation, c.params);
   return m.bytes();
 }
@@ -99,7 +111,16 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"k_blocks_leaky", {5, 4500}, {4500, 8}, true, false, "LeakyRelu", {0.1f}},
         // GELU in registers: K = 200 spreads the sums to about +-5, so lanes below -3 take the
         // exact formula.
-        Case{"gelu", {9, 200}, {200, 40}, true, true, "Gelu", {}}),
+        Case{"gelu", {9, 200}, {200, 40}, true, true, "Gelu", {}},
+        // A classifier's last layer: one row, B as [N, K] (transposed while packing), 1000
+        // columns = 62.5 panels taken 4 at a time (one_row), alpha and beta folded in.
+        Case{"gemm_one_row_trans_b", {1, 300}, {1000, 300}, false, true, "", {}, true, true,
+             0.5f, 2.f},
+        // Gemm with B as [K, N], C as [1, N], and a ReLU (FusedGemm).
+        Case{"fused_gemm_relu", {11, 70}, {70, 40}, true, true, "Relu", {}, true, false, 1.f,
+             1.f, {1, 40}},
+        // One row, 56 columns (the last panel half full), no C.
+        Case{"gemm_one_row_no_c", {1, 64}, {56, 64}, false, false, "", {}, true, true}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // What the packed kernel leaves to oneDNN: activations it does not apply in registers,
@@ -109,6 +130,11 @@ TEST(PackedMatMulSelection, DeclinesWhatItDoesNotCover) {
   EXPECT_NE(run_and_compare(Case{"sigmoid", {6, 32}, {32, 16}, true, true, "Sigmoid", {}}, 1),
             "fast:avx2-packed");
   EXPECT_NE(run_and_compare(Case{"n12", {6, 32}, {32, 12}, false, false, "", {}}, 1),
+            "fast:avx2-packed");
+  // A C of N values that is not a per-column bias: [N, 1] broadcasts along the rows.
+  EXPECT_NE(run_and_compare(Case{"c_column", {16, 32}, {32, 16}, false, true, "", {}, true,
+                                 false, 1.f, 1.f, {16, 1}},
+                            1),
             "fast:avx2-packed");
   setenv("POLYINFER_PACKED_MATMUL", "0", 1);
   EXPECT_NE(run_and_compare(Case{"off", {6, 32}, {32, 16}, false, false, "", {}}, 1),
