@@ -58,6 +58,13 @@ class ConstantFolding final : public Pass {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const ir::Node& n = g.nodes[i];
       if (!n.domain.empty() || kSkip.count(n.op_type) || has_subgraph(n)) continue;
+      if (const Tensor* v = constant_attr(n); v && !u.is_graph_output(n.outputs[0])) {
+        g.initializers[n.outputs[0]] = *v;  // shares the attribute's storage
+        g.value_types.erase(n.outputs[0]);
+        dead[i] = true;
+        ++count;
+        continue;
+      }
       bool foldable = !n.outputs.empty();
       int64_t in_elems = 0;
       for (const auto& in : n.inputs) {
@@ -91,6 +98,19 @@ class ConstantFolding final : public Pass {
   }
 
  private:
+  // The tensor of a Constant whose value is a tensor attribute, or nullptr: that is its value
+  // as is (whatever its size: it is in the model already). Exporters write one per shape and
+  // index (ShuffleNetV2 has 110), and an evaluation session for each cost more than the rest
+  // of the pass. Other forms (value_float, value_ints, ...) are evaluated.
+  static const Tensor* constant_attr(const ir::Node& n) {
+    if (n.op_type != "Constant" || n.attrs.size() != 1 || n.outputs.size() != 1 ||
+        n.outputs[0].empty())
+      return nullptr;
+    const ir::Attribute* v = n.attr("value");
+    if (!v || v->type != ir::Attribute::Type::Tensor || !v->t.defined()) return nullptr;
+    return &v->t;
+  }
+
   // Runs `n` alone on its constant inputs; false when the reference kernels cannot.
   bool evaluate(const ir::Graph& g, const ir::Node& n, std::vector<Value>* out) {
     auto one = std::make_shared<ir::Graph>();

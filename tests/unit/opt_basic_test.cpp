@@ -87,6 +87,35 @@ TEST(OptConstantFolding, ConstantNodeWritingAGraphOutputStays) {
   EXPECT_EQ(opt::make_constant_folding()->run(*m.graph), 0);
 }
 
+// A Constant with a tensor value becomes that initializer directly, whatever its size (its
+// data is in the model already; the size limit is for computed outputs), unless it writes a
+// graph output.
+TEST(OptConstantFolding, TensorConstantsBecomeInitializersOfAnySize) {
+  const int64_t big = (int64_t{1} << 20) + 8;  // past the limit on computed outputs
+  ModelBuilder b(13);
+  b.input("x", {big}).output("y", {big}).output("c", {2});
+  for (const auto& [name, n] : std::vector<std::pair<std::string, int64_t>>{{"k", big}, {"c", 2}}) {
+    b.node("Constant", {}, {name});
+    auto* a = test::last_node(b)->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(1);
+    t->add_dims(n);
+    for (int64_t i = 0; i < n; ++i) t->add_float_data(static_cast<float>(i % 7));
+  }
+  b.node("Add", {"x", "k"}, {"y"});
+  Model m = test::import_bytes(b.bytes());
+  EXPECT_EQ(opt::make_constant_folding()->run(*m.graph), 1);
+  EXPECT_EQ(test::count_op(*m.graph, "Constant"), 1);  // "c" is a graph output
+  ASSERT_TRUE(m.graph->initializers.count("k"));
+  const auto k = m.graph->initializers.at("k").to_vector<float>();
+  ASSERT_EQ(static_cast<int64_t>(k.size()), big);
+  EXPECT_EQ(k[13], 6.f);
+  EXPECT_EQ(k[big - 1], static_cast<float>((big - 1) % 7));
+  EXPECT_TRUE(opt::is_topological(*m.graph));
+}
+
 TEST(OptShapeFolding, StaticShapeChainBecomesAConstantReshapeTarget) {
   // Flatten as exporters write it: Reshape(x, Concat(Gather(Shape(x), 0), [-1])).
   ModelBuilder b(13);
