@@ -222,7 +222,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"residual_tail_leaky", {1, 6, 5, 8}, 40, 3, 3, {}, {1, 1, 1, 1}, {}, false, true,
              "LeakyRelu", {0.1f}},
         // GELU: 64 channels spread the sums past -3, where the exact formula takes over.
-        Case{"gelu", {1, 6, 7, 64}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "Gelu", {}}),
+        Case{"gelu", {1, 6, 7, 64}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "Gelu", {}},
+        // 72 input channels: the filters are packed in a chunk of 64 channels and one of 8.
+        Case{"channel_chunk_tail", {1, 6, 7, 72}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, false,
+             "", {}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // What Winograd leaves to the next kernel: other kernel sizes, strides, dilations, groups of
