@@ -72,6 +72,7 @@ std::vector<const KernelDef*> find_kernels(const std::string& provider, const st
 std::unique_ptr<Kernel> make_first_taker(const std::vector<const KernelDef*>& defs,
                                          const KernelInfo& info) {
   for (size_t i = 0; i + 1 < defs.size(); ++i) {
+    if (defs[i]->may_take && !defs[i]->may_take(info)) continue;
     try {
       return defs[i]->make(info);
     } catch (const Error& e) {

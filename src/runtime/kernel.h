@@ -19,6 +19,7 @@
 // never abort. Inputs are read-only: a kernel never writes into an input's memory.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -129,6 +130,8 @@ class Kernel {
 };
 
 using KernelFactory = std::unique_ptr<Kernel> (*)(const KernelInfo&);
+// A cheap test that is false only where the kernel's constructor would refuse the node.
+using KernelPrecheck = bool (*)(const KernelInfo&);
 
 // A provider may register several kernels for one operator: a fast one (oneDNN, vectorized,
 // threaded) and the plain reference one. The provider tries them fastest first; a fast kernel
@@ -146,6 +149,9 @@ struct KernelDef {
   int until = 1 << 30;   // last opset version it implements
   KernelFactory make = nullptr;
   KernelTier tier = KernelTier::Reference;
+  // K::may_take when the class declares `static bool may_take(const KernelInfo&)` (see
+  // precheck_of below), else null: always constructed to find out.
+  KernelPrecheck may_take = nullptr;
 };
 
 // Adds a kernel to the process-wide registry; returns true so it can initialize a static.
@@ -156,13 +162,28 @@ std::vector<const KernelDef*> find_kernels(const std::string& provider, const st
 // All registered kernels of a provider (for `providers --json` and coverage listings).
 std::vector<const KernelDef*> kernels_of(const std::string& provider);
 // The first of `defs` (non-empty, in order of preference) whose factory takes the node: a
-// kernel's UnsupportedOp passes the node on to the next; the last one's error is thrown.
+// kernel's UnsupportedOp passes the node on to the next; the last one's error is thrown. A
+// candidate whose may_take says no is passed over without being constructed (not the last).
 std::unique_ptr<Kernel> make_first_taker(const std::vector<const KernelDef*>& defs,
                                          const KernelInfo& info);
 
 template <class K>
 std::unique_ptr<Kernel> make_kernel(const KernelInfo& info) {
   return std::make_unique<K>(info);
+}
+
+// A kernel class may declare `static bool may_take(const KernelInfo&)`: false only where its
+// constructor would refuse (anything uncertain answers true and is left to the constructor).
+// A refusal is an exception, ~5 us each, and the CPU's specialized convolutions refused each of
+// DenseNet-121's 120 convolutions two or three times while its session was created.
+template <class K>
+constexpr KernelPrecheck precheck_of() {
+  if constexpr (requires(const KernelInfo& i) {
+                  { K::may_take(i) } -> std::same_as<bool>;
+                })
+    return &K::may_take;
+  else
+    return nullptr;
 }
 
 }  // namespace polyinfer
@@ -174,7 +195,8 @@ std::unique_ptr<Kernel> make_kernel(const KernelInfo& info) {
 #define PI_REGISTER_KERNEL_TIER(P, D, OP, SINCE, UNTIL, K, TIER)                         \
   static const bool PI_KERNEL_CONCAT(pi_kernel_registered_, __COUNTER__) =                \
       ::polyinfer::register_kernel(                                                       \
-          {P, D, #OP, SINCE, UNTIL, &::polyinfer::make_kernel<K>, ::polyinfer::KernelTier::TIER})
+          {P, D, #OP, SINCE, UNTIL, &::polyinfer::make_kernel<K>,                          \
+           ::polyinfer::KernelTier::TIER, ::polyinfer::precheck_of<K>()})
 #define PI_REGISTER_KERNEL(P, D, OP, SINCE, UNTIL, K) \
   PI_REGISTER_KERNEL_TIER(P, D, OP, SINCE, UNTIL, K, Reference)
 // The CPU provider's kernels for the default ONNX domain.

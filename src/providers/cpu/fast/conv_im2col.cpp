@@ -121,6 +121,13 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
 
 class NhwcIm2colConv final : public Kernel {
  public:
+  // What the constructor refuses first by shape: grouped, 1x1, and 3x3 at stride 1.
+  static bool may_take(const KernelInfo& info) {
+    const auto o = conv_outline(info);
+    return !o || (o->group == 1 && o->kh * o->kw != 1 &&
+                  !(o->kh == 3 && o->kw == 3 && o->unit_strides));
+  }
+
   explicit NhwcIm2colConv(const KernelInfo& info) : label_(info.node().label()) {
     require_avx2_kernel(info, "im2col convolution", "POLYINFER_IM2COL_CONV");
     a_ = NhwcConvArgs::read(info, "im2col convolution");

@@ -158,6 +158,9 @@ constexpr TileFn kTiles[kTile + 1] = {nullptr,         tile<1, NV>, tile<2, NV>,
 
 class NhwcDirectConv final : public Kernel {
  public:
+  // Opt-in: without the switch it refuses every convolution, so skip it unconstructed.
+  static bool may_take(const KernelInfo&) { return direct_conv_refusal() == nullptr; }
+
   explicit NhwcDirectConv(const KernelInfo& info) : label_(info.node().label()) {
     if (const char* why = direct_conv_refusal()) info.unsupported(why);
     a_ = NhwcConvArgs::read(info, "direct NHWC convolution");

@@ -275,6 +275,12 @@ void gather_taps(UnalignedFloats w, int64_t C, int64_t m0, int64_t mn, int64_t c
 
 class NhwcWinogradConv final : public Kernel {
  public:
+  // What the constructor refuses first by shape: all but 3x3, stride 1, ungrouped.
+  static bool may_take(const KernelInfo& info) {
+    const auto o = conv_outline(info);
+    return !o || (o->kh == 3 && o->kw == 3 && o->group == 1 && o->unit_strides);
+  }
+
   explicit NhwcWinogradConv(const KernelInfo& info) : label_(info.node().label()) {
     require_avx2_kernel(info, "Winograd convolution", "POLYINFER_WINOGRAD");
     a_ = NhwcConvArgs::read(info, "Winograd convolution");

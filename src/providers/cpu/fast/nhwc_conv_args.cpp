@@ -19,6 +19,23 @@ void require_avx2_kernel(const KernelInfo& info, const char* who, const char* of
 #endif
 }
 
+std::optional<ConvOutline> conv_outline(const KernelInfo& info) {
+  const Tensor* w = info.has_input(1) ? info.constant_input(1) : nullptr;
+  if (!w || w->rank() != 4) return std::nullopt;
+  ConvOutline o;
+  o.kh = w->shape()[2];
+  o.kw = w->shape()[3];
+  const ir::Attribute* group = info.node().attr("group");
+  const ir::Attribute* strides = info.node().attr("strides");
+  if ((group && group->type != ir::Attribute::Type::Int) ||
+      (strides && strides->type != ir::Attribute::Type::Ints))
+    return std::nullopt;  // malformed: the constructors say so
+  if (group) o.group = group->i;
+  if (strides)
+    for (int64_t s : strides->ints) o.unit_strides = o.unit_strides && s == 1;
+  return o;
+}
+
 NhwcConvArgs NhwcConvArgs::read(const KernelInfo& info, const char* who) {
   const std::string what = who;
   require_float_input(info);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/unaligned.h"
@@ -18,6 +19,15 @@ namespace polyinfer::fast {
 // and CPU run AVX2+FMA code and the environment variable `off_env` is not "0": the switch each
 // specialized kernel keeps for A/B runs against the kernel it replaces.
 void require_avx2_kernel(const KernelInfo& info, const char* who, const char* off_env);
+
+// An NhwcFusedConv's kernel size, group and strides, read as cheaply as they can be for the
+// specialized kernels' may_take (runtime/kernel.h); nullopt when the weights are not a
+// constant of rank 4 (the constructors then decide).
+struct ConvOutline {
+  int64_t kh = 0, kw = 0, group = 1;
+  bool unit_strides = true;
+};
+std::optional<ConvOutline> conv_outline(const KernelInfo& info);
 
 // ai.polyinfer NhwcFusedConv's operands: X [N, H, W, C], W [M, C, kH, kW], optional B [M],
 // optional residual Z shaped as Y [N, OH, OW, M], and the fused activation.
