@@ -174,8 +174,9 @@ std::unique_ptr<Kernel> make_kernel(const KernelInfo& info) {
 
 // A kernel class may declare `static bool may_take(const KernelInfo&)`: false only where its
 // constructor would refuse (anything uncertain answers true and is left to the constructor).
-// A refusal is an exception, ~5 us each, and the CPU's specialized convolutions refused each of
-// DenseNet-121's 120 convolutions two or three times while its session was created.
+// A refusal is an exception, several microseconds each (~9 here), and the CPU's specialized
+// convolutions refused each of DenseNet-121's 120 convolutions two or three times while its
+// session was created.
 template <class K>
 constexpr KernelPrecheck precheck_of() {
   if constexpr (requires(const KernelInfo& i) {

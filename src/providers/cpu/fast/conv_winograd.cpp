@@ -250,7 +250,7 @@ void transform_filters(const float* __restrict g, float* __restrict u) {
 
 // taps[(c * 9 + k) * 16 + m] = w[((m0 + m) * C + c0 + c) * 9 + k] for m < mn, c < cn. Each
 // filter's 9 * cn taps are one run of W, so for 16 filters this is a 16 x 9cn transpose, done
-// in 8x8 register blocks (element by element it was ~4 ms of DenseNet-121's session creation).
+// in 8x8 register blocks (element by element, ResNet-50's kernel phase took ~6 ms longer).
 // W may lie at any address (unaligned loads); the caller zero-fills the filters past mn. (C is
 // a multiple of 8, so the scalar loop only takes blocks of fewer than 16 filters.)
 #ifdef PI_X86_AVX2

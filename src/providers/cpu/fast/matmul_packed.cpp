@@ -55,14 +55,14 @@ struct Plan {
 // One row against up to 4 panels at once (the classifiers' last Gemm): a lone row's register
 // tile has 2 sums, each waiting on the last FMA (5 cycles), and ran ResNet-50's 2048 x 1000
 // layer at ~0.6 ms against oneDNN's ~0.4; 8 sums keep the FMAs and the weights' stream busy.
-PI_AVX2 void one_row(const Plan& q, const float* a, int64_t m0, int64_t m1) {
+PI_AVX2 void one_row(const Plan& q, int64_t m0, int64_t m1) {
   for (int64_t mb = m0; mb < m1; mb += 4) {
     const int np = static_cast<int>(std::min<int64_t>(4, m1 - mb));
     const float* w = q.w + mb * q.K * kBlock;
     __m256 acc[4][2];
     for (int p = 0; p < 4; ++p) acc[p][0] = acc[p][1] = _mm256_setzero_ps();
     for (int64_t k = 0; k < q.K; ++k) {
-      const __m256 x = _mm256_broadcast_ss(a + k);
+      const __m256 x = _mm256_broadcast_ss(q.a + k);
 #pragma GCC unroll 4
       for (int p = 0; p < 4; ++p) {
         if (p >= np) break;
@@ -87,8 +87,8 @@ PI_AVX2 void one_row(const Plan& q, const float* a, int64_t m0, int64_t m1) {
 }
 
 // d[k * 16 + j] = b[j * K + k] for the panel's `cols` (8 or 16) rows of a transposed B, in 8x8
-// blocks through registers (element by element it was ~1 ms of ShuffleNetV2's creation for its
-// 1000 x 1024 weight). `b` may lie at any address (unaligned loads).
+// blocks through registers (element by element, ~1 ms of ShuffleNetV2's creation in a profile
+// for its 1000 x 1024 weight). `b` may lie at any address (unaligned loads).
 PI_AVX2 void pack_transposed(const float* b, int64_t K, int64_t cols, float* d) {
   const int64_t k8 = K / 8 * 8;
   for (int64_t j = 0; j < cols; j += 8)
@@ -104,7 +104,7 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
   const int64_t m0 = group * per_group, m1 = std::min(q.panels, m0 + per_group);
   const int64_t p0 = blk * q.pb, np = std::min(q.pb, q.P - p0);
   if (m0 >= m1 || np <= 0) return;
-  if (q.P == 1 && q.K <= kKc) return one_row(q, q.a, m0, m1);
+  if (q.P == 1 && q.K <= kKc) return one_row(q, m0, m1);
   // Even tiles: BERT-base's 128 rows had a tile of 2, 2.9% of the run for 1.6% of the rows.
   const int64_t tiles = avx2::row_tiles(np);
   for (int64_t k0 = 0; k0 < q.K; k0 += kKc) {
