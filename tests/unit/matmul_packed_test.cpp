@@ -142,6 +142,29 @@ TEST(PackedMatMulSelection, DeclinesWhatItDoesNotCover) {
   unsetenv("POLYINFER_PACKED_MATMUL");
 }
 
+// One row's sums are formed in blocks of K (one_row): sequentially in float32, 4000 products of
+// 1 and 0.1f drift by 3.8e-5 of the total (ResNet-50's 2048-deep classifier differed from ORT
+// by 1.4e-4, against 5e-5 on oneDNN); in blocks of 128, by 1.3e-6.
+TEST(PackedMatMulOneRow, SumsInBlocksStayCloseToTheExactDot) {
+  if (!fast::avx2::supported()) GTEST_SKIP() << "the packed MatMul needs AVX2 and FMA";
+  const int64_t K = 4000, N = 16;
+  ModelBuilder m(17);
+  m.input("a", {1, K}).output("y", {});
+  m.initializer("b", {K, N}, std::vector<float>(static_cast<size_t>(K * N), 0.1f));
+  m.node("MatMul", {"a", "b"}, {"y"}, "mm");
+  const std::string bytes = m.bytes();
+  SessionOptions o;
+  o.optimization_level = 0;
+  Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
+  ASSERT_EQ(s.placement().nodes.at(0).impl, "fast:avx2-packed");
+  std::map<std::string, Value> feed;
+  feed["a"] = Tensor::from_vector<float>({1, K}, std::vector<float>(static_cast<size_t>(K), 1.f));
+  const Tensor y = s.run(feed)[0].tensor();
+  const double exact = static_cast<double>(K) * static_cast<double>(0.1f);
+  for (int64_t j = 0; j < N; ++j)
+    EXPECT_NEAR(y.data<float>()[j], exact, 1e-5 * exact) << "column " << j;
+}
+
 #ifdef PI_X86_AVX2
 // gelu8 over an array (AVX2 code, called only where the CPU has it).
 PI_AVX2 void gelu_array(const float* in, float* out, int n) {
