@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "polyinfer/status.h"
 #include "providers/cpu/ops/fused_activation.h"
 
 namespace polyinfer::fast::avx2 {
@@ -177,8 +178,13 @@ inline constexpr int64_t kGemmPrefetch = 32;
 // loads one B pair and feeds 12 FMAs. Row r's columns 0-7 go to c + r * ldc and 8-15 to
 // c + r * ldc + hi (hi = 8: one row of 16; else a second plane of 8-channel blocks).
 // `bias` (16 floats) or null for zeros; `z`, laid out as c, added before the activation, or
-// null (z may be c itself: a sum continued over a further block of K); `act` or null.
-template <int R>
+// null (z may be c itself: a sum continued over a further block of K). The activation is
+// known at compile time (`act` holds its parameters; null for ActKind::None): dispatched per
+// vector in the epilogue it cost MobileNetV2's expansion layers (K = 16-24) ~6%.
+// kPrefetch fetches B's line kGemmPrefetch steps ahead, for a B that comes from memory; a B
+// that stays in L1 (a small K, reused by every tile) only loses load slots to it (another ~5%
+// of those layers).
+template <int R, cpu::ActKind kAct, bool kPrefetch>
 PI_AVX2 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, float* c,
                        int64_t ldc, int64_t hi, const float* bias, const float* z,
                        const cpu::FusedActivation* act, int n) {
@@ -191,10 +197,10 @@ PI_AVX2 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, f
     acc[r][1] = b1;
   }
   for (int64_t k = 0; k < K; ++k) {
-    // B's line kGemmPrefetch steps ahead (a hint: past B's end it is dropped). BERT-base's
-    // weights come from memory once per run; without it the hardware prefetcher left its
-    // GEMMs at 84% of the FMA peak, with it 88-90%.
-    _mm_prefetch(reinterpret_cast<const char*>(b + (k + kGemmPrefetch) * 16), _MM_HINT_T0);
+    // A hint: past B's end it is dropped. BERT-base's weights come from memory once per run;
+    // without it the hardware prefetcher left its GEMMs at 84% of the FMA peak, with it 88-90%.
+    if constexpr (kPrefetch)
+      _mm_prefetch(reinterpret_cast<const char*>(b + (k + kGemmPrefetch) * 16), _MM_HINT_T0);
     const __m256 w0 = _mm256_load_ps(b + k * 16), w1 = _mm256_load_ps(b + k * 16 + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
@@ -209,9 +215,9 @@ PI_AVX2 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, f
       acc[r][0] = _mm256_add_ps(acc[r][0], _mm256_loadu_ps(z + r * ldc));
       if (n > 8) acc[r][1] = _mm256_add_ps(acc[r][1], _mm256_loadu_ps(z + r * ldc + hi));
     }
-    if (act) {
-      acc[r][0] = activate(acc[r][0], *act);
-      acc[r][1] = activate(acc[r][1], *act);
+    if constexpr (kAct != cpu::ActKind::None) {
+      acc[r][0] = activate_as<kAct>(acc[r][0], *act);
+      acc[r][1] = activate_as<kAct>(acc[r][1], *act);
     }
     _mm256_storeu_ps(c + r * ldc, acc[r][0]);
     if (n > 8) _mm256_storeu_ps(c + r * ldc + hi, acc[r][1]);
@@ -221,10 +227,39 @@ PI_AVX2 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, f
 using GemmRowsFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t,
                             int64_t, const float*, const float*, const cpu::FusedActivation*,
                             int);
-// gemm_rows<R> by R (index 0 unused).
-inline constexpr GemmRowsFn kGemmRows[7] = {nullptr,      gemm_rows<1>, gemm_rows<2>,
-                                            gemm_rows<3>, gemm_rows<4>, gemm_rows<5>,
-                                            gemm_rows<6>};
+
+// gemm_rows<R, kAct, kPrefetch> by R (index 0 unused).
+template <cpu::ActKind kAct, bool kPrefetch>
+inline constexpr GemmRowsFn kGemmRowsAs[7] = {
+    nullptr,
+    gemm_rows<1, kAct, kPrefetch>,
+    gemm_rows<2, kAct, kPrefetch>,
+    gemm_rows<3, kAct, kPrefetch>,
+    gemm_rows<4, kAct, kPrefetch>,
+    gemm_rows<5, kAct, kPrefetch>,
+    gemm_rows<6, kAct, kPrefetch>};
+
+template <bool kPrefetch>
+const GemmRowsFn* gemm_rows_as(cpu::ActKind kind) {
+  switch (kind) {
+    case cpu::ActKind::None: return kGemmRowsAs<cpu::ActKind::None, kPrefetch>;
+    case cpu::ActKind::Relu: return kGemmRowsAs<cpu::ActKind::Relu, kPrefetch>;
+    case cpu::ActKind::Clip: return kGemmRowsAs<cpu::ActKind::Clip, kPrefetch>;
+    case cpu::ActKind::LeakyRelu: return kGemmRowsAs<cpu::ActKind::LeakyRelu, kPrefetch>;
+    case cpu::ActKind::Gelu: return kGemmRowsAs<cpu::ActKind::Gelu, kPrefetch>;
+    default: break;
+  }
+  // Kernels refuse what covers() rejects when they are created.
+  fail(ErrorCode::Internal, "gemm_rows: no AVX2 epilogue for fused activation ",
+       static_cast<int>(kind));
+}
+
+// The tiles by row count (index 0 unused) for activation `act` (null: none), one that covers()
+// accepts, with B fetched ahead or not.
+inline const GemmRowsFn* gemm_rows_for(const cpu::FusedActivation* act, bool prefetch) {
+  const cpu::ActKind kind = act ? act->kind : cpu::ActKind::None;
+  return prefetch ? gemm_rows_as<true>(kind) : gemm_rows_as<false>(kind);
+}
 
 }  // namespace polyinfer::fast::avx2
 

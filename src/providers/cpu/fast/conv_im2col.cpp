@@ -102,6 +102,7 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
     const int64_t k1 = std::min(q.K, k0 + q.kc), kn = k1 - k0;
     const bool first = k0 == 0, last = k1 == q.K;
     gather(q, p0, np, k0, k1, a);
+    const avx2::GemmRowsFn* gemm = avx2::gemm_rows_for(last ? &q.act : nullptr, true);
     for (int64_t mb = m0; mb < m1; ++mb) {
       const int cols = static_cast<int>(std::min<int64_t>(kBlock, q.M - mb * kBlock));
       const float* w = q.w + (mb * q.K + k0) * kBlock;
@@ -109,9 +110,8 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
         rows = avx2::tile_rows(np, tiles, t);
         const int64_t at = (p0 + p) * q.M + mb * kBlock;
         const float* z = first ? (q.z ? q.z + at : nullptr) : q.y + at;
-        avx2::kGemmRows[rows](a + p * kn, kn, w, kn, q.y + at, q.M, 8,
-                              first ? q.bias + mb * kBlock : nullptr, z,
-                              last ? &q.act : nullptr, cols);
+        gemm[rows](a + p * kn, kn, w, kn, q.y + at, q.M, 8,
+                   first ? q.bias + mb * kBlock : nullptr, z, &q.act, cols);
       }
     }
   }

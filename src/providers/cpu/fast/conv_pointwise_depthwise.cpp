@@ -153,6 +153,8 @@ PI_AVX2 void run_ring_task(const Plan& p, int64_t task) {
   const DwRowFn dw = g.sw == 1 ? dw_row_for<1>(p.act2.kind) : dw_row_for<2>(p.act2.kind);
 
   const int64_t tiles = avx2::row_tiles(g.W);
+  // The pointwise weights ([C][16] per block, C = 16-24 in MobileNetV2) stay in L1.
+  const avx2::GemmRowsFn* gemm = avx2::gemm_rows_for(&p.act1, false);
   for (int64_t oy = oy0; oy < oy1; ++oy) {
     const float* slots[3];  // the window's rows, or null for a row of zeros
     for (int ky = 0; ky < 3; ++ky) {
@@ -169,7 +171,7 @@ PI_AVX2 void run_ring_task(const Plan& p, int64_t task) {
         float* out = slot + (ob - ob0) * 2 * plane + g.left * 8;
         for (int64_t t = 0, px = 0, rows = 0; t < tiles; ++t, px += rows) {
           rows = avx2::tile_rows(g.W, tiles, t);
-          avx2::kGemmRows[rows](xr + px * g.C, g.C, p.w1 + ob * g.C * kBlock, g.C, out + px * 8,
+          gemm[rows](xr + px * g.C, g.C, p.w1 + ob * g.C * kBlock, g.C, out + px * 8,
                                 8, plane, p.b1 + ob * kBlock, nullptr, &p.act1, cols);
         }
       }

@@ -187,14 +187,14 @@ PI_AVX2 void run_tasks(const Plan& p, int64_t b, int64_t e) {
         input_tile(p.x, g, n, 2 * ty - g.top, 2 * tx - g.left, c, v + t * g.C + c, ldv);
     }
     const int64_t row_tiles = avx2::row_tiles(nt);
+    const avx2::GemmRowsFn* gemm = avx2::gemm_rows_for(nullptr, true);
     for (int64_t ob = ob0; ob < ob1; ++ob) {
       for (int pos = 0; pos < kPos; ++pos) {
         const float* u = p.u + (pos * p.blocks_m + ob) * g.C * kBlock;
         for (int64_t i = 0, r = 0, rows = 0; i < row_tiles; ++i, r += rows) {
           rows = avx2::tile_rows(nt, row_tiles, i);
-          avx2::kGemmRows[rows](v + pos * ldv + r * g.C, g.C, u, g.C,
-                                mb + (r * kPos + pos) * kBlock, kPos * kBlock, 8, nullptr,
-                                nullptr, nullptr, kBlock);
+          gemm[rows](v + pos * ldv + r * g.C, g.C, u, g.C, mb + (r * kPos + pos) * kBlock,
+                     kPos * kBlock, 8, nullptr, nullptr, nullptr, kBlock);
         }
       }
       const int valid = static_cast<int>(std::min<int64_t>(kBlock, g.M - ob * kBlock));

@@ -122,15 +122,15 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
   for (int64_t k0 = 0; k0 < q.K; k0 += kKc) {
     const int64_t kn = std::min(kKc, q.K - k0);
     const bool first = k0 == 0, last = k0 + kn == q.K;
+    const avx2::GemmRowsFn* gemm = avx2::gemm_rows_for(last ? &q.act : nullptr, true);
     for (int64_t mb = m0; mb < m1; ++mb) {
       const int cols = static_cast<int>(std::min<int64_t>(kBlock, q.N - mb * kBlock));
       const float* w = q.w + (mb * q.K + k0) * kBlock;
       for (int64_t t = 0, p = 0, rows = 0; t < tiles; ++t, p += rows) {
         rows = avx2::tile_rows(np, tiles, t);
         float* y = q.y + (p0 + p) * q.N + mb * kBlock;
-        avx2::kGemmRows[rows](q.a + (p0 + p) * q.K + k0, q.K, w, kn, y, q.N, 8,
-                              first ? q.bias + mb * kBlock : nullptr, first ? nullptr : y,
-                              last ? &q.act : nullptr, cols);
+        gemm[rows](q.a + (p0 + p) * q.K + k0, q.K, w, kn, y, q.N, 8,
+                   first ? q.bias + mb * kBlock : nullptr, first ? nullptr : y, &q.act, cols);
       }
     }
   }
