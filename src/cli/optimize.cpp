@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
-#include "opt/optimizer.h"
+#include "opt/optimize_model.h"
 
 namespace polyinfer::cli {
 
@@ -28,7 +28,7 @@ int cmd_optimize(const std::vector<std::string>& argv) {
   }
   const int level = args.get_int("level", 3, 0, 3);
   Model m = import_onnx_file(args.positional[0]);
-  const opt::OptimizeReport r = opt::optimize(*m.graph, level);
+  const opt::OptimizeReport r = opt::optimize_model(m, level);
   // Passes declare the opsets they emit (ai.polyinfer) on the graph; the file's opset_import
   // comes from the model's list.
   for (const auto& [domain, version] : m.graph->opsets) m.opsets[domain] = version;

@@ -14,7 +14,7 @@
 #include "cli/cli.h"
 #include "cli/json.h"
 #include "onnx/import.h"
-#include "opt/optimizer.h"
+#include "opt/optimize_model.h"
 #include "plan/catalog.h"
 #include "plan/measure.h"
 #include "plan/op_support.h"
@@ -489,11 +489,8 @@ int cmd_plan(const std::vector<std::string>& argv) {
   opts.input_shapes = resolve_inputs(*declared.graph, args);
   Model m = import_onnx_file(path, opts);
   const ir::Graph original = *m.graph;
-  // Folding first, then inference again: shapes computed by shape subgraphs (a channel split's
-  // Shape → Gather → Div → Slice) become known before the fusions hide the standard operators.
-  opt::optimize(*m.graph, std::min(level, 1));
-  if (level >= 1) infer_shapes_again(m);
-  opt::optimize(*m.graph, level);
+  // Folding, then inference again where shapes were unknown (opt/optimize_model.h).
+  opt::optimize_model(m, level);
   const plan::Analysis a = plan::analyze(*m.graph, original, precision);
 
   if (std::find(ids.begin(), ids.end(), "this") != ids.end()) {

@@ -504,7 +504,7 @@ Model import_proto(onnx::ModelProto& mp, const std::string& base_dir, const Impo
 
 }  // namespace
 
-bool infer_shapes_again(Model& model) {
+int infer_shapes_again(Model& model) {
   onnx::ModelProto mp;
   mp.set_ir_version(std::max<int64_t>(model.ir_version, 7));
   for (const auto& [domain, version] : model.opsets) {
@@ -513,12 +513,12 @@ bool infer_shapes_again(Model& model) {
     op->set_version(version);
   }
   write_graph_proto(*model.graph, mp.mutable_graph(), /*weights_as_placeholders=*/true);
-  if (!unsafe_for_shape_inference(mp).empty()) return false;
+  if (!unsafe_for_shape_inference(mp).empty()) return -1;
   try {
     onnx::ShapeInferenceOptions opts(false, 0, true);
     onnx::shape_inference::InferShapes(mp, onnx_io::lazy_schemas(), opts);
   } catch (const std::exception&) {
-    return false;
+    return -1;
   }
   std::map<std::string, ir::TypeInfo> inferred;
   collect_value_info(mp.graph(), &inferred);
@@ -530,6 +530,7 @@ bool infer_shapes_again(Model& model) {
     return true;
   };
   ir::Graph& g = *model.graph;
+  int completed = 0;
   for (const auto& [name, t] : inferred) {
     if (!complete(t) || g.initializers.count(name)) continue;
     const ir::TypeInfo* ours = g.type_of(name);
@@ -542,8 +543,9 @@ bool infer_shapes_again(Model& model) {
         is_io = true;
       }
     if (!is_io) g.value_types[name] = t;
+    ++completed;
   }
-  return true;
+  return completed;
 }
 
 namespace {

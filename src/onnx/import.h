@@ -60,8 +60,9 @@ Model import_onnx_bytes(const void* data, size_t size, const std::string& base_d
 // not see through at import — and records every shape it finds for a value whose shape was not
 // fully known. Large float weights stay out of the copy inference reads. Returns false, leaving
 // the graph as it was, when the graph holds operators inference cannot judge safely or inference
-// fails; `plan` calls it between optimizer levels 1 and 2.
-bool infer_shapes_again(Model& model);
+// fails; otherwise the number of values whose shape it completed. opt::optimize_model calls it
+// between optimizer levels 1 and 2.
+int infer_shapes_again(Model& model);
 
 // The highest default-domain opset polyinfer knows the semantics of.
 constexpr int kMaxOpset = 23;

@@ -13,7 +13,7 @@
 #include "core/host_recycling.h"
 #include "hw/report.h"
 #include "onnx/import.h"
-#include "opt/optimizer.h"
+#include "opt/optimize_model.h"
 #include "quant/fp16.h"
 #include "runtime/cost.h"
 #include "runtime/executor.h"
@@ -245,7 +245,7 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts,
       impl->rt->providers.front()->device().kind != DeviceKind::CPU)
     level = std::min(level, 2);
   const auto optimize_start = Clock::now();
-  opt::optimize(*impl->model.graph, level);
+  opt::optimize_model(impl->model, level);
   impl->level = level;
   // Precision conversion comes after the optimizer: its fusions match float32 patterns, and the
   // fused products convert as a whole (one rounding per output, not one per fused step).

@@ -275,7 +275,7 @@ TEST(PlanImport, ShapesBehindAFoldedShapeSubgraphAreInferredAgain) {
   ASSERT_TRUE(before);
   EXPECT_TRUE(!before->has_shape || before->dims[1] < 0) << before->str();
   opt::optimize(*m.graph, 1);
-  ASSERT_TRUE(infer_shapes_again(m));
+  ASSERT_GT(infer_shapes_again(m), 0);
   EXPECT_EQ(m.graph->type_of("y")->dims, (Shape{1, 3, 2, 2}));
 }
 
