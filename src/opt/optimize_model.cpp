@@ -1,9 +1,34 @@
 #include "opt/optimize_model.h"
 
 #include <algorithm>
-#include <map>
 
 namespace polyinfer::opt {
+namespace {
+
+// ONNX shape inference on the model as the passes left it. It can only learn something when
+// folding has made new constants since its last try, and tries twice at most: a graph whose
+// unknown shapes inference cannot settle (shape arithmetic on a dynamic input) then costs two
+// inferences, not one per round.
+class InferShapesAgain final : public Pass {
+ public:
+  explicit InferShapesAgain(Model& m) : m_(m), constants_(m.graph->initializers.size()) {}
+  const char* name() const override { return "infer-shapes-again"; }
+  int min_level() const override { return 1; }
+
+  int run(ir::Graph& g) override {
+    if (tries_ == 2 || g.initializers.size() == constants_ || !has_unknown_shapes(g)) return 0;
+    ++tries_;
+    constants_ = g.initializers.size();
+    return std::max(0, infer_shapes_again(m_));
+  }
+
+ private:
+  Model& m_;
+  size_t constants_;  // initializers at the last try (at import before the first)
+  int tries_ = 0;
+};
+
+}  // namespace
 
 bool has_unknown_shapes(const ir::Graph& g) {
   for (const auto& n : g.nodes)
@@ -22,22 +47,7 @@ bool has_unknown_shapes(const ir::Graph& g) {
 
 OptimizeReport optimize_model(Model& m, int level) {
   if (level < 1 || !has_unknown_shapes(*m.graph)) return optimize(*m.graph, level);
-  const OptimizeReport folding = optimize(*m.graph, 1);
-  int completed = 0;
-  bool folded = false;
-  for (const auto& [pass, n] : folding.rewrites) folded = folded || n > 0;
-  if (folded) completed = std::max(0, infer_shapes_again(m));
-  OptimizeReport r = optimize(*m.graph, level);
-  // One report for both: the level-1 passes' rewrites of the two runs added up.
-  std::map<std::string, int> first(folding.rewrites.begin(), folding.rewrites.end());
-  for (auto& [pass, n] : r.rewrites) {
-    const auto it = first.find(pass);
-    if (it != first.end()) n += it->second;
-  }
-  r.rewrites.push_back({"infer-shapes-again", completed});
-  r.nodes_before = folding.nodes_before;
-  r.rounds += folding.rounds;
-  return r;
+  return optimize(*m.graph, level, std::make_unique<InferShapesAgain>(m));
 }
 
 }  // namespace polyinfer::opt

@@ -17,9 +17,9 @@
 
 namespace polyinfer::opt {
 
-// Optimizes m.graph at `level` (0..3) as optimize() does. Where the level-1 passes ran first and
-// inference ran between them and the rest, the report's rewrites end with "infer-shapes-again":
-// the number of values whose shape became known.
+// Optimizes m.graph at `level` (0..3) as optimize() does. Where a shape is unknown, inference
+// runs as a pass after the level-1 cleanups (optimize()'s `after_cleanups`), named
+// "infer-shapes-again" in the report with the number of values whose shape became known.
 OptimizeReport optimize_model(Model& m, int level);
 
 // Whether a node of g's top level has an output whose shape is not known, in rank or in a

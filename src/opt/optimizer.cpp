@@ -38,7 +38,7 @@ std::vector<std::unique_ptr<Pass>> after_layout_passes() {
   return p;
 }
 
-OptimizeReport optimize(ir::Graph& g, int level) {
+OptimizeReport optimize(ir::Graph& g, int level, std::unique_ptr<Pass> after_cleanups) {
   PI_CHECK(level >= 0 && level <= 3, InvalidArgument, "optimization level must be 0..3, got ",
            level);
   OptimizeReport r;
@@ -46,6 +46,12 @@ OptimizeReport optimize(ir::Graph& g, int level) {
   r.nodes_before = static_cast<int>(g.nodes.size());
   if (level > 0) {
     auto passes = all_passes();
+    if (after_cleanups) {
+      auto at = passes.begin();
+      while (at != passes.end() && std::string((*at)->name()) != "dead-nodes") ++at;
+      PI_CHECK(at != passes.end(), Internal, "optimize: no dead-nodes pass to follow");
+      passes.insert(at + 1, std::move(after_cleanups));
+    }
     std::vector<int> counts(passes.size(), 0);
     // Each round runs every pass once; a rewrite can enable another pass's pattern (folding a
     // Shape makes a Reshape's shape constant, a Conv+Add fusion lets the Relu after it fuse), so

@@ -39,6 +39,9 @@ std::vector<std::unique_ptr<Pass>> after_layout_passes();
 
 // Runs the passes of `level` (0..3) over `g` until none changes it (at most 10 rounds), then
 // drops initializers nothing reads. Throws InvalidArgument for a level outside 0..3.
-OptimizeReport optimize(ir::Graph& g, int level);
+// `after_cleanups`, when given, joins the list right after the level-1 cleanups (Identity, shape
+// and constant folding, dead nodes) and before Conv+BatchNormalization folding and the fusions:
+// in the first round it sees the graph folded but still standard ONNX (optimize_model.h).
+OptimizeReport optimize(ir::Graph& g, int level, std::unique_ptr<Pass> after_cleanups = nullptr);
 
 }  // namespace polyinfer::opt
