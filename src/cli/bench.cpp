@@ -3,8 +3,6 @@
 //
 // Inputs come from cli/inputs.h exactly as for `run`, so `bench` and `run` with the same flags
 // feed the same values. Measured runs reuse one input map; outputs are dropped after each run.
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,6 +13,7 @@
 #include <map>
 #include <memory>
 
+#include "cli/bench_util.h"
 #include "cli/cli.h"
 #include "cli/inputs.h"
 #include "cli/monitor.h"
@@ -22,113 +21,6 @@
 namespace polyinfer::cli {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-struct BenchOptions {
-  int warmup = 1;          // untimed runs before measuring; the first is reported on its own
-  int iterations = 0;      // > 0: exactly this many measured runs
-  double duration_s = 3;   // else: measure until this much time has passed...
-  int min_iterations = 3;  // ...and at least this many runs
-  int top = 15;            // nodes listed in the --profile table
-  bool json = false, profile = false;
-  int monitor_ms = 0;      // > 0: sample telemetry this often during the measured runs
-};
-
-BenchOptions bench_options(const Args& args) {
-  BenchOptions o;
-  o.warmup = args.get_int("warmup", 1, 1, 100000);
-  o.top = args.get_int("top", 15, 1, 100000);
-  o.json = args.flag("json");
-  o.profile = args.flag("profile");
-  if (args.flag("monitor") || args.options.count("monitor-interval"))
-    o.monitor_ms = args.get_int("monitor-interval", 100, 10, 60000);
-  const bool has_iter = args.options.count("iterations") > 0;
-  const bool has_dur = args.options.count("duration") > 0;
-  if (has_iter && has_dur)
-    throw UsageError("--iterations and --duration exclude each other; give one");
-  if (has_iter) o.iterations = args.get_int("iterations", 0, 1, 10000000);
-  if (has_dur) {
-    const std::string v = args.get("duration");
-    char* end = nullptr;
-    const double d = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end != '\0' || !(d > 0) || d > 86400)
-      throw UsageError("--duration takes seconds, a number above 0 (e.g. 2.5), got '" + v + "'");
-    o.duration_s = d;
-    o.min_iterations = 1;  // an explicit duration is a time budget
-  }
-  return o;
-}
-
-// Linear interpolation between closest ranks (numpy's default), of sorted `v`.
-double percentile(const std::vector<double>& v, double p) {
-  if (v.empty()) return 0;
-  const double pos = p * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(pos);
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
-double peak_rss_mb() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // Linux reports KiB
-}
-
-// A JSON number; null for NaN and infinities, which JSON cannot spell.
-std::string num(double x) {
-  if (!std::isfinite(x)) return "null";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", x);
-  return buf;
-}
-
-// One line on stderr rewritten in place, only on a terminal and only once the bench has taken
-// more than 2 s: short benches stay quiet and logs get no carriage returns.
-class Progress {
- public:
-  explicit Progress(Clock::time_point start) : start_(start), tty_(isatty(2) != 0) {}
-  void update(const std::string& text) {
-    const auto now = Clock::now();
-    if (!tty_ || ms_between(start_, now) < 2000 || ms_between(last_, now) < 200) return;
-    last_ = now;
-    std::fprintf(stderr, "\r\033[Kbench: %s", text.c_str());
-    std::fflush(stderr);
-    shown_ = true;
-  }
-  void clear() {
-    if (shown_) std::fprintf(stderr, "\r\033[K");
-    shown_ = false;
-  }
-
- private:
-  Clock::time_point start_, last_{};
-  bool tty_, shown_ = false;
-};
-
-struct Stats {
-  double min = 0, mean = 0, median = 0, p90 = 0, p99 = 0, max = 0, wall_ms = 0;
-};
-
-Stats summarize(std::vector<double> samples, double wall_ms) {
-  Stats s;
-  s.wall_ms = wall_ms;
-  std::sort(samples.begin(), samples.end());
-  if (samples.empty()) return s;
-  s.min = samples.front();
-  s.max = samples.back();
-  double sum = 0;
-  for (double x : samples) sum += x;
-  s.mean = sum / static_cast<double>(samples.size());
-  s.median = percentile(samples, 0.5);
-  s.p90 = percentile(samples, 0.9);
-  s.p99 = percentile(samples, 0.99);
-  return s;
-}
 
 // The profile folded by op type: where a model's time goes at a glance.
 struct OpTotal {
@@ -245,19 +137,9 @@ std::string profile_json(const std::vector<NodeProfile>& prof, int runs) {
   return s + "]}";
 }
 
-std::string placement_json(const Placement& pl) {
-  std::string s = "{\"summary\": " + json_str(pl.summary()) + ", \"providers\": [";
-  for (size_t i = 0; i < pl.providers.size(); ++i)
-    s += std::string(i ? ", " : "") + "{\"name\": " + json_str(pl.providers[i].provider) +
-         ", \"nodes\": " + std::to_string(pl.providers[i].nodes) +
-         ", \"flops_share\": " + num(pl.providers[i].flops_share) + "}";
-  return s + "], \"total_nodes\": " + std::to_string(pl.total_nodes) +
-         ", \"fallbacks\": " + std::to_string(pl.fallbacks.size()) +
-         ", \"device_copies\": " + std::to_string(pl.device_copies) + "}";
-}
-
 const char* kUsage =
-    "usage: polyinfer bench MODEL [--providers LIST] [--threads N] [--level N] [--warmup N]\n"
+    "usage: polyinfer bench MODEL [--providers LIST | --compare LIST] [--threads N] [--level N]\n"
+    "         [--warmup N]\n"
     "         [--precision fp32|fp16] [--iterations N | --duration S] [--profile] [--top N]\n"
     "         [--json]\n"
     "         [--monitor [--monitor-interval MS]]\n"
@@ -273,6 +155,11 @@ const char* kUsage =
     "  --top N         nodes listed by --profile (default 15; --json lists all)\n"
     "  --monitor       sample CPU/GPU utilization, clocks, temperature and memory during the\n"
     "                  measured runs (every 100 ms, or --monitor-interval MS): min/avg/max\n"
+    "  --compare LIST  providers side by side (cpu,vulkan,cuda): one session each, the\n"
+    "                  provider then cpu for what it cannot run, measured in alternating\n"
+    "                  rounds on the same inputs; a row per provider with its placement,\n"
+    "                  latency against the first usable one and the largest output\n"
+    "                  difference; an unusable provider is a row with the reason\n"
     "  --json          one JSON object on stdout instead of the report\n"
     "Inputs not given with -i are seeded random data as for `polyinfer run`.\n";
 
@@ -282,7 +169,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const Args args = parse_args(
       argv, {"json", "profile", "allow-missing", "monitor", "help"},
       {"input", "providers", "threads", "level", "warmup", "iterations", "duration", "shape",
-       "seed", "top", "monitor-interval", "precision"},
+       "seed", "top", "monitor-interval", "precision", "compare"},
       "bench");
   if (args.flag("help")) {
     std::cout << kUsage;
@@ -294,6 +181,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
                          : "bench takes one MODEL, got " + std::to_string(args.positional.size()) +
                                " positional arguments");
   const BenchOptions bo = bench_options(args);
+  if (args.options.count("compare")) return bench_compare(args, bo);
   SessionOptions so = session_options(args);
   so.profile = bo.profile;
 

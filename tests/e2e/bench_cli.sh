@@ -88,5 +88,48 @@ else
   fail "fp16 run: exit $?: $(cat "$tmp/err")"
 fi
 
+# --compare: a column per provider, in the order given. cpu is the reference (exact against
+# itself); every other column is either measured, on its provider then cpu, with outputs close
+# to cpu's, or not usable here with a reason that names it (cuda on a machine without a GPU).
+if "$pi" bench "$model" --compare cpu,vulkan,cuda --iterations 3 --warmup 1 --threads 1 --json \
+    >"$tmp/cmp.json" 2>"$tmp/err"; then
+  python3 - "$tmp/cmp.json" <<'PY' || fail "compare json: columns wrong"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["reference"] == "cpu" and r["threads"] == 1 and r["rounds"] >= 1, r
+cols = r["compare"]
+assert [c["provider"] for c in cols] == ["cpu", "vulkan", "cuda"], cols
+for c in cols:
+    if not c["usable"]:
+        assert c["provider"] in c["reason"], c
+        continue
+    assert c["providers"] == ([c["provider"]] + (["cpu"] if c["provider"] != "cpu" else [])), c
+    assert c["iterations"] == 3, c
+    lat = c["latency_ms"]
+    assert 0 < lat["min"] <= lat["median"] <= lat["p90"] <= lat["p99"] <= lat["max"], lat
+    pl = c["placement"]
+    assert sum(p["nodes"] for p in pl["providers"]) == pl["total_nodes"] > 0, pl
+    assert c["max_abs_diff"] is not None and c["max_abs_diff"] < 1e-3, c
+assert cols[0]["usable"] and cols[0]["max_abs_diff"] == 0, cols[0]
+print("ok   --compare json:", ", ".join(c["provider"] + (" measured" if c["usable"] else " not usable") for c in cols))
+PY
+else
+  fail "compare run: exit $?: $(cat "$tmp/err")"
+fi
+if "$pi" bench "$model" --compare cpu,cuda --iterations 2 >"$tmp/cmp.txt" 2>"$tmp/err"; then
+  for want in "provider " "median ms" "ratio" "max |diff|" "placement" "cpu 8/8 nodes"; do
+    grep -q "$want" "$tmp/cmp.txt" || fail "compare text lacks '$want'"
+  done
+  echo "ok   --compare text"
+else
+  fail "compare text run: exit $?: $(cat "$tmp/err")"
+fi
+expect_usage compare-one "--compare takes two or more providers" "$model" --compare cpu
+expect_usage compare-twice "--compare names 'cpu' twice" "$model" --compare cpu,cpu
+expect_usage compare-and-providers "--compare and --providers exclude each other" "$model" \
+  --compare cpu,vulkan --providers cpu
+expect_usage compare-profile "--compare measures latency only" "$model" --compare cpu,vulkan \
+  --profile
+
 echo "$failures failed"
 [ "$failures" -eq 0 ]
