@@ -34,6 +34,7 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
 std::vector<std::unique_ptr<Pass>> after_layout_passes() {
   std::vector<std::unique_ptr<Pass>> p;
   p.push_back(make_concat_affine_fusion());
+  p.push_back(make_channel_shuffle_fusion());
   p.push_back(make_pointwise_depthwise_fusion());
   return p;
 }

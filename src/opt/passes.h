@@ -31,6 +31,7 @@ std::unique_ptr<Pass> make_attention_fusion();   // per-head attention → Atten
 
 // Level 3, after the channels-last layout (channels_last.h), whose operators they match.
 std::unique_ptr<Pass> make_concat_affine_fusion();  // channel Concat + ChannelAffine → one pass
+std::unique_ptr<Pass> make_channel_shuffle_fusion();  // Concat + shuffle (+ split) → one op
 std::unique_ptr<Pass> make_pointwise_depthwise_fusion();  // 1x1 conv + 3x3 depthwise → one op
 
 }  // namespace polyinfer::opt

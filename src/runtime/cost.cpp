@@ -27,6 +27,7 @@ std::string base_op(const ir::Node& node) {
   if (op.rfind("Nhwc", 0) == 0) op = op.substr(4);
   if (op.rfind("Fused", 0) == 0) op = op.substr(5);
   if (op == "ChannelAffine" || op == "ConcatChannelAffine") op = "BatchNormalization";
+  if (op == "ConcatChannelShuffle") op = "Concat";  // moves each value once, as Concat does
   if (op == "QLinearConvAdd") op = "QLinearConv";  // the residual add is a rounding error here
   if (op == "QLinearAdd") op = "Add";
   if (op == "QLinearGemm") op = "QLinearMatMul";  // B is [K, N]; the bias is a rounding error
