@@ -319,6 +319,47 @@ TEST(ChannelsLast, ConvolutionOfAValueOfUnknownShape) {
     ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-5f * (1 + std::fabs(want.data<float>()[i])));
 }
 
+// A squeeze-and-excitation block (EfficientNet, MobileNetV3, RegNet-Y): conv → GAP → 1x1 conv
+// → Sigmoid → Mul with the feature map, the scale [N, C, 1, 1] broadcast over H and W; and a
+// Mul by a rank-3 [C, 1, 1] constant, which broadcasts from the right and must stay NCHW.
+std::string squeeze_excite_model(bool rank3_scale) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 6, 5}).output("y", {2, 8, 6, 5});
+  m.initializer("w1", {8, 3, 3, 3}, random_values(8 * 27, 61));
+  m.initializer("w2", {8, 8, 1, 1}, random_values(64, 62));
+  m.initializer("w3", {8, 8, 1, 1}, random_values(64, 63));
+  m.node("Conv", {"x", "w1"}, {"c1"}, "conv1");
+  add_ints(m, "pads", {1, 1, 1, 1});
+  if (rank3_scale) {
+    m.initializer("k", {8, 1, 1}, random_values(8, 64));
+    m.node("Mul", {"c1", "k"}, {"se"}, "scale");
+  } else {
+    m.node("GlobalAveragePool", {"c1"}, {"g"}, "gap");
+    m.node("Conv", {"g", "w2"}, {"c2"}, "squeeze");
+    m.node("Sigmoid", {"c2"}, {"s"}, "gate");
+    m.node("Mul", {"c1", "s"}, {"se"}, "excite");
+  }
+  m.node("Conv", {"se", "w3"}, {"y"}, "conv3");
+  return m.bytes();
+}
+
+TEST(ChannelsLast, BroadcastBinaryOpsOfTwoRank4ValuesStayChannelsLast) {
+  for (bool rank3 : {false, true}) {
+    SCOPED_TRACE(rank3 ? "rank-3 scale" : "squeeze-excitation");
+    const std::string original = squeeze_excite_model(rank3);
+    Model model = import_onnx_bytes(original.data(), original.size(), "");
+    ASSERT_TRUE(opt::to_channels_last(*model.graph));
+    model.opsets["ai.polyinfer"] = 1;
+    int transposes = 0;
+    for (const auto& n : model.graph->nodes) transposes += n.op_type == "Transpose";
+    // x in and y out; the rank-3 constant's Mul runs NCHW between a pair more.
+    EXPECT_EQ(transposes, rank3 ? 4 : 2);
+    const std::string rewritten = export_onnx_bytes(model);
+    const Tensor x = Tensor::from_vector<float>({2, 3, 6, 5}, random_values(2 * 3 * 6 * 5, 65));
+    expect_same_results(original, rewritten, x);
+  }
+}
+
 TEST(ChannelsLast, LeavesGraphsWithoutConvolutionsAlone) {
   ModelBuilder m(17);
   m.input("x", {1, 3, 4, 4}).output("y", {1, 3, 4, 4});

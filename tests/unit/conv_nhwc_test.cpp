@@ -223,6 +223,8 @@ INSTANTIATE_TEST_SUITE_P(
              "LeakyRelu", {0.1f}},
         // GELU: 64 channels spread the sums past -3, where the exact formula takes over.
         Case{"gelu", {1, 6, 7, 64}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "Gelu", {}},
+        Case{"silu_residual", {1, 6, 7, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, true, "Silu",
+             {}},
         // 72 input channels: the filters are packed in a chunk of 64 channels and one of 8.
         Case{"channel_chunk_tail", {1, 6, 7, 72}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, false,
              "", {}}),
@@ -284,7 +286,9 @@ INSTANTIATE_TEST_SUITE_P(
         // Many pixel blocks (2 images of 30x30 at stride 1 with a 5x5 kernel).
         Case{"pixel_blocks", {2, 30, 30, 16}, 48, 5, 5, {}, {2, 2, 2, 2}, {}, true, false, "",
              {}},
-        Case{"gelu", {1, 9, 9, 64}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, true, "Gelu", {}}),
+        Case{"gelu", {1, 9, 9, 64}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, true, "Gelu", {}},
+        Case{"hardswish", {1, 9, 9, 16}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false,
+             "HardSwish", {}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // What im2col leaves to the others: 1x1 (oneDNN), 3x3 stride 1 (Winograd), stems with few

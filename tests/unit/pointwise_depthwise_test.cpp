@@ -140,6 +140,11 @@ INSTANTIATE_TEST_SUITE_P(
         // GELU after both convolutions (the pointwise one in the GEMM tile, the depthwise one in
         // its row loop).
         Case{"gelu", {1, 8, 9, 64}, 32, 1, {1, 1, 1, 1}, true, true, "Gelu", {}, "Gelu", {}},
+        // EfficientNet's SiLU, MobileNetV3's hard activations, a plain sigmoid.
+        Case{"silu_hardswish", {1, 8, 9, 16}, 32, 2, {1, 1, 1, 1}, true, true, "Silu", {},
+             "HardSwish", {}},
+        Case{"sigmoid_hardsigmoid", {1, 7, 6, 8}, 16, 1, {1, 1, 1, 1}, true, false, "Sigmoid", {},
+             "HardSigmoid", {0.2f, 0.5f}},
         // Stride 3: the fused kernel declines (its depthwise loop knows strides 1 and 2).
         Case{"stride3_runs_split", {1, 13, 14, 8}, 16, 3, {1, 1, 1, 1}, true, true, "Relu", {},
              "Relu", {}, false}),

@@ -17,7 +17,9 @@ namespace polyinfer::fast::avx2 {
 inline bool covers(cpu::ActKind kind) {
   return kind == cpu::ActKind::None || kind == cpu::ActKind::Relu ||
          kind == cpu::ActKind::Clip || kind == cpu::ActKind::LeakyRelu ||
-         kind == cpu::ActKind::Gelu;
+         kind == cpu::ActKind::Gelu || kind == cpu::ActKind::Sigmoid ||
+         kind == cpu::ActKind::Silu || kind == cpu::ActKind::HardSigmoid ||
+         kind == cpu::ActKind::HardSwish;
 }
 
 // Row tiles for gemm_rows below: n rows cut into row_tiles(n) tiles of up to 6 rows, as even
@@ -154,6 +156,20 @@ PI_AVX2 inline __m256 activate_as(__m256 v, const cpu::FusedActivation& a) {
     return _mm256_blendv_ps(_mm256_mul_ps(v, _mm256_set1_ps(a.alpha)), v, ge);
   } else if constexpr (K == cpu::ActKind::Gelu) {
     return gelu8(v);
+  } else if constexpr (K == cpu::ActKind::Sigmoid) {
+    const __m256 one = _mm256_set1_ps(1.f);
+    return _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), v))));
+  } else if constexpr (K == cpu::ActKind::Silu) {  // x * sigmoid(x), as x / (1 + exp(-x))
+    const __m256 one = _mm256_set1_ps(1.f);
+    return _mm256_div_ps(v, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), v))));
+  } else if constexpr (K == cpu::ActKind::HardSigmoid) {
+    // operands ordered so a NaN passes through, as in the reference
+    const __m256 y = _mm256_fmadd_ps(_mm256_set1_ps(a.alpha), v, _mm256_set1_ps(a.beta));
+    return _mm256_min_ps(_mm256_set1_ps(1.f), _mm256_max_ps(_mm256_setzero_ps(), y));
+  } else if constexpr (K == cpu::ActKind::HardSwish) {
+    const __m256 y = _mm256_add_ps(_mm256_div_ps(v, _mm256_set1_ps(6.f)), _mm256_set1_ps(0.5f));
+    return _mm256_mul_ps(
+        v, _mm256_min_ps(_mm256_set1_ps(1.f), _mm256_max_ps(_mm256_setzero_ps(), y)));
   } else {
     return v;
   }
@@ -165,6 +181,10 @@ PI_AVX2 inline __m256 activate(__m256 v, const cpu::FusedActivation& a) {
     case cpu::ActKind::Clip: return activate_as<cpu::ActKind::Clip>(v, a);
     case cpu::ActKind::LeakyRelu: return activate_as<cpu::ActKind::LeakyRelu>(v, a);
     case cpu::ActKind::Gelu: return activate_as<cpu::ActKind::Gelu>(v, a);
+    case cpu::ActKind::Sigmoid: return activate_as<cpu::ActKind::Sigmoid>(v, a);
+    case cpu::ActKind::Silu: return activate_as<cpu::ActKind::Silu>(v, a);
+    case cpu::ActKind::HardSigmoid: return activate_as<cpu::ActKind::HardSigmoid>(v, a);
+    case cpu::ActKind::HardSwish: return activate_as<cpu::ActKind::HardSwish>(v, a);
     default: return v;
   }
 }
@@ -247,6 +267,10 @@ const GemmRowsFn* gemm_rows_as(cpu::ActKind kind) {
     case cpu::ActKind::Clip: return kGemmRowsAs<cpu::ActKind::Clip, kPrefetch>;
     case cpu::ActKind::LeakyRelu: return kGemmRowsAs<cpu::ActKind::LeakyRelu, kPrefetch>;
     case cpu::ActKind::Gelu: return kGemmRowsAs<cpu::ActKind::Gelu, kPrefetch>;
+    case cpu::ActKind::Sigmoid: return kGemmRowsAs<cpu::ActKind::Sigmoid, kPrefetch>;
+    case cpu::ActKind::Silu: return kGemmRowsAs<cpu::ActKind::Silu, kPrefetch>;
+    case cpu::ActKind::HardSigmoid: return kGemmRowsAs<cpu::ActKind::HardSigmoid, kPrefetch>;
+    case cpu::ActKind::HardSwish: return kGemmRowsAs<cpu::ActKind::HardSwish, kPrefetch>;
     default: break;
   }
   // Kernels refuse what covers() rejects when they are created.
