@@ -28,6 +28,7 @@ struct Case {
   bool bias, z;
   const char* activation;
   std::vector<float> params;
+  int64_t group = 1;
 };
 
 // gtest names a failing case by this instead of dumping the struct's bytes.
@@ -44,7 +45,8 @@ std::string model_bytes(const Case& c, Shape* y_shape) {
   op->set_domain("ai.polyinfer");
   op->set_version(1);
   m.input("x", c.x).output("y", {});
-  m.initializer("w", {c.m, C, c.kh, c.kw}, random_values(c.m * C * c.kh * c.kw, 7));
+  const int64_t ci = C / c.group;  // input channels per group
+  m.initializer("w", {c.m, ci, c.kh, c.kw}, random_values(c.m * ci * c.kh * c.kw, 7));
   std::vector<std::string> ins = {"x", "w"};
   if (c.bias || c.z) ins.push_back(c.bias ? "b" : "");
   if (c.bias) m.initializer("b", {c.m}, random_values(c.m, 8));
@@ -69,6 +71,12 @@ std::string model_bytes(const Case& c, Shape* y_shape) {
                                 std::pair{"dilations", c.dilations}})
     if (!v.empty()) test::set_ints(n, name, v);
   test::set_activation(n, "activation", c.activation, c.params);
+  if (c.group > 1) {
+    auto* g = n->add_attribute();
+    g->set_name("group");
+    g->set_type(onnx::AttributeProto::INT);
+    g->set_i(c.group);
+  }
   return m.bytes();
 }
 
@@ -304,6 +312,58 @@ TEST(ConvIm2colSelection, DeclinesWhatOthersDoBetter) {
     const std::string impl = conv_impl(c);
     EXPECT_FALSE(impl.empty()) << c.name;
     EXPECT_NE(impl, "fast:avx2-im2col") << c.name;
+  }
+}
+
+class ConvGroupedTest : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    if (!have_avx2()) GTEST_SKIP() << "the grouped convolution needs AVX2 and FMA";
+  }
+};
+
+TEST_P(ConvGroupedTest, MatchesReference) {
+  expect_matches_reference(GetParam(), "fast:avx2-grouped");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvGroupedTest,
+    ::testing::Values(
+        // ResNeXt's first stage: 4 channels per group, two groups per vector; 7 columns leave
+        // blocks of 6 (interior), then 1, and the border pixels one at a time.
+        Case{"pairs_of_four", {1, 9, 7, 32}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "Relu",
+             {}, 8},
+        Case{"pairs_stride2_residual", {2, 11, 10, 16}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true,
+             true, "", {}, 4},
+        // 8 channels per group (RegNet, ResNeXt's second stage): blocks of 8, 4, 2, 1.
+        Case{"eight", {1, 14, 15, 48}, 48, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "Relu", {},
+             6},
+        // A 7x7 output: two border pixels of seven, the interior as 4 + 1.
+        Case{"eight_small", {1, 7, 7, 24}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, false, true, "Silu",
+             {}, 3},
+        // 16 per group (ResNeXt's third stage), stride 2, asymmetric pads, dilation.
+        Case{"sixteen_stride2", {1, 13, 12, 64}, 64, 3, 3, {2, 2}, {1, 0, 2, 1}, {}, true, false,
+             "Clip", {0, 6}, 4},
+        Case{"sixteen_dilated", {1, 12, 11, 32}, 32, 3, 3, {}, {2, 2, 2, 2}, {2, 2}, true, false,
+             "", {}, 2},
+        // Fewer inputs than outputs per group: 2 in, 8 out; a 5x1 window.
+        Case{"two_in_eight_out", {1, 10, 9, 8}, 32, 5, 1, {}, {2, 0, 2, 0}, {}, true, false,
+             "HardSwish", {}, 4}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// What the grouped kernel leaves to oneDNN: depthwise (one channel per group), 32 per group,
+// an odd number of 4-channel groups.
+TEST(ConvGroupedSelection, DeclinesOtherGroupSizes) {
+  if (!have_avx2()) GTEST_SKIP() << "the grouped convolution needs AVX2 and FMA";
+  for (const Case& c : {Case{"depthwise", {1, 8, 8, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true,
+                             false, "", {}, 16},
+                        Case{"thirty_two", {1, 8, 8, 64}, 64, 3, 3, {}, {1, 1, 1, 1}, {}, true,
+                             false, "", {}, 2},
+                        Case{"odd_pairs", {1, 8, 8, 12}, 12, 3, 3, {}, {1, 1, 1, 1}, {}, true,
+                             false, "", {}, 3}}) {
+    SCOPED_TRACE(c.name);
+    EXPECT_NE(conv_impl(c), "fast:avx2-grouped");
+    expect_matches_reference(c, conv_impl(c));
   }
 }
 

@@ -23,6 +23,8 @@ std::optional<ConvOutline> conv_outline(const KernelInfo& info) {
   const Tensor* w = info.has_input(1) ? info.constant_input(1) : nullptr;
   if (!w || w->rank() != 4) return std::nullopt;
   ConvOutline o;
+  o.m = w->shape()[0];
+  o.c = w->shape()[1];
   o.kh = w->shape()[2];
   o.kw = w->shape()[3];
   const ir::Attribute* group = info.node().attr("group");

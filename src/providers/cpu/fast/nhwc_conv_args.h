@@ -24,6 +24,7 @@ void require_avx2_kernel(const KernelInfo& info, const char* who, const char* of
 // specialized kernels' may_take (runtime/kernel.h); nullopt when the weights are not a
 // constant of rank 4 (the constructors then decide).
 struct ConvOutline {
+  int64_t m = 0, c = 0;  // output channels, input channels per group (the weights' [M, C])
   int64_t kh = 0, kw = 0, group = 1;
   bool unit_strides = true;
 };
