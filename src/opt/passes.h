@@ -14,6 +14,7 @@ std::unique_ptr<Pass> make_shape_folding();      // Shape/Size of a static shape
 std::unique_ptr<Pass> make_identity_elimination();  // Identity, inference Dropout
 std::unique_ptr<Pass> make_dead_node_elimination(); // nodes whose outputs nothing reads
 std::unique_ptr<Pass> make_conv_bn_folding();    // Conv + BatchNormalization → Conv
+std::unique_ptr<Pass> make_pad_fusion();  // zero Pad + Conv/AveragePool → their pads
 std::unique_ptr<Pass> make_matmul_add_to_gemm(); // 2-D MatMul + Add → Gemm
 
 // Level 2: ai.polyinfer operators (and other rewrites that change results within rounding).
