@@ -13,7 +13,10 @@ kernels, shapes and FLOPs are those of the real models.
                    float32 embeddings [1,128,768]                 (11 GMAC)
 
 On request (--models), also the rest of the torchvision classification family the targets cover:
-resnet18, squeezenet1_0, shufflenet_v2_x1_0, densenet121 (same recipe as the two above).
+resnet18, squeezenet1_0, shufflenet_v2_x1_0, densenet121, and the forms that exercise other
+kernels: mobilenet_v3_large and efficientnet_b0 (squeeze-and-excitation, HardSwish / SiLU),
+regnet_y_400mf and resnext50_32x4d (grouped convolutions), inception_v3 (Pad + AveragePool,
+asymmetric 1x7 / 7x1 convolutions), mnasnet1_0 (same recipe as the two above, 224x224).
 
 For each NAME it writes NAME.onnx, NAME.input.npy (a seeded input) and NAME.torch.npy (PyTorch's
 output for it), and a manifest.json listing them. The torchvision part is
@@ -42,7 +45,9 @@ TORCHVISION_MODELS = ["resnet50", "mobilenet_v2"]
 ALL_MODELS = TORCHVISION_MODELS + ["bert_base"]
 # The rest of the classification family the "none above 1.0" target covers; exported on
 # request (--models), benchmarked with `bench/run.sh --models NAME...`.
-EXTRA_MODELS = ["resnet18", "squeezenet1_0", "shufflenet_v2_x1_0", "densenet121"]
+EXTRA_MODELS = ["resnet18", "squeezenet1_0", "shufflenet_v2_x1_0", "densenet121",
+                "mobilenet_v3_large", "efficientnet_b0", "regnet_y_400mf", "resnext50_32x4d",
+                "inception_v3", "mnasnet1_0"]
 
 
 class EncoderLayer(nn.Module):
