@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "polyinfer/status.h"
 #include "providers/cpu/ops/fused_activation.h"
@@ -20,6 +21,29 @@ inline bool covers(cpu::ActKind kind) {
          kind == cpu::ActKind::Gelu || kind == cpu::ActKind::Sigmoid ||
          kind == cpu::ActKind::Silu || kind == cpu::ActKind::HardSigmoid ||
          kind == cpu::ActKind::HardSwish;
+}
+
+// f(std::integral_constant<cpu::ActKind, K>{}) for an activation known only at run time: the
+// one place where a kind becomes a template argument (so an epilogue applies it without a
+// dispatch per vector), for the kinds covers() accepts. Kernels refuse the others when they are
+// created, so one here is a bug: an Internal error naming `who`.
+template <class F>
+auto with_activation(cpu::ActKind kind, const char* who, F&& f) {
+  using A = cpu::ActKind;
+  switch (kind) {
+    case A::None: return f(std::integral_constant<A, A::None>{});
+    case A::Relu: return f(std::integral_constant<A, A::Relu>{});
+    case A::Clip: return f(std::integral_constant<A, A::Clip>{});
+    case A::LeakyRelu: return f(std::integral_constant<A, A::LeakyRelu>{});
+    case A::Gelu: return f(std::integral_constant<A, A::Gelu>{});
+    case A::Sigmoid: return f(std::integral_constant<A, A::Sigmoid>{});
+    case A::Silu: return f(std::integral_constant<A, A::Silu>{});
+    case A::HardSigmoid: return f(std::integral_constant<A, A::HardSigmoid>{});
+    case A::HardSwish: return f(std::integral_constant<A, A::HardSwish>{});
+    default: break;
+  }
+  fail(ErrorCode::Internal, who, ": no AVX2 epilogue for fused activation ",
+       static_cast<int>(kind));
 }
 
 // Row tiles for gemm_rows below: n rows cut into row_tiles(n) tiles of up to 6 rows, as even
@@ -175,6 +199,8 @@ PI_AVX2 inline __m256 activate_as(__m256 v, const cpu::FusedActivation& a) {
   }
 }
 
+// Per vector, for loops that dispatch once per call (a lambda for with_activation would need
+// the AVX2 attribute); an activation covers() rejects is returned as it is.
 PI_AVX2 inline __m256 activate(__m256 v, const cpu::FusedActivation& a) {
   switch (a.kind) {
     case cpu::ActKind::Relu: return activate_as<cpu::ActKind::Relu>(v, a);
@@ -261,21 +287,9 @@ inline constexpr GemmRowsFn kGemmRowsAs[7] = {
 
 template <bool kPrefetch>
 const GemmRowsFn* gemm_rows_as(cpu::ActKind kind) {
-  switch (kind) {
-    case cpu::ActKind::None: return kGemmRowsAs<cpu::ActKind::None, kPrefetch>;
-    case cpu::ActKind::Relu: return kGemmRowsAs<cpu::ActKind::Relu, kPrefetch>;
-    case cpu::ActKind::Clip: return kGemmRowsAs<cpu::ActKind::Clip, kPrefetch>;
-    case cpu::ActKind::LeakyRelu: return kGemmRowsAs<cpu::ActKind::LeakyRelu, kPrefetch>;
-    case cpu::ActKind::Gelu: return kGemmRowsAs<cpu::ActKind::Gelu, kPrefetch>;
-    case cpu::ActKind::Sigmoid: return kGemmRowsAs<cpu::ActKind::Sigmoid, kPrefetch>;
-    case cpu::ActKind::Silu: return kGemmRowsAs<cpu::ActKind::Silu, kPrefetch>;
-    case cpu::ActKind::HardSigmoid: return kGemmRowsAs<cpu::ActKind::HardSigmoid, kPrefetch>;
-    case cpu::ActKind::HardSwish: return kGemmRowsAs<cpu::ActKind::HardSwish, kPrefetch>;
-    default: break;
-  }
-  // Kernels refuse what covers() rejects when they are created.
-  fail(ErrorCode::Internal, "gemm_rows: no AVX2 epilogue for fused activation ",
-       static_cast<int>(kind));
+  return with_activation(kind, "gemm_rows", [](auto k) -> const GemmRowsFn* {
+    return kGemmRowsAs<decltype(k)::value, kPrefetch>;
+  });
 }
 
 // The tiles by row count (index 0 unused) for activation `act` (null: none), one that covers()

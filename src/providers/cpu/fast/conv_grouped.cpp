@@ -215,20 +215,9 @@ Blocks blocks_with(bool pairs, int64_t ci, int64_t co) {
 
 // The block functions for the node's activation (one avx2::covers() accepts) and form.
 Blocks blocks_for(cpu::ActKind k, bool pairs, int64_t ci, int64_t co) {
-  switch (k) {
-    case cpu::ActKind::None: return blocks_with<cpu::ActKind::None>(pairs, ci, co);
-    case cpu::ActKind::Relu: return blocks_with<cpu::ActKind::Relu>(pairs, ci, co);
-    case cpu::ActKind::Clip: return blocks_with<cpu::ActKind::Clip>(pairs, ci, co);
-    case cpu::ActKind::LeakyRelu: return blocks_with<cpu::ActKind::LeakyRelu>(pairs, ci, co);
-    case cpu::ActKind::Gelu: return blocks_with<cpu::ActKind::Gelu>(pairs, ci, co);
-    case cpu::ActKind::Sigmoid: return blocks_with<cpu::ActKind::Sigmoid>(pairs, ci, co);
-    case cpu::ActKind::Silu: return blocks_with<cpu::ActKind::Silu>(pairs, ci, co);
-    case cpu::ActKind::HardSigmoid: return blocks_with<cpu::ActKind::HardSigmoid>(pairs, ci, co);
-    case cpu::ActKind::HardSwish: return blocks_with<cpu::ActKind::HardSwish>(pairs, ci, co);
-    default: break;
-  }
-  fail(ErrorCode::Internal, "grouped convolution: no AVX2 epilogue for fused activation ",
-       static_cast<int>(k));
+  return avx2::with_activation(k, "grouped convolution", [&](auto a) {
+    return blocks_with<decltype(a)::value>(pairs, ci, co);
+  });
 }
 
 #endif  // PI_X86_AVX2

@@ -112,21 +112,8 @@ using DwRowFn = void (*)(const float* const*, int64_t, const float*, int64_t, co
 
 template <int SW>
 DwRowFn dw_row_for(cpu::ActKind k) {
-  switch (k) {
-    case cpu::ActKind::None: return dw_row<cpu::ActKind::None, SW>;
-    case cpu::ActKind::Relu: return dw_row<cpu::ActKind::Relu, SW>;
-    case cpu::ActKind::Clip: return dw_row<cpu::ActKind::Clip, SW>;
-    case cpu::ActKind::LeakyRelu: return dw_row<cpu::ActKind::LeakyRelu, SW>;
-    case cpu::ActKind::Gelu: return dw_row<cpu::ActKind::Gelu, SW>;
-    case cpu::ActKind::Sigmoid: return dw_row<cpu::ActKind::Sigmoid, SW>;
-    case cpu::ActKind::Silu: return dw_row<cpu::ActKind::Silu, SW>;
-    case cpu::ActKind::HardSigmoid: return dw_row<cpu::ActKind::HardSigmoid, SW>;
-    case cpu::ActKind::HardSwish: return dw_row<cpu::ActKind::HardSwish, SW>;
-    default: break;
-  }
-  // The constructor refuses what avx2::covers() rejects.
-  fail(ErrorCode::Internal, "pointwise-depthwise: no AVX2 epilogue for fused activation ",
-       static_cast<int>(k));
+  return avx2::with_activation(k, "pointwise-depthwise convolution",
+                               [](auto a) -> DwRowFn { return dw_row<decltype(a)::value, SW>; });
 }
 
 // The channel blocks [ob0, ob1) of group `group` of p.groups.
