@@ -145,5 +145,20 @@ TEST(FastPool, NchwMatchesReference) {
   EXPECT_EQ(idx.random({1, 2, 4, 4}).check(0, 0).impl, "reference");
 }
 
+// NhwcGlobalAveragePool: one image or two, channel counts with tails, small (one thread) and
+// large (pixels split between threads, partial sums added) against the reference kernel.
+TEST(FastPool, NhwcGlobalAverage) {
+  for (const Shape& x : std::vector<Shape>{{1, 7, 7, 13}, {2, 5, 3, 40}, {1, 56, 56, 96},
+                                           {2, 30, 31, 72}})
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(shape_str(x) + " threads " + std::to_string(threads));
+      const auto r = OracleOp("NhwcGlobalAveragePool", 1, "ai.polyinfer")
+                         .random(x)
+                         .threads(threads)
+                         .check(1e-6, 1e-5);
+      EXPECT_EQ(r.impl.rfind("fast:", 0), 0u) << r.impl;
+    }
+}
+
 }  // namespace
 }  // namespace polyinfer
