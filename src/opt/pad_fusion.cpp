@@ -7,7 +7,8 @@
 // non-negative pads on the spatial axes only (rank 3 or more, none on N and C), no axes input,
 // read by one Conv or AveragePool alone (not a graph output) whose auto_pad is NOTSET. The pads
 // add to the Conv's. An AveragePool must have no pads of its own, and then counts the border as
-// the Pad made it count, as values: count_include_pad becomes 1.
+// the Pad made it count, as values: count_include_pad becomes 1 (not under ceil_mode, whose last
+// window may pass the border).
 #include <optional>
 
 #include "opt/graph_util.h"
@@ -45,6 +46,9 @@ class PadFusion final : public Pass {
       if (own.empty()) own.assign(2 * spatial, 0);
       if (static_cast<int>(own.size()) != 2 * spatial) continue;  // the kernel reports it
       if (next.op_type == "AveragePool") {
+        // With ceil_mode a last window may pass the padded border, and implementations differ
+        // on whether count_include_pad counts that overhang: a Pad's zeros it would not count.
+        if (attr_int(next, "ceil_mode", 0) != 0) continue;
         bool padded = false;
         for (int64_t p : own) padded = padded || p != 0;
         if (padded) continue;

@@ -18,6 +18,7 @@ struct PadCase {
   const char* mode = "constant";
   std::vector<int64_t> own_pads = {};  // the consumer's pads
   bool second_reader = false;
+  bool ceil_mode = false;
 };
 
 ModelBuilder pad_model(const PadCase& c) {
@@ -43,6 +44,12 @@ ModelBuilder pad_model(const PadCase& c) {
   k->set_name("kernel_shape");
   k->set_type(onnx::AttributeProto::INTS);
   for (int64_t d : {3, 3}) k->add_ints(d);
+  if (c.ceil_mode) {
+    auto* cm = n->add_attribute();
+    cm->set_name("ceil_mode");
+    cm->set_type(onnx::AttributeProto::INT);
+    cm->set_i(1);
+  }
   if (!c.own_pads.empty()) {
     auto* p = n->add_attribute();
     p->set_name("pads");
@@ -79,6 +86,8 @@ TEST(OptPad, OtherPadsStay) {
       {"pool with pads", PadCase{"AveragePool", {0, 0, 1, 1, 0, 0, 1, 1}, 0.f, "constant",
                                  {1, 1, 1, 1}}},
       {"second reader", PadCase{"Conv", {0, 0, 1, 1, 0, 0, 1, 1}, 0.f, "constant", {}, true}},
+      {"ceil mode", PadCase{"AveragePool", {0, 0, 1, 1, 0, 0, 1, 1}, 0.f, "constant", {}, false,
+                            true}},
   };
   for (const auto& [why, c] : cases) {
     SCOPED_TRACE(why);

@@ -32,7 +32,7 @@ struct Plan {
   const float* bias;  // M values (zeros when the node has none)
   cpu::FusedActivation act;
   int64_t N, H, W, C, M, OH, OW, KH, KW, sh, sw, dh, dw, top, left;
-  int64_t groups, ci, co;
+  int64_t groups;  // the channels per group are the block functions' template arguments
 };
 
 #ifdef PI_X86_AVX2
@@ -277,7 +277,7 @@ class NhwcGroupedConv final : public Kernel {
     const Plan q{x.data<float>(), z, y.data<float>(), w_.data<float>(), bias_.data<float>(),
                  a_.act, N, H, W, a_.C * G, a_.M, g.out[0], g.out[1], a_.KH, a_.KW,
                  g.strides[0], g.strides[1], g.dilations[0], g.dilations[1], g.pad_begin[0],
-                 g.pad_begin[1], G, a_.C, co_};
+                 g.pad_begin[1], G};
     const Blocks blocks = blocks_for(a_.act.kind, pairs_, a_.C, co_);
     parallel_for(N * q.OH, ctx.threads(), 1, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
