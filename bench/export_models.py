@@ -24,6 +24,10 @@ tools/export_torchvision.py's export().
 
 Run with Debian's Python (python3-torch, python3-torchvision):
     /usr/bin/python3 bench/export_models.py [--out bench/models] [--models resnet50 bert_base]
+
+--batch N writes the same models with a static batch of N as NAME_bN.onnx (the GPU check's
+throughput runs, tools/gpu_check.sh) and leaves them out of the manifest, so bench/run.sh's
+table keeps to batch 1.
 """
 
 import argparse
@@ -90,22 +94,23 @@ class Encoder(nn.Module):
         return x
 
 
-def export_bert(out_dir, seed, opset=17):
+def export_bert(out_dir, seed, opset=17, batch=1):
     torch.manual_seed(seed)
-    model = Encoder().eval()
-    x = torch.randn(1, 128, 768, generator=torch.Generator().manual_seed(seed))
+    model = Encoder(batch=batch).eval()
+    x = torch.randn(batch, 128, 768, generator=torch.Generator().manual_seed(seed))
     with torch.no_grad():
         y = model(x)
-    path = os.path.join(out_dir, "bert_base.onnx")
+    name = "bert_base" if batch == 1 else f"bert_base_b{batch}"
+    path = os.path.join(out_dir, f"{name}.onnx")
     t0 = time.time()
     torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"],
                       output_names=["output"], do_constant_folding=True)
-    np.save(os.path.join(out_dir, "bert_base.input.npy"), x.numpy().astype(np.float32))
-    np.save(os.path.join(out_dir, "bert_base.torch.npy"), y.numpy().astype(np.float32))
+    np.save(os.path.join(out_dir, f"{name}.input.npy"), x.numpy().astype(np.float32))
+    np.save(os.path.join(out_dir, f"{name}.torch.npy"), y.numpy().astype(np.float32))
     mb = os.path.getsize(path) / 2**20
-    print(f"bert_base: {path} ({mb:.1f} MiB, exported in {time.time() - t0:.1f} s)", flush=True)
-    return {"name": "bert_base", "onnx": "bert_base.onnx", "input": "bert_base.input.npy",
-            "torch_output": "bert_base.torch.npy", "input_name": "input", "output_name": "output",
+    print(f"{name}: {path} ({mb:.1f} MiB, exported in {time.time() - t0:.1f} s)", flush=True)
+    return {"name": name, "onnx": f"{name}.onnx", "input": f"{name}.input.npy",
+            "torch_output": f"{name}.torch.npy", "input_name": "input", "output_name": "output",
             "input_shape": list(x.shape), "output_shape": list(y.shape), "opset": opset}
 
 
@@ -115,6 +120,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(here, "models"))
     ap.add_argument("--models", nargs="+", default=ALL_MODELS, choices=ALL_MODELS + EXTRA_MODELS)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batch", type=int, default=1,
+                    help="static batch size; other than 1: NAME_bN.onnx, not in the manifest")
     args = ap.parse_args()
 
     os.makedirs(args.out, exist_ok=True)
@@ -122,11 +129,13 @@ def main():
     entries = []
     for name in args.models:
         if name == "bert_base":
-            entries.append(export_bert(args.out, args.seed))
+            entries.append(export_bert(args.out, args.seed, batch=args.batch))
         else:
-            e = export_torchvision.export(name, args.out, args.seed, 13, 224)
+            e = export_torchvision.export(name, args.out, args.seed, 13, 224, args.batch)
             e["opset"] = 13
             entries.append(e)
+    if args.batch != 1:
+        return
     # Keep entries of models exported earlier and not redone now.
     manifest_path = os.path.join(args.out, "manifest.json")
     old = []

@@ -31,16 +31,20 @@ DEFAULT_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "squeezenet1_0", "shuf
                   "densenet121"]
 
 
-def export(name, out_dir, seed, opset, size):
+def export(name, out_dir, seed, opset, size, batch=1):
+    """Writes NAME.onnx (NAME_b<batch>.onnx for a batch other than 1) with its seeded input and
+    PyTorch's output."""
     ctor = getattr(torchvision.models, name, None)
     if ctor is None:
         sys.exit(f"export_torchvision: error: torchvision {torchvision.__version__} has no model "
                  f"'{name}'")
     torch.manual_seed(seed)
     model = ctor(weights=None).eval()
-    x = torch.randn(1, 3, size, size, generator=torch.Generator().manual_seed(seed))
+    x = torch.randn(batch, 3, size, size, generator=torch.Generator().manual_seed(seed))
     with torch.no_grad():
         y = model(x)
+    if batch != 1:
+        name = f"{name}_b{batch}"
     path = os.path.join(out_dir, f"{name}.onnx")
     t0 = time.time()
     torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"],

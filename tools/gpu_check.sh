@@ -19,13 +19,16 @@
 #                JUnit XML; then the kernel suites under compute-sanitizer memcheck if present.
 #                The cuDNN tuning cache is written to $OUT/cuda-conv-tuning.json
 #   cuda_cli     tests/e2e/cuda_cli.sh (strict run fails naming an op; cuda,cpu runs)
-#   models       each bench model present: `run --providers cuda,cpu` (placement line) and, with
-#                python3+numpy, the largest difference from the cpu run's outputs; `bench` on
-#                cuda,cpu and on cpu; and, when the machine has the Vulkan headers and glslang and
-#                `providers` shows vulkan usable (the NVIDIA driver's ICD), `bench --providers
-#                vulkan` at fp32 and at --precision fp16 (issue 6's GPU benchmark)
 #   conformance  ONNX node tests of the ops cuda has, --providers cuda,cpu, against the expected
 #                failures; then the `simple` and `pytorch-operator` folders with their floors
+#   models       each bench model present: `run --providers cuda,cpu` (placement line) at fp32,
+#                fp16 and bf16 and, with python3+numpy, the largest difference from the cpu fp32
+#                run's outputs; `bench` on cuda,cpu at the three precisions and on cpu; and, when
+#                the machine has the Vulkan headers and glslang and `providers` shows vulkan
+#                usable (the NVIDIA driver's ICD), `bench --providers vulkan` at fp32 and at
+#                --precision fp16 (issue 6's GPU benchmark)
+#   batch 32     NAME_b32.onnx when present (bench/export_models.py --batch 32): `bench` on
+#                cuda,cpu at fp32 and fp16
 # Exit status: the number of failed steps (0 = all passed).
 set -u
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -94,7 +97,7 @@ step monitor 30 "$pi" monitor --count 3 --interval 500
 export POLYINFER_CUDA_TUNING_CACHE="$out/cuda-conv-tuning.json"
 for suite in CudaLoader CudaPlugin CudaBlockCache TuningCache CudaProvider CudaElementwise \
              CudaSoftmax CudaMatMul CudaGemm CudaConv CudaPool CudaLayerNorm CudaBatchNorm \
-             CudaLayout CudaReduce CudaResize; do
+             CudaLayout CudaReduce CudaResize CudaPrecision; do
   step "unit_$suite" 120 "$build/tests/unit_tests" --gtest_filter="$suite.*" \
     --gtest_output="xml:$out/unit_$suite.xml"
 done
@@ -106,7 +109,7 @@ echo "unit tests skipped: $skips (on a GPU expect 2: the two tests for machines 
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 if [ -n "$sanitizer" ]; then
   step unit_memcheck 200 "$sanitizer" --tool memcheck --error-exitcode 1 \
-    "$build/tests/unit_tests" --gtest_filter='CudaElementwise.*:CudaSoftmax.*:CudaMatMul.*:CudaGemm.*:CudaProvider.Tensor*:CudaPool.*:CudaLayerNorm.*:CudaBatchNorm.*:CudaLayout.*:CudaReduce.*:CudaResize.*'
+    "$build/tests/unit_tests" --gtest_filter='CudaElementwise.*:CudaSoftmax.*:CudaMatMul.*:CudaGemm.*:CudaProvider.Tensor*:CudaPool.*:CudaLayerNorm.*:CudaBatchNorm.*:CudaLayout.*:CudaReduce.*:CudaResize.*:CudaPrecision.*'
   # cuDNN's own kernels are slow under memcheck: the convolutions get a suite of their own.
   step unit_memcheck_conv 200 "$sanitizer" --tool memcheck --error-exitcode 1 \
     "$build/tests/unit_tests" --gtest_filter='CudaConv.*'
@@ -124,31 +127,9 @@ for f in sorted(glob.glob(os.path.join(a, "*.npy"))):
     d = np.abs(x - y).max() if x.size else 0.0
     print(f"{os.path.basename(f)}: shape {x.shape}, max |cuda - cpu| {d:.3g}, max |cpu| {np.abs(x).max():.3g}")
 '
-for m in resnet50 mobilenet_v2 bert_base; do
-  f=$models/$m.onnx
-  if [ ! -f "$f" ]; then
-    echo "model_$m: not present in $models (skipped)" | tee -a "$summary"
-    continue
-  fi
-  # Inputs not given are seeded random data, the same in both runs.
-  step "model_${m}_cpu" 120 "$pi" run "$f" --providers cpu -o "$out/$m.cpu"
-  step "model_${m}_cuda" 120 "$pi" run "$f" --providers cuda,cpu -o "$out/$m.cuda"
-  if python3 -c 'import numpy' 2>/dev/null; then
-    python3 -c "$compare_py" "$out/$m.cpu" "$out/$m.cuda" >"$out/model_${m}_diff.log" 2>&1
-    sed "s/^/model_${m}_diff: /" "$out/model_${m}_diff.log" | tee -a "$summary"
-  fi
-  step "bench_${m}_cuda" 90 "$pi" bench "$f" --providers cuda,cpu --duration 5 --json
-  step "bench_${m}_cpu" 90 "$pi" bench "$f" --providers cpu --duration 5 --json
-  if grep -q '✓ vulkan' "$out/providers.log"; then
-    step "bench_${m}_vulkan" 120 "$pi" bench "$f" --providers vulkan --duration 5 --json
-    step "bench_${m}_vulkan_fp16" 120 "$pi" bench "$f" --providers vulkan --precision fp16 \
-      --duration 5 --json
-  fi
-done
-
 # One worker process runs the tests (one CUDA context for the run), and a crash costs only the
 # test that caused it: a new worker takes the rest.
-ops='add|sub|mul|div|pow|max|min|relu|leakyrelu|sigmoid|tanh|exp|log|neg|abs|sqrt|reciprocal|erf|hardsigmoid|hardswish|gelu|softmax|logsoftmax|matmul|gemm|conv|maxpool|averagepool|globalaveragepool|globalmaxpool|batchnorm|layer_normalization|transpose|concat|slice|split|gather|reshape|flatten|squeeze|unsqueeze|identity|reduce_sum|reduce_mean|resize|expand'
+ops='cast|add|sub|mul|div|pow|max|min|relu|leakyrelu|sigmoid|tanh|exp|log|neg|abs|sqrt|reciprocal|erf|hardsigmoid|hardswish|gelu|softmax|logsoftmax|matmul|gemm|conv|maxpool|averagepool|globalaveragepool|globalmaxpool|batchnorm|layer_normalization|transpose|concat|slice|split|gather|reshape|flatten|squeeze|unsqueeze|identity|reduce_sum|reduce_mean|resize|expand'
 if [ -d "$testdata/node" ]; then
   step conformance_node_cuda_ops 150 "$pi" conformance "$testdata/node" --providers cuda,cpu \
     --filter "^test_($ops)(_|\$)" --expect tests/conformance/expected_failures.txt --json
@@ -160,6 +141,54 @@ if [ -d "$testdata/node" ]; then
 else
   echo "conformance: $testdata not installed (skipped)" | tee -a "$summary"
 fi
+
+for m in resnet50 mobilenet_v2 bert_base; do
+  f=$models/$m.onnx
+  if [ ! -f "$f" ]; then
+    echo "model_$m: not present in $models (skipped)" | tee -a "$summary"
+    continue
+  fi
+  # Inputs not given are seeded random data, the same in every run. MobileNetV2's random-weight
+  # logits (~1e-9) underflow float16: read its fp16 difference as that.
+  step "model_${m}_cpu" 120 "$pi" run "$f" --providers cpu -o "$out/$m.cpu"
+  step "model_${m}_cuda" 120 "$pi" run "$f" --providers cuda,cpu -o "$out/$m.cuda"
+  if python3 -c 'import numpy' 2>/dev/null; then
+    python3 -c "$compare_py" "$out/$m.cpu" "$out/$m.cuda" >"$out/model_${m}_diff.log" 2>&1
+    sed "s/^/model_${m}_diff: /" "$out/model_${m}_diff.log" | tee -a "$summary"
+  fi
+  for p in fp16 bf16; do
+    step "model_${m}_cuda_$p" 120 "$pi" run "$f" --providers cuda,cpu --precision $p \
+      -o "$out/$m.cuda_$p"
+    if python3 -c 'import numpy' 2>/dev/null; then
+      python3 -c "$compare_py" "$out/$m.cpu" "$out/$m.cuda_$p" >"$out/model_${m}_diff_$p.log" 2>&1
+      sed "s/^/model_${m}_diff_$p: /" "$out/model_${m}_diff_$p.log" | tee -a "$summary"
+    fi
+  done
+  step "bench_${m}_cuda" 90 "$pi" bench "$f" --providers cuda,cpu --duration 5 --json
+  step "bench_${m}_cuda_fp16" 90 "$pi" bench "$f" --providers cuda,cpu --precision fp16 \
+    --duration 5 --json
+  step "bench_${m}_cuda_bf16" 90 "$pi" bench "$f" --providers cuda,cpu --precision bf16 \
+    --duration 5 --json
+  step "bench_${m}_cpu" 90 "$pi" bench "$f" --providers cpu --duration 5 --json
+  if grep -q '✓ vulkan' "$out/providers.log"; then
+    step "bench_${m}_vulkan" 120 "$pi" bench "$f" --providers vulkan --duration 5 --json
+    step "bench_${m}_vulkan_fp16" 120 "$pi" bench "$f" --providers vulkan --precision fp16 \
+      --duration 5 --json
+  fi
+done
+
+# Batch 32 (bench/export_models.py --batch 32 writes NAME_b32.onnx): throughput on cuda at fp32
+# and fp16, last because it matters least if time runs out.
+for m in resnet50_b32 mobilenet_v2_b32 bert_base_b32; do
+  f=$models/$m.onnx
+  if [ ! -f "$f" ]; then
+    echo "bench_$m: not present in $models (skipped)" | tee -a "$summary"
+    continue
+  fi
+  step "bench_${m}_cuda" 90 "$pi" bench "$f" --providers cuda,cpu --duration 3 --json
+  step "bench_${m}_cuda_fp16" 90 "$pi" bench "$f" --providers cuda,cpu --precision fp16 \
+    --duration 3 --json
+done
 
 echo "total: $(($(date +%s) - start_all))s, failed steps: $failed" | tee -a "$summary"
 exit $failed

@@ -174,7 +174,9 @@ TEST(CudaProvider, ListsThePluginsKernelsWithoutAGpu) {
       "Conv", "ai.polyinfer.FusedConv", "MaxPool", "AveragePool", "GlobalAveragePool",
       "GlobalMaxPool", "LayerNormalization", "ai.polyinfer.LayerNormalization",
       "BatchNormalization", "ReduceSum", "ReduceMean", "Transpose", "Slice", "Split", "Concat",
-      "Gather", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Resize", "Expand"};
+      "Gather", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Resize", "Expand",
+      // The third slice: the precision borders of fp16/bf16 sessions.
+      "Cast"};
   EXPECT_EQ(ops, want);
 }
 

@@ -53,6 +53,13 @@ inline Tensor to_half(const Tensor& t) {
   return Tensor::from_vector<Float16>(t.shape(), h);
 }
 
+// `t` (float32) rounded to bfloat16: inputs for the bfloat16 kernels.
+inline Tensor to_bf16(const Tensor& t) {
+  const std::vector<float> f = t.to_vector<float>();
+  std::vector<BFloat16> h(f.begin(), f.end());
+  return Tensor::from_vector<BFloat16>(t.shape(), h);
+}
+
 struct OracleResult {
   std::string impl;       // the node's implementation on `cpu` ("reference" if none faster)
   std::string provider;   // the provider that ran the node (the first of providers() that can)
@@ -78,6 +85,10 @@ class OracleOp {
   // The same, rounded to float16 (for the float16 kernels).
   OracleOp& random_half(const Shape& shape, float lo = -3.0f, float hi = 3.0f) {
     return input(to_half(random_tensor(shape, 17u + 31u * uint32_t(inputs_.size()), lo, hi)));
+  }
+  // The same, rounded to bfloat16.
+  OracleOp& random_bf16(const Shape& shape, float lo = -3.0f, float hi = 3.0f) {
+    return input(to_bf16(random_tensor(shape, 17u + 31u * uint32_t(inputs_.size()), lo, hi)));
   }
   OracleOp& attr(const std::string& name, int64_t v) {
     auto* a = add_attr(name, onnx::AttributeProto::INT);
@@ -200,6 +211,10 @@ class OracleOp {
         const auto gh = g.to_vector<Float16>(), wh = w.to_vector<Float16>();
         compare_floats(std::vector<float>(gh.begin(), gh.end()),
                        std::vector<float>(wh.begin(), wh.end()), atol, rtol, o, r);
+      } else if (w.dtype() == DType::BFloat16) {
+        const auto gh = g.to_vector<BFloat16>(), wh = w.to_vector<BFloat16>();
+        compare_floats(std::vector<float>(gh.begin(), gh.end()),
+                       std::vector<float>(wh.begin(), wh.end()), atol, rtol, o, r);
       } else if (w.dtype() == DType::Int64) {
         EXPECT_EQ(g.to_vector<int64_t>(), w.to_vector<int64_t>()) << op_ << " output " << o;
       } else if (w.dtype() == DType::UInt8) {
@@ -222,6 +237,7 @@ class OracleOp {
     switch (d) {
       case DType::Float32: return onnx::TensorProto::FLOAT;
       case DType::Float16: return onnx::TensorProto::FLOAT16;
+      case DType::BFloat16: return onnx::TensorProto::BFLOAT16;
       case DType::Float64: return onnx::TensorProto::DOUBLE;
       case DType::Int64: return onnx::TensorProto::INT64;
       case DType::Int32: return onnx::TensorProto::INT32;

@@ -92,6 +92,9 @@ inline ConstantsResult check_with_constants(OracleOp o, const std::vector<Tensor
     } else if (inputs[i].dtype() == DType::Float16) {
       t->set_data_type(onnx::TensorProto::FLOAT16);
       for (Float16 v : inputs[i].to_vector<Float16>()) t->add_int32_data(v.bits);
+    } else if (inputs[i].dtype() == DType::BFloat16) {
+      t->set_data_type(onnx::TensorProto::BFLOAT16);
+      for (BFloat16 v : inputs[i].to_vector<BFloat16>()) t->add_int32_data(v.bits);
     } else if (inputs[i].dtype() == DType::Int64) {
       t->set_data_type(onnx::TensorProto::INT64);
       for (int64_t v : inputs[i].to_vector<int64_t>()) t->add_int64_data(v);
@@ -123,9 +126,15 @@ inline ConstantsResult check_with_constants(OracleOp o, const std::vector<Tensor
       EXPECT_EQ(a.shape(), b.shape()) << "output " << k;
       EXPECT_EQ(a.dtype(), b.dtype()) << "output " << k;
       if (a.shape() != b.shape() || a.dtype() != b.dtype()) continue;
-      if (b.dtype() != DType::Float32 && b.dtype() != DType::Float16) continue;
+      if (b.dtype() != DType::Float32 && b.dtype() != DType::Float16 &&
+          b.dtype() != DType::BFloat16)
+        continue;
       const auto widen = [](const Tensor& t) {
         if (t.dtype() == DType::Float32) return t.to_vector<float>();
+        if (t.dtype() == DType::BFloat16) {
+          const auto h = t.to_vector<BFloat16>();
+          return std::vector<float>(h.begin(), h.end());
+        }
         const auto h = t.to_vector<Float16>();
         return std::vector<float>(h.begin(), h.end());
       };

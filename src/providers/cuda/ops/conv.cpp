@@ -1,5 +1,5 @@
-// Float32 Conv and ai.polyinfer FusedConv (act(Conv(X, W, B) + Z)) on CUDA through cuDNN's
-// convolution API: 1-D (as 2-D with one row), 2-D and 3-D, groups, strides, dilations, pads and
+// Conv and ai.polyinfer FusedConv (act(Conv(X, W, B) + Z)) on CUDA through cuDNN's convolution
+// API, float32, float16 and bfloat16: 1-D (as 2-D with one row), 2-D and 3-D, groups, strides, dilations, pads and
 // auto_pad. The window arithmetic is the CPU kernels' (cpu::WindowAttrs, cpu::conv_geometry), and
 // cuDNN's own output size is checked against it before anything runs.
 //
@@ -13,7 +13,10 @@
 // and convolving it without padding; asymmetric 3-D pads are refused (at creation when the
 // pads are explicit, at run time for auto_pad).
 //
-// Math: CUDNN_FMA_MATH (plain fp32, no TF32), like the cuBLAS handle: the CPU is the oracle.
+// Math: float32 convolutions use CUDNN_FMA_MATH (plain fp32, no TF32), like the matrix products:
+// the CPU is the oracle. Float16 and bfloat16 ones accumulate in float32 (cuDNN's
+// PSEUDO_HALF_CONFIG and PSEUDO_BFLOAT16_CONFIG) with Tensor Core math allowed, which is what they
+// are for; each pass (convolution with Z, bias, activation) rounds its result once.
 //
 // Algorithm: chosen by timing (cudnnFindConvolutionForwardAlgorithmEx) the first time a kernel
 // sees a shape, with up to kMaxTuningWorkspace of scratch memory, and remembered in the tuning
@@ -96,9 +99,14 @@ int as_int(int64_t v, const std::string& who, const char* what) {
   return static_cast<int>(v);
 }
 
-void set_tensor(cudnnTensorDescriptor_t d, const std::vector<int>& dims) {
+cudnnDataType_t cudnn_type(DType d) {
+  return d == DType::Float16 ? CUDNN_DATA_HALF : d == DType::BFloat16 ? CUDNN_DATA_BFLOAT16
+                                                                       : CUDNN_DATA_FLOAT;
+}
+
+void set_tensor(cudnnTensorDescriptor_t d, DType t, const std::vector<int>& dims) {
   const std::vector<int> s = packed_strides(dims);
-  PI_CUDNN_CHECK(cudnnSetTensorNdDescriptor(d, CUDNN_DATA_FLOAT, static_cast<int>(dims.size()),
+  PI_CUDNN_CHECK(cudnnSetTensorNdDescriptor(d, cudnn_type(t), static_cast<int>(dims.size()),
                                             dims.data(), s.data()));
 }
 
@@ -124,7 +132,7 @@ class ConvKernel : public Kernel {
         info.unsupported("Conv input of rank " + std::to_string(r) +
                          " (the CUDA kernel does 1-D, 2-D and 3-D convolutions)");
     }
-    require_float32(info, 4);
+    dtype_ = require_float(info, 4, -1, /*library=*/true);
     if (fused) has_act_ = unary_of(act_ = cpu::FusedActivation::from(info), &act_op_);
     const auto& p = attrs_.pads;
     if (p.size() == 6 && (p[0] != p[3] || p[1] != p[4] || p[2] != p[5]))
@@ -137,29 +145,30 @@ class ConvKernel : public Kernel {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
     const Tensor& w = kc.input(1);
-    check_float32(kc, x);
-    check_float32(kc, w);
+    check_dtype(kc, x, dtype_);
+    check_dtype(kc, w, dtype_);
     PI_CHECK(x.rank() >= 3 && x.rank() <= 5, UnsupportedOp, who, ": input ", x.describe(),
              " (the CUDA kernel does 1-D, 2-D and 3-D convolutions)");
     const cpu::WindowGeometry g = cpu::conv_geometry(attrs_, x.shape(), w.shape(), who);
     const int64_t N = x.dim(0), M = w.dim(0);
     const Tensor* b = kc.has_input(2) ? &kc.input(2) : nullptr;
     if (b) {
-      check_float32(kc, *b);
-      PI_CHECK(b->shape() == Shape{M}, ShapeMismatch, who, ": bias must be float32[", M,
-               "], got ", b->describe());
+      check_dtype(kc, *b, dtype_);
+      PI_CHECK(b->shape() == Shape{M}, ShapeMismatch, who, ": bias must be ",
+               dtype_name(dtype_), "[", M, "], got ", b->describe());
     }
     Shape ys{N, M};
     ys.insert(ys.end(), g.out.begin(), g.out.end());
     const Tensor* z = kc.has_input(3) ? &kc.input(3) : nullptr;
     if (z) {
-      check_float32(kc, *z);
+      check_dtype(kc, *z, dtype_);
       PI_CHECK(z->shape() == ys, ShapeMismatch, who, ": Z ", z->describe(),
                " must have the output's shape ", shape_str(ys));
     }
-    Tensor& y = kc.output(0, DType::Float32, ys);
+    Tensor& y = kc.output(0, dtype_, ys);
     if (y.numel() == 0) return;
-    auto* py = static_cast<float*>(y.raw_data());
+    void* py = y.raw_data();
+    const Elem e = elem_of(dtype_);
     const cudaStream_t stream = ctx_.stream();
 
     // The convolution proper (Y = conv(X, W) + Z). No input channels (or taps): Y = Z or 0.
@@ -170,8 +179,8 @@ class ConvKernel : public Kernel {
       impl_ = "cuda:conv-empty";
     } else {
       Plan& plan = plan_for(kc, x, w, g, y);
-      const float* px = static_cast<const float*>(x.raw_data());
-      Scratch padded(ctx_, plan.explicit_pad ? size_t(shape_numel(plan.padded)) * 4 : 0);
+      const void* px = x.raw_data();
+      Scratch padded(ctx_, plan.explicit_pad ? padded_bytes(plan) : 0);
       if (plan.explicit_pad) px = pad_input(plan, x, padded);
       if (z) PI_CUDA_CHECK(cudaMemcpyAsync(py, z->raw_data(), y.nbytes(),
                                            cudaMemcpyDeviceToDevice, stream));
@@ -200,12 +209,13 @@ class ConvKernel : public Kernel {
       bc.stride_a[2] = 1;
       bc.stride_b[1] = 1;
       Scratch sum(ctx_, y.nbytes());
-      launch_binary(BinaryOp::Add, py, static_cast<const float*>(b->raw_data()),
-                    static_cast<float*>(sum.get()), y.numel(), &bc, ctx_.max_grid_x(), stream);
+      launch_binary(BinaryOp::Add, e, py, b->raw_data(), sum.get(), y.numel(), &bc,
+                    ctx_.max_grid_x(), stream);
       PI_CUDA_CHECK(cudaMemcpyAsync(py, sum.get(), y.nbytes(), cudaMemcpyDeviceToDevice, stream));
     }
     if (has_act_) {
-      launch_unary(act_op_, py, py, y.numel(), act_.alpha, act_.beta, ctx_.max_grid_x(), stream);
+      launch_unary(act_op_, e, py, py, y.numel(), act_.alpha, act_.beta, ctx_.max_grid_x(),
+                   stream);
       if (impl_.find("+act") == std::string::npos) impl_ += "+act";
     }
     check_launch(who.c_str());
@@ -255,18 +265,20 @@ class ConvKernel : public Kernel {
       dil.insert(dil.begin(), 1);
     }
     const int nd = static_cast<int>(xd.size());
-    set_tensor(p.d.x, xd);
-    set_tensor(p.d.y, yd);
+    set_tensor(p.d.x, dtype_, xd);
+    set_tensor(p.d.y, dtype_, yd);
     std::vector<int> bd(static_cast<size_t>(nd), 1);
     bd[1] = yd[1];
-    set_tensor(p.d.b, bd);
-    PI_CUDNN_CHECK(cudnnSetFilterNdDescriptor(p.d.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, nd,
+    set_tensor(p.d.b, dtype_, bd);
+    PI_CUDNN_CHECK(cudnnSetFilterNdDescriptor(p.d.w, cudnn_type(dtype_), CUDNN_TENSOR_NCHW, nd,
                                               wd.data()));
+    // The compute type is float32 for every storage type (the PSEUDO_* configurations).
     PI_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(p.d.conv, nd - 2, pad.data(), stride.data(),
                                                    dil.data(), CUDNN_CROSS_CORRELATION,
                                                    CUDNN_DATA_FLOAT));
     PI_CUDNN_CHECK(cudnnSetConvolutionGroupCount(p.d.conv, static_cast<int>(attrs_.group)));
-    PI_CUDNN_CHECK(cudnnSetConvolutionMathType(p.d.conv, CUDNN_FMA_MATH));
+    PI_CUDNN_CHECK(cudnnSetConvolutionMathType(p.d.conv, tensor_cores() ? CUDNN_TENSOR_OP_MATH
+                                                                        : CUDNN_FMA_MATH));
     // cuDNN's output size must be the CPU geometry's: a disagreement would write past Y.
     std::vector<int> cd(static_cast<size_t>(nd));
     PI_CUDNN_CHECK(
@@ -281,7 +293,8 @@ class ConvKernel : public Kernel {
     key.dilations = g.dilations;
     key.pads = pads;
     key.group = attrs_.group;
-    key.math = "fma";
+    key.dtype = dtype_name(dtype_);
+    key.math = tensor_cores() ? "tensor_op" : "fma";
     key.device = ctx_.gpu_name();
     key.library = "cudnn " + std::to_string(ctx_.cudnn_version());
     const std::string tkey = conv_tuning_key(key);
@@ -306,15 +319,22 @@ class ConvKernel : public Kernel {
     return *plans_.emplace(shape_key, std::move(plan)).first->second;
   }
 
+  // Tensor Core math: for the 16-bit types only (float32 stays plain FMA: no TF32).
+  bool tensor_cores() const { return dtype_ != DType::Float32; }
+
+  size_t padded_bytes(const Plan& p) const {
+    return size_t(shape_numel(p.padded)) * dtype_size(dtype_);
+  }
+
   // X copied into `buf` with the plan's zero padding (1-D or 2-D); returns buf's data.
-  const float* pad_input(const Plan& p, const Tensor& x, const Scratch& buf) {
+  const void* pad_input(const Plan& p, const Tensor& x, const Scratch& buf) {
     const bool two_d = p.padded.size() == 4;
-    launch_pad_planes(static_cast<const float*>(x.raw_data()), static_cast<float*>(buf.get()),
-                      x.dim(0) * x.dim(1), two_d ? x.dim(2) : 1, x.shape().back(),
-                      two_d ? p.pad_begin[0] : 0, p.pad_begin.back(), two_d ? p.padded[2] : 1,
-                      p.padded.back(), ctx_.max_grid_x(), ctx_.stream());
+    launch_pad_planes(elem_of(dtype_), x.raw_data(), buf.get(), x.dim(0) * x.dim(1),
+                      two_d ? x.dim(2) : 1, x.shape().back(), two_d ? p.pad_begin[0] : 0,
+                      p.pad_begin.back(), two_d ? p.padded[2] : 1, p.padded.back(),
+                      ctx_.max_grid_x(), ctx_.stream());
     check_launch("Conv explicit padding");
-    return static_cast<const float*>(buf.get());
+    return buf.get();
   }
 
   // Times every algorithm on the real tensors (cudnnFindConvolutionForwardAlgorithmEx writes Y;
@@ -333,7 +353,7 @@ class ConvKernel : public Kernel {
       ws = std::make_unique<Scratch>(ctx_, 0);
     }
     // The padded input for timing: a zero-padded copy is what the runs convolve.
-    Scratch padded(ctx_, p.explicit_pad ? size_t(shape_numel(p.padded)) * 4 : 0);
+    Scratch padded(ctx_, p.explicit_pad ? padded_bytes(p) : 0);
     const void* px = p.explicit_pad ? pad_input(p, x, padded) : x.raw_data();
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT] = {};
     int found = 0;
@@ -348,11 +368,13 @@ class ConvKernel : public Kernel {
                 << cudnn_error_text("cudnnFindConvolutionForwardAlgorithmEx", st) << " for " << tkey << "; using cuDNN's heuristic choice\n";
       return false;
     }
-    // Sorted fastest first; only successes within the workspace, and no Tensor Core (TF32) math.
+    // Sorted fastest first; only successes within the workspace, and for float32 no Tensor Core
+    // (TF32) math.
     for (int i = 0; i < found; ++i) {
       const auto& r = perf[i];
       if (r.status != CUDNN_STATUS_SUCCESS || r.memory > limit || r.time < 0) continue;
-      if (r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+      if (!tensor_cores() && (r.mathType == CUDNN_TENSOR_OP_MATH ||
+                              r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
         continue;
       p.algo = r.algo;
       p.workspace = r.memory;
@@ -380,6 +402,7 @@ class ConvKernel : public Kernel {
   }
 
   Context& ctx_;
+  DType dtype_ = DType::Float32;
   cpu::WindowAttrs attrs_;
   cpu::FusedActivation act_;
   bool has_act_ = false;

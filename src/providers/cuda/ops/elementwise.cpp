@@ -1,8 +1,8 @@
-// Float32 element-wise operators on CUDA (kernels in elementwise.cu): Add, Sub, Mul, Div, Pow and
-// two-input Max, Min with numpy broadcasting up to rank 6; Relu, LeakyRelu, Sigmoid, Tanh, Exp,
-// Log, Neg, Abs, Sqrt, Reciprocal, Erf, HardSigmoid, HardSwish, Gelu (ONNX and ai.polyinfer).
-// Other dtypes, higher ranks and Max/Min of other input counts are refused at creation, so the
-// node falls back with the reason.
+// Element-wise operators on CUDA (kernels in elementwise.cu), float32, float16 and bfloat16: Add,
+// Sub, Mul, Div, Pow and two-input Max, Min with numpy broadcasting up to rank 6; Relu,
+// LeakyRelu, Sigmoid, Tanh, Exp, Log, Neg, Abs, Sqrt, Reciprocal, Erf, HardSigmoid, HardSwish,
+// Gelu (ONNX and ai.polyinfer). Other dtypes, higher ranks and Max/Min of other input counts are
+// refused at creation, so the node falls back with the reason.
 #include "core/shape_util.h"
 #include "providers/cuda/ops/elementwise_kernels.h"
 #include "providers/cuda/ops/op_util.h"
@@ -17,25 +17,26 @@ class BinaryKernel final : public Kernel {
     if (info.num_inputs() != 2)
       info.unsupported(std::to_string(info.num_inputs()) +
                        " inputs (the CUDA kernel takes exactly 2)");
-    require_float32(info, 2, kMaxRank);
+    dtype_ = require_float(info, 2, kMaxRank);
   }
   std::string impl() const override { return "cuda:binary"; }
 
   void run(KernelContext& kc) override {
     const Tensor& a = kc.input(0);
     const Tensor& b = kc.input(1);
-    check_float32(kc, a);
-    check_float32(kc, b);
+    check_dtype(kc, a, dtype_);
+    check_dtype(kc, b, dtype_);
     const Shape out = broadcast_shapes(a.shape(), b.shape(), kc.node().op_type.c_str());
     PI_CHECK(out.size() <= size_t{kMaxRank}, UnsupportedOp, kc.node().label(), ": rank ",
              out.size(), " (the CUDA kernel takes rank <= 6)");
-    Tensor& c = kc.output(0, DType::Float32, out);
+    Tensor& c = kc.output(0, dtype_, out);
     if (c.numel() == 0) return;
-    const auto* pa = static_cast<const float*>(a.raw_data());
-    const auto* pb = static_cast<const float*>(b.raw_data());
-    auto* pc = static_cast<float*>(c.raw_data());
+    const Elem e = elem_of(dtype_);
+    const void* pa = a.raw_data();
+    const void* pb = b.raw_data();
+    void* pc = c.raw_data();
     if (a.shape() == b.shape()) {
-      launch_binary(Op, pa, pb, pc, c.numel(), nullptr, ctx_.max_grid_x(), ctx_.stream());
+      launch_binary(Op, e, pa, pb, pc, c.numel(), nullptr, ctx_.max_grid_x(), ctx_.stream());
     } else {
       Broadcast bc;
       bc.rank = static_cast<int>(out.size());
@@ -46,34 +47,36 @@ class BinaryKernel final : public Kernel {
         bc.stride_a[k] = sa[k];
         bc.stride_b[k] = sb[k];
       }
-      launch_binary(Op, pa, pb, pc, c.numel(), &bc, ctx_.max_grid_x(), ctx_.stream());
+      launch_binary(Op, e, pa, pb, pc, c.numel(), &bc, ctx_.max_grid_x(), ctx_.stream());
     }
     check_launch(kc.node().op_type.c_str());
   }
 
  private:
   Context& ctx_;
+  DType dtype_;
 };
 
 class UnaryKernel : public Kernel {
  public:
   UnaryKernel(const KernelInfo& info, UnaryOp op, float alpha = 0.0f, float beta = 0.0f)
       : ctx_(Context::get()), op_(op), alpha_(alpha), beta_(beta) {
-    require_float32(info, 1);
+    dtype_ = require_float(info, 1);
   }
   std::string impl() const override { return "cuda:unary"; }
 
   void run(KernelContext& kc) override {
     const Tensor& x = kc.input(0);
-    check_float32(kc, x);
-    Tensor& y = kc.output(0, DType::Float32, x.shape());
-    launch_unary(op_, static_cast<const float*>(x.raw_data()), static_cast<float*>(y.raw_data()),
-                 y.numel(), alpha_, beta_, ctx_.max_grid_x(), ctx_.stream());
+    check_dtype(kc, x, dtype_);
+    Tensor& y = kc.output(0, dtype_, x.shape());
+    launch_unary(op_, elem_of(dtype_), x.raw_data(), y.raw_data(), y.numel(), alpha_, beta_,
+                 ctx_.max_grid_x(), ctx_.stream());
     check_launch(kc.node().op_type.c_str());
   }
 
  private:
   Context& ctx_;
+  DType dtype_;
   UnaryOp op_;
   float alpha_, beta_;
 };

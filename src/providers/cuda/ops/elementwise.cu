@@ -1,7 +1,9 @@
-// Float32 element-wise kernels: one thread per element over a grid-stride loop (any n fits the
-// grid limit), the operator a template parameter so each instantiation is a straight loop.
-// Math is CUDA's IEEE-accurate single-precision library (no --use_fast_math): the CPU reference
-// kernels are the oracle.
+// Element-wise kernels: one thread per element over a grid-stride loop (any n fits the grid
+// limit), the operator and the storage type (elem.cuh) template parameters so each
+// instantiation is a straight loop. Math is CUDA's IEEE-accurate single-precision library (no
+// --use_fast_math) on widened values, one rounding per stored result: the CPU reference kernels,
+// which compute float16 and bfloat16 the same way, are the oracle.
+#include "providers/cuda/ops/elem.cuh"
 #include "providers/cuda/ops/elementwise_kernels.h"
 
 namespace polyinfer::cuda {
@@ -48,17 +50,17 @@ __device__ __forceinline__ float apply(float x, float alpha, float beta) {
   else return x < alpha ? alpha : (x > beta ? beta : x);  // Clip
 }
 
-template <BinaryOp Op>
-__global__ void binary_same(const float* __restrict__ a, const float* __restrict__ b,
-                            float* __restrict__ c, int64_t n) {
+template <BinaryOp Op, class T>
+__global__ void binary_same(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
+                            int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x)
-    c[i] = apply<Op>(a[i], b[i]);
+    c[i] = narrow<T>(apply<Op>(widen(a[i]), widen(b[i])));
 }
 
-template <BinaryOp Op>
-__global__ void binary_broadcast(const float* __restrict__ a, const float* __restrict__ b,
-                                 float* __restrict__ c, int64_t n, Broadcast bc) {
+template <BinaryOp Op, class T>
+__global__ void binary_broadcast(const T* __restrict__ a, const T* __restrict__ b,
+                                 T* __restrict__ c, int64_t n, Broadcast bc) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
     // Unravel i over the output dims, innermost last, summing each input's strides.
@@ -69,11 +71,12 @@ __global__ void binary_broadcast(const float* __restrict__ a, const float* __res
       ia += k * bc.stride_a[d];
       ib += k * bc.stride_b[d];
     }
-    c[i] = apply<Op>(a[ia], b[ib]);
+    c[i] = narrow<T>(apply<Op>(widen(a[ia]), widen(b[ib])));
   }
 }
 
-__global__ void broadcast_copy(const float* __restrict__ src, float* __restrict__ dst, int64_t n,
+template <class T>
+__global__ void broadcast_copy(const T* __restrict__ src, T* __restrict__ dst, int64_t n,
                                Broadcast bc) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
@@ -87,11 +90,11 @@ __global__ void broadcast_copy(const float* __restrict__ src, float* __restrict_
 }
 
 // Not __restrict__: y may be x (activations applied in place after a GEMM).
-template <UnaryOp Op>
-__global__ void unary(const float* x, float* y, int64_t n, float alpha, float beta) {
+template <UnaryOp Op, class T>
+__global__ void unary(const T* x, T* y, int64_t n, float alpha, float beta) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x)
-    y[i] = apply<Op>(x[i], alpha, beta);
+    y[i] = narrow<T>(apply<Op>(widen(x[i]), alpha, beta));
 }
 
 unsigned grid_for(int64_t n, int max_grid) {
@@ -100,44 +103,63 @@ unsigned grid_for(int64_t n, int max_grid) {
 }
 
 template <BinaryOp Op>
-void binary_as(const float* a, const float* b, float* c, int64_t n, const Broadcast* bc,
+void binary_as(Elem e, const void* a, const void* b, void* c, int64_t n, const Broadcast* bc,
                unsigned grid, cudaStream_t s) {
-  if (bc) binary_broadcast<Op><<<grid, kBlock, 0, s>>>(a, b, c, n, *bc);
-  else binary_same<Op><<<grid, kBlock, 0, s>>>(a, b, c, n);
+  with_elem(e, [&](auto as) {
+    using T = typename decltype(as)::type;
+    const auto* ta = static_cast<const T*>(a);
+    const auto* tb = static_cast<const T*>(b);
+    auto* tc = static_cast<T*>(c);
+    if (bc) binary_broadcast<Op, T><<<grid, kBlock, 0, s>>>(ta, tb, tc, n, *bc);
+    else binary_same<Op, T><<<grid, kBlock, 0, s>>>(ta, tb, tc, n);
+  });
+}
+
+template <UnaryOp Op>
+void unary_as(Elem e, const void* x, void* y, int64_t n, float alpha, float beta, unsigned grid,
+              cudaStream_t s) {
+  with_elem(e, [&](auto as) {
+    using T = typename decltype(as)::type;
+    unary<Op, T><<<grid, kBlock, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n, alpha,
+                                         beta);
+  });
 }
 
 }  // namespace
 
-void launch_binary(BinaryOp op, const float* a, const float* b, float* c, int64_t n,
+void launch_binary(BinaryOp op, Elem e, const void* a, const void* b, void* c, int64_t n,
                    const Broadcast* bc, int max_grid, cudaStream_t s) {
   if (n <= 0) return;
   const unsigned g = grid_for(n, max_grid);
   switch (op) {
-    case BinaryOp::Add: return binary_as<BinaryOp::Add>(a, b, c, n, bc, g, s);
-    case BinaryOp::Sub: return binary_as<BinaryOp::Sub>(a, b, c, n, bc, g, s);
-    case BinaryOp::Mul: return binary_as<BinaryOp::Mul>(a, b, c, n, bc, g, s);
-    case BinaryOp::Div: return binary_as<BinaryOp::Div>(a, b, c, n, bc, g, s);
-    case BinaryOp::Pow: return binary_as<BinaryOp::Pow>(a, b, c, n, bc, g, s);
-    case BinaryOp::Max: return binary_as<BinaryOp::Max>(a, b, c, n, bc, g, s);
-    case BinaryOp::Min: return binary_as<BinaryOp::Min>(a, b, c, n, bc, g, s);
+    case BinaryOp::Add: return binary_as<BinaryOp::Add>(e, a, b, c, n, bc, g, s);
+    case BinaryOp::Sub: return binary_as<BinaryOp::Sub>(e, a, b, c, n, bc, g, s);
+    case BinaryOp::Mul: return binary_as<BinaryOp::Mul>(e, a, b, c, n, bc, g, s);
+    case BinaryOp::Div: return binary_as<BinaryOp::Div>(e, a, b, c, n, bc, g, s);
+    case BinaryOp::Pow: return binary_as<BinaryOp::Pow>(e, a, b, c, n, bc, g, s);
+    case BinaryOp::Max: return binary_as<BinaryOp::Max>(e, a, b, c, n, bc, g, s);
+    case BinaryOp::Min: return binary_as<BinaryOp::Min>(e, a, b, c, n, bc, g, s);
   }
 }
 
-void launch_broadcast_copy(const float* src, float* dst, int64_t n, const Broadcast* bc,
+void launch_broadcast_copy(Elem e, const void* src, void* dst, int64_t n, const Broadcast* bc,
                            int max_grid, cudaStream_t s) {
   if (n <= 0) return;
-  broadcast_copy<<<grid_for(n, max_grid), kBlock, 0, s>>>(src, dst, n, *bc);
+  with_elem(e, [&](auto as) {
+    using T = typename decltype(as)::type;
+    broadcast_copy<T><<<grid_for(n, max_grid), kBlock, 0, s>>>(static_cast<const T*>(src),
+                                                                static_cast<T*>(dst), n, *bc);
+  });
 }
 
-void launch_unary(UnaryOp op, const float* x, float* y, int64_t n, float alpha, float beta,
+void launch_unary(UnaryOp op, Elem e, const void* x, void* y, int64_t n, float alpha, float beta,
                   int max_grid, cudaStream_t s) {
   if (n <= 0) return;
   const unsigned g = grid_for(n, max_grid);
   switch (op) {
-#define PI_CUDA_UNARY_CASE(OP)                                    \
-  case UnaryOp::OP:                                               \
-    unary<UnaryOp::OP><<<g, kBlock, 0, s>>>(x, y, n, alpha, beta); \
-    return;
+#define PI_CUDA_UNARY_CASE(OP) \
+  case UnaryOp::OP:            \
+    return unary_as<UnaryOp::OP>(e, x, y, n, alpha, beta, g, s);
     PI_CUDA_UNARY_CASE(Relu)
     PI_CUDA_UNARY_CASE(LeakyRelu)
     PI_CUDA_UNARY_CASE(Sigmoid)

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "providers/cuda/ops/elem.h"
+
 namespace polyinfer::cuda {
 
 enum class BinaryOp : int { Add, Sub, Mul, Div, Pow, Max, Min };
@@ -26,14 +28,15 @@ struct Broadcast {
   int64_t stride_b[kMaxRank] = {};
 };
 
-// c[i] = a[i] op b[i] over n elements; `bc` null when a, b and c have one shape.
-void launch_binary(BinaryOp op, const float* a, const float* b, float* c, int64_t n,
+// c[i] = a[i] op b[i] over n elements of type `e` (elem.h); `bc` null when a, b and c have one
+// shape.
+void launch_binary(BinaryOp op, Elem e, const void* a, const void* b, void* c, int64_t n,
                    const Broadcast* bc, int max_grid, cudaStream_t stream);
 // dst (n elements, bc's dims) = src read through bc.stride_a (numpy broadcasting; Gemm's C).
-void launch_broadcast_copy(const float* src, float* dst, int64_t n, const Broadcast* bc,
+void launch_broadcast_copy(Elem e, const void* src, void* dst, int64_t n, const Broadcast* bc,
                            int max_grid, cudaStream_t stream);
 // y[i] = op(x[i]); y may be x (in place).
-void launch_unary(UnaryOp op, const float* x, float* y, int64_t n, float alpha, float beta,
+void launch_unary(UnaryOp op, Elem e, const void* x, void* y, int64_t n, float alpha, float beta,
                   int max_grid, cudaStream_t stream);
 
 }  // namespace polyinfer::cuda

@@ -1,6 +1,11 @@
-// Matrix products on CUDA, float32, through cuBLAS: MatMul (numpy batching), Gemm, and the
-// optimizer's FusedGemm / FusedMatMul (ai.polyinfer) whose bias and activation run in cuBLASLt's
-// epilogue (one kernel: no separate bias or activation pass over the output).
+// Matrix products on CUDA through cuBLAS: MatMul (numpy batching), Gemm, and the optimizer's
+// FusedGemm / FusedMatMul (ai.polyinfer) whose bias and activation run in cuBLASLt's epilogue (one
+// kernel: no separate bias or activation pass over the output).
+//
+// Types: float32, float16 and bfloat16 operands, all with CUBLAS_COMPUTE_32F: float32
+// accumulation, Tensor Cores for the 16-bit operands (the output rounded once), and no TF32 for
+// float32 ones (that takes CUBLAS_COMPUTE_32F_FAST_TF32 or a TF32 math mode; TF32 would differ
+// from the CPU oracle by ~1e-3).
 //
 // Row-major to cuBLAS's column-major: a row-major [R, C] matrix is the column-major [C, R] one at
 // the same address, so Y = op(A)·op(B) (row-major [M, N]) is computed as Y^T = op(B)^T·op(A)^T,
@@ -30,14 +35,21 @@ void check_int_dims(const KernelContext& kc, const GemmShape& g) {
            ": dimensions beyond 2^31 (cuBLAS takes int)");
 }
 
-// cuBLAS SGEMM (plain fp32: the handle is in pedantic math mode, no TF32): Y = alpha·op(A)·op(B)
-// + beta·Y.
-void sgemm(Context& ctx, const GemmShape& g, float alpha, const float* a, const float* b,
-           float beta, float* y) {
-  PI_CUBLAS_CHECK(cublasSgemm(ctx.cublas(), g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                              g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(g.N),
-                              static_cast<int>(g.M), static_cast<int>(g.K), &alpha, b, g.ldb(), a,
-                              g.lda(), &beta, y, static_cast<int>(g.N)));
+// The cuBLAS storage type of a tensor dtype.
+cudaDataType_t blas_type(DType d) {
+  return d == DType::Float16 ? CUDA_R_16F : d == DType::BFloat16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+// Y = alpha·op(A)·op(B) + beta·Y, every operand of dtype `t`; alpha and beta in float32 (the
+// compute type's scale type).
+void gemm(Context& ctx, DType t, const GemmShape& g, float alpha, const void* a, const void* b,
+          float beta, void* y) {
+  PI_CUBLAS_CHECK(cublasGemmEx(ctx.cublas(), g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                               g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(g.N),
+                               static_cast<int>(g.M), static_cast<int>(g.K), &alpha, b,
+                               blas_type(t), g.ldb(), a, blas_type(t), g.lda(), &beta, y,
+                               blas_type(t), static_cast<int>(g.N), CUBLAS_COMPUTE_32F,
+                               CUBLAS_GEMM_DEFAULT));
 }
 
 // cuBLASLt epilogues this file uses beyond the bias.
@@ -85,8 +97,8 @@ uint32_t alignment_of(const void* p) {
 // Y = epilogue(alpha·op(A)·op(B) + bias) in one cuBLASLt call; bias (length N, may be null) is
 // added per output column of the row-major Y (per row of cuBLAS's column-major Y^T). False when
 // cuBLASLt has no algorithm for it (the caller then takes SGEMM and separate kernels).
-bool lt_gemm(Context& ctx, const GemmShape& g, float alpha, const float* a, const float* b,
-             const float* bias, Epi epi, float* y) {
+bool lt_gemm(Context& ctx, DType t, const GemmShape& g, float alpha, const void* a,
+             const void* b, const void* bias, Epi epi, void* y) {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ly = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
@@ -104,6 +116,7 @@ bool lt_gemm(Context& ctx, const GemmShape& g, float alpha, const float* a, cons
     }
   } cleanup{op, la, lb, ly, pref};
 
+  // The scale type (alpha, beta) is float32 for every operand type; the bias has Y's type.
   PI_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   // cuBLAS's first operand is our B, its second our A (see the top of the file).
   const cublasOperation_t tb = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -127,11 +140,12 @@ bool lt_gemm(Context& ctx, const GemmShape& g, float alpha, const float* a, cons
   // (or [M, K]), Y^T is [N, M].
   const uint64_t M = static_cast<uint64_t>(g.M), N = static_cast<uint64_t>(g.N),
                  K = static_cast<uint64_t>(g.K);
-  PI_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, g.trans_b ? K : N, g.trans_b ? N : K,
-                                             g.ldb()));
-  PI_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, g.trans_a ? M : K, g.trans_a ? K : M,
-                                             g.lda()));
-  PI_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&ly, CUDA_R_32F, N, M, static_cast<int64_t>(N)));
+  const cudaDataType_t dt = blas_type(t);
+  PI_CUBLAS_CHECK(
+      cublasLtMatrixLayoutCreate(&lb, dt, g.trans_b ? K : N, g.trans_b ? N : K, g.ldb()));
+  PI_CUBLAS_CHECK(
+      cublasLtMatrixLayoutCreate(&la, dt, g.trans_a ? M : K, g.trans_a ? K : M, g.lda()));
+  PI_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&ly, dt, N, M, static_cast<int64_t>(N)));
   PI_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   const size_t ws = Context::kLtWorkspace;
   PI_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
@@ -156,27 +170,27 @@ bool lt_gemm(Context& ctx, const GemmShape& g, float alpha, const float* a, cons
 }
 
 // Y (M x N, row-major) = the row vector `bias` (N) in every row.
-void broadcast_rows(Context& ctx, const float* bias, int64_t M, int64_t N, float* y) {
+void broadcast_rows(Context& ctx, DType t, const void* bias, int64_t M, int64_t N, void* y) {
   Broadcast bc;
   bc.rank = 2;
   bc.dims[0] = M;
   bc.dims[1] = N;
   bc.stride_a[0] = 0;
   bc.stride_a[1] = 1;
-  launch_broadcast_copy(bias, y, M * N, &bc, ctx.max_grid_x(), ctx.stream());
+  launch_broadcast_copy(elem_of(t), bias, y, M * N, &bc, ctx.max_grid_x(), ctx.stream());
   check_launch("bias broadcast");
 }
 
 // What ran, for the placement report and profiles: "cuda:cublaslt" (the epilogue did bias and
-// activation), "cuda:cublaslt+act", "cuda:sgemm", "cuda:sgemm+act".
+// activation), "cuda:cublaslt+act", "cuda:gemm", "cuda:gemm+act".
 const char* path_name(bool lt, bool act_kernel) {
   if (lt) return act_kernel ? "cuda:cublaslt+act" : "cuda:cublaslt";
-  return act_kernel ? "cuda:sgemm+act" : "cuda:sgemm";
+  return act_kernel ? "cuda:gemm+act" : "cuda:gemm";
 }
 
-void apply_activation(Context& ctx, const Activation& act, float* y, int64_t n) {
+void apply_activation(Context& ctx, DType t, const Activation& act, void* y, int64_t n) {
   if (!act.any) return;
-  launch_unary(act.op, y, y, n, act.alpha, act.beta, ctx.max_grid_x(), ctx.stream());
+  launch_unary(act.op, elem_of(t), y, y, n, act.alpha, act.beta, ctx.max_grid_x(), ctx.stream());
   check_launch("fused activation");
 }
 
@@ -184,14 +198,15 @@ void apply_activation(Context& ctx, const Activation& act, float* y, int64_t n) 
 
 class MatMulKernel final : public Kernel {
  public:
-  explicit MatMulKernel(const KernelInfo& info) : ctx_(Context::get()) { require_float32(info, 2); }
+  explicit MatMulKernel(const KernelInfo& info)
+      : ctx_(Context::get()), dtype_(require_float(info, 2, -1, /*library=*/true)) {}
   std::string impl() const override { return "cuda:cublas"; }
 
   void run(KernelContext& kc) override {
     const Tensor& a = kc.input(0);
     const Tensor& b = kc.input(1);
-    check_float32(kc, a);
-    check_float32(kc, b);
+    check_dtype(kc, a, dtype_);
+    check_dtype(kc, b, dtype_);
     const std::string who = kc.node().label();
     PI_CHECK(a.rank() >= 1 && b.rank() >= 1, ShapeMismatch, who,
              ": operands must not be scalars, got ", shape_str(a.shape()), " and ",
@@ -211,22 +226,23 @@ class MatMulKernel final : public Kernel {
     Shape out = batch;
     if (a.rank() > 1) out.push_back(g.M);
     if (b.rank() > 1) out.push_back(g.N);
-    Tensor& y = kc.output(0, DType::Float32, out);
+    Tensor& y = kc.output(0, dtype_, out);
     if (y.numel() == 0) return;
-    auto* py = static_cast<float*>(y.raw_data());
-    if (g.K == 0) {  // an empty sum
+    auto* py = static_cast<char*>(y.raw_data());
+    if (g.K == 0) {  // an empty sum (all-zero bits are 0 in every float type)
       PI_CUDA_CHECK(cudaMemsetAsync(py, 0, y.nbytes(), ctx_.stream()));
       return;
     }
-    const auto* pa = static_cast<const float*>(a.raw_data());
-    const auto* pb = static_cast<const float*>(b.raw_data());
+    const auto* pa = static_cast<const char*>(a.raw_data());
+    const auto* pb = static_cast<const char*>(b.raw_data());
+    const int64_t es = static_cast<int64_t>(dtype_size(dtype_));
     const int64_t nb = shape_numel(batch), nbb = shape_numel(bb);
     if (nbb == 1) {
       // B is one matrix: A's batch folds into its rows (A is contiguous), one SGEMM.
       GemmShape f = g;
       f.M = g.M * nb;
       check_int_dims(kc, f);
-      sgemm(ctx_, f, 1.0f, pa, pb, 0.0f, py);
+      gemm(ctx_, dtype_, f, 1.0f, pa, pb, 0.0f, py);
       return;
     }
     check_int_dims(kc, g);
@@ -239,11 +255,13 @@ class MatMulKernel final : public Kernel {
     auto uniform = [&](const std::vector<int64_t>& st) { return st == dense || st == zeros; };
     if (uniform(sa) && uniform(sb) && nb <= 0x7fffffff) {
       const float one = 1.0f, zero = 0.0f;
-      PI_CUBLAS_CHECK(cublasSgemmStridedBatched(
+      const cudaDataType_t dt = blas_type(dtype_);
+      PI_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
           ctx_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(g.N), static_cast<int>(g.M),
-          static_cast<int>(g.K), &one, pb, static_cast<int>(g.N), sb == zeros ? 0 : g.K * g.N, pa,
-          static_cast<int>(g.K), sa == zeros ? 0 : g.M * g.K, &zero, py, static_cast<int>(g.N),
-          g.M * g.N, static_cast<int>(nb)));
+          static_cast<int>(g.K), &one, pb, dt, static_cast<int>(g.N),
+          sb == zeros ? 0 : g.K * g.N, pa, dt, static_cast<int>(g.K),
+          sa == zeros ? 0 : g.M * g.K, &zero, py, dt, static_cast<int>(g.N), g.M * g.N,
+          static_cast<int>(nb), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
       return;
     }
     // General broadcasting ([2, 1] x [1, 3] batches): one SGEMM per output matrix, at the
@@ -255,7 +273,8 @@ class MatMulKernel final : public Kernel {
         oa += idx[d] * sa[d];
         ob += idx[d] * sb[d];
       }
-      sgemm(ctx_, g, 1.0f, pa + oa * g.M * g.K, pb + ob * g.K * g.N, 0.0f, py + i * g.M * g.N);
+      gemm(ctx_, dtype_, g, 1.0f, pa + oa * g.M * g.K * es, pb + ob * g.K * g.N * es, 0.0f,
+           py + i * g.M * g.N * es);
       for (size_t d = batch.size(); d-- > 0;) {
         if (++idx[d] < batch[d]) break;
         idx[d] = 0;
@@ -265,6 +284,7 @@ class MatMulKernel final : public Kernel {
 
  private:
   Context& ctx_;
+  DType dtype_;
 };
 
 // ---- Gemm and FusedGemm ----
@@ -282,7 +302,7 @@ class GemmKernel final : public Kernel {
         beta_(info.attr_float("beta", 1.0f)),
         trans_a_(info.attr_int("transA", 0) != 0),
         trans_b_(info.attr_int("transB", 0) != 0) {
-    require_float32(info, 3, 2);
+    dtype_ = require_float(info, 3, 2, /*library=*/true);
     if (fused) act_ = activation_of(cpu::FusedActivation::from(info));
   }
   // The path the last run took (path_name); "cuda:cublas" before the first.
@@ -291,8 +311,8 @@ class GemmKernel final : public Kernel {
   void run(KernelContext& kc) override {
     const Tensor& a = kc.input(0);
     const Tensor& b = kc.input(1);
-    check_float32(kc, a);
-    check_float32(kc, b);
+    check_dtype(kc, a, dtype_);
+    check_dtype(kc, b, dtype_);
     const std::string who = kc.node().label();
     PI_CHECK(a.rank() == 2 && b.rank() == 2, ShapeMismatch, who, ": A and B must be 2-D, got ",
              shape_str(a.shape()), " and ", shape_str(b.shape()));
@@ -306,49 +326,48 @@ class GemmKernel final : public Kernel {
     PI_CHECK(kb == g.K, ShapeMismatch, who, ": inner dimensions differ (", shape_str(a.shape()),
              trans_a_ ? "^T" : "", " by ", shape_str(b.shape()), trans_b_ ? "^T" : "", ")");
     check_int_dims(kc, g);
-    Tensor& y = kc.output(0, DType::Float32, {g.M, g.N});
+    Tensor& y = kc.output(0, dtype_, {g.M, g.N});
     if (y.numel() == 0) return;
-    auto* py = static_cast<float*>(y.raw_data());
-    const auto* pa = static_cast<const float*>(a.raw_data());
-    const auto* pb = static_cast<const float*>(b.raw_data());
+    void* py = y.raw_data();
+    const void* pa = a.raw_data();
+    const void* pb = b.raw_data();
     const Tensor* c = kc.has_input(2) && beta_ != 0.0f ? &kc.input(2) : nullptr;
-    if (c) check_float32(kc, *c);
+    if (c) check_dtype(kc, *c, dtype_);
     // A row bias with beta = 1 can go in cuBLASLt's epilogue, and the activation with it.
-    const float* bias = c && beta_ == 1.0f && is_row_bias(c->shape(), g.N)
-                            ? static_cast<const float*>(c->raw_data())
-                            : nullptr;
+    const void* bias =
+        c && beta_ == 1.0f && is_row_bias(c->shape(), g.N) ? c->raw_data() : nullptr;
     bool product_done = false, act_done = false;
     if (g.K > 0 && (c == nullptr || bias != nullptr)) {
-      if (act_.epi != Epi::None && lt_gemm(ctx_, g, alpha_, pa, pb, bias, act_.epi, py))
+      if (act_.epi != Epi::None && lt_gemm(ctx_, dtype_, g, alpha_, pa, pb, bias, act_.epi, py))
         product_done = act_done = true;
-      else if (bias && lt_gemm(ctx_, g, alpha_, pa, pb, bias, Epi::None, py))
+      else if (bias && lt_gemm(ctx_, dtype_, g, alpha_, pa, pb, bias, Epi::None, py))
         product_done = true;
     }
     if (!product_done) {
-      // Y = beta·C broadcast (or 0), then SGEMM accumulates alpha·A·B onto it.
+      // Y = beta·C broadcast (or 0), then the GEMM accumulates alpha·A·B onto it.
       if (c) broadcast_c_into(kc, *c, g, py);
       if (g.K > 0) {
-        sgemm(ctx_, g, alpha_, pa, pb, c ? beta_ : 0.0f, py);
+        gemm(ctx_, dtype_, g, alpha_, pa, pb, c ? beta_ : 0.0f, py);
       } else if (!c) {
         PI_CUDA_CHECK(cudaMemsetAsync(py, 0, y.nbytes(), ctx_.stream()));  // an empty sum
       } else if (beta_ != 1.0f) {
-        PI_CUBLAS_CHECK(
-            cublasSscal(ctx_.cublas(), static_cast<int>(g.M * g.N), &beta_, py, 1));
+        PI_CUBLAS_CHECK(cublasScalEx(ctx_.cublas(), static_cast<int>(g.M * g.N), &beta_,
+                                     CUDA_R_32F, py, blas_type(dtype_), 1, CUDA_R_32F));
       }
     }
-    if (!act_done) apply_activation(ctx_, act_, py, y.numel());
+    if (!act_done) apply_activation(ctx_, dtype_, act_, py, y.numel());
     check_launch(who.c_str());
     path_ = path_name(product_done, act_.any && !act_done);
   }
 
  private:
   // Y (M x N) = C broadcast (unidirectionally, as Gemm allows).
-  void broadcast_c_into(const KernelContext& kc, const Tensor& c, const GemmShape& g, float* y) {
+  void broadcast_c_into(const KernelContext& kc, const Tensor& c, const GemmShape& g, void* y) {
     const Shape out{g.M, g.N};
     const Shape bs = broadcast_shapes(c.shape(), out, kc.node().label().c_str());
     PI_CHECK(bs == out, ShapeMismatch, kc.node().label(), ": C ", shape_str(c.shape()),
              " does not broadcast to ", shape_str(out));
-    const auto* pc = static_cast<const float*>(c.raw_data());
+    const void* pc = c.raw_data();
     if (c.shape() == out) {
       PI_CUDA_CHECK(cudaMemcpyAsync(y, pc, c.nbytes(), cudaMemcpyDeviceToDevice, ctx_.stream()));
       return;
@@ -360,11 +379,13 @@ class GemmKernel final : public Kernel {
     bc.dims[1] = g.N;
     bc.stride_a[0] = sc[0];
     bc.stride_a[1] = sc[1];
-    launch_broadcast_copy(pc, y, g.M * g.N, &bc, ctx_.max_grid_x(), ctx_.stream());
+    launch_broadcast_copy(elem_of(dtype_), pc, y, g.M * g.N, &bc, ctx_.max_grid_x(),
+                          ctx_.stream());
     check_launch("Gemm C broadcast");
   }
 
   Context& ctx_;
+  DType dtype_ = DType::Float32;
   float alpha_, beta_;
   bool trans_a_, trans_b_;
   Activation act_;
@@ -386,7 +407,7 @@ class FusedGemmKernel final : public Kernel {
 class FusedMatMulKernel final : public Kernel {
  public:
   explicit FusedMatMulKernel(const KernelInfo& info) : ctx_(Context::get()) {
-    require_float32(info, 3);
+    dtype_ = require_float(info, 3, -1, /*library=*/true);
     act_ = activation_of(cpu::FusedActivation::from(info));
     // A's batch folds into its rows (one product): B must be a single matrix, known at creation.
     const Tensor* b = info.constant_input(1);
@@ -400,8 +421,8 @@ class FusedMatMulKernel final : public Kernel {
   void run(KernelContext& kc) override {
     const Tensor& a = kc.input(0);
     const Tensor& b = kc.input(1);
-    check_float32(kc, a);
-    check_float32(kc, b);
+    check_dtype(kc, a, dtype_);
+    check_dtype(kc, b, dtype_);
     const std::string who = kc.node().label();
     PI_CHECK(a.rank() >= 2 && b.rank() == 2, UnsupportedOp, who, ": A of rank ", a.rank(),
              " and B of rank ", b.rank(), " (the CUDA kernel takes A rank >= 2, B rank 2)");
@@ -414,39 +435,40 @@ class FusedMatMulKernel final : public Kernel {
     check_int_dims(kc, g);
     Shape out = a.shape();
     out.back() = g.N;
-    Tensor& y = kc.output(0, DType::Float32, out);
+    Tensor& y = kc.output(0, dtype_, out);
     if (y.numel() == 0) return;
-    auto* py = static_cast<float*>(y.raw_data());
-    const float* bias = nullptr;
+    void* py = y.raw_data();
+    const void* bias = nullptr;
     if (kc.has_input(2)) {
       const Tensor& e = kc.input(2);
-      check_float32(kc, e);
+      check_dtype(kc, e, dtype_);
       PI_CHECK(e.rank() == 1 && e.numel() == g.N, ShapeMismatch, who, ": bias ", e.describe(),
                " is not [", g.N, "]");
-      bias = static_cast<const float*>(e.raw_data());
+      bias = e.raw_data();
     }
-    const auto* pa = static_cast<const float*>(a.raw_data());
-    const auto* pb = static_cast<const float*>(b.raw_data());
+    const void* pa = a.raw_data();
+    const void* pb = b.raw_data();
     bool product_done = false, act_done = false;
     if (g.K > 0) {
-      if (act_.epi != Epi::None && lt_gemm(ctx_, g, 1.0f, pa, pb, bias, act_.epi, py))
+      if (act_.epi != Epi::None && lt_gemm(ctx_, dtype_, g, 1.0f, pa, pb, bias, act_.epi, py))
         product_done = act_done = true;
-      else if (bias && lt_gemm(ctx_, g, 1.0f, pa, pb, bias, Epi::None, py))
+      else if (bias && lt_gemm(ctx_, dtype_, g, 1.0f, pa, pb, bias, Epi::None, py))
         product_done = true;
     }
     if (!product_done) {
-      // Y = bias in every row (or 0), then SGEMM accumulates A·B onto it.
-      if (bias) broadcast_rows(ctx_, bias, g.M, g.N, py);
+      // Y = bias in every row (or 0), then the GEMM accumulates A·B onto it.
+      if (bias) broadcast_rows(ctx_, dtype_, bias, g.M, g.N, py);
       else if (g.K == 0) PI_CUDA_CHECK(cudaMemsetAsync(py, 0, y.nbytes(), ctx_.stream()));
-      if (g.K > 0) sgemm(ctx_, g, 1.0f, pa, pb, bias ? 1.0f : 0.0f, py);
+      if (g.K > 0) gemm(ctx_, dtype_, g, 1.0f, pa, pb, bias ? 1.0f : 0.0f, py);
     }
-    if (!act_done) apply_activation(ctx_, act_, py, y.numel());
+    if (!act_done) apply_activation(ctx_, dtype_, act_, py, y.numel());
     check_launch(who.c_str());
     path_ = path_name(product_done, act_.any && !act_done);
   }
 
  private:
   Context& ctx_;
+  DType dtype_;
   Activation act_;
   std::string path_ = "cuda:cublas";
 };

@@ -1,9 +1,10 @@
-// Float32 data movement on CUDA: Transpose, Slice, Split, Expand (strided copies, layout.cu),
-// Concat (one cudaMemcpy2DAsync per input) and Gather (layout.cu). The parameter rules are the CPU
-// kernels' (plan_slice, plan_split, the Gather index check), so both agree on clamping and on
-// errors. Starts/ends/axes/steps/split sizes that are constants are kept on the host (reported
+// Data movement on CUDA, float32, float16 and bfloat16 (bit-exact copies): Transpose, Slice,
+// Split, Expand (strided copies, layout.cu), Concat (one cudaMemcpy2DAsync per input) and Gather
+// (layout.cu). The parameter rules are the CPU kernels' (plan_slice, plan_split, the Gather index
+// check), so both agree on clamping and on errors. Starts/ends/axes/steps/split sizes that are constants are kept on the host (reported
 // prepacked); computed ones are read back from the device, which waits for the queued work.
-// Refused at creation: other dtypes, ranks above 8.
+// Refused at creation: other dtypes (integer tensors are shape arithmetic, which stays on the
+// CPU), ranks above 8.
 #include <numeric>
 
 #include "core/shape_util.h"
@@ -39,22 +40,22 @@ void copy_view(Context& ctx, const Tensor& x, Tensor& y, const Shape& out,
     v.stride[d] = stride[d];
   }
   v.base = base;
-  launch_strided_copy(static_cast<const float*>(x.raw_data()), static_cast<float*>(y.raw_data()),
-                      y.numel(), v, ctx.max_grid_x(), ctx.stream());
+  launch_strided_copy(dtype_size(x.dtype()), x.raw_data(), y.raw_data(), y.numel(), v,
+                      ctx.max_grid_x(), ctx.stream());
 }
 
 class TransposeKernel final : public Kernel {
  public:
   explicit TransposeKernel(const KernelInfo& info)
       : ctx_(Context::get()), perm_(info.attr_ints("perm")) {
-    require_float32(info, 1, kLayoutMaxRank);
+    dtype_ = require_float(info, 1, kLayoutMaxRank);
   }
   std::string impl() const override { return "cuda:transpose"; }
 
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
-    check_float32(kc, x);
+    check_dtype(kc, x, dtype_);
     check_rank(kc, x);
     const int r = x.rank();
     std::vector<int64_t> perm = perm_;
@@ -75,20 +76,21 @@ class TransposeKernel final : public Kernel {
       out[d] = x.shape()[p];
       st[d] = in_st[p];
     }
-    Tensor& y = kc.output(0, DType::Float32, out);
+    Tensor& y = kc.output(0, dtype_, out);
     copy_view(ctx_, x, y, out, st, 0);
     check_launch(who.c_str());
   }
 
  private:
   Context& ctx_;
+  DType dtype_ = DType::Float32;
   std::vector<int64_t> perm_;
 };
 
 class SliceKernel final : public Kernel {
  public:
   explicit SliceKernel(const KernelInfo& info) : ctx_(Context::get()), attrs_(info) {
-    require_float32(info, 1, kLayoutMaxRank);
+    dtype_ = require_float(info, 1, kLayoutMaxRank);
     constants_.keep(info, 1);
   }
   std::string impl() const override { return "cuda:slice"; }
@@ -96,7 +98,7 @@ class SliceKernel final : public Kernel {
 
   void run(KernelContext& kc) override {
     const Tensor& x = kc.input(0);
-    check_float32(kc, x);
+    check_dtype(kc, x, dtype_);
     check_rank(kc, x);
     HostConstantsContext hc(kc, constants_);
     const SlicePlan p = plan_slice(attrs_, hc);
@@ -107,13 +109,14 @@ class SliceKernel final : public Kernel {
       st[d] = in_st[d] * p.step[d];
       base += p.first[d] * in_st[d];
     }
-    Tensor& y = kc.output(0, DType::Float32, p.out);
+    Tensor& y = kc.output(0, dtype_, p.out);
     copy_view(ctx_, x, y, p.out, st, base);
     check_launch(kc.node().label().c_str());
   }
 
  private:
   Context& ctx_;
+  DType dtype_ = DType::Float32;
   SliceAttrs attrs_;
   HostConstants constants_;
 };
@@ -121,7 +124,7 @@ class SliceKernel final : public Kernel {
 class SplitKernel final : public Kernel {
  public:
   explicit SplitKernel(const KernelInfo& info) : ctx_(Context::get()), attrs_(info) {
-    require_float32(info, 1, kLayoutMaxRank);
+    dtype_ = require_float(info, 1, kLayoutMaxRank);
     constants_.keep(info, 1);
   }
   std::string impl() const override { return "cuda:split"; }
@@ -129,7 +132,7 @@ class SplitKernel final : public Kernel {
 
   void run(KernelContext& kc) override {
     const Tensor& x = kc.input(0);
-    check_float32(kc, x);
+    check_dtype(kc, x, dtype_);
     check_rank(kc, x);
     HostConstantsContext hc(kc, constants_);
     const SplitPlan p = plan_split(attrs_, hc);
@@ -139,7 +142,7 @@ class SplitKernel final : public Kernel {
       Shape out = x.shape();
       out[p.axis] = p.sizes[o];
       if (kc.wants_output(o)) {
-        Tensor& y = kc.output(o, DType::Float32, out);
+        Tensor& y = kc.output(o, dtype_, out);
         copy_view(ctx_, x, y, out, st, offset * st[p.axis]);
       }
       offset += p.sizes[o];
@@ -149,6 +152,7 @@ class SplitKernel final : public Kernel {
 
  private:
   Context& ctx_;
+  DType dtype_ = DType::Float32;
   SplitAttrs attrs_;
   HostConstants constants_;
 };
@@ -158,7 +162,7 @@ class SplitKernel final : public Kernel {
 class ExpandKernel final : public Kernel {
  public:
   explicit ExpandKernel(const KernelInfo& info) : ctx_(Context::get()) {
-    require_float32(info, 1, kLayoutMaxRank);
+    dtype_ = require_float(info, 1, kLayoutMaxRank);
     constants_.keep(info, 1);
   }
   std::string impl() const override { return "cuda:expand"; }
@@ -167,19 +171,20 @@ class ExpandKernel final : public Kernel {
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
-    check_float32(kc, x);
+    check_dtype(kc, x, dtype_);
     HostConstantsContext hc(kc, constants_);
     const Shape out = expand_shape(x.shape(), read_int_list(hc.input(1), who.c_str()), who);
     PI_CHECK(out.size() <= static_cast<size_t>(kLayoutMaxRank), UnsupportedOp, who,
              ": output rank ", out.size(), " (the CUDA layout kernels take up to ",
              kLayoutMaxRank, ")");
-    Tensor& y = kc.output(0, DType::Float32, out);
+    Tensor& y = kc.output(0, dtype_, out);
     copy_view(ctx_, x, y, out, broadcast_strides(x.shape(), out), 0);
     check_launch(who.c_str());
   }
 
  private:
   Context& ctx_;
+  DType dtype_ = DType::Float32;
   HostConstants constants_;
 };
 
@@ -189,14 +194,14 @@ class ConcatKernel final : public Kernel {
  public:
   explicit ConcatKernel(const KernelInfo& info)
       : ctx_(Context::get()), axis_(info.attr_int("axis", 0)) {
-    require_float32(info);
+    dtype_ = require_float(info);
   }
   std::string impl() const override { return "cuda:concat"; }
 
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
     const Tensor& first = kc.input(0);
-    check_float32(kc, first);
+    check_dtype(kc, first, dtype_);
     const int r = first.rank();
     PI_CHECK(r > 0, InvalidArgument, who, ": Concat of scalars");
     const int64_t axis = normalize_axis(axis_, r, who.c_str());
@@ -204,7 +209,7 @@ class ConcatKernel final : public Kernel {
     out[axis] = 0;
     for (size_t i = 0; i < kc.num_inputs(); ++i) {
       const Tensor& t = kc.input(i);
-      check_float32(kc, t);
+      check_dtype(kc, t, dtype_);
       PI_CHECK(t.rank() == r, ShapeMismatch, who, ": input ", i, " ", t.describe(),
                " has another rank than input 0 ", first.describe());
       for (int d = 0; d < r; ++d)
@@ -213,22 +218,23 @@ class ConcatKernel final : public Kernel {
                  " outside axis ", axis);
       out[axis] += t.shape()[axis];
     }
-    Tensor& y = kc.output(0, DType::Float32, out);
+    Tensor& y = kc.output(0, dtype_, out);
     if (y.numel() == 0) return;
     const int64_t outer = shape_numel(Shape(out.begin(), out.begin() + axis));
     const int64_t inner = shape_numel(Shape(out.begin() + axis + 1, out.end()));
-    const size_t row = static_cast<size_t>(out[axis] * inner) * 4;
+    const size_t es = dtype_size(dtype_);
+    const size_t row = static_cast<size_t>(out[axis] * inner) * es;
     int64_t col = 0;
     for (size_t i = 0; i < kc.num_inputs(); ++i) {
       const Tensor& t = kc.input(i);
-      const size_t width = static_cast<size_t>(t.shape()[axis] * inner) * 4;
+      const size_t width = static_cast<size_t>(t.shape()[axis] * inner) * es;
+      char* dst = static_cast<char*>(y.raw_data()) + static_cast<size_t>(col * inner) * es;
       // One row (axis 0, say): a plain copy, which has no pitch limit.
       if (width > 0 && outer == 1)
-        PI_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(y.raw_data()) + col * inner * 4,
-                                      t.raw_data(), width, cudaMemcpyDeviceToDevice,
+        PI_CUDA_CHECK(cudaMemcpyAsync(dst, t.raw_data(), width, cudaMemcpyDeviceToDevice,
                                       ctx_.stream()));
       else if (width > 0 && outer > 1)
-        PI_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(y.raw_data()) + col * inner * 4, row,
+        PI_CUDA_CHECK(cudaMemcpy2DAsync(dst, row,
                                         t.raw_data(), width, width, static_cast<size_t>(outer),
                                         cudaMemcpyDeviceToDevice, ctx_.stream()));
       col += t.shape()[axis];
@@ -237,6 +243,7 @@ class ConcatKernel final : public Kernel {
 
  private:
   Context& ctx_;
+  DType dtype_ = DType::Float32;
   int64_t axis_;
 };
 
@@ -246,7 +253,7 @@ class GatherKernel final : public Kernel {
  public:
   explicit GatherKernel(const KernelInfo& info)
       : ctx_(Context::get()), axis_(info.attr_int("axis", 0)) {
-    require_float32(info, 1, kLayoutMaxRank);
+    dtype_ = require_float(info, 1, kLayoutMaxRank);
     DType it = DType::Undefined;
     if (const Tensor* c = info.constant_input(1)) {
       it = c->dtype();
@@ -268,7 +275,7 @@ class GatherKernel final : public Kernel {
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
-    check_float32(kc, x);
+    check_dtype(kc, x, dtype_);
     check_rank(kc, x);
     const int64_t axis = gather_axis(x, axis_, who);
     const int64_t dim = x.shape()[axis];
@@ -288,18 +295,19 @@ class GatherKernel final : public Kernel {
              ": indices of dtype ", dtype_name(host->dtype()));
     read_indices(*host, dim, who);
     const Shape out = gather_shape(x.shape(), host->shape(), axis);
-    Tensor& y = kc.output(0, DType::Float32, out);
+    Tensor& y = kc.output(0, dtype_, out);
     if (y.numel() == 0) return;
     const int64_t outer = shape_numel(Shape(x.shape().begin(), x.shape().begin() + axis));
     const int64_t inner = shape_numel(Shape(x.shape().begin() + axis + 1, x.shape().end()));
-    launch_gather(static_cast<const float*>(x.raw_data()), dev->raw_data(),
-                  host->dtype() == DType::Int64, static_cast<float*>(y.raw_data()), outer, dim,
-                  host->numel(), inner, ctx_.max_grid_x(), ctx_.stream());
+    launch_gather(dtype_size(dtype_), x.raw_data(), dev->raw_data(),
+                  host->dtype() == DType::Int64, y.raw_data(), outer, dim, host->numel(), inner,
+                  ctx_.max_grid_x(), ctx_.stream());
     check_launch(who.c_str());
   }
 
  private:
   Context& ctx_;
+  DType dtype_ = DType::Float32;
   int64_t axis_;
   Tensor host_, device_;
 };

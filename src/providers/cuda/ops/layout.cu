@@ -1,5 +1,7 @@
 // Data-movement kernels (layout_kernels.h): one thread per output element over grid-stride
-// loops, 64-bit indexing. Only copies: the results are bit-exact.
+// loops, 64-bit indexing. The copies move bits as unsigned words of the element's size (any
+// dtype of that size, bit-exact); Resize widens to float32 and rounds once (elem.cuh).
+#include "providers/cuda/ops/elem.cuh"
 #include "providers/cuda/ops/layout_kernels.h"
 
 namespace polyinfer::cuda {
@@ -12,7 +14,8 @@ unsigned grid_for(int64_t n, int max_grid) {
   return static_cast<unsigned>(g < 1 ? 1 : (g < max_grid ? g : max_grid));
 }
 
-__global__ void strided_copy(const float* __restrict__ x, float* __restrict__ y, int64_t n,
+template <class T>
+__global__ void strided_copy(const T* __restrict__ x, T* __restrict__ y, int64_t n,
                              StridedView v) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
@@ -25,10 +28,9 @@ __global__ void strided_copy(const float* __restrict__ x, float* __restrict__ y,
   }
 }
 
-template <class Index>
-__global__ void gather(const float* __restrict__ x, const Index* __restrict__ idx,
-                       float* __restrict__ y, int64_t n, int64_t dim, int64_t n_idx,
-                       int64_t inner) {
+template <class T, class Index>
+__global__ void gather(const T* __restrict__ x, const Index* __restrict__ idx, T* __restrict__ y,
+                       int64_t n, int64_t dim, int64_t n_idx, int64_t inner) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
     const int64_t in = i % inner, k = i / inner % n_idx, o = i / (inner * n_idx);
@@ -38,7 +40,8 @@ __global__ void gather(const float* __restrict__ x, const Index* __restrict__ id
   }
 }
 
-__global__ void resize(const float* __restrict__ x, float* __restrict__ y, int64_t n, int64_t h,
+template <class T>
+__global__ void resize(const T* __restrict__ x, T* __restrict__ y, int64_t n, int64_t h,
                        int64_t w, int64_t oh, int64_t ow, const int32_t* __restrict__ idx,
                        const float* __restrict__ wt, float extrapolation) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
@@ -46,46 +49,67 @@ __global__ void resize(const float* __restrict__ x, float* __restrict__ y, int64
     const int64_t c = i % ow, r = i / ow % oh, plane = i / (ow * oh);
     const int64_t tr = 2 * r, tc = 2 * (oh + c);
     if (idx[tr] < 0 || idx[tc] < 0) {
-      y[i] = extrapolation;
+      y[i] = narrow<T>(extrapolation);
       continue;
     }
-    const float* xp = x + plane * h * w;
-    const float* r0 = xp + int64_t{idx[tr]} * w;
-    const float* r1 = xp + int64_t{idx[tr + 1]} * w;
+    const T* xp = x + plane * h * w;
+    const T* r0 = xp + int64_t{idx[tr]} * w;
+    const T* r1 = xp + int64_t{idx[tr + 1]} * w;
     const int64_t c0 = idx[tc], c1 = idx[tc + 1];
-    const float a = wt[tc] * r0[c0] + wt[tc + 1] * r0[c1];
-    const float b = wt[tc] * r1[c0] + wt[tc + 1] * r1[c1];
-    y[i] = wt[tr] * a + wt[tr + 1] * b;
+    const float a = wt[tc] * widen(r0[c0]) + wt[tc + 1] * widen(r0[c1]);
+    const float b = wt[tc] * widen(r1[c0]) + wt[tc + 1] * widen(r1[c1]);
+    y[i] = narrow<T>(wt[tr] * a + wt[tr + 1] * b);
   }
+}
+
+// f(As<U>{}) with U the unsigned word of `bytes` bytes.
+template <class F>
+void with_word(size_t bytes, F&& f) {
+  if (bytes == 2) f(As<uint16_t>{});
+  else if (bytes == 8) f(As<uint64_t>{});
+  else f(As<uint32_t>{});
 }
 
 }  // namespace
 
-void launch_resize(const float* x, float* y, int64_t planes, int64_t h, int64_t w, int64_t oh,
-                   int64_t ow, const int32_t* idx, const float* wt, float extrapolation,
-                   int max_grid, cudaStream_t stream) {
+void launch_resize(Elem e, const void* x, void* y, int64_t planes, int64_t h, int64_t w,
+                   int64_t oh, int64_t ow, const int32_t* idx, const float* wt,
+                   float extrapolation, int max_grid, cudaStream_t stream) {
   const int64_t n = planes * oh * ow;
   if (n <= 0) return;
-  resize<<<grid_for(n, max_grid), kBlock, 0, stream>>>(x, y, n, h, w, oh, ow, idx, wt,
-                                                       extrapolation);
+  with_elem(e, [&](auto as) {
+    using T = typename decltype(as)::type;
+    resize<T><<<grid_for(n, max_grid), kBlock, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<T*>(y), n, h, w, oh, ow, idx, wt, extrapolation);
+  });
 }
 
-void launch_strided_copy(const float* x, float* y, int64_t n, const StridedView& v, int max_grid,
-                         cudaStream_t stream) {
+void launch_strided_copy(size_t elem_bytes, const void* x, void* y, int64_t n,
+                         const StridedView& v, int max_grid, cudaStream_t stream) {
   if (n <= 0) return;
-  strided_copy<<<grid_for(n, max_grid), kBlock, 0, stream>>>(x, y, n, v);
+  with_word(elem_bytes, [&](auto as) {
+    using U = typename decltype(as)::type;
+    strided_copy<U><<<grid_for(n, max_grid), kBlock, 0, stream>>>(static_cast<const U*>(x),
+                                                                   static_cast<U*>(y), n, v);
+  });
 }
 
-void launch_gather(const float* x, const void* indices, bool wide, float* y, int64_t outer,
-                   int64_t dim, int64_t n_idx, int64_t inner, int max_grid, cudaStream_t stream) {
+void launch_gather(size_t elem_bytes, const void* x, const void* indices, bool wide, void* y,
+                   int64_t outer, int64_t dim, int64_t n_idx, int64_t inner, int max_grid,
+                   cudaStream_t stream) {
   const int64_t n = outer * n_idx * inner;
   if (n <= 0) return;
-  if (wide)
-    gather<<<grid_for(n, max_grid), kBlock, 0, stream>>>(
-        x, static_cast<const int64_t*>(indices), y, n, dim, n_idx, inner);
-  else
-    gather<<<grid_for(n, max_grid), kBlock, 0, stream>>>(
-        x, static_cast<const int32_t*>(indices), y, n, dim, n_idx, inner);
+  with_word(elem_bytes, [&](auto as) {
+    using U = typename decltype(as)::type;
+    const auto* ux = static_cast<const U*>(x);
+    auto* uy = static_cast<U*>(y);
+    if (wide)
+      gather<<<grid_for(n, max_grid), kBlock, 0, stream>>>(
+          ux, static_cast<const int64_t*>(indices), uy, n, dim, n_idx, inner);
+    else
+      gather<<<grid_for(n, max_grid), kBlock, 0, stream>>>(
+          ux, static_cast<const int32_t*>(indices), uy, n, dim, n_idx, inner);
+  });
 }
 
 }  // namespace polyinfer::cuda

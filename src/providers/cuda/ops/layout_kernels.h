@@ -4,7 +4,10 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
+
+#include "providers/cuda/ops/elem.h"
 
 namespace polyinfer::cuda {
 
@@ -19,19 +22,23 @@ struct StridedView {
   int64_t stride[kLayoutMaxRank] = {};
   int64_t base = 0;
 };
-void launch_strided_copy(const float* x, float* y, int64_t n, const StridedView& v, int max_grid,
-                         cudaStream_t stream);
+// Elements of `elem_bytes` (2, 4 or 8) bytes: a copy moves bits, so the type does not matter.
+void launch_strided_copy(size_t elem_bytes, const void* x, void* y, int64_t n,
+                         const StridedView& v, int max_grid, cudaStream_t stream);
 
 // y [outer, n_idx, inner] = x [outer, dim, inner] at indices[i] (int64 when `wide`, else int32;
-// already checked on the host to lie in [-dim, dim), negatives counting from the end).
-void launch_gather(const float* x, const void* indices, bool wide, float* y, int64_t outer,
-                   int64_t dim, int64_t n_idx, int64_t inner, int max_grid, cudaStream_t stream);
+// already checked on the host to lie in [-dim, dim), negatives counting from the end); elements
+// of `elem_bytes` (2, 4 or 8) bytes.
+void launch_gather(size_t elem_bytes, const void* x, const void* indices, bool wide, void* y,
+                   int64_t outer, int64_t dim, int64_t n_idx, int64_t inner, int max_grid,
+                   cudaStream_t stream);
 
 // Resize over the last two axes of [planes, h, w] -> [planes, oh, ow]: for output row r the
 // taps are idx[2r], idx[2r+1] with weights wt[2r], wt[2r+1]; for column c the same at 2(oh + c).
 // idx -1 marks a coordinate outside the crop (tf_crop_and_resize): the output is `extrapolation`.
-void launch_resize(const float* x, float* y, int64_t planes, int64_t h, int64_t w, int64_t oh,
-                   int64_t ow, const int32_t* idx, const float* wt, float extrapolation,
-                   int max_grid, cudaStream_t stream);
+// x and y of type `e`, blended in float32 and rounded once.
+void launch_resize(Elem e, const void* x, void* y, int64_t planes, int64_t h, int64_t w,
+                   int64_t oh, int64_t ow, const int32_t* idx, const float* wt,
+                   float extrapolation, int max_grid, cudaStream_t stream);
 
 }  // namespace polyinfer::cuda

@@ -7,10 +7,14 @@
 
 #include <cstdint>
 
+#include "providers/cuda/ops/elem.h"
+
 namespace polyinfer::cuda {
 
+// Tensors of type `e` (elem.h) where a launcher takes an Elem, float32 otherwise.
+
 // y [planes, oh, ow] = x [planes, h, w] placed at (pt, pl), zeros around it.
-void launch_pad_planes(const float* x, float* y, int64_t planes, int64_t h, int64_t w,
+void launch_pad_planes(Elem e, const void* x, void* y, int64_t planes, int64_t h, int64_t w,
                        int64_t pt, int64_t pl, int64_t oh, int64_t ow, int max_grid,
                        cudaStream_t stream);
 
@@ -23,13 +27,13 @@ struct PoolWindow {
   int64_t in_h = 1, in_w = 1, out_h = 1, out_w = 1, k_h = 1, k_w = 1;
   int64_t s_h = 1, s_w = 1, d_h = 1, d_w = 1, p_t = 0, p_l = 0, p_b = 0, p_r = 0;
 };
-void launch_pool(const float* x, float* y, int64_t planes, const PoolWindow& w, PoolMode mode,
-                 int max_grid, cudaStream_t stream);
+void launch_pool(Elem e, const void* x, void* y, int64_t planes, const PoolWindow& w,
+                 PoolMode mode, int max_grid, cudaStream_t stream);
 
 enum class RowOp : int { Sum, Mean, Max };
-// y[r] = op(x[r * n .. r * n + n)), one block per row.
-void launch_row_reduce(const float* x, float* y, int64_t rows, int64_t n, RowOp op, int max_grid,
-                       cudaStream_t stream);
+// y[r] = op(x[r * n .. r * n + n)), one block per row, accumulated in float32.
+void launch_row_reduce(Elem e, const void* x, void* y, int64_t rows, int64_t n, RowOp op,
+                       int max_grid, cudaStream_t stream);
 
 // y = (x - mean) / sqrt(var + eps) * scale + bias over rows of n, statistics in float32, one
 // block per row. scale[i * s_stride] and bias[i * b_stride] (stride 0: one value; bias may be
@@ -38,10 +42,11 @@ void launch_layer_norm(const float* x, const float* scale, const float* bias, fl
                        int64_t rows, int64_t n, int64_t s_stride, int64_t b_stride, float eps,
                        int max_grid, cudaStream_t stream);
 
-// Inference BatchNormalization over [batch, channels, spatial]:
+// Inference BatchNormalization over [batch, channels, spatial], every tensor of type `e`:
 // y = (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + bias[c].
-void launch_batch_norm(const float* x, const float* scale, const float* bias, const float* mean,
-                       const float* var, float* y, int64_t batch, int64_t channels,
-                       int64_t spatial, float eps, int max_grid, cudaStream_t stream);
+void launch_batch_norm(Elem e, const void* x, const void* scale, const void* bias,
+                       const void* mean, const void* var, void* y, int64_t batch,
+                       int64_t channels, int64_t spatial, float eps, int max_grid,
+                       cudaStream_t stream);
 
 }  // namespace polyinfer::cuda

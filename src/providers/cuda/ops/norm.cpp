@@ -1,11 +1,12 @@
-// Float32 normalizations on CUDA (nn.cu):
+// Normalizations on CUDA (nn.cu):
 //   LayerNormalization (ONNX 17+ and the optimizer's ai.polyinfer LayerNormalization): one
 //     256-thread block per row, mean then variance in float32, the CPU's axis rule (normalize
 //     over every dimension from `axis` on). Refused at creation: stash_type other than float32,
 //     the Mean and InvStdDev outputs; at run time, scale/bias that broadcast other than one
-//     value per element of the normalized block or a single value.
+//     value per element of the normalized block or a single value. Float32 only (a
+//     reduced-precision session keeps it in float32, with Casts around it).
 //   BatchNormalization in inference mode (opset 7+; the optimizer folds most into the preceding
-//     Conv): one thread per element. Refused: training_mode, the running statistics outputs,
+//     Conv): one thread per element; float32, float16 and bfloat16. Refused: training_mode, the running statistics outputs,
 //     spatial=0.
 #include <algorithm>
 
@@ -82,7 +83,7 @@ class BatchNormKernel final : public Kernel {
  public:
   explicit BatchNormKernel(const KernelInfo& info)
       : ctx_(Context::get()), eps_(info.attr_float("epsilon", 1e-5f)) {
-    require_float32(info);
+    dtype_ = require_float(info);
     if (info.opset() >= 14 && info.attr_int("training_mode", 0) != 0)
       info.unsupported("training_mode=1");
     if (info.attr_int("spatial", 1) != 1) info.unsupported("spatial=0");
@@ -94,28 +95,29 @@ class BatchNormKernel final : public Kernel {
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
-    check_float32(kc, x);
+    check_dtype(kc, x, dtype_);
     PI_CHECK(x.rank() >= 2, ShapeMismatch, who, ": input must be [N, C, ...], got ",
              x.describe());
     const int64_t C = x.dim(1);
-    const float* p[4];
+    const void* p[4];
     for (size_t i = 0; i < 4; ++i) {
       const Tensor& t = kc.input(i + 1);
-      check_float32(kc, t);
+      check_dtype(kc, t, dtype_);
       PI_CHECK(t.shape() == Shape{C}, ShapeMismatch, who, ": input ", i + 1, " ", t.describe(),
                " must be [", C, "]");
-      p[i] = static_cast<const float*>(t.raw_data());
+      p[i] = t.raw_data();
     }
-    Tensor& y = kc.output(0, DType::Float32, x.shape());
+    Tensor& y = kc.output(0, dtype_, x.shape());
     if (y.numel() == 0) return;
-    launch_batch_norm(static_cast<const float*>(x.raw_data()), p[0], p[1], p[2], p[3],
-                      static_cast<float*>(y.raw_data()), x.dim(0), C, x.numel() / (x.dim(0) * C),
-                      eps_, ctx_.max_grid_x(), ctx_.stream());
+    launch_batch_norm(elem_of(dtype_), x.raw_data(), p[0], p[1], p[2], p[3], y.raw_data(),
+                      x.dim(0), C, x.numel() / (x.dim(0) * C), eps_, ctx_.max_grid_x(),
+                      ctx_.stream());
     check_launch(who.c_str());
   }
 
  private:
   Context& ctx_;
+  DType dtype_;
   float eps_;
 };
 

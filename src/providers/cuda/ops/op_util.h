@@ -1,6 +1,6 @@
-// What every CUDA kernel class checks: float32 inputs known at creation (a refusal at creation
-// lets the node fall back to the next provider with the reason; one at run time could not), and
-// errors from its launches.
+// What every CUDA kernel class checks: the dtypes of its inputs known at creation (a refusal at
+// creation lets the node fall back to the next provider with the reason; one at run time could
+// not), and errors from its launches.
 #pragma once
 
 #include <memory>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "providers/cpu/ops/fused_activation.h"
+#include "providers/cuda/ops/elem.h"
 #include "providers/cuda/ops/elementwise_kernels.h"
 #include "providers/cuda/plugin/context.h"
 #include "runtime/kernel.h"
@@ -18,16 +19,50 @@ namespace polyinfer::cuda {
 
 // Refuses (UnsupportedOp, so the partitioner tries the next provider) a node whose tensor inputs
 // (the first `count`, all when -1) are not known to be float32, or whose rank is known and above
-// `max_rank` (-1: any).
+// `max_rank` (-1: any). For the kernels that stay float32 (the reductions and normalizations a
+// reduced-precision session keeps in float32).
 inline void require_float32(const KernelInfo& info, int count = -1, int max_rank = -1) {
-  require_input_dtype(info, DType::Float32, "CUDA", max_rank,
+  require_input_dtype(info, DType::Float32, "CUDA " + info.node().op_type, max_rank,
                       count < 0 ? static_cast<size_t>(-1) : static_cast<size_t>(count));
 }
 
-// The same dtype check at run time (declared types can be wrong).
+inline bool cuda_float(DType d) {
+  return d == DType::Float32 || d == DType::Float16 || d == DType::BFloat16;
+}
+
+inline Elem elem_of(DType d) {
+  return d == DType::Float16 ? Elem::F16 : d == DType::BFloat16 ? Elem::BF16 : Elem::F32;
+}
+
+// require_float32 for the kernels with float16 and bfloat16 variants (elem.h): the checked
+// inputs are all float32, all float16 or all bfloat16. Returns that dtype; the kernel runs for it
+// and checks it again at run time (check_dtype). `library` marks kernels that hand bfloat16 to
+// cuBLAS or cuDNN, which take it from compute capability 8.0 (Ampere) on.
+inline DType require_float(const KernelInfo& info, int count = -1, int max_rank = -1,
+                           bool library = false) {
+  const std::string takes =
+      " (the CUDA " + info.node().op_type + " kernel takes float32, float16 or bfloat16)";
+  const DType dtype = known_dtype(info, 0);
+  if (dtype == DType::Undefined) info.unsupported("input 0 of unknown dtype" + takes);
+  if (!cuda_float(dtype)) info.unsupported(std::string("dtype ") + dtype_name(dtype) + takes);
+  require_input_dtype(info, dtype, "CUDA " + info.node().op_type, max_rank,
+                      count < 0 ? static_cast<size_t>(-1) : static_cast<size_t>(count));
+  const int cc = Context::get().compute_capability();
+  if (library && dtype == DType::BFloat16 && cc < 80)
+    info.unsupported("bfloat16 on a GPU of compute capability " + std::to_string(cc / 10) + "." +
+                     std::to_string(cc % 10) + " (cuBLAS and cuDNN take bfloat16 from 8.0 on)");
+  return dtype;
+}
+
+// The run-time check of a tensor against the dtype the kernel was created for (declared types
+// can be wrong).
+inline void check_dtype(const KernelContext& ctx, const Tensor& t, DType expected) {
+  PI_CHECK(t.dtype() == expected, UnsupportedOp, ctx.node().label(), ": dtype ",
+           dtype_name(t.dtype()), " where the CUDA kernel was created for ",
+           dtype_name(expected));
+}
 inline void check_float32(const KernelContext& ctx, const Tensor& t) {
-  PI_CHECK(t.dtype() == DType::Float32, UnsupportedOp, ctx.node().label(), ": dtype ",
-           dtype_name(t.dtype()), " (the CUDA kernels are float32 only)");
+  check_dtype(ctx, t, DType::Float32);
 }
 
 // After a launch: a bad configuration shows here, a fault in the kernel at the next sync.

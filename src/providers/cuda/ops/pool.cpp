@@ -1,4 +1,5 @@
-// Float32 pooling on CUDA (nn.cu): MaxPool without the Indices output, AveragePool (with and
+// Pooling on CUDA (nn.cu), float32, float16 and bfloat16 (float32 sums and divisions, one
+// rounding): MaxPool without the Indices output, AveragePool (with and
 // without count_include_pad), over 1-D and 2-D windows with strides, dilations, asymmetric pads,
 // auto_pad and ceil_mode; GlobalAveragePool and GlobalMaxPool over any spatial rank (one block
 // per (n, c) plane). The window arithmetic is the CPU kernels' (cpu::window_geometry).
@@ -18,7 +19,7 @@ class PoolKernel final : public Kernel {
  public:
   PoolKernel(const KernelInfo& info, bool max)
       : ctx_(Context::get()), attrs_(cpu::WindowAttrs::parse(info)), max_(max) {
-    require_float32(info, 1);
+    dtype_ = require_float(info, 1);
     if (max && info.has_output(1)) info.unsupported("MaxPool's Indices output");
     const int r = known_rank(info, 0);
     if (r >= 0 && r != 3 && r != 4)
@@ -31,7 +32,7 @@ class PoolKernel final : public Kernel {
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
-    check_float32(kc, x);
+    check_dtype(kc, x, dtype_);
     PI_CHECK(x.rank() == 3 || x.rank() == 4, UnsupportedOp, who, ": input ", x.describe(),
              " (the CUDA kernel does 1-D and 2-D windows)");
     PI_CHECK(attrs_.kernel_shape.size() == x.shape().size() - 2, InvalidModel, who,
@@ -40,7 +41,7 @@ class PoolKernel final : public Kernel {
         attrs_, Shape(x.shape().begin() + 2, x.shape().end()), attrs_.kernel_shape, who, true);
     Shape ys{x.dim(0), x.dim(1)};
     ys.insert(ys.end(), g.out.begin(), g.out.end());
-    Tensor& y = kc.output(0, DType::Float32, ys);
+    Tensor& y = kc.output(0, dtype_, ys);
     if (y.numel() == 0) return;
     PoolWindow w;
     const int h = g.rank == 2 ? 0 : -1, c = g.rank - 1;  // -1: the 1-D form's missing row axis
@@ -52,13 +53,14 @@ class PoolKernel final : public Kernel {
     w.d_w = g.dilations[c], w.p_l = g.pad_begin[c], w.p_r = g.pad_end[c];
     const PoolMode mode = max_ ? PoolMode::Max
                           : include_pad_ ? PoolMode::AvgIncludePad : PoolMode::AvgExcludePad;
-    launch_pool(static_cast<const float*>(x.raw_data()), static_cast<float*>(y.raw_data()),
-                x.dim(0) * x.dim(1), w, mode, ctx_.max_grid_x(), ctx_.stream());
+    launch_pool(elem_of(dtype_), x.raw_data(), y.raw_data(), x.dim(0) * x.dim(1), w, mode,
+                ctx_.max_grid_x(), ctx_.stream());
     check_launch(who.c_str());
   }
 
  private:
   Context& ctx_;
+  DType dtype_;
   cpu::WindowAttrs attrs_;
   bool max_;
   bool include_pad_ = false;
@@ -80,32 +82,31 @@ struct AveragePoolKernel final : Kernel {
 template <bool Max>
 class GlobalPoolKernel final : public Kernel {
  public:
-  explicit GlobalPoolKernel(const KernelInfo& info) : ctx_(Context::get()) {
-    require_float32(info, 1);
-  }
+  explicit GlobalPoolKernel(const KernelInfo& info)
+      : ctx_(Context::get()), dtype_(require_float(info, 1)) {}
   std::string impl() const override { return Max ? "cuda:globalmaxpool" : "cuda:globalavgpool"; }
 
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
-    check_float32(kc, x);
+    check_dtype(kc, x, dtype_);
     PI_CHECK(x.rank() >= 3, ShapeMismatch, who, ": input must be [N, C, D...], got ",
              x.describe());
     Shape ys(x.shape().size(), 1);
     ys[0] = x.dim(0);
     ys[1] = x.dim(1);
-    Tensor& y = kc.output(0, DType::Float32, ys);
+    Tensor& y = kc.output(0, dtype_, ys);
     if (y.numel() == 0) return;
     const int64_t n = x.numel() / y.numel();
     PI_CHECK(n > 0, UnsupportedOp, who, ": an empty spatial extent ", x.describe());
-    launch_row_reduce(static_cast<const float*>(x.raw_data()), static_cast<float*>(y.raw_data()),
-                      y.numel(), n, Max ? RowOp::Max : RowOp::Mean, ctx_.max_grid_x(),
-                      ctx_.stream());
+    launch_row_reduce(elem_of(dtype_), x.raw_data(), y.raw_data(), y.numel(), n,
+                      Max ? RowOp::Max : RowOp::Mean, ctx_.max_grid_x(), ctx_.stream());
     check_launch(who.c_str());
   }
 
  private:
   Context& ctx_;
+  DType dtype_;
 };
 
 PI_CUDA_KERNEL(MaxPool, 1, 22, MaxPoolKernel);

@@ -68,7 +68,7 @@ class ReduceKernel final : public Kernel {
       PI_CUDA_CHECK(cudaMemsetAsync(y.raw_data(), Mean ? 0xFF : 0, y.nbytes(), ctx_.stream()));
       return;
     }
-    const float* src = static_cast<const float*>(x.raw_data());
+    const void* src = x.raw_data();
     bool in_order = true;
     for (int d = 0; d < rank; ++d) in_order &= order[d] == d;
     std::unique_ptr<Scratch> moved;
@@ -82,11 +82,10 @@ class ReduceKernel final : public Kernel {
         v.dims[d] = x.shape()[order[d]];
         v.stride[d] = st[order[d]];
       }
-      launch_strided_copy(src, static_cast<float*>(moved->get()), x.numel(), v,
-                          ctx_.max_grid_x(), ctx_.stream());
-      src = static_cast<const float*>(moved->get());
+      launch_strided_copy(4, src, moved->get(), x.numel(), v, ctx_.max_grid_x(), ctx_.stream());
+      src = moved->get();
     }
-    launch_row_reduce(src, static_cast<float*>(y.raw_data()), y.numel(), count,
+    launch_row_reduce(Elem::F32, src, y.raw_data(), y.numel(), count,
                       Mean ? RowOp::Mean : RowOp::Sum, ctx_.max_grid_x(), ctx_.stream());
     check_launch(who.c_str());
   }

@@ -1,4 +1,4 @@
-// Float32 Resize (10-19) on CUDA (layout.cu), nearest and linear over the last two axes, every
+// Resize (10-19) on CUDA (layout.cu), float32, float16 and bfloat16, nearest and linear over the last two axes, every
 // coordinate_transformation_mode but tf_half_pixel_for_nn, every nearest_mode, exclude_outside,
 // sizes or scales, keep_aspect_ratio_policy, axes (18+). The output shape and every tap and
 // weight are the CPU reference's (cpu/ops/resize_params.h: plan_resize, plan_axis), computed on
@@ -6,8 +6,8 @@
 // blends at most 2x2 input points.
 // Refused at creation: cubic, antialias, tf_half_pixel_for_nn (it moves even unscaled axes),
 // scales/sizes (and tf_crop_and_resize's roi) computed at run time or an unknown input rank (the
-// leading axes could not be checked), constants that change an axis before the last two; data
-// other than float32. (The same checks as the Vulkan Resize's.)
+// leading axes could not be checked), constants that change an axis before the last two; other
+// data types. (The same checks as the Vulkan Resize's.)
 #include "providers/cpu/ops/resize_params.h"
 #include "providers/cuda/ops/layout_kernels.h"
 #include "providers/cuda/ops/op_util.h"
@@ -20,7 +20,7 @@ using namespace polyinfer::resize;  // NOLINT: the shared parameter code
 class ResizeKernel final : public Kernel {
  public:
   explicit ResizeKernel(const KernelInfo& info) : ctx_(Context::get()), attrs_(info) {
-    require_float32(info, 1);
+    dtype_ = require_float(info, 1);
     require_last_two_axes(attrs_, info, "CUDA");
     constants_.keep(info, 1);
   }
@@ -30,12 +30,12 @@ class ResizeKernel final : public Kernel {
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
-    check_float32(kc, x);
+    check_dtype(kc, x, dtype_);
     HostConstantsContext hc(kc, constants_);
     const ResizePlan plan = plan_resize(attrs_, hc);
     const int rank = x.rank();
     PI_CHECK(rank >= 1, UnsupportedOp, who, ": a scalar input");
-    Tensor& y = kc.output(0, DType::Float32, plan.out_shape);
+    Tensor& y = kc.output(0, dtype_, plan.out_shape);
     if (y.numel() == 0) return;
     std::vector<AxisPlan> plans(static_cast<size_t>(rank));
     for (int d = 0; d < rank; ++d) {
@@ -84,8 +84,8 @@ class ResizeKernel final : public Kernel {
       idx_ = Tensor::from_vector<int32_t>({n}, idx).to(Device{DeviceKind::CUDA, 0});
       wt_ = Tensor::from_vector<float>({n}, wt).to(Device{DeviceKind::CUDA, 0});
     }
-    launch_resize(static_cast<const float*>(x.raw_data()), static_cast<float*>(y.raw_data()),
-                  x.numel() / (h * w), h, w, oh, ow, static_cast<const int32_t*>(idx_.raw_data()),
+    launch_resize(elem_of(dtype_), x.raw_data(), y.raw_data(), x.numel() / (h * w), h, w, oh,
+                  ow, static_cast<const int32_t*>(idx_.raw_data()),
                   static_cast<const float*>(wt_.raw_data()),
                   static_cast<float>(attrs_.p.extrapolation), ctx_.max_grid_x(), ctx_.stream());
     check_launch(who.c_str());
@@ -93,6 +93,7 @@ class ResizeKernel final : public Kernel {
 
  private:
   Context& ctx_;
+  DType dtype_ = DType::Float32;
   ResizeAttrs attrs_;
   HostConstants constants_;
   std::vector<int32_t> idx_host_;

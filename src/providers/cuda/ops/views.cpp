@@ -1,6 +1,6 @@
-// Reshape, Flatten, Squeeze, Unsqueeze and Identity of float32 tensors on CUDA: no kernel, the
-// output is a view of the input's device memory with another shape. The shape arithmetic is the
-// CPU reference kernel's, created and run here (its only effect is set_output(x.reshaped(...)),
+// Reshape, Flatten, Squeeze, Unsqueeze and Identity of float32, float16 and bfloat16 tensors on
+// CUDA: no kernel, the output is a view of the input's device memory with another shape. The
+// shape arithmetic is the CPU reference kernel's, created and run here (its only effect is set_output(x.reshaped(...)),
 // which works on any device), so both agree on every rule (0 and -1 in Reshape, allowzero,
 // negative axes). Constant shape/axes inputs are kept on the host (reported prepacked); computed
 // ones are read back from the device, which waits for the queued work.
@@ -12,7 +12,7 @@ namespace {
 class ViewKernel final : public Kernel {
  public:
   explicit ViewKernel(const KernelInfo& info) {
-    require_float32(info, 1);  // the data input only: shapes and axes are int64
+    dtype_ = require_float(info, 1);  // the data input only: shapes and axes are int64
     const ir::Node& n = info.node();
     for (const KernelDef* d : find_kernels("cpu", n.domain, n.op_type, n.opset))
       if (d->tier == KernelTier::Reference) {
@@ -26,7 +26,7 @@ class ViewKernel final : public Kernel {
   bool prepacked(size_t i) const override { return constants_.prepacked(i); }
 
   void run(KernelContext& kc) override {
-    check_float32(kc, kc.input(0));
+    check_dtype(kc, kc.input(0), dtype_);
     HostConstantsContext ctx(kc, constants_);
     inner_->run(ctx);
   }
@@ -34,6 +34,7 @@ class ViewKernel final : public Kernel {
  private:
   std::unique_ptr<Kernel> inner_;
   HostConstants constants_;
+  DType dtype_;
 };
 
 PI_CUDA_KERNEL(Reshape, 1, 23, ViewKernel);

@@ -85,6 +85,7 @@ std::string Context::open() {
     return "GPU 0 (" + name + ") has compute capability " + std::to_string(p.major) + "." +
            std::to_string(p.minor) + "; this build's kernels need 7.5 or newer (CUDA 13's oldest)";
   max_grid_x_ = p.maxGridSize[0] > 0 ? p.maxGridSize[0] : 65535;
+  compute_capability_ = cc;
 
   if (const cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
       e != cudaSuccess)
@@ -93,9 +94,11 @@ std::string Context::open() {
     return cublas_error_text("cublasCreate", s) + ": check that cuBLAS matches the CUDA runtime";
   if (const cublasStatus_t s = cublasSetStream(cublas_, stream_); s != CUBLAS_STATUS_SUCCESS)
     return cublas_error_text("cublasSetStream", s);
-  // Plain fp32 arithmetic (no TF32): the CPU kernels are the oracle, and TF32 would differ from
-  // them by ~1e-3. A TF32 option can come with fp16.
-  if (const cublasStatus_t s = cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH);
+  // The handle's default math: each product names its compute type (gemm.cpp: CUBLAS_COMPUTE_32F,
+  // which never means TF32 for float32 operands: the CPU kernels are the oracle, and TF32 would
+  // differ from them by ~1e-3), and a pedantic handle might hold the 16-bit ones back from
+  // Tensor Cores.
+  if (const cublasStatus_t s = cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH);
       s != CUBLAS_STATUS_SUCCESS)
     return cublas_error_text("cublasSetMathMode", s);
   if (const cublasStatus_t s = cublasLtCreate(&cublaslt_); s != CUBLAS_STATUS_SUCCESS)

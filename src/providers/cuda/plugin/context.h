@@ -95,6 +95,8 @@ class Context {
   const std::shared_ptr<CachingAllocator>& allocator() const { return alloc_; }
   const std::string& describe() const { return description_; }
   int max_grid_x() const { return max_grid_x_; }
+  // major * 10 + minor (90 for an H100 or H200).
+  int compute_capability() const { return compute_capability_; }
 
   void synchronize();
   // Host<->device copies through pinned staging buffers (copy.cpp).
@@ -116,6 +118,7 @@ class Context {
   std::shared_ptr<CachingAllocator> alloc_;
   std::string description_;
   int max_grid_x_ = 65535;
+  int compute_capability_ = 0;
 
   // Two pinned buffers used in turn, each with the event of the last copy that used it: a copy
   // into the device returns once its bytes are in a staging buffer, and the next copy waits only

@@ -1,0 +1,47 @@
+// Device side of elem.h: loads widen to float32, stores round to nearest even (CUDA's _rn
+// conversions, the rounding of the CPU's Float16/BFloat16), and the host-side dispatch from an
+// Elem to the C++ storage type a kernel template is instantiated for.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "providers/cuda/ops/elem.h"
+
+namespace polyinfer::cuda {
+
+__device__ __forceinline__ float widen(float v) { return v; }
+__device__ __forceinline__ float widen(__half v) { return __half2float(v); }
+__device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <class T>
+__device__ __forceinline__ T narrow(float v);
+template <>
+__device__ __forceinline__ float narrow<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __half narrow<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+template <class T>
+struct As {
+  using type = T;
+};
+
+// f(As<T>{}) with T the storage type of `e`.
+template <class F>
+void with_elem(Elem e, F&& f) {
+  switch (e) {
+    case Elem::F32: f(As<float>{}); return;
+    case Elem::F16: f(As<__half>{}); return;
+    case Elem::BF16: f(As<__nv_bfloat16>{}); return;
+  }
+}
+
+}  // namespace polyinfer::cuda
