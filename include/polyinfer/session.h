@@ -31,11 +31,15 @@ enum class Precision {
   // normalizations and the numerically sensitive ops stay float32, with Casts at the borders.
   // Kernels accumulate in float32. Graph inputs and outputs keep their float32 types.
   Fp16,
-  // (bf16 is reserved for the CUDA provider.)
+  // Bfloat16 storage for the same ops as Fp16, with the same float32 accumulation, borders and
+  // Casts. Bfloat16 keeps float32's 8-bit exponent, so values that underflow or overflow
+  // float16 (below ~6e-8, above 65504) keep their magnitude; it has 8 significant bits to
+  // float16's 11, so each stored value rounds by up to 2^-8 relative instead of 2^-11.
+  Bf16,
 };
-// "fp32", "fp16".
+// "fp32", "fp16", "bf16".
 const char* precision_name(Precision p);
-// Parses "fp32" / "fp16"; throws InvalidArgument listing the choices otherwise.
+// Parses "fp32" / "fp16" / "bf16"; throws InvalidArgument listing the choices otherwise.
 Precision parse_precision(const std::string& name);
 
 struct SessionOptions {
@@ -52,11 +56,12 @@ struct SessionOptions {
   int threads = 0;
   // Graph optimization level, 0 (none) to 3 (all); see docs/optimizer.md.
   int optimization_level = 3;
-  // Precision of the computation. Fp16 converts the graph after the optimizer (the rules of
-  // `polyinfer quantize --fp16`, plus the fused ai.polyinfer products and Gelu): half the weight
-  // memory and bandwidth on providers with float16 kernels (vulkan on devices with 16-bit
-  // storage). Nodes a provider cannot run in float16 fall back as usual; the CPU provider runs
-  // float16 on its reference kernels (correct, not fast: for checking, not for speed).
+  // Precision of the computation. Fp16 and Bf16 convert the graph after the optimizer (the
+  // rules of `polyinfer quantize --fp16`, plus the fused ai.polyinfer products and Gelu): half
+  // the weight memory and bandwidth on providers with 16-bit float kernels (vulkan on devices
+  // with 16-bit storage, float16 only). Nodes a provider cannot run in that type fall back as
+  // usual; the CPU provider runs float16 and bfloat16 on its reference kernels (correct, not
+  // fast: for checking, not for speed).
   Precision precision = Precision::Fp32;
   // Time every node's kernel on each run, for Session::profile() (`polyinfer bench --profile`).
   // Costs two clock reads per node per run; off, it costs nothing measurable.
@@ -138,7 +143,7 @@ struct Placement {
 // the import) and oneDNN's first use.
 struct CreationTimes {
   double import_ms = 0;    // reading and converting the model, ONNX shape inference
-  double optimize_ms = 0;  // the graph optimizer (and the fp16 conversion)
+  double optimize_ms = 0;  // the graph optimizer (and the fp16/bf16 conversion)
   double kernels_ms = 0;   // placing nodes and creating their kernels: oneDNN primitives (JIT),
                            // prepacked weights, device uploads
   double total_ms = 0;     // all of it, with the bookkeeping between the phases

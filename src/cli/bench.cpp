@@ -140,15 +140,16 @@ std::string profile_json(const std::vector<NodeProfile>& prof, int runs) {
 const char* kUsage =
     "usage: polyinfer bench MODEL [--providers LIST | --compare LIST] [--threads N] [--level N]\n"
     "         [--warmup N]\n"
-    "         [--precision fp32|fp16] [--iterations N | --duration S] [--profile] [--top N]\n"
-    "         [--json]\n"
+    "         [--precision fp32|fp16|bf16] [--iterations N | --duration S] [--profile]\n"
+    "         [--top N] [--json]\n"
     "         [--monitor [--monitor-interval MS]]\n"
     "         [-i NAME=FILE]... [--shape NAME=DIMS]... [--seed N] [--allow-missing]\n"
     "Times session creation, the first run, then repeated runs of one input set: latency\n"
     "min/median/p90/p99/max, throughput, peak RSS, peak intermediate memory and the planned\n"
     "arena.\n"
     "  --warmup N      runs before measuring, the first timed on its own (default 1)\n"
-    "  --precision P   fp32 (default) or fp16: the safe ops in float16, float32 I/O\n"
+    "  --precision P   fp32 (default), fp16 or bf16: the safe ops in float16 or bfloat16,\n"
+    "                  float32 I/O\n"
     "  --iterations N  measure exactly N runs\n"
     "  --duration S    measure runs for S seconds, at least one (default: 3 s and at least 3)\n"
     "  --profile       time every node: per-op and top-node tables with GFLOP/s and kernel impl\n"
@@ -270,11 +271,15 @@ int cmd_bench(const std::vector<std::string>& argv) {
 
   for (const auto& n : notes) std::cout << "note: " << n << "\n";
   std::printf("model: %s\n", args.positional[0].c_str());
+  const std::string precision_note =
+      session.precision() == Precision::Fp32
+          ? ""
+          : std::string("; precision ") + precision_name(session.precision());
   std::printf("session: created in %.1f ms (import %.1f, optimize %.1f, kernels %.1f); first run "
               "%.2f ms; %d warm-up run%s; %d thread%s%s\n",
               create_ms, ct.import_ms, ct.optimize_ms, ct.kernels_ms, first_ms, bo.warmup,
               bo.warmup == 1 ? "" : "s", session.threads(), session.threads() == 1 ? "" : "s",
-              session.precision() == Precision::Fp32 ? "" : "; precision fp16");
+              precision_note.c_str());
   std::printf("latency over %d runs (ms): min %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f"
               "  (mean %.3f)\n",
               runs, st.min, st.median, st.p90, st.p99, st.max, st.mean);

@@ -94,8 +94,8 @@ SessionOptions session_options(const Args& args) {
   o.optimization_level = args.get_int("level", 3, 0, 3);
   if (args.options.count("precision")) {
     const std::string p = args.get("precision");
-    if (p != "fp32" && p != "fp16")
-      throw UsageError("--precision takes fp32 or fp16, got '" + p + "'");
+    if (p != "fp32" && p != "fp16" && p != "bf16")
+      throw UsageError("--precision takes fp32, fp16 or bf16, got '" + p + "'");
     o.precision = parse_precision(p);
   }
   return o;

@@ -63,13 +63,13 @@ int cmd_run(const std::vector<std::string>& argv) {
                                "run");
   if (args.flag("help") || args.positional.size() != 1) {
     std::cout << "usage: polyinfer run MODEL [-i NAME=FILE]... [-o DIR] [--providers LIST]\n"
-                 "         [--threads N] [--level N] [--precision fp32|fp16] [--shape NAME=DIMS]...\n"
-                 "         [--seed N] [--allow-missing] [--json]\n"
+                 "         [--threads N] [--level N] [--precision fp32|fp16|bf16]\n"
+                 "         [--shape NAME=DIMS]... [--seed N] [--allow-missing] [--json]\n"
                  "Inputs come from .npy or ONNX TensorProto .pb files; inputs not given are filled\n"
                  "with seeded random data (dynamic dimensions from --shape, else 1).\n"
                  "Outputs are saved as DIR/NAME.npy when -o is given.\n"
-                 "--precision fp16 computes the safe ops in float16 (inputs and outputs stay\n"
-                 "float32; docs/vulkan.md \"Precision\").\n";
+                 "--precision fp16 / bf16 computes the safe ops in float16 / bfloat16 (inputs and\n"
+                 "outputs stay float32; docs/vulkan.md \"Precision\").\n";
     return args.flag("help") ? kExitOk : kExitUsage;
   }
   const auto t0 = Clock::now();

@@ -9,7 +9,7 @@ namespace polyinfer::quant {
 bool fp16_safe(const std::string& op) {
   // Ops whose float inputs and outputs share one type and whose results do not accumulate long
   // sums or cross exponent ranges: half precision costs them a rounding per element at most
-  // (Conv/MatMul/Gemm accumulate, but every fp16 kernel of note accumulates in float32).
+  // (Conv/MatMul/Gemm accumulate, but every 16-bit kernel of note accumulates in float32).
   static const std::set<std::string> safe = {
       "Conv", "ConvTranspose", "MatMul", "Gemm", "Add", "Sub", "Mul", "Neg", "Abs", "Max", "Min",
       "Relu", "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf", "Clip",
@@ -24,10 +24,10 @@ bool fp16_safe(const std::string& op) {
 
 namespace {
 
-// The node runs in float16 under these options (its values permitting).
+// The node runs in 16 bits under these options (its values permitting).
 bool convertible(const ir::Node& n, const Fp16Options& o) {
   if (n.domain.empty()) return fp16_safe(n.op_type);
-  // The fused products take the ONNX ops' float16 rules; LayerNormalization (a reduction) and
+  // The fused products take the ONNX ops' 16-bit rules; LayerNormalization (a reduction) and
   // the channels-last Nhwc* forms (oneDNN float32 kernels on the CPU) stay float32.
   static const std::set<std::string> fused = {"FusedConv", "FusedGemm", "FusedMatMul", "Gelu"};
   return o.fused && n.domain == "ai.polyinfer" && fused.count(n.op_type) > 0;
@@ -62,16 +62,31 @@ bool known_type(const ir::Graph& g, const std::string& v) {
   return t && t->kind == ir::TypeInfo::Kind::Tensor && t->elem != DType::Undefined;
 }
 
-Tensor to_half(const Tensor& t) {
-  std::vector<Float16> h(size_t(t.numel()));
+template <class H>
+Tensor narrowed(const Tensor& t) {
+  std::vector<H> h(size_t(t.numel()));
   const float* x = t.data<float>();
-  for (size_t i = 0; i < h.size(); ++i) h[i] = Float16(x[i]);
-  return Tensor::from_vector<Float16>(t.shape(), h);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = H(x[i]);  // both round to nearest even
+  return Tensor::from_vector<H>(t.shape(), h);
 }
+
+// A float32 initializer in the 16-bit type `type` (Float16 or BFloat16).
+Tensor to_half(const Tensor& t, DType type) {
+  return type == DType::BFloat16 ? narrowed<BFloat16>(t) : narrowed<Float16>(t);
+}
+
+// Float types that float32 holds exactly: a Cast from one to float32 and back is the identity.
+bool widens_exactly_to_float32(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 
 }  // namespace
 
 Fp16Report convert_fp16(ir::Graph& g, const Fp16Options& o) {
+  PI_CHECK(o.type == DType::Float16 || o.type == DType::BFloat16, InvalidArgument,
+           "the half-precision conversion targets float16 or bfloat16, not ",
+           dtype_name(o.type));
+  const DType half_type = o.type;
+  // Names of the values and Casts the rewrite adds say which 16-bit type they hold.
+  const std::string tag = half_type == DType::BFloat16 ? "bf16" : "fp16";
   const int opset = default_opset(g);
   Namer name(g);
   Fp16Report report;
@@ -80,7 +95,7 @@ Fp16Report convert_fp16(ir::Graph& g, const Fp16Options& o) {
   std::set<std::string> outer_reads;
   for (const auto& n : g.nodes) outer_reads.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
 
-  // 1. Which nodes run in float16: safe ops whose every float input and output is a known
+  // 1. Which nodes run in 16 bits: safe ops whose every float input and output is a known
   // float32 tensor (and which have at least one).
   std::vector<bool> half(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -116,7 +131,7 @@ Fp16Report convert_fp16(ir::Graph& g, const Fp16Options& o) {
   for (const auto& out : g.outputs) {
     auto h = home_half.find(out.name);
     if (h == home_half.end() || !h->second) continue;
-    const std::string renamed = name(out.name + "_fp16");
+    const std::string renamed = name(out.name + "_" + tag);
     for (auto& n : g.nodes) {
       for (auto& v : n.outputs)
         if (v == out.name) v = renamed;
@@ -125,7 +140,7 @@ Fp16Report convert_fp16(ir::Graph& g, const Fp16Options& o) {
     }
     home_half[renamed] = true;
     home_half[out.name] = false;
-    // The graph output's declared type (outputs hold it, not value_types), made float16 below.
+    // The graph output's declared type (outputs hold it, not value_types), made 16-bit below.
     if (const ir::TypeInfo* t = g.type_of(out.name)) g.value_types[renamed] = *t;
     ir::Node c = make_node("Cast", name(out.name + "_Cast"), {renamed}, {out.name}, opset);
     set_int_attr(c, "to", int64_t(DType::Float32));
@@ -134,7 +149,7 @@ Fp16Report convert_fp16(ir::Graph& g, const Fp16Options& o) {
   }
   for (const auto& [v, h] : home_half)
     if (h)
-      if (auto t = g.value_types.find(v); t != g.value_types.end()) t->second.elem = DType::Float16;
+      if (auto t = g.value_types.find(v); t != g.value_types.end()) t->second.elem = half_type;
 
   // 3. Initializers read only in half become half; those read in both get a half copy.
   std::map<std::string, int> half_readers, float_readers;
@@ -151,12 +166,12 @@ Fp16Report convert_fp16(ir::Graph& g, const Fp16Options& o) {
     report.float_bytes += int64_t(t.nbytes());
     report.half_bytes += int64_t(t.nbytes() / 2);
     if (!float_readers.count(v) && !graph_io.count(v) && !outer_reads.count(v)) {
-      g.initializers[v] = to_half(t);
+      g.initializers[v] = to_half(t, half_type);
       half_copy[v] = v;
-      if (auto ty = g.value_types.find(v); ty != g.value_types.end()) ty->second.elem = DType::Float16;
+      if (auto ty = g.value_types.find(v); ty != g.value_types.end()) ty->second.elem = half_type;
     } else {
-      const std::string c = name(v + "_fp16");
-      g.initializers[c] = to_half(t);
+      const std::string c = name(v + "_" + tag);
+      g.initializers[c] = to_half(t, half_type);
       half_copy[v] = c;
     }
   }
@@ -178,11 +193,11 @@ Fp16Report convert_fp16(ir::Graph& g, const Fp16Options& o) {
         if (half[i] && is_f32) {
           auto [it, fresh] = to_half_cast.try_emplace(v, "");
           if (fresh) {
-            it->second = name(v + "_to_fp16");
+            it->second = name(v + "_to_" + tag);
             // Kernels read their inputs' types at creation: the Cast's output needs one.
-            set_type(g, v, it->second, DType::Float16);
-            ir::Node c = make_node("Cast", name(v + "_Cast_fp16"), {v}, {it->second}, opset);
-            set_int_attr(c, "to", int64_t(DType::Float16));
+            set_type(g, v, it->second, half_type);
+            ir::Node c = make_node("Cast", name(v + "_Cast_" + tag), {v}, {it->second}, opset);
+            set_int_attr(c, "to", int64_t(half_type));
             out.push_back(std::move(c));
             ++report.casts;
           }
@@ -248,12 +263,12 @@ int fold_casts(ir::Graph& g) {
       std::string source;  // what the Cast's readers read instead
       if (to != DType::Undefined && elem_of(c.inputs[0]) == to) {
         source = c.inputs[0];
-      } else if (to == DType::Float16) {
+      } else if (widens_exactly_to_float32(to)) {
         auto p = producer.find(c.inputs[0]);
         if (p == producer.end()) continue;
         const ir::Node& first = g.nodes[p->second];
         if (first.domain.empty() && first.op_type == "Cast" && first.inputs.size() == 1 &&
-            cast_to(first) == DType::Float32 && elem_of(first.inputs[0]) == DType::Float16)
+            cast_to(first) == DType::Float32 && elem_of(first.inputs[0]) == to)
           source = first.inputs[0];
       }
       if (source.empty()) continue;

@@ -249,9 +249,10 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts,
   impl->level = level;
   // Precision conversion comes after the optimizer: its fusions match float32 patterns, and the
   // fused products convert as a whole (one rounding per output, not one per fused step).
-  if (opts.precision == Precision::Fp16) {
+  if (opts.precision != Precision::Fp32) {
     quant::Fp16Options fo;
     fo.fused = true;
+    fo.type = opts.precision == Precision::Bf16 ? DType::BFloat16 : DType::Float16;
     quant::convert_fp16(*impl->model.graph, fo);
   }
   impl->precision = opts.precision;
@@ -355,6 +356,7 @@ const char* precision_name(Precision p) {
   switch (p) {
     case Precision::Fp32: return "fp32";
     case Precision::Fp16: return "fp16";
+    case Precision::Bf16: return "bf16";
   }
   return "?";
 }
@@ -362,7 +364,9 @@ const char* precision_name(Precision p) {
 Precision parse_precision(const std::string& name) {
   if (name == "fp32") return Precision::Fp32;
   if (name == "fp16") return Precision::Fp16;
-  fail(ErrorCode::InvalidArgument, "unknown precision '", name, "' (choose fp32 or fp16)");
+  if (name == "bf16") return Precision::Bf16;
+  fail(ErrorCode::InvalidArgument, "unknown precision '", name,
+       "' (choose fp32, fp16 or bf16)");
 }
 
 std::vector<NodeProfile> Session::profile() const {

@@ -71,22 +71,33 @@ expect_usage both-modes "exclude each other" "$model" --iterations 2 --duration 
 expect_usage bad-threads "--threads takes a whole number" "$model" --threads many
 expect_usage bad-level "--level takes a whole number from 0 to 3" "$model" --level 9
 expect_usage unknown-flag "unknown option '--fast'" "$model" --fast
-expect_usage bad-precision "--precision takes fp32 or fp16, got 'fp8'" "$model" --precision fp8
+expect_usage bad-precision "--precision takes fp32, fp16 or bf16, got 'fp8'" "$model" \
+  --precision fp8
 
-# --precision fp16: reported in the JSON, the graph converted (Casts at the float32 borders).
-if "$pi" bench "$model" --iterations 2 --warmup 1 --precision fp16 --profile --json \
-    >"$tmp/half.json" 2>"$tmp/err"; then
-  python3 - "$tmp/half.json" <<'PY' || fail "fp16 json: precision or Casts missing"
+# --precision fp16 / bf16: reported in the JSON, the graph converted (Casts at the float32
+# borders), and in the text report's session line.
+for prec in fp16 bf16; do
+  if "$pi" bench "$model" --iterations 2 --warmup 1 --precision $prec --profile --json \
+      >"$tmp/half.json" 2>"$tmp/err"; then
+    python3 - "$tmp/half.json" $prec <<'PY' || fail "$prec json: precision or Casts missing"
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["precision"] == "fp16", r.get("precision")
+prec = sys.argv[2]
+assert r["precision"] == prec, r.get("precision")
 ops = [n["op"] for n in r["profile"]["nodes"]]
 assert ops.count("Cast") >= 2, ops
-print("ok   --precision fp16: precision in the JSON,", ops.count("Cast"), "Casts")
+print(f"ok   --precision {prec}: precision in the JSON,", ops.count("Cast"), "Casts")
 PY
-else
-  fail "fp16 run: exit $?: $(cat "$tmp/err")"
-fi
+  else
+    fail "$prec run: exit $?: $(cat "$tmp/err")"
+  fi
+  if "$pi" bench "$model" --iterations 1 --warmup 1 --precision $prec >"$tmp/half.txt" \
+      2>"$tmp/err"; then
+    grep -q "; precision $prec" "$tmp/half.txt" || fail "$prec text report: no precision"
+  else
+    fail "$prec text run: exit $?: $(cat "$tmp/err")"
+  fi
+done
 
 # --compare: a column per provider, in the order given. cpu is the reference (exact against
 # itself); every other column is either measured, on its provider then cpu, with outputs close

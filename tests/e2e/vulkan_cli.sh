@@ -52,6 +52,11 @@ if [[ $line == "✓"* ]]; then
     { [ $rc -eq 0 ] && [[ $out == *'"precision": "fp16"'* ]]; } ||
       fail "run digits --precision fp16 without 16-bit storage: exit $rc: $out"
   fi
+  # --precision bf16: the Vulkan kernels have no bfloat16 variants, so they refuse the bfloat16
+  # nodes at creation and those run on cpu, with the reason.
+  out=$("$pi" run "$digits/digits_cnn.onnx" --providers vulkan,cpu --precision bf16 2>&1); rc=$?
+  { [ $rc -eq 0 ] && [[ $out == *"fallback:"*"(vulkan: "*"bfloat16"* ]]; } ||
+    fail "run digits --precision bf16 on vulkan,cpu: exit $rc: $out"
   # vulkan:N names device N as doctor numbers them; an index out of range lists the devices.
   "$pi" doctor 2>&1 | grep -q ' vulkan:0 ' || fail "doctor does not number the Vulkan devices"
   out=$("$pi" run "$digits/digits_cnn.onnx" --providers vulkan:0 2>&1); rc=$?

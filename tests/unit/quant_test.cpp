@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "model_builder.h"
@@ -345,6 +346,131 @@ TEST(QuantFp16, SensitiveOpsStayFloat32) {
   // Half has an 11-bit significand: inputs, weights and the Conv's result each round by at most
   // 2^-11 relative; probabilities of this size move by well under 1e-3.
   for (int i = 0; i < 8; ++i) EXPECT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-3) << i;
+}
+
+// bfloat16's bits by round to nearest even, decided on the dropped half against the halfway
+// point: a different computation from the library's add-and-shift.
+uint16_t bf16_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  uint32_t hi = u >> 16;
+  const uint32_t lo = u & 0xffffu;
+  if (lo > 0x8000u || (lo == 0x8000u && (hi & 1u))) ++hi;
+  return static_cast<uint16_t>(hi);
+}
+
+float from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// bfloat16 target: weights round to nearest even bit for bit (ties both ways, just off the
+// ties, negative, subnormal, float16's overflow range, rounding up to inf), the Casts at the
+// borders go to bfloat16 and back, and every 16-bit value is typed bfloat16.
+TEST(QuantFp16, Bf16InitializersRoundToNearestEven) {
+  std::vector<float> w = {
+      from_bits(0x3f808000u),  // tie, even upper half: stays
+      from_bits(0x3f818000u),  // tie, odd upper half: up
+      from_bits(0x3f808001u), from_bits(0x3f807fffu), from_bits(0xbf818000u),
+      from_bits(0x00018000u),  // float32 subnormal, tie
+      1e5f, -3e38f, 1e-30f, from_bits(0x7f7fffffu)};  // 1e5 overflows float16, not bfloat16
+  std::mt19937 gen(7);
+  while (w.size() < 4 * 16) {
+    // Random sign and mantissa, exponents across float16's range and beyond.
+    const uint32_t exp = 100 + gen() % 60;
+    w.push_back(from_bits((gen() & 0x807fffffu) | (exp << 23)));
+  }
+  test::ModelBuilder b(13);
+  b.input("x", {1, 4}).output("y", {1, 16}).initializer("w", {4, 16}, w)
+      .node("MatMul", {"x", "w"}, {"y"}, "mm");
+  Model m = import(b);
+  quant::Fp16Options o;
+  o.type = DType::BFloat16;
+  const auto rep = quant::convert_fp16(*m.graph, o);
+  EXPECT_EQ(rep.fp16_nodes, 1);
+  EXPECT_EQ(rep.casts, 2);  // x to bfloat16, the product back to float32 for y
+  EXPECT_EQ(rep.float_bytes, int64_t(w.size() * 4));
+  EXPECT_EQ(rep.half_bytes, int64_t(w.size() * 2));
+  const ir::Graph& g = *m.graph;
+  const Tensor& hw = g.initializers.at("w");
+  ASSERT_EQ(hw.dtype(), DType::BFloat16);
+  for (size_t i = 0; i < w.size(); ++i)
+    EXPECT_EQ(hw.data<BFloat16>()[i].bits, bf16_bits(w[i])) << i << ": " << w[i];
+  const ir::Node* mm = find_op(g, "MatMul");
+  ASSERT_NE(mm, nullptr);
+  EXPECT_EQ(mm->inputs[0], "x_to_bf16");
+  EXPECT_EQ(g.type_of(mm->inputs[0])->elem, DType::BFloat16);
+  EXPECT_EQ(g.type_of(mm->outputs[0])->elem, DType::BFloat16);
+  int to_bf16 = 0, to_f32 = 0;
+  for (const auto& n : g.nodes) {
+    if (n.op_type != "Cast") continue;
+    const DType to = DType(n.attr("to")->i);
+    to_bf16 += to == DType::BFloat16 && n.inputs[0] == "x";
+    to_f32 += to == DType::Float32 && n.outputs[0] == "y";
+  }
+  EXPECT_EQ(to_bf16, 1);
+  EXPECT_EQ(to_f32, 1);
+  EXPECT_EQ(g.outputs[0].type.elem, DType::Float32);
+}
+
+// The float16 test's model at bfloat16: the same nodes convert and the same Casts border them;
+// exported and run, it agrees with float32 within bfloat16's rounding.
+TEST(QuantFp16, Bf16SensitiveOpsStayFloat32) {
+  test::ModelBuilder b(13);
+  std::vector<float> w(2 * 1 * 3 * 3);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * float(i % 5) - 0.2f;
+  b.input("x", {1, 1, 4, 4}).output("y", {1, 8}).initializer("w", {2, 1, 3, 3}, w)
+      .node("Conv", {"x", "w"}, {"c"}, "conv").node("Relu", {"c"}, {"r"}, "relu")
+      .node("Flatten", {"r"}, {"f"}, "flatten").node("Softmax", {"f"}, {"y"}, "softmax");
+  Model m = import(b);
+  Model ref = import(b);
+  quant::Fp16Options o;
+  o.type = DType::BFloat16;
+  const auto rep = quant::convert_fp16(*m.graph, o);
+  EXPECT_EQ(rep.fp16_nodes, 3);  // Conv, Relu, Flatten
+  EXPECT_EQ(rep.fp32_nodes, 1);  // Softmax
+  EXPECT_EQ(rep.casts, 2);
+  EXPECT_EQ(m.graph->initializers.at("w").dtype(), DType::BFloat16);
+  EXPECT_EQ(find_op(*m.graph, "Softmax")->inputs[0], "f_to_fp32");
+  EXPECT_EQ(find_op(*m.graph, "Conv")->inputs[0], "x_to_bf16");
+  const std::string bytes = export_onnx_bytes(m), ref_bytes = export_onnx_bytes(ref);
+  Session s = Session::load_bytes(bytes.data(), bytes.size());
+  Session r = Session::load_bytes(ref_bytes.data(), ref_bytes.size());
+  std::vector<float> x(16);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(float(i));
+  const Tensor got = s.run({{"x", Tensor::from_vector<float>({1, 1, 4, 4}, x)}})[0].tensor();
+  const Tensor want = r.run({{"x", Tensor::from_vector<float>({1, 1, 4, 4}, x)}})[0].tensor();
+  // bfloat16 keeps 8 significant bits: each rounding moves a value by <= u = 2^-8 relative.
+  // A Conv output c = sum of 9 terms |x w| <= 0.2 (S <= 1.8) errs by <= 2u S (x and w rounded)
+  // + u |c| (the result) <= 3u S; Relu and Flatten are exact, and Softmax moves p_i by at most
+  // p_i * 2 max|dc|, so |dp_i| <= p_i * 6u * 1.8.
+  const float u = std::ldexp(1.0f, -8);
+  for (int i = 0; i < 8; ++i) {
+    const float p = want.data<float>()[i];
+    EXPECT_NEAR(got.data<float>()[i], p, p * 6 * u * 1.8f) << i;
+  }
+}
+
+// Only the two 16-bit float types are targets: anything else is refused before the graph
+// changes.
+TEST(QuantFp16, RejectsOtherTargetTypes) {
+  test::ModelBuilder b(13);
+  b.input("x", {2}).output("y", {2}).node("Relu", {"x"}, {"y"}, "relu");
+  for (DType t : {DType::Float32, DType::Float64, DType::Int8}) {
+    Model m = import(b);
+    quant::Fp16Options o;
+    o.type = t;
+    try {
+      quant::convert_fp16(*m.graph, o);
+      ADD_FAILURE() << dtype_name(t) << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("float16 or bfloat16"), std::string::npos) << e.what();
+    }
+    ASSERT_EQ(m.graph->nodes.size(), 1u);
+    EXPECT_EQ(m.graph->nodes[0].op_type, "Relu");
+  }
 }
 
 }  // namespace

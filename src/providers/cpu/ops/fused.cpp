@@ -9,10 +9,13 @@
 // of the node that looks like the ONNX op (default domain, the fused inputs and attributes
 // dropped), runs it, then adds Z / bias and applies the activation in float32. That way the
 // oracle for the fast fused kernels is exactly what the unoptimized graph computes on cpu-ref.
-// Fused ops are float32, or float16 after a session's precision fp16 conversion.
+// Fused ops are float32, or float16 / bfloat16 after a session's precision fp16 / bf16
+// conversion.
 #include <cstring>
 #include <memory>
+#include <vector>
 
+#include "core/dispatch.h"
 #include "core/shape_util.h"
 #include "providers/cpu/ops/fused_activation.h"
 #include "runtime/kernel.h"
@@ -92,6 +95,33 @@ ir::Node plain_node(const ir::Node& fused, const std::string& op, int opset, siz
   return n;
 }
 
+using SixteenBitFloats = TypeList<Float16, BFloat16>;
+
+// The values of a float16 or bfloat16 tensor, in float32 (exact).
+std::vector<float> widen(const Tensor& t, const std::string& who) {
+  std::vector<float> w(static_cast<size_t>(t.numel()));
+  dispatch(SixteenBitFloats{}, t.dtype(), who.c_str(), [&](auto tag) {
+    using H = typename decltype(tag)::type;
+    const H* h = t.data<H>();
+    for (size_t i = 0; i < w.size(); ++i) w[i] = float(h[i]);
+  });
+  return w;
+}
+
+// Rounds every value to `dtype` (float16 or bfloat16), storing into `out` when given, else
+// back into `w` as float32.
+void narrow(std::vector<float>& w, DType dtype, Tensor* out, const std::string& who) {
+  dispatch(SixteenBitFloats{}, dtype, who.c_str(), [&](auto tag) {
+    using H = typename decltype(tag)::type;
+    if (out) {
+      H* h = out->data<H>();
+      for (size_t i = 0; i < w.size(); ++i) h[i] = H(w[i]);
+    } else {
+      for (float& v : w) v = float(H(v));
+    }
+  });
+}
+
 std::unique_ptr<Kernel> reference_kernel(const KernelInfo& info, const ir::Node& plain) {
   for (const KernelDef* d : find_kernels("cpu", "", plain.op_type, plain.opset))
     if (d->tier == KernelTier::Reference) return d->make(PlainInfo(info, plain));
@@ -113,9 +143,9 @@ class FusedKernel final : public Kernel {
     for (size_t i = 0; i < info.num_inputs(); ++i) {
       const ir::TypeInfo* t = info.input_type(i);
       if (info.has_input(i) && t && t->elem != DType::Undefined && t->elem != DType::Float32 &&
-          t->elem != DType::Float16)
+          t->elem != DType::Float16 && t->elem != DType::BFloat16)
         info.unsupported("input of type " + std::string(dtype_name(t->elem)) +
-                         " (fused operators are float32 or float16)");
+                         " (fused operators are float32, float16 or bfloat16)");
     }
     inner_ = reference_kernel(info, *plain_);
   }
@@ -125,45 +155,39 @@ class FusedKernel final : public Kernel {
     inner_->run(pctx);
     PI_CHECK(pctx.out(), Internal, who_, ": the plain kernel wrote no output");
     Tensor& y = *pctx.out();
-    PI_CHECK(y.dtype() == DType::Float32 || y.dtype() == DType::Float16, UnsupportedOp, who_,
-             ": ", dtype_name(y.dtype()), " is not implemented (fused operators are float32 or "
-             "float16)");
-    const bool half = y.dtype() == DType::Float16;
+    const DType dt = y.dtype();
+    PI_CHECK(dt == DType::Float32 || dt == DType::Float16 || dt == DType::BFloat16,
+             UnsupportedOp, who_, ": ", dtype_name(dt), " is not implemented (fused operators "
+             "are float32, float16 or bfloat16)");
+    const bool half = dt != DType::Float32;
     const int64_t n = y.numel();
-    // Float16 is finished in float32 and rounded once more, as the unfused float16 graph
-    // (the product rounded, then Add and the activation each on float16 values) rounds too.
+    // 16-bit floats are finished in float32 and rounded once more, as the unfused 16-bit graph
+    // (the product rounded, then Add and the activation each on 16-bit values) rounds too.
     std::vector<float> wide;
-    if (half) {
-      wide.resize(static_cast<size_t>(n));
-      const Float16* h = y.data<Float16>();
-      for (int64_t i = 0; i < n; ++i) wide[size_t(i)] = float(h[i]);
-    }
+    if (half) wide = widen(y, who_);
     float* yp = half ? wide.data() : y.data<float>();
-    if (extra_ != Extra::None && ctx.has_input(extra_index_)) {
+    const bool extra = extra_ != Extra::None && ctx.has_input(extra_index_);
+    if (extra) {
       const Tensor& e = ctx.input(extra_index_);
-      PI_CHECK(e.dtype() == y.dtype(), InvalidArgument, who_, ": input ", extra_index_,
-               " must be ", dtype_name(y.dtype()), ", got ", e.describe());
-      const auto ev = [&e, half](int64_t i) {
-        return half ? float(e.data<Float16>()[i]) : e.data<float>()[i];
-      };
+      PI_CHECK(e.dtype() == dt, InvalidArgument, who_, ": input ", extra_index_, " must be ",
+               dtype_name(dt), ", got ", e.describe());
+      std::vector<float> e_wide;
+      if (half) e_wide = widen(e, who_);
+      const float* ep = half ? e_wide.data() : e.data<float>();
       if (extra_ == Extra::SameShape) {
         PI_CHECK(e.shape() == y.shape(), ShapeMismatch, who_, ": Z ", e.describe(),
                  " must have the output's shape ", shape_str(y.shape()));
-        for (int64_t i = 0; i < n; ++i) yp[i] += ev(i);
+        for (int64_t i = 0; i < n; ++i) yp[i] += ep[i];
       } else {
         const int64_t N = y.rank() > 0 ? y.dim(-1) : 1;
         PI_CHECK(e.rank() == 1 && e.numel() == N, ShapeMismatch, who_, ": bias ", e.describe(),
                  " must be 1-D of the output's last dimension ", N);
-        for (int64_t i = 0; i < n; ++i) yp[i] += ev(i % N);
+        for (int64_t i = 0; i < n; ++i) yp[i] += ep[i % N];
       }
     }
-    if (half && extra_ != Extra::None && ctx.has_input(extra_index_) && act_.kind != ActKind::None)
-      for (int64_t i = 0; i < n; ++i) yp[i] = float(Float16(yp[i]));
+    if (half && extra && act_.kind != ActKind::None) narrow(wide, dt, nullptr, who_);
     act_.apply(yp, static_cast<size_t>(n));
-    if (half) {
-      Float16* h = y.data<Float16>();
-      for (int64_t i = 0; i < n; ++i) h[i] = Float16(yp[i]);
-    }
+    if (half) narrow(wide, dt, &y, who_);
   }
 
  private:
