@@ -176,6 +176,10 @@ class Session {
   // Bytes of the planned arena intermediates are served from (runtime/memory_pool.h): planned
   // after the first run from its recorded lifetimes; 0 before that or when runs differ.
   size_t memory_arena_bytes() const;
+  // Bytes of the model's weights the session still holds in host memory: those no kernel
+  // prepacked and no device copy replaced (weights that only device nodes read live on the
+  // device alone), plus those graph outputs or subgraphs read.
+  size_t host_weight_bytes() const;
   // Intra-op threads the runs use (SessionOptions::threads, with 0 resolved to the core count).
   int threads() const;
   // The optimization level the graph was rewritten at: SessionOptions::optimization_level, or 2

@@ -139,13 +139,14 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
   // A weight is freed once every node that reads it has prepacked it (Kernel::prepacked): count
   // its readers, and never free one a graph output or a subgraph reads.
   std::map<std::string, int> pending;
-  std::set<std::string> needed;
+  std::set<std::string> needed, read_whole;  // read_whole: by a subgraph or as a graph output
   for (const auto& n : g.nodes) {
     for (const auto& name : n.inputs)
       if (g.initializers.count(name)) ++pending[name];
-    for (const auto& name : n.implicit_inputs) needed.insert(name);
+    for (const auto& name : n.implicit_inputs) read_whole.insert(name);
   }
-  for (const auto& v : g.outputs) needed.insert(v.name);
+  for (const auto& v : g.outputs) read_whole.insert(v.name);
+  needed = read_whole;
   std::set<std::string> released;
   std::shared_mutex weights_mu;
   auto on_placed = [&](const PlacedNode& p) {
@@ -205,6 +206,29 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
       if (v.is_none()) v = Value(c->second->tensor().to(dev));
       s.device_in[k] = v;
     }
+  }
+
+  // A weight that only device nodes read, each through its device copy, needs no host copy any
+  // more: it is freed as if prepacked (the CUDA kernels read weights where the executor put
+  // them, so otherwise every such weight would be held twice, on the host and on the device).
+  std::map<int, bool> device_only;
+  for (const Step& s : steps_)
+    for (size_t k = 0; k < s.in.size(); ++k)
+      if (constant_of.count(s.in[k]))
+        device_only.emplace(s.in[k], true).first->second &=
+            !s.device_in.empty() && !s.device_in[k].is_none();
+  std::map<int, std::string> constant_name;
+  for (const auto& [name, t] : g.initializers) constant_name[slots_.at(name)] = name;
+  for (auto it = constants_.begin(); it != constants_.end();) {
+    const auto d = device_only.find(it->first);
+    const std::string& name = constant_name.at(it->first);
+    if (d == device_only.end() || !d->second || read_whole.count(name)) {
+      ++it;
+      continue;
+    }
+    released_shapes_[it->first] = it->second.tensor().shape();
+    it = constants_.erase(it);
+    if (release) release(name);
   }
 
   std::set<int> keep(output_slots_.begin(), output_slots_.end());

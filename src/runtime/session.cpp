@@ -341,6 +341,12 @@ size_t Session::memory_arena_bytes() const {
   return total;
 }
 
+size_t Session::host_weight_bytes() const {
+  size_t total = 0;
+  for (const auto& [name, t] : impl_->model.graph->initializers) total += t.nbytes();
+  return total;
+}
+
 size_t Session::peak_memory_bytes() const {
   size_t peak = 0;
   for (const auto& p : impl_->rt->pools) peak += p->stats().peak_in_use;
