@@ -23,7 +23,8 @@
 #                failures; then the `simple` and `pytorch-operator` folders with their floors
 #   models       each bench model present: `run --providers cuda,cpu` (placement line) at fp32,
 #                fp16 and bf16 and, with python3+numpy, the largest difference from the cpu fp32
-#                run's outputs; `bench` on cuda,cpu at the three precisions and on cpu; and, when
+#                run's outputs; `bench` on cuda,cpu at the three precisions, with
+#                --capture-graph (CUDA Graphs) at fp32 and fp16, and on cpu; and, when
 #                the machine has the Vulkan headers and glslang and `providers` shows vulkan
 #                usable (the NVIDIA driver's ICD), `bench --providers vulkan` at fp32 and at
 #                --precision fp16 (issue 6's GPU benchmark)
@@ -97,7 +98,7 @@ step monitor 30 "$pi" monitor --count 3 --interval 500
 export POLYINFER_CUDA_TUNING_CACHE="$out/cuda-conv-tuning.json"
 for suite in CudaLoader CudaPlugin CudaBlockCache TuningCache CudaProvider CudaElementwise \
              CudaSoftmax CudaMatMul CudaGemm CudaConv CudaPool CudaLayerNorm CudaBatchNorm \
-             CudaLayout CudaReduce CudaResize CudaPrecision; do
+             CudaLayout CudaReduce CudaResize CudaPrecision CudaCapture GraphCapture; do
   step "unit_$suite" 120 "$build/tests/unit_tests" --gtest_filter="$suite.*" \
     --gtest_output="xml:$out/unit_$suite.xml"
 done
@@ -109,7 +110,7 @@ echo "unit tests skipped: $skips (on a GPU expect 2: the two tests for machines 
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 if [ -n "$sanitizer" ]; then
   step unit_memcheck 200 "$sanitizer" --tool memcheck --error-exitcode 1 \
-    "$build/tests/unit_tests" --gtest_filter='CudaElementwise.*:CudaSoftmax.*:CudaMatMul.*:CudaGemm.*:CudaProvider.Tensor*:CudaPool.*:CudaLayerNorm.*:CudaBatchNorm.*:CudaLayout.*:CudaReduce.*:CudaResize.*:CudaPrecision.*'
+    "$build/tests/unit_tests" --gtest_filter='CudaElementwise.*:CudaSoftmax.*:CudaMatMul.*:CudaGemm.*:CudaProvider.Tensor*:CudaPool.*:CudaLayerNorm.*:CudaBatchNorm.*:CudaLayout.*:CudaReduce.*:CudaResize.*:CudaPrecision.*:CudaCapture.*'
   # cuDNN's own kernels are slow under memcheck: the convolutions get a suite of their own.
   step unit_memcheck_conv 200 "$sanitizer" --tool memcheck --error-exitcode 1 \
     "$build/tests/unit_tests" --gtest_filter='CudaConv.*'
@@ -167,6 +168,12 @@ for m in resnet50 mobilenet_v2 bert_base; do
   step "bench_${m}_cuda" 90 "$pi" bench "$f" --providers cuda,cpu --duration 5 --json
   step "bench_${m}_cuda_fp16" 90 "$pi" bench "$f" --providers cuda,cpu --precision fp16 \
     --duration 5 --json
+  # CUDA Graphs: strict --providers cuda (capture needs every node there); the JSON's
+  # placement.graph_capture says whether it replayed, or why not.
+  step "bench_${m}_cuda_graph" 90 "$pi" bench "$f" --providers cuda --capture-graph \
+    --duration 5 --json
+  step "bench_${m}_cuda_graph_fp16" 90 "$pi" bench "$f" --providers cuda --capture-graph \
+    --precision fp16 --duration 5 --json
   step "bench_${m}_cuda_bf16" 90 "$pi" bench "$f" --providers cuda,cpu --precision bf16 \
     --duration 5 --json
   step "bench_${m}_cpu" 90 "$pi" bench "$f" --providers cpu --duration 5 --json

@@ -66,6 +66,13 @@ struct SessionOptions {
   // Time every node's kernel on each run, for Session::profile() (`polyinfer bench --profile`).
   // Costs two clock reads per node per run; off, it costs nothing measurable.
   bool profile = false;
+  // Record the device work of a run once and replay it (CUDA Graphs: one launch instead of one
+  // per kernel, which is what small batches spend their time on). Applies when every node runs
+  // on one provider that can record its work (cuda); the second run is recorded, later runs
+  // with inputs of the same shapes replay it, other shapes run as usual. The recording keeps
+  // every intermediate of a run alive (no memory reuse between them). Placement::capture says
+  // what happened. Off while profiling.
+  bool capture_graph = false;
   // Intermediate values to return too, after the model's outputs (run() and outputs() list them
   // in this order). A kept value is a graph output to the optimizer, so no pass fuses it away;
   // `compare --per-layer` keeps every value two models share. A name no node produces is an
@@ -133,6 +140,10 @@ struct Placement {
   // Where flops_share comes from: "static shapes" (known at load), "first run" (shapes of the
   // first run, for models with dynamic dimensions), or "" (not known yet: flops_share is 0).
   std::string flops_basis;
+
+  // With SessionOptions::capture_graph: "pending (records the second run)", "replaying N
+  // recorded work items" or "off: <why>"; "" when capture was not asked for.
+  std::string capture;
 
   // One line: "placement: cpu 12/12 nodes (100% of FLOPs); 0 fell back; 0 device copies".
   std::string summary() const;

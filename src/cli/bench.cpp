@@ -141,7 +141,7 @@ const char* kUsage =
     "usage: polyinfer bench MODEL [--providers LIST | --compare LIST] [--threads N] [--level N]\n"
     "         [--warmup N]\n"
     "         [--precision fp32|fp16|bf16] [--iterations N | --duration S] [--profile]\n"
-    "         [--top N] [--json]\n"
+    "         [--top N] [--capture-graph] [--json]\n"
     "         [--monitor [--monitor-interval MS]]\n"
     "         [-i NAME=FILE]... [--shape NAME=DIMS]... [--seed N] [--allow-missing]\n"
     "Times session creation, the first run, then repeated runs of one input set: latency\n"
@@ -154,6 +154,8 @@ const char* kUsage =
     "  --duration S    measure runs for S seconds, at least one (default: 3 s and at least 3)\n"
     "  --profile       time every node: per-op and top-node tables with GFLOP/s and kernel impl\n"
     "  --top N         nodes listed by --profile (default 15; --json lists all)\n"
+    "  --capture-graph record the second run's device work once and replay it (CUDA Graphs;\n"
+    "                  every node on one such provider): the placement line says how it went\n"
     "  --monitor       sample CPU/GPU utilization, clocks, temperature and memory during the\n"
     "                  measured runs (every 100 ms, or --monitor-interval MS): min/avg/max\n"
     "  --compare LIST  providers side by side (cpu,vulkan,cuda): one session each, the\n"
@@ -168,7 +170,7 @@ const char* kUsage =
 
 int cmd_bench(const std::vector<std::string>& argv) {
   const Args args = parse_args(
-      argv, {"json", "profile", "allow-missing", "monitor", "help"},
+      argv, {"json", "profile", "allow-missing", "monitor", "capture-graph", "help"},
       {"input", "providers", "threads", "level", "warmup", "iterations", "duration", "shape",
        "seed", "top", "monitor-interval", "precision", "compare"},
       "bench");

@@ -84,7 +84,8 @@ std::string placement_json(const Placement& pl) {
          ", \"flops_share\": " + num(pl.providers[i].flops_share) + "}";
   return s + "], \"total_nodes\": " + std::to_string(pl.total_nodes) +
          ", \"fallbacks\": " + std::to_string(pl.fallbacks.size()) +
-         ", \"device_copies\": " + std::to_string(pl.device_copies) + "}";
+         ", \"device_copies\": " + std::to_string(pl.device_copies) +
+         (pl.capture.empty() ? "" : ", \"graph_capture\": " + json_str(pl.capture)) + "}";
 }
 
 Progress::Progress(Clock::time_point start) : start_(start), tty_(isatty(2) != 0) {}

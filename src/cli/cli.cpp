@@ -92,6 +92,7 @@ SessionOptions session_options(const Args& args) {
   o.threads = args.get_int("threads", 0, 0, 1024);
   o.allow_missing = args.flag("allow-missing");
   o.optimization_level = args.get_int("level", 3, 0, 3);
+  o.capture_graph = args.flag("capture-graph");
   if (args.options.count("precision")) {
     const std::string p = args.get("precision");
     if (p != "fp32" && p != "fp16" && p != "bf16")

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <set>
 #include <shared_mutex>
 
+#include "core/device_registry.h"
 #include "runtime/cost.h"
 #include "runtime/partitioner.h"
 
@@ -272,6 +274,11 @@ std::vector<Value> Executor::run(const std::vector<Value>& inputs,
   const ir::Graph& g = *graph_;
   PI_CHECK(inputs.size() <= input_slots_.size(), InvalidArgument, "graph '", g.name, "' takes ",
            input_slots_.size(), " inputs, ", inputs.size(), " given");
+  if (capture_ && matches_captured(inputs)) return replay(inputs);
+  if (capture_wanted_ && !capture_ && normal_runs_ >= 1) {
+    std::vector<Value> result;
+    if (capture_run(inputs, &result)) return result;
+  }
   std::vector<Value> slots(num_slots_);
   for (const auto& [sl, v] : constants_) slots[sl] = v;
   for (size_t i = 0; i < inputs.size(); ++i) slots[input_slots_[i]] = inputs[i];
@@ -281,7 +288,19 @@ std::vector<Value> Executor::run(const std::vector<Value>& inputs,
              "' from an enclosing graph, which does not provide it");
     slots[sl] = it->second;
   }
+  run_nodes(slots, /*release=*/true);
+  ++normal_runs_;
+  return outputs_of(slots);
+}
 
+std::vector<Value> Executor::outputs_of(const std::vector<Value>& slots) const {
+  std::vector<Value> result;
+  result.reserve(output_slots_.size());
+  for (int sl : output_slots_) result.push_back(slots[sl]);
+  return result;
+}
+
+void Executor::run_nodes(std::vector<Value>& slots, bool release) {
   copies_ = 0;
   const bool measure = run_flops_.empty() && !nodes_.empty();
   std::vector<double> flops;
@@ -330,14 +349,147 @@ std::vector<Value> Executor::run(const std::vector<Value>& inputs,
     if (measure) flops.push_back(measured_flops(*p.node, in, s.in, released_shapes_, out));
     for (size_t k = 0; k < s.out.size(); ++k)
       if (s.out[k] >= 0) slots[s.out[k]] = std::move(out[k]);
-    for (int sl : s.release) slots[sl] = Value();
+    if (release)
+      for (int sl : s.release) slots[sl] = Value();
   }
-
   if (measure) run_flops_ = std::move(flops);
-  std::vector<Value> result;
-  result.reserve(output_slots_.size());
-  for (int sl : output_slots_) result.push_back(slots[sl]);
-  return result;
+}
+
+void Executor::set_capture(bool on) {
+  capture_wanted_ = on;
+  capture_.reset();
+  captured_slots_.clear();
+  capture_status_.clear();
+  if (!on) return;
+  // One provider runs every node, and nothing needs the host mid-run: no subgraphs (their
+  // control flow is decided on the host) and no values from an enclosing graph.
+  std::string why;
+  std::set<int> providers;
+  for (const PlacedNode& p : nodes_) {
+    providers.insert(p.provider);
+    if (!p.node->implicit_inputs.empty() && why.empty())
+      why = p.node->label() + " runs a subgraph";
+    for (const auto& [name, a] : p.node->attrs)
+      if (a.type == ir::Attribute::Type::Graph && why.empty())
+        why = p.node->label() + " runs a subgraph";
+  }
+  if (nodes_.empty()) why = "the graph has no nodes";
+  if (providers.size() > 1) {
+    std::map<std::string, int> count;
+    for (const PlacedNode& p : nodes_) ++count[rt_->providers[p.provider]->name()];
+    why = "the nodes run on more than one provider (";
+    for (const auto& [name, n] : count) why += name + " " + std::to_string(n) + ", ";
+    why.resize(why.size() - 2);
+    why += ")";
+  }
+  if (!outer_.empty()) why = "a subgraph's executor";
+  if (!why.empty()) {
+    capture_wanted_ = false;
+    capture_status_ = "off: " + why;
+    return;
+  }
+  capture_status_ = "pending (records the second run)";
+}
+
+namespace {
+
+// Copies src's elements into dst (same dtype and shape, any devices).
+void copy_into(const Tensor& src, Tensor& dst) {
+  const size_t n = src.nbytes();
+  if (n == 0) return;
+  if (src.device() == dst.device() && src.device().is_cpu()) {
+    std::memcpy(dst.raw_data(), src.raw_data(), n);
+  } else if (src.device().is_cpu()) {
+    device_backend(dst.device()).to_device(src.raw_data(), dst.raw_data(), n);
+  } else if (dst.device().is_cpu()) {
+    device_backend(src.device()).to_host(src.raw_data(), dst.raw_data(), n);
+  } else if (src.device() == dst.device() && device_backend(src.device()).on_device) {
+    device_backend(src.device()).on_device(src.raw_data(), dst.raw_data(), n);
+  } else {
+    copy_into(src.to(Device::cpu()), dst);
+  }
+}
+
+}  // namespace
+
+bool Executor::capture_run(const std::vector<Value>& inputs, std::vector<Value>* result) {
+  if (profiling_) {  // each kernel is timed alone: capture waits for a run without profiling
+    capture_status_ = "pending (off while profiling: each kernel is timed alone)";
+    return false;
+  }
+  const int pi = nodes_.front().provider;
+  const Provider& provider = *rt_->providers[pi];
+  // The inputs go into buffers this executor keeps on the provider's device: the recording reads
+  // them there on every replay.
+  std::vector<Value> slots(num_slots_);
+  for (const auto& [sl, v] : constants_) slots[sl] = v;
+  for (size_t i = 0; i < input_slots_.size(); ++i) {
+    if (i >= inputs.size() || inputs[i].is_none()) continue;
+    if (!inputs[i].is_tensor() || inputs[i].tensor().dtype() == DType::String) {
+      capture_wanted_ = false;
+      capture_status_ = "off: input " + std::to_string(i) + " is not a numeric tensor";
+      return false;
+    }
+    const Tensor& x = inputs[i].tensor();
+    Tensor own = Tensor::empty(x.dtype(), x.shape(), rt_->pools[pi]);
+    copy_into(x, own);
+    slots[input_slots_[i]] = Value(own);
+  }
+  std::unique_ptr<Capture> cap = provider.begin_capture();
+  if (!cap) {
+    capture_wanted_ = false;
+    capture_status_ = "off: " + provider.name() + " cannot record its work";
+    return false;
+  }
+  try {
+    run_nodes(slots, /*release=*/false);
+    cap->end();
+  } catch (const Error& e) {
+    cap.reset();  // stops and discards the recording
+    capture_wanted_ = false;
+    capture_status_ = std::string("off: the run could not be recorded: ") + e.what();
+    return false;
+  }
+  // Recording queued nothing: the first replay does this run's work.
+  cap->replay();
+  capture_status_ = "replaying " + std::to_string(cap->size()) + " recorded work items";
+  capture_ = std::move(cap);
+  captured_slots_ = std::move(slots);
+  *result = captured_outputs();
+  return true;
+}
+
+std::vector<Value> Executor::captured_outputs() const {
+  // Copies: the next replay overwrites the recorded outputs.
+  std::vector<Value> out = outputs_of(captured_slots_);
+  for (Value& v : out)
+    if (v.is_tensor()) v = Value(v.tensor().clone());
+  return out;
+}
+
+bool Executor::matches_captured(const std::vector<Value>& inputs) const {
+  for (size_t i = 0; i < input_slots_.size(); ++i) {
+    const Value& held = captured_slots_[input_slots_[i]];
+    const bool given = i < inputs.size() && !inputs[i].is_none();
+    if (held.is_none() != !given) return false;
+    if (!given) continue;
+    if (!inputs[i].is_tensor() || inputs[i].tensor().dtype() != held.tensor().dtype() ||
+        inputs[i].tensor().shape() != held.tensor().shape())
+      return false;
+  }
+  return true;
+}
+
+std::vector<Value> Executor::replay(const std::vector<Value>& inputs) {
+  copies_ = 0;
+  for (size_t i = 0; i < inputs.size() && i < input_slots_.size(); ++i)
+    if (inputs[i].is_tensor()) {
+      Tensor held = captured_slots_[input_slots_[i]].tensor();
+      copy_into(inputs[i].tensor(), held);
+      if (inputs[i].tensor().device() != held.device()) ++copies_;
+    }
+  capture_->replay();
+  return captured_outputs();
 }
 
 }  // namespace polyinfer

@@ -75,6 +75,18 @@ class Executor final : public SubgraphRunner {
   // Zeroes the timings (e.g. after warm-up runs).
   void reset_timings();
 
+  // Graph capture (SessionOptions::capture_graph): when every node runs on one provider that can
+  // record its work (Provider::begin_capture: cuda), the second run copies the inputs into
+  // buffers the executor keeps, records the whole run and keeps every value it made; later runs
+  // with inputs of the same dtypes and shapes refill those buffers, replay the recording and
+  // return copies of its outputs. Inputs of other shapes run as usual. Capture is off while
+  // profiling (each kernel is timed alone), and a recording that fails (a kernel read the
+  // device back mid-run) turns it off for good, saying why in capture_status().
+  void set_capture(bool on);
+  // "" when capture was not asked for; otherwise what it did: "pending (records the second
+  // run)", "replaying N recorded work items", or "off: <why>".
+  const std::string& capture_status() const { return capture_status_; }
+
  private:
   int slot_of(const std::string& name) const;
 
@@ -102,6 +114,23 @@ class Executor final : public SubgraphRunner {
   std::map<int, Shape> released_shapes_;  // slot → shape of a released initializer
   bool profiling_ = false;
   std::vector<NodeTiming> timings_;
+
+  // Runs every node over `slots` (inputs, constants and outer values already bound). `release`
+  // drops each value after its last reader; a capture run keeps them all (the recording will
+  // write them again on every replay, so no one else may have their memory).
+  void run_nodes(std::vector<Value>& slots, bool release);
+  std::vector<Value> outputs_of(const std::vector<Value>& slots) const;
+  // The capture run (true: `result` holds its outputs) or false when capture could not be made.
+  bool capture_run(const std::vector<Value>& inputs, std::vector<Value>* result);
+  bool matches_captured(const std::vector<Value>& inputs) const;
+  std::vector<Value> replay(const std::vector<Value>& inputs);
+  std::vector<Value> captured_outputs() const;
+
+  bool capture_wanted_ = false;
+  int normal_runs_ = 0;
+  std::unique_ptr<Capture> capture_;
+  std::vector<Value> captured_slots_;
+  std::string capture_status_;
 };
 
 }  // namespace polyinfer

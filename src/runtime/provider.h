@@ -15,6 +15,22 @@
 
 namespace polyinfer {
 
+// A recording of the device work one run's kernels queue (CUDA Graphs): replayed, it queues
+// the same work on the same memory again, without the host issuing each kernel. Made by
+// Provider::begin_capture(); destroying one that is still recording stops the recording and
+// discards it. The memory the recorded work used stays reserved for it until it is destroyed.
+class Capture {
+ public:
+  virtual ~Capture() = default;
+  // Stops recording. Throws, saying why, when the work could not be recorded (a kernel waited for
+  // the device or read it back mid-run); the capture is then unusable.
+  virtual void end() = 0;
+  // Queues the recorded work once more (after end()).
+  virtual void replay() = 0;
+  // Work items recorded (kernels, copies), for reports; after end().
+  virtual size_t size() const = 0;
+};
+
 // Whether a provider can be used on this machine, and if not, why and how to fix it. `doctor`
 // prints the same text.
 struct ProviderStatus {
@@ -48,6 +64,9 @@ class Provider {
   // graph). Sessions whose providers all allow it create their kernels on as many threads as
   // they run on (runtime/partitioner.h).
   virtual bool concurrent_kernel_creation() const { return false; }
+  // Starts recording the work its kernels queue, instead of running it, until Capture::end().
+  // nullptr when the provider cannot record its work (the default).
+  virtual std::unique_ptr<Capture> begin_capture() const { return nullptr; }
 };
 
 // A provider that creates kernels from the process-wide kernel registry: every provider whose

@@ -280,6 +280,8 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts,
   fill_placement(*impl->executor, *impl->rt, flops, "static shapes", &impl->placement);
   impl->static_flops = std::move(flops);
   impl->executor->set_profiling(opts.profile);
+  impl->executor->set_capture(opts.capture_graph);
+  impl->placement.capture = impl->executor->capture_status();
   impl->creation.import_ms = import_ms;
   impl->creation.total_ms = ms_since(started);
   return impl;
@@ -440,6 +442,7 @@ std::vector<Value> Session::run(const std::map<std::string, Value>& inputs) {
     for (const auto& p : impl_->rt->providers) p->synchronize();
   }
   impl_->placement.device_copies = impl_->executor->last_copies();
+  impl_->placement.capture = impl_->executor->capture_status();
   if (first && impl_->placement.flops_basis.empty())
     fill_placement(*impl_->executor, *impl_->rt, impl_->executor->first_run_flops(), "first run",
                    &impl_->placement);
@@ -477,6 +480,7 @@ std::string Placement::summary() const {
   s += "; " + std::to_string(fallbacks.size()) + " fell back; " + std::to_string(device_copies) +
        " device copies";
   for (const auto& sk : skipped) s += "; skipped " + sk.provider + " (" + sk.reason + ")";
+  if (!capture.empty()) s += "; graph capture " + capture;
   return s;
 }
 

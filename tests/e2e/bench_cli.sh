@@ -99,6 +99,15 @@ PY
   fi
 done
 
+# --capture-graph: the cpu provider cannot record its work, and the report says so (the
+# recording itself is checked in GraphCapture.*, and on a GPU by tools/gpu_check.sh).
+if "$pi" bench "$model" --capture-graph --iterations 3 --json >"$tmp/cap.json" 2>"$tmp/err"; then
+  grep -q '"graph_capture": "off: cpu cannot record its work"' "$tmp/cap.json" ||
+    fail "capture json: $(grep -o '"graph_capture[^,}]*' "$tmp/cap.json")"
+else
+  fail "capture run: exit $?: $(cat "$tmp/err")"
+fi
+
 # --compare: a column per provider, in the order given. cpu is the reference (exact against
 # itself); every other column is either measured, on its provider then cpu, with outputs close
 # to cpu's, or not usable here with a reason that names it (cuda on a machine without a GPU).

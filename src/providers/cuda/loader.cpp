@@ -31,7 +31,7 @@ PluginLoad load_plugin(const std::string& path) {
   const auto entry = lib->fn<Entry>(kCudaPluginEntry);
   const CudaPluginApi* api = entry ? entry() : nullptr;
   if (!api || api->abi != kCudaPluginAbi || !api->init || !api->describe || !api->synchronize ||
-      !api->release_memory) {
+      !api->release_memory || !api->begin_capture) {
     out.error = "the CUDA provider's plugin " + path +
                 " is from another polyinfer build (no matching " + kCudaPluginEntry +
                 "): reinstall polyinfer so that libpolyinfer.so and the plugin match";

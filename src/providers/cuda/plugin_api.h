@@ -11,11 +11,14 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
+
+#include "runtime/provider.h"
 
 namespace polyinfer::cuda {
 
-constexpr int kCudaPluginAbi = 1;
+constexpr int kCudaPluginAbi = 2;
 constexpr const char* kCudaPluginEntry = "polyinfer_cuda_plugin_v1";
 constexpr const char* kCudaPluginFile = "libpolyinfer_cuda.so";
 
@@ -33,6 +36,8 @@ struct CudaPluginApi {
   // Frees the device memory cached for reuse (none is in use by a live tensor); returns the bytes
   // freed.
   size_t (*release_memory)() = nullptr;
+  // Starts a CUDA Graph capture of the stream (Provider::begin_capture; plugin/capture.cpp).
+  std::unique_ptr<Capture> (*begin_capture)() = nullptr;
 };
 
 }  // namespace polyinfer::cuda

@@ -68,6 +68,10 @@ class CudaProvider final : public RegistryProvider {
     if (!g_started || !state().status.usable) return 0;
     return state().plugin.api->release_memory();
   }
+  std::unique_ptr<Capture> begin_capture() const override {
+    require_usable();
+    return state().plugin.api->begin_capture();
+  }
   std::vector<const KernelDef*> kernels() const override {
     state();  // loads the plugin, whose kernels then register
     return RegistryProvider::kernels();

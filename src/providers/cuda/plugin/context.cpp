@@ -114,6 +114,12 @@ std::string Context::open() {
     return cudnn_error_text("cudnnSetStream", s);
   if (const cudaError_t e = cudaMalloc(&lt_workspace_, kLtWorkspace); e != cudaSuccess)
     return cuda_error_text("cudaMalloc (cuBLASLt workspace)", e);
+  // cuBLAS gets the same workspace (its calls and cuBLASLt's are ordered on the one stream):
+  // with a workspace of its own choosing it may allocate mid-run, which a CUDA Graph capture
+  // (capture.cpp) cannot record.
+  if (const cublasStatus_t s = cublasSetWorkspace(cublas_, lt_workspace_, kLtWorkspace);
+      s != CUBLAS_STATUS_SUCCESS)
+    return cublas_error_text("cublasSetWorkspace", s);
   alloc_ = std::make_shared<CachingAllocator>(stream_);
 
   int rt = 0, blas = 0;

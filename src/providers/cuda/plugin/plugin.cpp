@@ -1,5 +1,6 @@
 // The plugin's entry point (plugin_api.h): the table libpolyinfer takes after dlopen.
 #include "core/device_registry.h"
+#include "providers/cuda/plugin/capture.h"
 #include "providers/cuda/plugin/context.h"
 #include "providers/cuda/plugin_api.h"
 
@@ -31,6 +32,7 @@ const CudaPluginApi kApi = [] {
   a.describe = [] { return Context::get().describe(); };
   a.synchronize = [] { Context::get().synchronize(); };
   a.release_memory = [] { return Context::get().allocator()->release(); };
+  a.begin_capture = &begin_capture;
   return a;
 }();
 
