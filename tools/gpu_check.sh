@@ -98,7 +98,8 @@ step monitor 30 "$pi" monitor --count 3 --interval 500
 export POLYINFER_CUDA_TUNING_CACHE="$out/cuda-conv-tuning.json"
 for suite in CudaLoader CudaPlugin CudaBlockCache TuningCache CudaProvider CudaElementwise \
              CudaSoftmax CudaMatMul CudaGemm CudaConv CudaPool CudaLayerNorm CudaBatchNorm \
-             CudaLayout CudaReduce CudaResize CudaPrecision CudaCapture GraphCapture; do
+             CudaLayout CudaReduce CudaResize CudaPrecision CudaCapture GraphCapture CudaWhere \
+             CudaPad; do
   step "unit_$suite" 120 "$build/tests/unit_tests" --gtest_filter="$suite.*" \
     --gtest_output="xml:$out/unit_$suite.xml"
 done
@@ -110,7 +111,7 @@ echo "unit tests skipped: $skips (on a GPU expect 2: the two tests for machines 
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 if [ -n "$sanitizer" ]; then
   step unit_memcheck 200 "$sanitizer" --tool memcheck --error-exitcode 1 \
-    "$build/tests/unit_tests" --gtest_filter='CudaElementwise.*:CudaSoftmax.*:CudaMatMul.*:CudaGemm.*:CudaProvider.Tensor*:CudaPool.*:CudaLayerNorm.*:CudaBatchNorm.*:CudaLayout.*:CudaReduce.*:CudaResize.*:CudaPrecision.*:CudaCapture.*'
+    "$build/tests/unit_tests" --gtest_filter='CudaElementwise.*:CudaSoftmax.*:CudaMatMul.*:CudaGemm.*:CudaProvider.Tensor*:CudaPool.*:CudaLayerNorm.*:CudaBatchNorm.*:CudaLayout.*:CudaReduce.*:CudaResize.*:CudaPrecision.*:CudaCapture.*:CudaWhere.*:CudaPad.*'
   # cuDNN's own kernels are slow under memcheck: the convolutions get a suite of their own.
   step unit_memcheck_conv 200 "$sanitizer" --tool memcheck --error-exitcode 1 \
     "$build/tests/unit_tests" --gtest_filter='CudaConv.*'
@@ -130,7 +131,7 @@ for f in sorted(glob.glob(os.path.join(a, "*.npy"))):
 '
 # One worker process runs the tests (one CUDA context for the run), and a crash costs only the
 # test that caused it: a new worker takes the rest.
-ops='cast|add|sub|mul|div|pow|max|min|relu|leakyrelu|sigmoid|tanh|exp|log|neg|abs|sqrt|reciprocal|erf|hardsigmoid|hardswish|gelu|softmax|logsoftmax|matmul|gemm|conv|maxpool|averagepool|globalaveragepool|globalmaxpool|batchnorm|layer_normalization|transpose|concat|slice|split|gather|reshape|flatten|squeeze|unsqueeze|identity|reduce_sum|reduce_mean|resize|expand'
+ops='cast|add|sub|mul|div|pow|max|min|relu|leakyrelu|sigmoid|tanh|exp|log|neg|abs|sqrt|reciprocal|erf|hardsigmoid|hardswish|gelu|softmax|logsoftmax|matmul|gemm|conv|maxpool|averagepool|globalaveragepool|globalmaxpool|batchnorm|layer_normalization|transpose|concat|slice|split|gather|reshape|flatten|squeeze|unsqueeze|identity|reduce_sum|reduce_mean|reduce_max|reduce_min|resize|expand|pad|where'
 if [ -d "$testdata/node" ]; then
   step conformance_node_cuda_ops 150 "$pi" conformance "$testdata/node" --providers cuda,cpu \
     --filter "^test_($ops)(_|\$)" --expect tests/conformance/expected_failures.txt --json

@@ -6,6 +6,8 @@
 // Each skips with the probe's reason without a usable GPU.
 #include <algorithm>
 
+#include <cmath>
+
 #include "cuda_util.h"
 #include "oracle.h"
 #include "vulkan_util.h"
@@ -205,6 +207,125 @@ TEST(CudaReduce, EveryAxisSet) {
   expect_on_cuda(on_cuda("ReduceMean", 13).attr("axes", std::vector<int64_t>{1})
                      .random({3, 0, 4}).check(0, 0),
                  "empty mean");
+}
+
+// ReduceMax / ReduceMin select: exact, NaN kept, the empty set's identity (-inf / +inf).
+TEST(CudaReduce, MaxAndMin) {
+  PI_SKIP_WITHOUT_CUDA();
+  const Shape s{3, 4, 5, 67};
+  for (const char* op : {"ReduceMax", "ReduceMin"})
+    for (const auto& axes : std::vector<std::vector<int64_t>>{{}, {0}, {3}, {1, 2}, {0, 3}}) {
+      auto o = on_cuda(op, 13).attr("keepdims", int64_t{0});
+      if (!axes.empty()) o.attr("axes", axes);
+      expect_on_cuda(o.random(s).check(0, 0), std::string(op) + shape_str(axes));
+      auto o18 = on_cuda(op, 18).random(s);
+      if (!axes.empty()) o18.input(ints(axes));
+      expect_on_cuda(o18.check(0, 0), std::string(op) + "-18" + shape_str(axes));
+    }
+  std::vector<float> v(2 * 300, 1.0f);
+  v[417] = NAN;  // row 1
+  for (const char* op : {"ReduceMax", "ReduceMin"}) {
+    expect_on_cuda(on_cuda(op, 13).attr("axes", std::vector<int64_t>{1})
+                       .input(Tensor::from_vector<float>({2, 300}, v)).check(0, 0),
+                   std::string(op) + " NaN");
+    expect_on_cuda(on_cuda(op, 13).attr("axes", std::vector<int64_t>{1})
+                       .random({3, 0, 4}).check(0, 0),
+                   std::string(op) + " empty");
+  }
+}
+
+Tensor random_bool(const Shape& s, uint32_t seed) {
+  Tensor t = Tensor::empty(DType::Bool, s);
+  uint32_t x = seed * 2654435761u + 1;
+  bool* p = t.data<bool>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    x = x * 1664525u + 1013904223u;
+    p[i] = (x >> 16) & 1;
+  }
+  return t;
+}
+
+// Where selects: exact. Broadcasting of each input up to rank 6, run-time and constant inputs,
+// float16, and refusals falling back with the reason.
+TEST(CudaWhere, BroadcastConstantsAndRefusals) {
+  PI_SKIP_WITHOUT_CUDA();
+  const std::vector<std::vector<Shape>> cases = {
+      {{7}, {7}, {7}}, {{3, 257}, {3, 257}, {3, 257}}, {{5, 1}, {1, 3}, {}},
+      {{}, {4, 5}, {5}}, {{2, 1, 3, 1, 5, 1}, {1, 4, 1, 6, 1, 7}, {7}}, {{0, 3}, {1, 3}, {3}}};
+  uint32_t seed = 1;
+  for (const auto& c : cases) {
+    const std::string what = shape_str(c[0]) + shape_str(c[1]) + shape_str(c[2]);
+    expect_on_cuda(on_cuda("Where", 16).input(random_bool(c[0], seed++)).random(c[1])
+                       .random(c[2]).check(0, 0),
+                   what);
+    expect_on_cuda(on_cuda("Where", 16).input(random_bool(c[0], seed++)).random_half(c[1])
+                       .random_half(c[2]).check(0, 0),
+                   "float16 " + what);
+    const auto r = test::check_with_constants(
+        OracleOp("Where", 9),
+        {random_bool(c[0], seed++), test::random_tensor(c[1], seed), test::random_tensor(c[2])},
+        {true, false, true}, {"cuda"});
+    EXPECT_EQ(r.provider, "cuda") << "constants " << what << ": " << r.reason;
+  }
+  const auto r = test::check_with_constants(
+      OracleOp("Where", 16),
+      {random_bool({4}, 3), Tensor::from_vector<int64_t>({4}, {1, 2, 3, 4}),
+       Tensor::from_vector<int64_t>({1}, {0})},
+      {false, false, false}, {"cuda", "cpu"});
+  EXPECT_EQ(r.provider, "cpu");
+  EXPECT_NE(r.reason.find("X of dtype int64"), std::string::npos) << r.reason;
+}
+
+// Pad copies or fills: exact. Every mode, pads wider than the input, crops, rank 6, the axes
+// input, attributes, float16, an empty input, and a refusal.
+TEST(CudaPad, EveryModeAndForm) {
+  PI_SKIP_WITHOUT_CUDA();
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> pads;
+  };
+  const std::vector<Case> cases = {
+      {{5}, {2, 3}},
+      {{3, 4}, {7, 0, 0, 9}},            // wider than the input
+      {{4, 5}, {-1, 2, 1, -3}},          // crops
+      {{2, 1, 3}, {0, 2, 1, 1, 3, 0}},   // a dimension of size 1
+      {{2, 3, 17, 19}, {0, 0, 1, 2, 0, 0, 2, 1}},
+      {{2, 1, 2, 1, 2, 3}, {0, 1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 2}}};
+  for (const char* mode : {"constant", "reflect", "edge", "wrap"})
+    for (const Case& c : cases) {
+      const std::string what = std::string(mode) + shape_str(c.shape);
+      std::vector<Tensor> in = {test::random_tensor(c.shape), ints(c.pads)};
+      if (std::string(mode) == "constant") in.push_back(Tensor::from_vector<float>({}, {-1.5f}));
+      auto r = test::check_with_constants(
+          std::move(OracleOp("Pad", 19).attr("mode", std::string(mode))), in,
+          {false, true, true}, {"cuda"});
+      EXPECT_EQ(r.provider, "cuda") << what << ": " << r.reason;
+      in[0] = test::to_half(in[0]);
+      if (in.size() > 2) in[2] = test::to_half(in[2]);
+      r = test::check_with_constants(
+          std::move(OracleOp("Pad", 19).attr("mode", std::string(mode))), in,
+          {false, true, true}, {"cuda"});
+      EXPECT_EQ(r.provider, "cuda") << "float16 " << what << ": " << r.reason;
+    }
+  // Axes (18), negative and out of order; pads and value as attributes (2); run-time pads; an
+  // empty input padded with the constant.
+  expect_on_cuda(on_cuda("Pad", 18).attr("mode", std::string("reflect")).random({3, 4, 5})
+                     .input(ints({1, 2, 3, 1})).input(Tensor()).input(ints({-1, 0}))
+                     .check(0, 0),
+                 "axes");
+  expect_on_cuda(on_cuda("Pad", 2).attr("pads", std::vector<int64_t>{1, 0, 2, 3})
+                     .attr("value", 0.75f).random({3, 4}).check(0, 0),
+                 "attributes");
+  expect_on_cuda(on_cuda("Pad", 13).random({2, 3}).input(ints({1, 1, 1, 1})).check(0, 0),
+                 "run-time pads");
+  expect_on_cuda(on_cuda("Pad", 13).random({0, 3}).input(ints({2, 0, 1, 0})).check(0, 0),
+                 "empty input");
+  const auto r = test::check_with_constants(OracleOp("Pad", 13),
+                                            {Tensor::from_vector<int64_t>({2}, {1, 2}),
+                                             ints({1, 1})},
+                                            {false, true}, {"cuda", "cpu"});
+  EXPECT_EQ(r.provider, "cpu");
+  EXPECT_NE(r.reason.find("dtype int64"), std::string::npos) << r.reason;
 }
 
 }  // namespace

@@ -175,8 +175,8 @@ TEST(CudaProvider, ListsThePluginsKernelsWithoutAGpu) {
       "GlobalMaxPool", "LayerNormalization", "ai.polyinfer.LayerNormalization",
       "BatchNormalization", "ReduceSum", "ReduceMean", "Transpose", "Slice", "Split", "Concat",
       "Gather", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Resize", "Expand",
-      // The third slice: the precision borders of fp16/bf16 sessions.
-      "Cast"};
+      // The third slice: the precision borders of fp16/bf16 sessions, and more coverage.
+      "Cast", "Pad", "Where", "ReduceMax", "ReduceMin"};
   EXPECT_EQ(ops, want);
 }
 

@@ -89,6 +89,24 @@ __global__ void broadcast_copy(const T* __restrict__ src, T* __restrict__ dst, i
   }
 }
 
+// A selection: the chosen element's bits, no conversion.
+template <class T>
+__global__ void where(const bool* __restrict__ cond, const T* __restrict__ x,
+                      const T* __restrict__ y, T* __restrict__ out, int64_t n, Broadcast3 bc) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    int64_t rest = i, ic = 0, ix = 0, iy = 0;
+    for (int d = bc.rank - 1; d >= 0; --d) {
+      const int64_t k = rest % bc.dims[d];
+      rest /= bc.dims[d];
+      ic += k * bc.stride[0][d];
+      ix += k * bc.stride[1][d];
+      iy += k * bc.stride[2][d];
+    }
+    out[i] = cond[ic] ? x[ix] : y[iy];
+  }
+}
+
 // Not __restrict__: y may be x (activations applied in place after a GEMM).
 template <UnaryOp Op, class T>
 __global__ void unary(const T* x, T* y, int64_t n, float alpha, float beta) {
@@ -149,6 +167,17 @@ void launch_broadcast_copy(Elem e, const void* src, void* dst, int64_t n, const 
     using T = typename decltype(as)::type;
     broadcast_copy<T><<<grid_for(n, max_grid), kBlock, 0, s>>>(static_cast<const T*>(src),
                                                                 static_cast<T*>(dst), n, *bc);
+  });
+}
+
+void launch_where(Elem e, const bool* cond, const void* x, const void* y, void* out, int64_t n,
+                  const Broadcast3& bc, int max_grid, cudaStream_t s) {
+  if (n <= 0) return;
+  with_elem(e, [&](auto as) {
+    using T = typename decltype(as)::type;
+    where<T><<<grid_for(n, max_grid), kBlock, 0, s>>>(cond, static_cast<const T*>(x),
+                                                       static_cast<const T*>(y),
+                                                       static_cast<T*>(out), n, bc);
   });
 }
 

@@ -40,6 +40,37 @@ __global__ void gather(const T* __restrict__ x, const Index* __restrict__ idx, T
   }
 }
 
+// cpu/ops/pad_params.h's pad_source, on the device: the input coordinate for coordinate i of
+// an axis of size dim, -1 for the constant.
+__device__ int64_t pad_source(int mode, int64_t i, int64_t dim) {
+  if (i >= 0 && i < dim) return i;
+  if (mode == 0) return -1;                  // constant
+  if (mode == 2) return i < 0 ? 0 : dim - 1;  // edge
+  if (mode == 3) return ((i % dim) + dim) % dim;  // wrap
+  if (dim == 1) return 0;                    // reflect: period 2(dim - 1), no edge repeated
+  const int64_t period = 2 * (dim - 1);
+  const int64_t m = ((i % period) + period) % period;
+  return m < dim ? m : period - m;
+}
+
+template <class T>
+__global__ void pad(const T* __restrict__ x, T* __restrict__ y, int64_t n, PadView v,
+                    float value) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    int64_t rest = i, off = 0;
+    bool inside = true;
+    for (int d = v.rank - 1; d >= 0; --d) {
+      const int64_t c = rest % v.odims[d];
+      rest /= v.odims[d];
+      const int64_t s = pad_source(v.mode, c - v.before[d], v.idims[d]);
+      inside &= s >= 0;
+      off += s * v.xstride[d];
+    }
+    y[i] = inside ? x[off] : narrow<T>(value);
+  }
+}
+
 template <class T>
 __global__ void resize(const T* __restrict__ x, T* __restrict__ y, int64_t n, int64_t h,
                        int64_t w, int64_t oh, int64_t ow, const int32_t* __restrict__ idx,
@@ -81,6 +112,16 @@ void launch_resize(Elem e, const void* x, void* y, int64_t planes, int64_t h, in
     using T = typename decltype(as)::type;
     resize<T><<<grid_for(n, max_grid), kBlock, 0, stream>>>(
         static_cast<const T*>(x), static_cast<T*>(y), n, h, w, oh, ow, idx, wt, extrapolation);
+  });
+}
+
+void launch_pad(Elem e, const void* x, void* y, int64_t n, const PadView& v, float value,
+                int max_grid, cudaStream_t stream) {
+  if (n <= 0) return;
+  with_elem(e, [&](auto as) {
+    using T = typename decltype(as)::type;
+    pad<T><<<grid_for(n, max_grid), kBlock, 0, stream>>>(static_cast<const T*>(x),
+                                                          static_cast<T*>(y), n, v, value);
   });
 }
 

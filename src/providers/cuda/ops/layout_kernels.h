@@ -33,6 +33,20 @@ void launch_gather(size_t elem_bytes, const void* x, const void* indices, bool w
                    int64_t outer, int64_t dim, int64_t n_idx, int64_t inner, int max_grid,
                    cudaStream_t stream);
 
+// Pad: output element i, unravelled over odims, reads input coordinate c - before[d] on each
+// axis, mapped by `mode` (0 constant, 1 reflect, 2 edge, 3 wrap: cpu/ops/pad_params.h's PadMode
+// and pad_source); outside the input in constant mode the output is `value`.
+struct PadView {
+  int rank = 0;
+  int mode = 0;
+  int64_t odims[kLayoutMaxRank] = {};
+  int64_t before[kLayoutMaxRank] = {};
+  int64_t idims[kLayoutMaxRank] = {};
+  int64_t xstride[kLayoutMaxRank] = {};
+};
+void launch_pad(Elem e, const void* x, void* y, int64_t n, const PadView& v, float value,
+                int max_grid, cudaStream_t stream);
+
 // Resize over the last two axes of [planes, h, w] -> [planes, oh, ow]: for output row r the
 // taps are idx[2r], idx[2r+1] with weights wt[2r], wt[2r+1]; for column c the same at 2(oh + c).
 // idx -1 marks a coordinate outside the crop (tf_crop_and_resize): the output is `extrapolation`.

@@ -80,7 +80,8 @@ __device__ __forceinline__ float warp_max(float v) {
   return v;
 }
 
-// The block-wide reduction of one value per thread; every thread gets the result.
+// The block-wide sum (IsMax false) or maximum of one value per thread; every thread gets the
+// result. (A minimum is the negated maximum of the negated values.)
 template <bool IsMax>
 __device__ float block_reduce(float v, float* shared) {
   v = IsMax ? warp_max(v) : warp_sum(v);
@@ -99,18 +100,19 @@ __global__ void row_reduce(const T* __restrict__ x, T* __restrict__ y, int64_t r
   __shared__ float shared[kWarps];
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const T* xr = x + row * n;
-    if (op == RowOp::Max) {
+    if (op == RowOp::Max || op == RowOp::Min) {
+      const float sign = op == RowOp::Max ? 1.0f : -1.0f;
       float m = -INFINITY;
       bool nan = false;
       for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
         const float v = widen(xr[i]);
         nan |= v != v;
-        m = fmaxf(m, v);
+        m = fmaxf(m, sign * v);
       }
       m = block_reduce<true>(m, shared);
-      // fmaxf drops NaN; the CPU's max keeps it.
+      // fmaxf drops NaN; the CPU's max and min keep it.
       const float any_nan = block_reduce<false>(nan ? 1.0f : 0.0f, shared);
-      if (threadIdx.x == 0) y[row] = narrow<T>(any_nan > 0.0f ? NAN : m);
+      if (threadIdx.x == 0) y[row] = narrow<T>(any_nan > 0.0f ? NAN : sign * m);
     } else {
       float s = 0.0f;
       for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += widen(xr[i]);

@@ -30,7 +30,7 @@ struct PoolWindow {
 void launch_pool(Elem e, const void* x, void* y, int64_t planes, const PoolWindow& w,
                  PoolMode mode, int max_grid, cudaStream_t stream);
 
-enum class RowOp : int { Sum, Mean, Max };
+enum class RowOp : int { Sum, Mean, Max, Min };
 // y[r] = op(x[r * n .. r * n + n)), one block per row, accumulated in float32.
 void launch_row_reduce(Elem e, const void* x, void* y, int64_t rows, int64_t n, RowOp op,
                        int max_grid, cudaStream_t stream);

@@ -1,10 +1,12 @@
-// Float32 ReduceSum and ReduceMean on CUDA: the kept axes are moved to the front (one strided
-// copy, layout.cu; none when the reduced axes are already the trailing ones), then one block per
-// output sums its row (nn.cu). The axes rules are the CPU kernel's: the attribute before
-// ReduceSum-13 / ReduceMean-18, the optional input from then on (constant ones kept on the
-// host), an empty list reduces everything unless noop_with_empty_axes, keepdims.
-// An empty reduction writes the CPU's identity (0 for the sum, NaN for the mean). Refused at
-// run time: ranks above 8.
+// Float32 ReduceSum, ReduceMean, ReduceMax and ReduceMin on CUDA: the kept axes are moved to the
+// front (one strided copy, layout.cu; none when the reduced axes are already the trailing ones),
+// then one block per output reduces its row (nn.cu; max and min keep NaN, as the CPU's do). The
+// axes rules are the CPU kernel's: the attribute before ReduceSum-13 / the others' 18, the
+// optional input from then on (constant ones kept on the host), an empty list reduces everything
+// unless noop_with_empty_axes, keepdims. An empty reduction writes the CPU's identity (0 for the
+// sum, NaN for the mean, -inf for the max, +inf for the min). Refused at run time: ranks above
+// 8.
+#include <cmath>
 #include <numeric>
 
 #include "core/reduce_axes.h"
@@ -16,19 +18,24 @@
 namespace polyinfer::cuda {
 namespace {
 
-template <bool Mean>
+template <RowOp Op>
 class ReduceKernel final : public Kernel {
  public:
   explicit ReduceKernel(const KernelInfo& info)
       : ctx_(Context::get()),
-        axes_from_input_(info.opset() >= (Mean ? 18 : 13)),
+        axes_from_input_(info.opset() >= (Op == RowOp::Sum ? 13 : 18)),
         axes_attr_(info.attr_ints("axes")),
         keepdims_(info.attr_int("keepdims", 1) != 0),
         noop_with_empty_axes_(info.attr_int("noop_with_empty_axes", 0) != 0) {
     require_float32(info, 1, kLayoutMaxRank);
     constants_.keep(info, 1);
   }
-  std::string impl() const override { return Mean ? "cuda:reduce_mean" : "cuda:reduce_sum"; }
+  std::string impl() const override {
+    return Op == RowOp::Sum    ? "cuda:reduce_sum"
+           : Op == RowOp::Mean ? "cuda:reduce_mean"
+           : Op == RowOp::Max  ? "cuda:reduce_max"
+                               : "cuda:reduce_min";
+  }
   bool prepacked(size_t i) const override { return constants_.prepacked(i); }
 
   void run(KernelContext& kc) override {
@@ -63,9 +70,13 @@ class ReduceKernel final : public Kernel {
     Tensor& y = kc.output(0, DType::Float32, out_shape);
     if (y.numel() == 0) return;
     if (count == 0) {
-      // The CPU's values for an empty set: 0 for the sum, NaN for the mean (all bytes 0xFF is
-      // a quiet NaN).
-      PI_CUDA_CHECK(cudaMemsetAsync(y.raw_data(), Mean ? 0xFF : 0, y.nbytes(), ctx_.stream()));
+      // The CPU's values for an empty set: its identity.
+      const float id = Op == RowOp::Sum    ? 0.0f
+                       : Op == RowOp::Mean ? NAN
+                       : Op == RowOp::Max  ? -INFINITY
+                                           : INFINITY;
+      const std::vector<float> fill(static_cast<size_t>(y.numel()), id);
+      ctx_.to_device(fill.data(), y.raw_data(), y.nbytes());
       return;
     }
     const void* src = x.raw_data();
@@ -85,8 +96,8 @@ class ReduceKernel final : public Kernel {
       launch_strided_copy(4, src, moved->get(), x.numel(), v, ctx_.max_grid_x(), ctx_.stream());
       src = moved->get();
     }
-    launch_row_reduce(Elem::F32, src, y.raw_data(), y.numel(), count,
-                      Mean ? RowOp::Mean : RowOp::Sum, ctx_.max_grid_x(), ctx_.stream());
+    launch_row_reduce(Elem::F32, src, y.raw_data(), y.numel(), count, Op, ctx_.max_grid_x(),
+                      ctx_.stream());
     check_launch(who.c_str());
   }
 
@@ -98,8 +109,10 @@ class ReduceKernel final : public Kernel {
   HostConstants constants_;
 };
 
-PI_CUDA_KERNEL(ReduceSum, 1, 23, ReduceKernel<false>);
-PI_CUDA_KERNEL(ReduceMean, 1, 23, ReduceKernel<true>);
+PI_CUDA_KERNEL(ReduceSum, 1, 23, ReduceKernel<RowOp::Sum>);
+PI_CUDA_KERNEL(ReduceMean, 1, 23, ReduceKernel<RowOp::Mean>);
+PI_CUDA_KERNEL(ReduceMax, 1, 23, ReduceKernel<RowOp::Max>);
+PI_CUDA_KERNEL(ReduceMin, 1, 23, ReduceKernel<RowOp::Min>);
 
 }  // namespace
 }  // namespace polyinfer::cuda
