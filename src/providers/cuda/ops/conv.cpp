@@ -1,7 +1,7 @@
 // Conv and ai.polyinfer FusedConv (act(Conv(X, W, B) + Z)) on CUDA through cuDNN's convolution
-// API, float32, float16 and bfloat16: 1-D (as 2-D with one row), 2-D and 3-D, groups, strides, dilations, pads and
-// auto_pad. The window arithmetic is the CPU kernels' (cpu::WindowAttrs, cpu::conv_geometry), and
-// cuDNN's own output size is checked against it before anything runs.
+// API, float32, float16 and bfloat16: 1-D (as 2-D with one row), 2-D and 3-D, groups, strides,
+// dilations, pads and auto_pad. The window arithmetic is the CPU kernels' (cpu::WindowAttrs,
+// cpu::conv_geometry), and cuDNN's own output size is checked against it before anything runs.
 //
 // Per call: Z (when given) is copied into Y and cuDNN accumulates onto it (beta = 1); the bias
 // is added by cudnnAddTensor; the activation runs in place with the element-wise kernel. One
