@@ -107,6 +107,35 @@ TEST(CudaBlockCache, OutOfMemoryReleasesTheCacheAndRetriesOnce) {
   EXPECT_EQ(dev.mallocs, 5);
 }
 
+// While a graph records, freed blocks stay in use, held for it: no allocation gets them, release()
+// keeps them; given back, they serve the next request of their class.
+TEST(CudaBlockCache, BlocksFreedWhileHoldingStayReservedUntilGivenBack) {
+  FakeDevice dev;
+  BlockCache cache(dev.backend());
+  void* a = cache.allocate(1000);
+  std::vector<void*> held;
+  cache.hold(&held);
+  void* b = cache.allocate(1000);  // a new block: a is still in use
+  ASSERT_TRUE(cache.deallocate(a));
+  ASSERT_TRUE(cache.deallocate(b));
+  cache.hold(nullptr);
+  EXPECT_EQ(held, (std::vector<void*>{a, b}));
+  EXPECT_EQ(cache.stats().in_use, 2 * BlockCache::size_class(1000));
+  EXPECT_EQ(cache.release(), 0u);  // nothing cached: both are held
+  void* c = cache.allocate(1000);
+  EXPECT_NE(c, a);
+  EXPECT_NE(c, b);
+  EXPECT_EQ(dev.mallocs, 3);
+  EXPECT_TRUE(cache.give_back(held));
+  EXPECT_EQ(cache.stats().in_use, BlockCache::size_class(1000));
+  const std::set<void*> reused = {cache.allocate(1000), cache.allocate(1000)};
+  EXPECT_EQ(reused, (std::set<void*>{a, b}));
+  EXPECT_EQ(dev.mallocs, 3);
+  EXPECT_FALSE(cache.give_back({&dev}));  // not a block of this cache
+  for (void* p : reused) cache.deallocate(p);
+  cache.deallocate(c);
+}
+
 TEST(CudaBlockCache, AForeignPointerIsRefused) {
   FakeDevice dev;
   BlockCache cache(dev.backend());

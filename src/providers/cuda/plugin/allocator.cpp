@@ -25,27 +25,15 @@ void* CachingAllocator::allocate(size_t bytes) {
 
 void CachingAllocator::deallocate(void* ptr, size_t) {
   if (!ptr) return;
-  {
-    std::lock_guard<std::mutex> lock(hold_mu_);
-    if (held_) {
-      held_->push_back(ptr);
-      return;
-    }
-  }
   // Queued work may still read the block; whatever is handed it next writes it on the same
   // stream, after that work (context.h).
   PI_CHECK(cache_.deallocate(ptr), Internal,
            "CUDA: freeing a pointer this allocator did not hand out");
 }
 
-void CachingAllocator::hold_frees(std::vector<void*>* sink) {
-  std::lock_guard<std::mutex> lock(hold_mu_);
-  held_ = sink;
-}
-
 void CachingAllocator::return_held(const std::vector<void*>& blocks) {
-  for (void* p : blocks)
-    PI_CHECK(cache_.deallocate(p), Internal, "CUDA: a held block this allocator did not hand out");
+  PI_CHECK(cache_.give_back(blocks), Internal,
+           "CUDA: a held block this allocator did not hand out");
 }
 
 }  // namespace polyinfer::cuda

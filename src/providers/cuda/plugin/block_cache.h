@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <vector>
 
 namespace polyinfer::cuda {
 
@@ -62,16 +63,30 @@ class BlockCache {
     return hand_out(p, cls);
   }
 
-  // Takes back a block from allocate(); false when `p` is not one (nothing changes then).
+  // Takes back a block from allocate(); false when `p` is not one (nothing changes then). While
+  // a sink is set (hold()), the block goes there instead and stays in use.
   bool deallocate(void* p) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = live_.find(p);
-    if (it == live_.end()) return false;
-    free_.emplace(it->second, p);
-    stats_.cached += it->second;
-    stats_.in_use -= it->second;
-    live_.erase(it);
-    return true;
+    if (held_ && live_.count(p)) {
+      held_->push_back(p);
+      return true;
+    }
+    return free_locked(p);
+  }
+
+  // While a CUDA Graph records (capture.cpp), blocks freed go to `sink` instead of the free
+  // lists: the recorded work uses them again on every replay, so nothing else may get them.
+  // nullptr stops holding; give_back() returns such blocks to the free lists.
+  void hold(std::vector<void*>* sink) {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ = sink;
+  }
+  // False when one of `blocks` was not handed out (the others still go back).
+  bool give_back(const std::vector<void*>& blocks) {
+    std::lock_guard<std::mutex> lock(mu_);
+    bool all = true;
+    for (void* p : blocks) all &= free_locked(p);
+    return all;
   }
 
   // Frees every cached block (blocks in use stay); returns the bytes freed.
@@ -86,6 +101,15 @@ class BlockCache {
   }
 
  private:
+  bool free_locked(void* p) {
+    auto it = live_.find(p);
+    if (it == live_.end()) return false;
+    free_.emplace(it->second, p);
+    stats_.cached += it->second;
+    stats_.in_use -= it->second;
+    live_.erase(it);
+    return true;
+  }
   void* hand_out(void* p, size_t cls) {
     live_[p] = cls;
     stats_.in_use += cls;
@@ -108,6 +132,7 @@ class BlockCache {
   mutable std::mutex mu_;
   std::multimap<size_t, void*> free_;  // by size class
   std::map<void*, size_t> live_;       // handed out: pointer -> size class
+  std::vector<void*>* held_ = nullptr;  // hold()'s sink
   Stats stats_;
 };
 

@@ -71,16 +71,14 @@ class CachingAllocator final : public Allocator {
   size_t release() { return cache_.release(); }
   BlockCache::Stats stats() const { return cache_.stats(); }
 
-  // While a CUDA Graph records (capture.cpp), blocks freed go to `sink` instead of the cache:
-  // the recorded work uses them again on every replay, so nothing else may get them. nullptr
-  // stops that; return_held() gives such blocks back when the recording is destroyed.
-  void hold_frees(std::vector<void*>* sink);
+  // While a CUDA Graph records (capture.cpp), blocks freed are held for it (BlockCache::hold):
+  // the recorded work uses them again on every replay. nullptr stops holding; return_held()
+  // gives such blocks back when the recording is destroyed.
+  void hold_frees(std::vector<void*>* sink) { cache_.hold(sink); }
   void return_held(const std::vector<void*>& blocks);
 
  private:
   BlockCache cache_;
-  std::mutex hold_mu_;
-  std::vector<void*>* held_ = nullptr;
 };
 
 class Context {
