@@ -68,10 +68,10 @@ struct SessionOptions {
   bool profile = false;
   // Record the device work of a run once and replay it (CUDA Graphs: one launch instead of one
   // per kernel, which is what small batches spend their time on). Applies when every node runs
-  // on one provider that can record its work (cuda); the second run is recorded, later runs
-  // with inputs of the same shapes replay it, other shapes run as usual. The recording keeps
-  // every intermediate of a run alive (no memory reuse between them). Placement::capture says
-  // what happened. Off while profiling.
+  // on one provider that can record its work (cuda); a run with the previous run's input shapes
+  // is recorded (the second run, when shapes stay), later runs with inputs of those shapes
+  // replay it, other shapes run as usual. The recording keeps every intermediate of a run alive
+  // (no memory reuse between them). Placement::capture says what happened. Off while profiling.
   bool capture_graph = false;
   // Intermediate values to return too, after the model's outputs (run() and outputs() list them
   // in this order). A kept value is a graph output to the optimizer, so no pass fuses it away;
@@ -141,8 +141,9 @@ struct Placement {
   // first run, for models with dynamic dimensions), or "" (not known yet: flops_share is 0).
   std::string flops_basis;
 
-  // With SessionOptions::capture_graph: "pending (records the second run)", "replaying N
-  // recorded work items" or "off: <why>"; "" when capture was not asked for.
+  // With SessionOptions::capture_graph: "pending (records a run with the previous run's input
+  // shapes)", "replaying N recorded work items", "off while profiling (each kernel is timed
+  // alone)" or "off: <why>"; "" when capture was not asked for.
   std::string capture;
 
   // One line: "placement: cpu 12/12 nodes (100% of FLOPs); 0 fell back; 0 device copies".

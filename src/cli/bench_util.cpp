@@ -16,7 +16,8 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 
 BenchOptions bench_options(const Args& args) {
   BenchOptions o;
-  o.warmup = args.get_int("warmup", 1, 1, 100000);
+  // With --capture-graph the second run is the recording: both stay out of the measured runs.
+  o.warmup = args.get_int("warmup", args.flag("capture-graph") ? 2 : 1, 1, 100000);
   o.top = args.get_int("top", 15, 1, 100000);
   o.json = args.flag("json");
   o.profile = args.flag("profile");

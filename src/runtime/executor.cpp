@@ -7,6 +7,7 @@
 #include <shared_mutex>
 
 #include "core/device_registry.h"
+#include "core/shape_util.h"
 #include "runtime/cost.h"
 #include "runtime/partitioner.h"
 
@@ -190,7 +191,7 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
   }
   // Weights read on a device are copied there once, now, instead of at every run: a GPU would
   // otherwise re-upload them all per run. One copy per (weight, device), shared by its readers;
-  // the host copy stays (cpu nodes and outputs may read it).
+  // the host copy stays while a host node, a subgraph or a graph output reads it (below).
   std::map<int, const Value*> constant_of;
   for (const auto& [sl, v] : constants_) constant_of[sl] = &v;
   std::map<std::pair<int, std::string>, Value> on_device;
@@ -258,6 +259,12 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
 void Executor::set_profiling(bool on) {
   profiling_ = on;
   timings_.assign(on ? nodes_.size() : 0, NodeTiming{});
+  // A replay would bypass the per-kernel timing: profiled runs run as usual.
+  if (capture_wanted_) {
+    capture_.reset();
+    captured_slots_.clear();
+    capture_status_ = on ? kProfilingStatus : kPendingStatus;
+  }
 }
 
 void Executor::reset_timings() { timings_.assign(timings_.size(), NodeTiming{}); }
@@ -275,9 +282,14 @@ std::vector<Value> Executor::run(const std::vector<Value>& inputs,
   PI_CHECK(inputs.size() <= input_slots_.size(), InvalidArgument, "graph '", g.name, "' takes ",
            input_slots_.size(), " inputs, ", inputs.size(), " given");
   if (capture_ && matches_captured(inputs)) return replay(inputs);
-  if (capture_wanted_ && !capture_ && normal_runs_ >= 1) {
+  // The recording repeats a run of the previous one's shapes: every kernel has then done its
+  // first-time work for them (cuDNN's algorithm timing, Resize's tables), which waits for the
+  // device or copies from the host and so cannot be recorded.
+  std::string signature;
+  if (capture_wanted_ && !capture_) {
+    signature = input_signature(inputs);
     std::vector<Value> result;
-    if (capture_run(inputs, &result)) return result;
+    if (signature == last_signature_ && capture_run(inputs, &result)) return result;
   }
   std::vector<Value> slots(num_slots_);
   for (const auto& [sl, v] : constants_) slots[sl] = v;
@@ -289,7 +301,7 @@ std::vector<Value> Executor::run(const std::vector<Value>& inputs,
     slots[sl] = it->second;
   }
   run_nodes(slots, /*release=*/true);
-  ++normal_runs_;
+  last_signature_ = std::move(signature);
   return outputs_of(slots);
 }
 
@@ -388,7 +400,15 @@ void Executor::set_capture(bool on) {
     capture_status_ = "off: " + why;
     return;
   }
-  capture_status_ = "pending (records the second run)";
+  capture_status_ = profiling_ ? kProfilingStatus : kPendingStatus;
+}
+
+std::string Executor::input_signature(const std::vector<Value>& inputs) {
+  std::string s;
+  for (const Value& v : inputs)
+    s += v.is_tensor() ? std::string(dtype_name(v.tensor().dtype())) + shape_str(v.tensor().shape())
+                       : v.is_none() ? "-" : "?";
+  return s;
 }
 
 namespace {
@@ -413,16 +433,14 @@ void copy_into(const Tensor& src, Tensor& dst) {
 }  // namespace
 
 bool Executor::capture_run(const std::vector<Value>& inputs, std::vector<Value>* result) {
-  if (profiling_) {  // each kernel is timed alone: capture waits for a run without profiling
-    capture_status_ = "pending (off while profiling: each kernel is timed alone)";
-    return false;
-  }
+  if (profiling_) return false;
   const int pi = nodes_.front().provider;
   const Provider& provider = *rt_->providers[pi];
   // The inputs go into buffers this executor keeps on the provider's device: the recording reads
   // them there on every replay.
   std::vector<Value> slots(num_slots_);
   for (const auto& [sl, v] : constants_) slots[sl] = v;
+  int input_copies = 0;
   for (size_t i = 0; i < input_slots_.size(); ++i) {
     if (i >= inputs.size() || inputs[i].is_none()) continue;
     if (!inputs[i].is_tensor() || inputs[i].tensor().dtype() == DType::String) {
@@ -433,23 +451,42 @@ bool Executor::capture_run(const std::vector<Value>& inputs, std::vector<Value>*
     const Tensor& x = inputs[i].tensor();
     Tensor own = Tensor::empty(x.dtype(), x.shape(), rt_->pools[pi]);
     copy_into(x, own);
+    if (x.device() != own.device()) ++input_copies;
     slots[input_slots_[i]] = Value(own);
   }
-  std::unique_ptr<Capture> cap = provider.begin_capture();
-  if (!cap) {
+  const auto turn_off = [this](const std::string& why) {
     capture_wanted_ = false;
-    capture_status_ = "off: " + provider.name() + " cannot record its work";
+    capture_status_ = "off: " + why;
     return false;
+  };
+  std::unique_ptr<Capture> cap;
+  try {
+    cap = provider.begin_capture();
+  } catch (const Error& e) {
+    return turn_off(std::string("recording could not start: ") + e.what());
   }
+  if (!cap) return turn_off(provider.name() + " cannot record its work");
   try {
     run_nodes(slots, /*release=*/false);
+  } catch (const Error& e) {
+    // A kernel that waited for the device or copied from the host broke the recording, and
+    // end() says so: capture goes off and the caller runs as usual. A recording that is still
+    // whole means the error is the run's own (a bad input): it is the caller's.
+    try {
+      cap->end();
+    } catch (const Error&) {
+      cap.reset();  // discards the recording and what it held
+      return turn_off(std::string("the run could not be recorded: ") + e.what());
+    }
+    throw;
+  }
+  try {
     cap->end();
   } catch (const Error& e) {
-    cap.reset();  // stops and discards the recording
-    capture_wanted_ = false;
-    capture_status_ = std::string("off: the run could not be recorded: ") + e.what();
-    return false;
+    cap.reset();
+    return turn_off(std::string("the run could not be recorded: ") + e.what());
   }
+  copies_ += input_copies;
   // Recording queued nothing: the first replay does this run's work.
   cap->replay();
   capture_status_ = "replaying " + std::to_string(cap->size()) + " recorded work items";
@@ -484,7 +521,7 @@ std::vector<Value> Executor::replay(const std::vector<Value>& inputs) {
   copies_ = 0;
   for (size_t i = 0; i < inputs.size() && i < input_slots_.size(); ++i)
     if (inputs[i].is_tensor()) {
-      Tensor held = captured_slots_[input_slots_[i]].tensor();
+      Tensor held = captured_slots_[input_slots_[i]].tensor();  // shares the kept buffer
       copy_into(inputs[i].tensor(), held);
       if (inputs[i].tensor().device() != held.device()) ++copies_;
     }

@@ -38,7 +38,9 @@ struct PlacedNode {
 class Executor final : public SubgraphRunner {
  public:
   // Called with the name of each initializer whose readers have all prepacked it
-  // (Kernel::prepacked), as soon as the last of them is created: the graph's owner may free it.
+  // (Kernel::prepacked), as soon as the last of them is created, and, once every kernel exists,
+  // of each one that only device nodes read through their device copies: the graph's owner may
+  // free it.
   using ReleaseConstant = std::function<void(const std::string&)>;
 
   // Places every node of `graph` (runtime/partitioner.h) and creates its kernel, on up to
@@ -83,8 +85,9 @@ class Executor final : public SubgraphRunner {
   // profiling (each kernel is timed alone), and a recording that fails (a kernel read the
   // device back mid-run) turns it off for good, saying why in capture_status().
   void set_capture(bool on);
-  // "" when capture was not asked for; otherwise what it did: "pending (records the second
-  // run)", "replaying N recorded work items", or "off: <why>".
+  // "" when capture was not asked for; otherwise what it did: "pending (records a run with the
+  // previous run's input shapes)", "replaying N recorded work items", "off while profiling
+  // (each kernel is timed alone)", or "off: <why>".
   const std::string& capture_status() const { return capture_status_; }
 
  private:
@@ -125,11 +128,18 @@ class Executor final : public SubgraphRunner {
   bool matches_captured(const std::vector<Value>& inputs) const;
   std::vector<Value> replay(const std::vector<Value>& inputs);
   std::vector<Value> captured_outputs() const;
+  // Each input's dtype and shape ("-" for none), to compare runs.
+  static std::string input_signature(const std::vector<Value>& inputs);
+  static constexpr const char* kPendingStatus =
+      "pending (records a run with the previous run's input shapes)";
+  static constexpr const char* kProfilingStatus =
+      "off while profiling (each kernel is timed alone)";
 
   bool capture_wanted_ = false;
-  int normal_runs_ = 0;
-  std::unique_ptr<Capture> capture_;
+  std::string last_signature_;  // of the last run made as usual (while capture is wanted)
+  // Declared before capture_ so that the recording is destroyed before the memory it uses.
   std::vector<Value> captured_slots_;
+  std::unique_ptr<Capture> capture_;
   std::string capture_status_;
 };
 

@@ -110,6 +110,24 @@ class QueuedKernel final : public Kernel {
   }
 };
 
+// y = x, but run() refuses an input whose first element is NaN (an error of the run itself,
+// found on the host, as a kernel checking indices would).
+class CheckedCopy final : public Kernel {
+ public:
+  explicit CheckedCopy(const KernelInfo&) {}
+  void run(KernelContext& ctx) override {
+    ++stream().host_calls;
+    const Tensor& a = ctx.input(0);
+    PI_CHECK(a.numel() == 0 || !std::isnan(a.data<float>()[0]), InvalidArgument,
+             ctx.node().label(), ": NaN input");
+    Tensor& y = ctx.output(0, DType::Float32, a.shape());
+    const float* pa = a.data<float>();
+    float* py = y.data<float>();
+    const int64_t n = y.numel();
+    stream().enqueue([pa, py, n] { std::copy(pa, pa + n, py); });
+  }
+};
+
 // |x|, but it waits for the stream first (as a kernel that reads the device back would).
 class WaitingAbs final : public Kernel {
  public:
@@ -131,6 +149,7 @@ class WaitingAbs final : public Kernel {
 PI_REGISTER_KERNEL("queued", "", Add, 1, 99, QueuedKernel<true>);
 PI_REGISTER_KERNEL("queued", "", Relu, 1, 99, QueuedKernel<false>);
 PI_REGISTER_KERNEL("queued", "", Abs, 1, 99, WaitingAbs);
+PI_REGISTER_KERNEL("queued", "", Identity, 1, 99, CheckedCopy);
 const bool registered = register_provider("queued", [] {
   register_device(kQueueDevice, {std::make_shared<QueueAllocator>(), &copy_bytes, &copy_bytes,
                                  &copy_bytes});
@@ -187,7 +206,7 @@ void expect_outputs(const std::vector<Value>& out, const std::vector<float>& x,
 
 TEST(GraphCapture, RecordsTheSecondRunAndReplaysItWithNewInputs) {
   Session s = load(model(7));
-  EXPECT_EQ(s.placement().capture, "pending (records the second run)");
+  EXPECT_EQ(s.placement().capture, "pending (records a run with the previous run's input shapes)");
   const std::vector<float> w = weights(7);
   auto run = [&](float seed) {
     const std::vector<float> x = values(7, seed);
@@ -211,6 +230,66 @@ TEST(GraphCapture, RecordsTheSecondRunAndReplaysItWithNewInputs) {
   // The outputs handed out are copies: later replays leave them alone.
   expect_outputs(out2, x2, w);
   expect_outputs(out3, x3, w);
+}
+
+// The recording waits for two runs of one shape: a kernel's first run at a shape may need the
+// host (cuDNN's timing, Resize's tables), which a recording cannot hold.
+TEST(GraphCapture, RecordsOnlyARunOfThePreviousRunsShapes) {
+  Session s = load(model(-1));
+  auto feeds = [](int64_t n, float seed) {
+    return std::map<std::string, Value>{
+        {"x", Value(Tensor::from_vector<float>({n}, values(n, seed)))},
+        {"w", Value(Tensor::from_vector<float>({n}, weights(n)))}};
+  };
+  stream().host_calls = 0;
+  expect_outputs(s.run(feeds(4, 1)), values(4, 1), weights(4));
+  expect_outputs(s.run(feeds(6, 2)), values(6, 2), weights(6));  // a new shape: as usual
+  EXPECT_EQ(s.placement().capture.rfind("pending", 0), 0u) << s.placement().capture;
+  expect_outputs(s.run(feeds(6, 3)), values(6, 3), weights(6));  // recorded
+  EXPECT_EQ(s.placement().capture, "replaying 3 recorded work items");
+  EXPECT_EQ(stream().host_calls, 9);
+  expect_outputs(s.run(feeds(6, 4)), values(6, 4), weights(6));  // replayed
+  EXPECT_EQ(stream().host_calls, 9);
+}
+
+// An error of the run itself during the recording (a bad input) is the caller's: capture stays
+// wanted and records a later good run.
+TEST(GraphCapture, AnErrorOfTheRunItselfIsReportedAndCaptureStays) {
+  test::ModelBuilder b;
+  b.input("x", {3}).output("y", {3});
+  b.node("Identity", {"x"}, {"c"}, "checked").node("Relu", {"c"}, {"y"}, "relu");
+  const std::string bytes = b.bytes();
+  Session s = load(bytes);
+  auto run = [&](std::vector<float> x) {
+    return s.run({{"x", Value(Tensor::from_vector<float>({3}, x))}})[0].tensor().to(
+        Device::cpu()).to_vector<float>();
+  };
+  EXPECT_EQ(run({-1, 2, 3}), (std::vector<float>{0, 2, 3}));
+  try {
+    run({NAN, 2, 3});  // would be recorded: same shape
+    ADD_FAILURE() << "a NaN input ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("NaN input"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(s.placement().capture.rfind("pending", 0), 0u) << s.placement().capture;
+  EXPECT_FALSE(stream().recording);
+  EXPECT_EQ(run({4, -5, 6}), (std::vector<float>{4, 0, 6}));  // recorded
+  EXPECT_EQ(s.placement().capture, "replaying 2 recorded work items");
+  EXPECT_EQ(run({-7, 8, 9}), (std::vector<float>{0, 8, 9}));  // replayed
+}
+
+// Inputs already on the provider's device are copied into the kept buffers on the device.
+TEST(GraphCapture, InputsAlreadyOnTheDevice) {
+  Session s = load(model(7));
+  const std::vector<float> w = weights(7);
+  for (float seed = 1; seed < 5; ++seed) {
+    const std::vector<float> x = values(7, seed);
+    const Tensor on_device = Tensor::from_vector<float>({7}, x).to(kQueueDevice);
+    expect_outputs(s.run({{"x", Value(on_device)}}), x, w);
+  }
+  EXPECT_EQ(s.placement().capture, "replaying 3 recorded work items");
+  EXPECT_EQ(s.placement().device_copies, 0);
 }
 
 TEST(GraphCapture, InputsOfOtherShapesRunAsUsual) {
@@ -269,8 +348,7 @@ TEST(GraphCapture, OffUnlessAskedAndWhileProfiling) {
   for (int run = 0; run < 3; ++run)
     expect_outputs(profiled.run({{"x", Value(Tensor::from_vector<float>({7}, x))}}), x,
                    weights(7));
-  EXPECT_EQ(profiled.placement().capture,
-            "pending (off while profiling: each kernel is timed alone)");
+  EXPECT_EQ(profiled.placement().capture, "off while profiling (each kernel is timed alone)");
 }
 
 }  // namespace

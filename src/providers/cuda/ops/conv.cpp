@@ -378,6 +378,8 @@ class ConvKernel : public Kernel {
         continue;
       p.algo = r.algo;
       p.workspace = r.memory;
+      // The runs use the math the timing measured (cuDNN's advice after Find).
+      PI_CUDNN_CHECK(cudnnSetConvolutionMathType(p.d.conv, r.mathType));
       tuning_cache().store(tkey, {static_cast<int64_t>(r.algo), r.memory,
                                   static_cast<double>(r.time)});
       return true;

@@ -4,12 +4,8 @@
 // conversions are in elem.cuh.
 #pragma once
 
-#include <cstddef>
-
 namespace polyinfer::cuda {
 
 enum class Elem : int { F32, F16, BF16 };
-
-inline size_t elem_size(Elem e) { return e == Elem::F32 ? 4 : 2; }
 
 }  // namespace polyinfer::cuda

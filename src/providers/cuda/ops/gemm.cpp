@@ -87,16 +87,16 @@ Activation activation_of(const cpu::FusedActivation& a) {
 // The largest power of two, at most 256, that divides the address. cuBLASLt's heuristic assumes
 // 256-byte aligned matrices unless told otherwise, and the session's arena and tensor views
 // hand out pointers aligned less than that.
-uint32_t alignment_of(const void* p) {
+uint32_t alignment_of(const void* p, size_t element) {
   const auto a = reinterpret_cast<uintptr_t>(p);
   uint32_t al = 256;
-  while (al > 4 && a % al != 0) al /= 2;
+  while (al > element && a % al != 0) al /= 2;
   return al;
 }
 
 // Y = epilogue(alpha·op(A)·op(B) + bias) in one cuBLASLt call; bias (length N, may be null) is
 // added per output column of the row-major Y (per row of cuBLAS's column-major Y^T). False when
-// cuBLASLt has no algorithm for it (the caller then takes SGEMM and separate kernels).
+// cuBLASLt has no algorithm for it (the caller then takes a plain GEMM and separate kernels).
 bool lt_gemm(Context& ctx, DType t, const GemmShape& g, float alpha, const void* a,
              const void* b, const void* bias, Epi epi, void* y) {
   cublasLtMatmulDesc_t op = nullptr;
@@ -151,13 +151,19 @@ bool lt_gemm(Context& ctx, DType t, const GemmShape& g, float alpha, const void*
   PI_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
   // cuBLAS's A is our b, its B our a; C and D are y.
-  const uint32_t align[4] = {alignment_of(b), alignment_of(a), alignment_of(y), alignment_of(y)};
+  const size_t es = dtype_size(t);
+  const uint32_t align[4] = {alignment_of(b, es), alignment_of(a, es), alignment_of(y, es),
+                             alignment_of(y, es)};
   const cublasLtMatmulPreferenceAttributes_t align_attr[4] = {
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
   for (int i = 0; i < 4; ++i)
     PI_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &align[i],
                                                          sizeof align[i]));
+  // Split-K partial sums reduced in float32, never in the 16-bit output type: one rounding.
+  const uint32_t reduction = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  PI_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reduction, sizeof reduction));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   PI_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(ctx.cublaslt(), op, lb, la, ly, ly, pref, 1,
@@ -238,7 +244,7 @@ class MatMulKernel final : public Kernel {
     const int64_t es = static_cast<int64_t>(dtype_size(dtype_));
     const int64_t nb = shape_numel(batch), nbb = shape_numel(bb);
     if (nbb == 1) {
-      // B is one matrix: A's batch folds into its rows (A is contiguous), one SGEMM.
+      // B is one matrix: A's batch folds into its rows (A is contiguous), one GEMM.
       GemmShape f = g;
       f.M = g.M * nb;
       check_int_dims(kc, f);
@@ -264,7 +270,7 @@ class MatMulKernel final : public Kernel {
           static_cast<int>(nb), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
       return;
     }
-    // General broadcasting ([2, 1] x [1, 3] batches): one SGEMM per output matrix, at the
+    // General broadcasting ([2, 1] x [1, 3] batches): one GEMM per output matrix, at the
     // offsets numpy's rules give.
     std::vector<int64_t> idx(batch.size(), 0);
     for (int64_t i = 0; i < nb; ++i) {

@@ -93,7 +93,8 @@ __global__ void resize(const T* __restrict__ x, T* __restrict__ y, int64_t n, in
   }
 }
 
-// f(As<U>{}) with U the unsigned word of `bytes` bytes.
+// f(As<U>{}) with U the unsigned word of `bytes` bytes: 2, 4 or 8 (the callers pass the size of
+// a float dtype; any other is a bug there).
 template <class F>
 void with_word(size_t bytes, F&& f) {
   if (bytes == 2) f(As<uint16_t>{});

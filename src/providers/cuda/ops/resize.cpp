@@ -8,6 +8,9 @@
 // scales/sizes (and tf_crop_and_resize's roi) computed at run time or an unknown input rank (the
 // leading axes could not be checked), constants that change an axis before the last two; other
 // data types. (The same checks as the Vulkan Resize's.)
+#include <map>
+
+#include "core/shape_util.h"
 #include "providers/cpu/ops/resize_params.h"
 #include "providers/cuda/ops/layout_kernels.h"
 #include "providers/cuda/ops/op_util.h"
@@ -74,19 +77,19 @@ class ResizeKernel final : public Kernel {
     };
     add_axis(rank >= 2 ? &plans[rank - 2] : nullptr, oh);
     add_axis(&plans[rank - 1], ow);
-    // Uploaded when they change (a new input shape). The old tables may still be read by queued
-    // work: freeing them returns their memory to the allocator, and whatever reuses it is queued
-    // after that work (the one stream).
-    if (idx != idx_host_ || wt != wt_host_) {
-      idx_host_ = idx;
-      wt_host_ = wt;
+    // Uploaded once per input shape and kept for the session: a CUDA Graph recorded at one shape
+    // reads its tables on every replay, whatever shapes other runs had meanwhile.
+    const std::string key = shape_str(x.shape());
+    auto t = tables_.find(key);
+    if (t == tables_.end()) {
       const int64_t n = static_cast<int64_t>(idx.size());
-      idx_ = Tensor::from_vector<int32_t>({n}, idx).to(Device{DeviceKind::CUDA, 0});
-      wt_ = Tensor::from_vector<float>({n}, wt).to(Device{DeviceKind::CUDA, 0});
+      Tables fresh{Tensor::from_vector<int32_t>({n}, idx).to(Device{DeviceKind::CUDA, 0}),
+                   Tensor::from_vector<float>({n}, wt).to(Device{DeviceKind::CUDA, 0})};
+      t = tables_.emplace(key, std::move(fresh)).first;
     }
     launch_resize(elem_of(dtype_), x.raw_data(), y.raw_data(), x.numel() / (h * w), h, w, oh,
-                  ow, static_cast<const int32_t*>(idx_.raw_data()),
-                  static_cast<const float*>(wt_.raw_data()),
+                  ow, static_cast<const int32_t*>(t->second.idx.raw_data()),
+                  static_cast<const float*>(t->second.wt.raw_data()),
                   static_cast<float>(attrs_.p.extrapolation), ctx_.max_grid_x(), ctx_.stream());
     check_launch(who.c_str());
   }
@@ -96,9 +99,10 @@ class ResizeKernel final : public Kernel {
   DType dtype_ = DType::Float32;
   ResizeAttrs attrs_;
   HostConstants constants_;
-  std::vector<int32_t> idx_host_;
-  std::vector<float> wt_host_;
-  Tensor idx_, wt_;  // on the device
+  struct Tables {
+    Tensor idx, wt;  // on the device
+  };
+  std::map<std::string, Tables> tables_;  // by input shape
 };
 
 PI_CUDA_KERNEL(Resize, 10, 19, ResizeKernel);

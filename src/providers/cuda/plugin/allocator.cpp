@@ -31,9 +31,9 @@ void CachingAllocator::deallocate(void* ptr, size_t) {
            "CUDA: freeing a pointer this allocator did not hand out");
 }
 
-void CachingAllocator::return_held(const std::vector<void*>& blocks) {
-  PI_CHECK(cache_.give_back(blocks), Internal,
-           "CUDA: a held block this allocator did not hand out");
+void CachingAllocator::return_held(const std::vector<void*>& blocks) noexcept {
+  // Every held block came from this cache (deallocate() holds only blocks it handed out).
+  cache_.give_back(blocks);
 }
 
 }  // namespace polyinfer::cuda

@@ -7,10 +7,16 @@
 // memory, cuDNN workspaces) the allocator holds for the recording (hold_frees) and takes back
 // only when it is destroyed.
 //
-// What cannot be recorded: anything that waits for the device or copies to the host mid-run
-// (Gather or a view reading computed indices or shapes back, a staging copy that waits for its
-// buffer). CUDA then fails the call or invalidates the capture; the kernel's error or end()'s
-// reaches the executor, which discards the capture and runs without it (its status says why).
+// What cannot be recorded: a copy between host and device (Gather or a view reading computed
+// indices or shapes back, a kernel uploading tables): the staging copies refuse while the stream
+// records (copy.cpp), and anything else that waits for the device makes CUDA fail the call or
+// invalidate the capture. The error reaches the executor, which discards the capture, says why
+// in its status and runs as usual. The executor records only a run whose input shapes the
+// previous run had, so first-time work per shape (cuDNN's timing) is already done.
+//
+// One stream serves the process: a capture assumes no other thread queues CUDA work while it
+// records (another session's kernels would be recorded into this graph). Sessions on several
+// threads should not ask for capture.
 #include "providers/cuda/plugin/capture.h"
 
 #include "providers/cuda/plugin/context.h"
@@ -21,6 +27,10 @@ namespace {
 class CudaCapture final : public Capture {
  public:
   CudaCapture() : ctx_(Context::get()) {
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    PI_CUDA_CHECK(cudaStreamIsCapturing(ctx_.stream(), &st));
+    PI_CHECK(st == cudaStreamCaptureStatusNone, Internal,
+             "CUDA: the stream is already recording a graph (one capture at a time)");
     ctx_.allocator()->hold_frees(&held_);
     const cudaError_t e = cudaStreamBeginCapture(ctx_.stream(), cudaStreamCaptureModeRelaxed);
     if (e != cudaSuccess) {
@@ -33,7 +43,7 @@ class CudaCapture final : public Capture {
     if (recording_) stop(nullptr);  // discards what was recorded
     if (exec_) cudaGraphExecDestroy(exec_);
     if (graph_) cudaGraphDestroy(graph_);
-    ctx_.allocator()->return_held(held_);
+    ctx_.allocator()->return_held(held_);  // never throws (a destructor)
   }
   CudaCapture(const CudaCapture&) = delete;
   CudaCapture& operator=(const CudaCapture&) = delete;

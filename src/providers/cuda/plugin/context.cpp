@@ -98,7 +98,10 @@ std::string Context::open() {
   // which never means TF32 for float32 operands: the CPU kernels are the oracle, and TF32 would
   // differ from them by ~1e-3), and a pedantic handle might hold the 16-bit ones back from
   // Tensor Cores.
-  if (const cublasStatus_t s = cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH);
+  // DISALLOW_REDUCED_PRECISION_REDUCTION: split-K sums of 16-bit products reduce in float32.
+  if (const cublasStatus_t s = cublasSetMathMode(
+          cublas_, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
+                                             CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
       s != CUBLAS_STATUS_SUCCESS)
     return cublas_error_text("cublasSetMathMode", s);
   if (const cublasStatus_t s = cublasLtCreate(&cublaslt_); s != CUBLAS_STATUS_SUCCESS)

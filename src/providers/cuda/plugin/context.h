@@ -75,7 +75,7 @@ class CachingAllocator final : public Allocator {
   // the recorded work uses them again on every replay. nullptr stops holding; return_held()
   // gives such blocks back when the recording is destroyed.
   void hold_frees(std::vector<void*>* sink) { cache_.hold(sink); }
-  void return_held(const std::vector<void*>& blocks);
+  void return_held(const std::vector<void*>& blocks) noexcept;
 
  private:
   BlockCache cache_;
@@ -106,14 +106,17 @@ class Context {
   int compute_capability() const { return compute_capability_; }
 
   void synchronize();
-  // Host<->device copies through pinned staging buffers (copy.cpp).
+  // Host<->device copies through pinned staging buffers (copy.cpp); both throw while the stream
+  // records a graph. A device-to-device copy is queued on the stream.
   void to_device(const void* host_src, void* device_dst, size_t bytes);
   void to_host(const void* device_src, void* host_dst, size_t bytes);
+  void on_device(const void* device_src, void* device_dst, size_t bytes);
 
  private:
   Context() = default;
   std::string open();  // "" or the reason
   void ensure_staging();
+  void refuse_copy_while_recording(const char* what);
 
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;

@@ -19,7 +19,26 @@ void Context::ensure_staging() {
   }
 }
 
+// A CUDA Graph would record the staging copies as graph nodes reading the staging buffers at
+// replay time, and the events recorded during the capture could not be waited on afterwards: a
+// copy between host and device while the stream records fails here, before touching either, so
+// the capture is dropped and the staging buffers stay usable (capture.cpp).
+void Context::refuse_copy_while_recording(const char* what) {
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  PI_CUDA_CHECK(cudaStreamIsCapturing(stream_, &st));
+  PI_CHECK(st == cudaStreamCaptureStatusNone, Internal, "CUDA: a copy ", what,
+           " while the stream records a graph (a kernel needs the host mid-run: such runs "
+           "cannot be captured)");
+}
+
+void Context::on_device(const void* device_src, void* device_dst, size_t bytes) {
+  if (bytes == 0) return;
+  PI_CUDA_CHECK(
+      cudaMemcpyAsync(device_dst, device_src, bytes, cudaMemcpyDeviceToDevice, stream_));
+}
+
 void Context::to_device(const void* host_src, void* device_dst, size_t bytes) {
+  refuse_copy_while_recording("to the device");
   std::lock_guard<std::mutex> lock(copy_mu_);
   ensure_staging();
   const auto* src = static_cast<const char*>(host_src);
@@ -38,6 +57,7 @@ void Context::to_device(const void* host_src, void* device_dst, size_t bytes) {
 }
 
 void Context::to_host(const void* device_src, void* host_dst, size_t bytes) {
+  refuse_copy_while_recording("to the host");
   std::lock_guard<std::mutex> lock(copy_mu_);
   ensure_staging();
   const auto* src = static_cast<const char*>(device_src);

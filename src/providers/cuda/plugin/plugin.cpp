@@ -13,6 +13,10 @@ void copy_to_device(const void* host_src, void* device_dst, size_t bytes) {
 void copy_to_host(const void* device_src, void* host_dst, size_t bytes) {
   Context::get().to_host(device_src, host_dst, bytes);
 }
+// Tensor::clone and the executor's graph-capture copies stay on the GPU.
+void copy_on_device(const void* device_src, void* device_dst, size_t bytes) {
+  Context::get().on_device(device_src, device_dst, bytes);
+}
 
 std::string init() {
   static std::once_flag once;
@@ -20,7 +24,8 @@ std::string init() {
   if (why.empty())
     std::call_once(once, [] {
       register_device({DeviceKind::CUDA, 0},
-                      {Context::get().allocator(), &copy_to_device, &copy_to_host});
+                      {Context::get().allocator(), &copy_to_device, &copy_to_host,
+                       &copy_on_device});
     });
   return why;
 }
