@@ -85,8 +85,11 @@ TEST(CudaPrecision, Conv) {
       rnd(o, p, c.w, -1, 1);
       rnd(o, p, {c.w[0]}, -1, 1);
       o.attr("strides", c.strides).attr("pads", c.pads).attr("group", c.group);
+      // cuDNN may time a Winograd or FFT algorithm fastest for 16-bit types: their float32
+      // result errs by up to ~1e-5 of the sum of |terms| (k terms of magnitude <= 1), which an
+      // output near zero does not round away. A wrong tap is off by ~|w x|, ~0.1-1.
       const double k = double(c.w[1] * c.w[2] * c.w[3]);
-      expect_on_cuda(o.check(1e-6 * k, p.ulp), std::string(p.name) + shape_str(c.w));
+      expect_on_cuda(o.check(1e-5 * k, p.ulp), std::string(p.name) + shape_str(c.w));
     }
 }
 
