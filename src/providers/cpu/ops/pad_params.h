@@ -108,4 +108,18 @@ inline PadPlan plan_pad(const PadAttrs& a, KernelContext& ctx) {
   return p;
 }
 
+// The constant a float Pad of `dtype` fills with: the attribute before opset 11, else input 2
+// (read on the host; 0 when absent). The device kernels' rule and error.
+inline float pad_float_value(const PadAttrs& a, KernelContext& ctx, DType dtype) {
+  if (a.from_attr || !ctx.has_input(2)) return a.value;
+  const Tensor v = ctx.input(2).to(Device::cpu());
+  PI_CHECK(v.dtype() == dtype && v.numel() == 1, InvalidArgument, a.label, ": constant_value ",
+           v.describe(), " must be one ", dtype_name(dtype));
+  switch (dtype) {
+    case DType::Float16: return float(v.data<Float16>()[0]);
+    case DType::BFloat16: return float(v.data<BFloat16>()[0]);
+    default: return v.data<float>()[0];
+  }
+}
+
 }  // namespace polyinfer

@@ -31,15 +31,7 @@ class PadKernel final : public Kernel {
              " (the CUDA layout kernels take up to ", kLayoutMaxRank, ")");
     HostConstantsContext hc(kc, constants_);
     const PadPlan plan = plan_pad(attrs_, hc);
-    float value = attrs_.value;
-    if (!attrs_.from_attr && hc.has_input(2)) {
-      const Tensor v = hc.input(2).to(Device::cpu());
-      PI_CHECK(v.dtype() == dtype_ && v.numel() == 1, InvalidArgument, who,
-               ": constant_value ", v.describe(), " must be one ", dtype_name(dtype_));
-      value = dtype_ == DType::Float16    ? float(v.data<Float16>()[0])
-              : dtype_ == DType::BFloat16 ? float(v.data<BFloat16>()[0])
-                                          : v.data<float>()[0];
-    }
+    const float value = pad_float_value(attrs_, hc, dtype_);
     Tensor& y = kc.output(0, dtype_, plan.out);
     if (y.numel() == 0) return;
     PadView v;
