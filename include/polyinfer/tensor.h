@@ -98,6 +98,11 @@ class Tensor {
   Tensor reshaped(Shape shape) const;
   // A deep copy on the same device.
   Tensor clone() const;
+  // Copies src's elements into this tensor's memory (shared by every handle to it): same dtype
+  // and shape, any devices (device-to-device copies stay on the device where it can copy within
+  // itself). Throws InvalidArgument naming both tensors when they differ, or for strings off
+  // the host.
+  void copy_from(const Tensor& src);
   // "float32[1,3,224,224]".
   std::string describe() const;
 

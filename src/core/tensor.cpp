@@ -295,15 +295,37 @@ Tensor Tensor::to(Device device) const {
   if (here == device) return *this;
   PI_CHECK(dtype_ != DType::String, InvalidArgument, "string tensors cannot leave the host");
   Tensor out = empty(dtype_, shape_, device);
-  if (nbytes() == 0) return out;
-  if (here.is_cpu()) {
-    device_backend(device).to_device(peek_bytes(), out.raw_data(), nbytes());
-  } else if (device.is_cpu()) {
-    device_backend(here).to_host(raw_data(), out.raw_data(), nbytes());
-  } else {
-    return to(Device::cpu()).to(device);
-  }
+  out.copy_from(*this);
   return out;
+}
+
+void Tensor::copy_from(const Tensor& src) {
+  PI_CHECK(defined() && src.defined(), InvalidArgument, "copy_from: ", describe(), " <- ",
+           src.describe(), ": both tensors must be defined");
+  PI_CHECK(dtype_ == src.dtype_ && shape_ == src.shape_, InvalidArgument, "copy_from: ",
+           describe(), " <- ", src.describe(), ": dtype and shape must match");
+  const Device from = src.device(), to = device();
+  if (dtype_ == DType::String) {
+    PI_CHECK(from.is_cpu() && to.is_cpu(), InvalidArgument,
+             "string tensors cannot leave the host");
+    const auto* s = static_cast<const std::string*>(src.raw_data());
+    auto* d = static_cast<std::string*>(raw_data());
+    for (int64_t i = 0; i < numel_; ++i) d[i] = s[i];
+    return;
+  }
+  const size_t n = nbytes();
+  if (n == 0) return;
+  if (from.is_cpu() && to.is_cpu()) {
+    std::memcpy(raw_data(), src.peek_bytes(), n);
+  } else if (from.is_cpu()) {
+    device_backend(to).to_device(src.peek_bytes(), raw_data(), n);
+  } else if (to.is_cpu()) {
+    device_backend(from).to_host(src.raw_data(), raw_data(), n);
+  } else if (const DeviceBackend& b = device_backend(to); from == to && b.on_device) {
+    b.on_device(src.raw_data(), raw_data(), n);
+  } else {
+    copy_from(src.to(Device::cpu()));
+  }
 }
 
 Tensor Tensor::reshaped(Shape shape) const {
@@ -319,19 +341,7 @@ Tensor Tensor::reshaped(Shape shape) const {
 Tensor Tensor::clone() const {
   if (!defined()) return {};
   Tensor t = empty(dtype_, shape_, storage_->allocator);
-  if (dtype_ == DType::String) {
-    const auto* src = static_cast<const std::string*>(raw_data());
-    auto* dst = static_cast<std::string*>(t.raw_data());
-    for (int64_t i = 0; i < numel_; ++i) dst[i] = src[i];
-  } else if (nbytes()) {
-    if (device().is_cpu()) {
-      std::memcpy(t.raw_data(), peek_bytes(), nbytes());
-    } else if (const DeviceBackend& b = device_backend(device()); b.on_device) {
-      b.on_device(raw_data(), t.raw_data(), nbytes());
-    } else {
-      return to(Device::cpu()).to(device());
-    }
-  }
+  t.copy_from(*this);
   return t;
 }
 

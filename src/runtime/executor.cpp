@@ -2,11 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <set>
 #include <shared_mutex>
 
-#include "core/device_registry.h"
 #include "core/shape_util.h"
 #include "runtime/cost.h"
 #include "runtime/partitioner.h"
@@ -411,27 +409,6 @@ std::string Executor::input_signature(const std::vector<Value>& inputs) {
   return s;
 }
 
-namespace {
-
-// Copies src's elements into dst (same dtype and shape, any devices).
-void copy_into(const Tensor& src, Tensor& dst) {
-  const size_t n = src.nbytes();
-  if (n == 0) return;
-  if (src.device() == dst.device() && src.device().is_cpu()) {
-    std::memcpy(dst.raw_data(), src.raw_data(), n);
-  } else if (src.device().is_cpu()) {
-    device_backend(dst.device()).to_device(src.raw_data(), dst.raw_data(), n);
-  } else if (dst.device().is_cpu()) {
-    device_backend(src.device()).to_host(src.raw_data(), dst.raw_data(), n);
-  } else if (src.device() == dst.device() && device_backend(src.device()).on_device) {
-    device_backend(src.device()).on_device(src.raw_data(), dst.raw_data(), n);
-  } else {
-    copy_into(src.to(Device::cpu()), dst);
-  }
-}
-
-}  // namespace
-
 bool Executor::capture_run(const std::vector<Value>& inputs, std::vector<Value>* result) {
   if (profiling_) return false;
   const int pi = nodes_.front().provider;
@@ -450,7 +427,7 @@ bool Executor::capture_run(const std::vector<Value>& inputs, std::vector<Value>*
     }
     const Tensor& x = inputs[i].tensor();
     Tensor own = Tensor::empty(x.dtype(), x.shape(), rt_->pools[pi]);
-    copy_into(x, own);
+    own.copy_from(x);
     if (x.device() != own.device()) ++input_copies;
     slots[input_slots_[i]] = Value(own);
   }
@@ -522,7 +499,7 @@ std::vector<Value> Executor::replay(const std::vector<Value>& inputs) {
   for (size_t i = 0; i < inputs.size() && i < input_slots_.size(); ++i)
     if (inputs[i].is_tensor()) {
       Tensor held = captured_slots_[input_slots_[i]].tensor();  // shares the kept buffer
-      copy_into(inputs[i].tensor(), held);
+      held.copy_from(inputs[i].tensor());
       if (inputs[i].tensor().device() != held.device()) ++copies_;
     }
   capture_->replay();

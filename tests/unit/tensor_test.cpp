@@ -37,6 +37,30 @@ TEST(Tensor, StringsAndEmptyTensors) {
   EXPECT_EQ(e.to_vector<float>().size(), 0u);
 }
 
+// copy_from writes into the tensor's own memory, which every handle to it shares.
+TEST(Tensor, CopyFromWritesIntoSharedMemoryAndChecksTheMatch) {
+  auto dst = Tensor::from_vector<float>({2, 2}, {0, 0, 0, 0});
+  const Tensor alias = dst;  // another handle to the same memory
+  const void* where = dst.raw_data();
+  dst.copy_from(Tensor::from_vector<float>({2, 2}, {1, 2, 3, 4}));
+  EXPECT_EQ(dst.raw_data(), where);
+  EXPECT_EQ(alias.to_vector<float>(), (std::vector<float>{1, 2, 3, 4}));
+  try {
+    dst.copy_from(Tensor::from_vector<float>({4}, {1, 2, 3, 4}));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("float32[2,2] <- float32[4]"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(dst.copy_from(Tensor::from_vector<int32_t>({2, 2}, {1, 2, 3, 4})), Error);
+  auto s = Tensor::empty(DType::String, {1});
+  auto t = Tensor::empty(DType::String, {1});
+  t.data<std::string>()[0] = "x";
+  s.copy_from(t);
+  EXPECT_EQ(s.to_vector<std::string>(), (std::vector<std::string>{"x"}));
+}
+
 TEST(Tensor, ToUnknownDeviceIsAClearError) {
   auto t = Tensor::from_vector<float>({1}, {1});
   try {
