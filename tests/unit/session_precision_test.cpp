@@ -151,6 +151,17 @@ TEST(SessionPrecision, Bf16ConvertsFusedProductsAndTypesEveryValue) {
   check_fused_conversion(DType::BFloat16);
 }
 
+// Gives each Cast node of `b` its "to" attribute, looked up by node name (ONNX type numbers).
+void set_cast_targets(test::ModelBuilder& b, const std::map<std::string, int>& to) {
+  for (auto& n : *b.proto().mutable_graph()->mutable_node()) {
+    if (n.op_type() != "Cast") continue;
+    auto* a = n.add_attribute();
+    a->set_name("to");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(to.at(n.name()));
+  }
+}
+
 // Cast pairs that undo each other go (half -> float -> half is exact); float -> half -> float
 // rounds, so it stays; a Cast to its input's own type goes; graph outputs keep their Cast.
 TEST(SessionPrecision, FoldsCastsThatCancel) {
@@ -162,13 +173,7 @@ TEST(SessionPrecision, FoldsCastsThatCancel) {
       .node("Cast", {"f32"}, {"same"}, "same").node("Abs", {"same"}, {"z"}, "abs");
   const std::map<std::string, int> to = {
       {"widen", 1}, {"narrow", 10}, {"round", 10}, {"back", 1}, {"same", 1}};
-  for (auto& n : *b.proto().mutable_graph()->mutable_node()) {
-    if (n.op_type() != "Cast") continue;
-    auto* a = n.add_attribute();
-    a->set_name("to");
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(to.at(n.name()));
-  }
+  set_cast_targets(b, to);
   Model m = import(b);
   EXPECT_EQ(quant::fold_casts(*m.graph), 3);  // narrow, then widen (unread), same
   std::vector<std::string> left;
@@ -198,13 +203,7 @@ TEST(SessionPrecision, FoldsBf16CastsThatCancel) {
       .node("Neg", {"eb"}, {"w"}, "neg_e");
   const std::map<std::string, int> to = {{"widen", 1}, {"narrow", 16}, {"round", 16},
                                          {"back", 1}, {"widen_f16", 1}, {"to_bf16", 16}};
-  for (auto& n : *b.proto().mutable_graph()->mutable_node()) {
-    if (n.op_type() != "Cast") continue;
-    auto* a = n.add_attribute();
-    a->set_name("to");
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(to.at(n.name()));
-  }
+  set_cast_targets(b, to);
   Model m = import(b);
   EXPECT_EQ(quant::fold_casts(*m.graph), 2);  // narrow, then widen (unread)
   std::vector<std::string> left;
