@@ -28,6 +28,8 @@
 #                the machine has the Vulkan headers and glslang and `providers` shows vulkan
 #                usable (the NVIDIA driver's ICD), `bench --providers vulkan` at fp32 and at
 #                --precision fp16 (issue 6's GPU benchmark)
+#   int8         resnet50 and mobilenet_v2 quantized (`quantize --per-channel`): run on
+#                cuda,cpu against cpu, `bench` on cuda (and with --capture-graph) and on cpu
 #   batch 32     NAME_b32.onnx when present (bench/export_models.py --batch 32): `bench` on
 #                cuda,cpu at fp32 and fp16
 # Exit status: the number of failed steps (0 = all passed).
@@ -99,10 +101,13 @@ export POLYINFER_CUDA_TUNING_CACHE="$out/cuda-conv-tuning.json"
 for suite in CudaLoader CudaPlugin CudaBlockCache TuningCache CudaProvider CudaElementwise \
              CudaSoftmax CudaMatMul CudaGemm CudaConv CudaPool CudaLayerNorm CudaBatchNorm \
              CudaLayout CudaReduce CudaResize CudaPrecision CudaCapture GraphCapture CudaWhere \
-             CudaPad; do
+             CudaPad CudaInt8; do
   step "unit_$suite" 120 "$build/tests/unit_tests" --gtest_filter="$suite.*" \
     --gtest_output="xml:$out/unit_$suite.xml"
 done
+# The parameterized int8 suites (Shapes/CudaInt8Conv.*, Shapes/CudaInt8MatMul.*).
+step unit_CudaInt8Shapes 120 "$build/tests/unit_tests" --gtest_filter='Shapes/CudaInt8*' \
+  --gtest_output="xml:$out/unit_CudaInt8Shapes.xml"
 # On a GPU only the two no-GPU tests may skip; any other skip is a check that did not happen.
 skips=$(cat "$out"/unit_Cuda*.log | grep -c '^\[  SKIPPED \] Cuda.*ms)' || true)
 echo "unit tests skipped: $skips (on a GPU expect 2: the two tests for machines without one)" |
@@ -111,7 +116,7 @@ echo "unit tests skipped: $skips (on a GPU expect 2: the two tests for machines 
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 if [ -n "$sanitizer" ]; then
   step unit_memcheck 200 "$sanitizer" --tool memcheck --error-exitcode 1 \
-    "$build/tests/unit_tests" --gtest_filter='CudaElementwise.*:CudaSoftmax.*:CudaMatMul.*:CudaGemm.*:CudaProvider.Tensor*:CudaPool.*:CudaLayerNorm.*:CudaBatchNorm.*:CudaLayout.*:CudaReduce.*:CudaResize.*:CudaPrecision.*:CudaCapture.*:CudaWhere.*:CudaPad.*'
+    "$build/tests/unit_tests" --gtest_filter='CudaElementwise.*:CudaSoftmax.*:CudaMatMul.*:CudaGemm.*:CudaProvider.Tensor*:CudaPool.*:CudaLayerNorm.*:CudaBatchNorm.*:CudaLayout.*:CudaReduce.*:CudaResize.*:CudaPrecision.*:CudaCapture.*:CudaWhere.*:CudaPad.*:CudaInt8.*:Shapes/CudaInt8*'
   # cuDNN's own kernels are slow under memcheck: the convolutions get a suite of their own.
   step unit_memcheck_conv 200 "$sanitizer" --tool memcheck --error-exitcode 1 \
     "$build/tests/unit_tests" --gtest_filter='CudaConv.*'
@@ -131,7 +136,7 @@ for f in sorted(glob.glob(os.path.join(a, "*.npy"))):
 '
 # One worker process runs the tests (one CUDA context for the run), and a crash costs only the
 # test that caused it: a new worker takes the rest.
-ops='cast|add|sub|mul|div|pow|max|min|relu|leakyrelu|sigmoid|tanh|exp|log|neg|abs|sqrt|reciprocal|erf|hardsigmoid|hardswish|gelu|softmax|logsoftmax|matmul|gemm|conv|maxpool|averagepool|globalaveragepool|globalmaxpool|batchnorm|layer_normalization|transpose|concat|slice|split|gather|reshape|flatten|squeeze|unsqueeze|identity|reduce_sum|reduce_mean|reduce_max|reduce_min|resize|expand|pad|where'
+ops='cast|add|sub|mul|div|pow|max|min|relu|leakyrelu|sigmoid|tanh|exp|log|neg|abs|sqrt|reciprocal|erf|hardsigmoid|hardswish|gelu|softmax|logsoftmax|matmul|gemm|conv|maxpool|averagepool|globalaveragepool|globalmaxpool|batchnorm|layer_normalization|transpose|concat|slice|split|gather|reshape|flatten|squeeze|unsqueeze|identity|reduce_sum|reduce_mean|reduce_max|reduce_min|resize|expand|pad|where|quantizelinear|dequantizelinear|qlinearconv|qlinearmatmul'
 if [ -d "$testdata/node" ]; then
   step conformance_node_cuda_ops 150 "$pi" conformance "$testdata/node" --providers cuda,cpu \
     --filter "^test_($ops)(_|\$)" --expect tests/conformance/expected_failures.txt --json
@@ -183,6 +188,33 @@ for m in resnet50 mobilenet_v2 bert_base; do
     step "bench_${m}_vulkan_fp16" 120 "$pi" bench "$f" --providers vulkan --precision fp16 \
       --duration 5 --json
   fi
+done
+
+# Int8 (QDQ, per-channel weights) on cuda: `polyinfer quantize` calibrates on the model's input
+# (runs on the CPU), then the placement on cuda,cpu and the largest difference from the cpu
+# int8 run, and `bench` on cuda (fuse-qdq's QLinearConv/QLinearMatMul: cuBLASLt int8) and cpu.
+for m in resnet50 mobilenet_v2; do
+  f=$models/$m.onnx
+  if [ ! -f "$f" ] || [ ! -f "$models/$m.input.npy" ]; then
+    echo "int8_$m: $m.onnx or $m.input.npy not present in $models (skipped)" | tee -a "$summary"
+    continue
+  fi
+  q=$out/${m}_int8.onnx
+  step "int8_${m}_quantize" 180 "$pi" quantize "$f" -o "$q" --calibration "$models/$m.input.npy" \
+    --per-channel || continue
+  step "int8_${m}_cpu" 120 "$pi" run "$q" -i "input=$models/$m.input.npy" --providers cpu \
+    -o "$out/${m}_int8.cpu"
+  step "int8_${m}_cuda" 120 "$pi" run "$q" -i "input=$models/$m.input.npy" --providers cuda,cpu \
+    -o "$out/${m}_int8.cuda"
+  if python3 -c 'import numpy' 2>/dev/null; then
+    python3 -c "$compare_py" "$out/${m}_int8.cpu" "$out/${m}_int8.cuda" \
+      >"$out/int8_${m}_diff.log" 2>&1
+    sed "s/^/int8_${m}_diff: /" "$out/int8_${m}_diff.log" | tee -a "$summary"
+  fi
+  step "bench_${m}_int8_cuda" 90 "$pi" bench "$q" --providers cuda,cpu --duration 5 --json
+  step "bench_${m}_int8_cuda_graph" 90 "$pi" bench "$q" --providers cuda --capture-graph \
+    --duration 5 --json
+  step "bench_${m}_int8_cpu" 90 "$pi" bench "$q" --providers cpu --duration 5 --json
 done
 
 # Batch 32 (bench/export_models.py --batch 32 writes NAME_b32.onnx): throughput on cuda at fp32

@@ -6,6 +6,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstdint>
+
 #include "providers/cuda/ops/elem.h"
 
 namespace polyinfer::cuda {
@@ -27,6 +29,19 @@ __device__ __forceinline__ __half narrow<__half>(float v) {
 template <>
 __device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
+}
+
+// 8-bit integers, for the kernels that only compare and move them (MaxPool): exact in float32;
+// a store saturates (a window with no tap inside the input has the maximum -inf).
+__device__ __forceinline__ float widen(uint8_t v) { return v; }
+__device__ __forceinline__ float widen(int8_t v) { return v; }
+template <>
+__device__ __forceinline__ uint8_t narrow<uint8_t>(float v) {
+  return static_cast<uint8_t>(v < 0.0f ? 0.0f : (v > 255.0f ? 255.0f : v));
+}
+template <>
+__device__ __forceinline__ int8_t narrow<int8_t>(float v) {
+  return static_cast<int8_t>(v < -128.0f ? -128.0f : (v > 127.0f ? 127.0f : v));
 }
 
 template <class T>

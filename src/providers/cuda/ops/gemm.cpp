@@ -84,16 +84,6 @@ Activation activation_of(const cpu::FusedActivation& a) {
   return {};
 }
 
-// The largest power of two, at most 256, that divides the address. cuBLASLt's heuristic assumes
-// 256-byte aligned matrices unless told otherwise, and the session's arena and tensor views
-// hand out pointers aligned less than that.
-uint32_t alignment_of(const void* p, size_t element) {
-  const auto a = reinterpret_cast<uintptr_t>(p);
-  uint32_t al = 256;
-  while (al > element && a % al != 0) al /= 2;
-  return al;
-}
-
 // Y = epilogue(alpha·op(A)·op(B) + bias) in one cuBLASLt call; bias (length N, may be null) is
 // added per output column of the row-major Y (per row of cuBLAS's column-major Y^T). False when
 // cuBLASLt has no algorithm for it (the caller then takes a plain GEMM and separate kernels).

@@ -1,10 +1,11 @@
-// Data movement on CUDA, float32, float16 and bfloat16 (bit-exact copies): Transpose, Slice,
-// Split, Expand (strided copies, layout.cu), Concat (one cudaMemcpy2DAsync per input) and Gather
-// (layout.cu). The parameter rules are the CPU kernels' (plan_slice, plan_split, the Gather index
-// check), so both agree on clamping and on errors. Starts/ends/axes/steps/split sizes that are constants are kept on the host (reported
-// prepacked); computed ones are read back from the device, which waits for the queued work.
-// Refused at creation: other dtypes (integer tensors are shape arithmetic, which stays on the
-// CPU), ranks above 8.
+// Data movement on CUDA, float32, float16, bfloat16 and 8-bit (bit-exact copies): Transpose,
+// Slice, Split, Expand (strided copies, layout.cu), Concat (one cudaMemcpy2DAsync per input) and
+// Gather (layout.cu). The parameter rules are the CPU kernels' (plan_slice, plan_split, the
+// Gather index check), so both agree on clamping and on errors. Starts/ends/axes/steps/split
+// sizes that are constants are kept on the host (reported prepacked); computed ones are read back
+// from the device, which waits for the queued work. Refused at creation: other dtypes (integer
+// tensors other than 8-bit quantized values are shape arithmetic, which stays on the CPU), ranks
+// above 8.
 #include <numeric>
 
 #include "core/shape_util.h"
@@ -48,7 +49,7 @@ class TransposeKernel final : public Kernel {
  public:
   explicit TransposeKernel(const KernelInfo& info)
       : ctx_(Context::get()), perm_(info.attr_ints("perm")) {
-    dtype_ = require_float(info, 1, kLayoutMaxRank);
+    dtype_ = require_float_or_q8(info, 1, kLayoutMaxRank);
   }
   std::string impl() const override { return "cuda:transpose"; }
 
@@ -90,7 +91,7 @@ class TransposeKernel final : public Kernel {
 class SliceKernel final : public Kernel {
  public:
   explicit SliceKernel(const KernelInfo& info) : ctx_(Context::get()), attrs_(info) {
-    dtype_ = require_float(info, 1, kLayoutMaxRank);
+    dtype_ = require_float_or_q8(info, 1, kLayoutMaxRank);
     constants_.keep(info, 1);
   }
   std::string impl() const override { return "cuda:slice"; }
@@ -124,7 +125,7 @@ class SliceKernel final : public Kernel {
 class SplitKernel final : public Kernel {
  public:
   explicit SplitKernel(const KernelInfo& info) : ctx_(Context::get()), attrs_(info) {
-    dtype_ = require_float(info, 1, kLayoutMaxRank);
+    dtype_ = require_float_or_q8(info, 1, kLayoutMaxRank);
     constants_.keep(info, 1);
   }
   std::string impl() const override { return "cuda:split"; }
@@ -162,7 +163,7 @@ class SplitKernel final : public Kernel {
 class ExpandKernel final : public Kernel {
  public:
   explicit ExpandKernel(const KernelInfo& info) : ctx_(Context::get()) {
-    dtype_ = require_float(info, 1, kLayoutMaxRank);
+    dtype_ = require_float_or_q8(info, 1, kLayoutMaxRank);
     constants_.keep(info, 1);
   }
   std::string impl() const override { return "cuda:expand"; }
@@ -194,7 +195,7 @@ class ConcatKernel final : public Kernel {
  public:
   explicit ConcatKernel(const KernelInfo& info)
       : ctx_(Context::get()), axis_(info.attr_int("axis", 0)) {
-    dtype_ = require_float(info);
+    dtype_ = require_float_or_q8(info);
   }
   std::string impl() const override { return "cuda:concat"; }
 
@@ -253,7 +254,7 @@ class GatherKernel final : public Kernel {
  public:
   explicit GatherKernel(const KernelInfo& info)
       : ctx_(Context::get()), axis_(info.attr_int("axis", 0)) {
-    dtype_ = require_float(info, 1, kLayoutMaxRank);
+    dtype_ = require_float_or_q8(info, 1, kLayoutMaxRank);
     DType it = DType::Undefined;
     if (const Tensor* c = info.constant_input(1)) {
       it = c->dtype();

@@ -93,11 +93,12 @@ __global__ void resize(const T* __restrict__ x, T* __restrict__ y, int64_t n, in
   }
 }
 
-// f(As<U>{}) with U the unsigned word of `bytes` bytes: 2, 4 or 8 (the callers pass the size of
-// a float dtype; any other is a bug there).
+// f(As<U>{}) with U the unsigned word of `bytes` bytes: 1, 2, 4 or 8 (the callers pass the size
+// of a float or 8-bit dtype; any other is a bug there).
 template <class F>
 void with_word(size_t bytes, F&& f) {
-  if (bytes == 2) f(As<uint16_t>{});
+  if (bytes == 1) f(As<uint8_t>{});
+  else if (bytes == 2) f(As<uint16_t>{});
   else if (bytes == 8) f(As<uint64_t>{});
   else f(As<uint32_t>{});
 }

@@ -22,13 +22,13 @@ struct StridedView {
   int64_t stride[kLayoutMaxRank] = {};
   int64_t base = 0;
 };
-// Elements of `elem_bytes` (2, 4 or 8) bytes: a copy moves bits, so the type does not matter.
+// Elements of `elem_bytes` (1, 2, 4 or 8) bytes: a copy moves bits, so the type does not matter.
 void launch_strided_copy(size_t elem_bytes, const void* x, void* y, int64_t n,
                          const StridedView& v, int max_grid, cudaStream_t stream);
 
 // y [outer, n_idx, inner] = x [outer, dim, inner] at indices[i] (int64 when `wide`, else int32;
 // already checked on the host to lie in [-dim, dim), negatives counting from the end); elements
-// of `elem_bytes` (2, 4 or 8) bytes.
+// of `elem_bytes` (1, 2, 4 or 8) bytes.
 void launch_gather(size_t elem_bytes, const void* x, const void* indices, bool wide, void* y,
                    int64_t outer, int64_t dim, int64_t n_idx, int64_t inner, int max_grid,
                    cudaStream_t stream);

@@ -189,6 +189,19 @@ void launch_pool(Elem e, const void* x, void* y, int64_t planes, const PoolWindo
   });
 }
 
+void launch_max_pool_q8(bool is_signed, const void* x, void* y, int64_t planes,
+                        const PoolWindow& w, int max_grid, cudaStream_t stream) {
+  const int64_t total = planes * w.out_h * w.out_w;
+  if (total <= 0) return;
+  auto go = [&](auto as) {
+    using T = typename decltype(as)::type;
+    pool<T><<<grid_for(total, max_grid), kBlock, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<T*>(y), total, w, PoolMode::Max);
+  };
+  if (is_signed) go(As<int8_t>{});
+  else go(As<uint8_t>{});
+}
+
 void launch_row_reduce(Elem e, const void* x, void* y, int64_t rows, int64_t n, RowOp op,
                        int max_grid, cudaStream_t stream) {
   if (rows <= 0 || n <= 0) return;

@@ -30,6 +30,11 @@ struct PoolWindow {
 void launch_pool(Elem e, const void* x, void* y, int64_t planes, const PoolWindow& w,
                  PoolMode mode, int max_grid, cudaStream_t stream);
 
+// MaxPool of uint8 (is_signed false) or int8 values: the largest byte is the quantized maximum
+// (a QDQ model's MaxPool between quantized products, fused by the optimizer), exact.
+void launch_max_pool_q8(bool is_signed, const void* x, void* y, int64_t planes,
+                        const PoolWindow& w, int max_grid, cudaStream_t stream);
+
 enum class RowOp : int { Sum, Mean, Max, Min };
 // y[r] = op(x[r * n .. r * n + n)), one block per row, accumulated in float32.
 void launch_row_reduce(Elem e, const void* x, void* y, int64_t rows, int64_t n, RowOp op,

@@ -54,6 +54,18 @@ inline DType require_float(const KernelInfo& info, int count = -1, int max_rank 
   return dtype;
 }
 
+// require_float for the kernels that only move or compare elements (data movement, views,
+// MaxPool): also uint8 and int8, the quantized values an int8 model carries between its
+// quantized products (qlinear.cpp). Other integer tensors are shape arithmetic: they stay on the
+// CPU.
+inline DType require_float_or_q8(const KernelInfo& info, int count = -1, int max_rank = -1) {
+  const DType dtype = known_dtype(info, 0);
+  if (dtype != DType::UInt8 && dtype != DType::Int8) return require_float(info, count, max_rank);
+  require_input_dtype(info, dtype, "CUDA " + info.node().op_type, max_rank,
+                      count < 0 ? static_cast<size_t>(-1) : static_cast<size_t>(count));
+  return dtype;
+}
+
 // The run-time check of a tensor against the dtype the kernel was created for (declared types
 // can be wrong).
 inline void check_dtype(const KernelContext& ctx, const Tensor& t, DType expected) {
@@ -89,6 +101,16 @@ inline bool unary_of(const cpu::FusedActivation& a, UnaryOp* op) {
     case K::GeluTanh: *op = UnaryOp::GeluTanh; return true;
   }
   return false;
+}
+
+// The largest power of two, at most 256, that divides the address. cuBLASLt's heuristic assumes
+// 256-byte aligned matrices unless told otherwise, and the session's arena and tensor views
+// hand out pointers aligned less than that.
+inline uint32_t alignment_of(const void* p, size_t element) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  uint32_t al = 256;
+  while (al > element && a % al != 0) al /= 2;
+  return al;
 }
 
 // Device scratch memory from the caching allocator for the length of one kernel's run: handed

@@ -1,8 +1,9 @@
 // Pooling on CUDA (nn.cu), float32, float16 and bfloat16 (float32 sums and divisions, one
-// rounding): MaxPool without the Indices output, AveragePool (with and
-// without count_include_pad), over 1-D and 2-D windows with strides, dilations, asymmetric pads,
-// auto_pad and ceil_mode; GlobalAveragePool and GlobalMaxPool over any spatial rank (one block
-// per (n, c) plane). The window arithmetic is the CPU kernels' (cpu::window_geometry).
+// rounding), MaxPool also of uint8 and int8 (an int8 model's): MaxPool without the Indices
+// output, AveragePool (with and without count_include_pad), over 1-D and 2-D windows with
+// strides, dilations, asymmetric pads, auto_pad and ceil_mode; GlobalAveragePool and
+// GlobalMaxPool over any spatial rank (one block per (n, c) plane). The window arithmetic is the
+// CPU kernels' (cpu::window_geometry).
 //
 // Not cuDNN: its pooling takes one pad per axis, no dilations and no ceil_mode, and these
 // kernels read each input element a few times at most, so they are bound by memory like cuDNN's.
@@ -19,7 +20,7 @@ class PoolKernel final : public Kernel {
  public:
   PoolKernel(const KernelInfo& info, bool max)
       : ctx_(Context::get()), attrs_(cpu::WindowAttrs::parse(info)), max_(max) {
-    dtype_ = require_float(info, 1);
+    dtype_ = max ? require_float_or_q8(info, 1) : require_float(info, 1);
     if (max && info.has_output(1)) info.unsupported("MaxPool's Indices output");
     const int r = known_rank(info, 0);
     if (r >= 0 && r != 3 && r != 4)
@@ -53,8 +54,12 @@ class PoolKernel final : public Kernel {
     w.d_w = g.dilations[c], w.p_l = g.pad_begin[c], w.p_r = g.pad_end[c];
     const PoolMode mode = max_ ? PoolMode::Max
                           : include_pad_ ? PoolMode::AvgIncludePad : PoolMode::AvgExcludePad;
-    launch_pool(elem_of(dtype_), x.raw_data(), y.raw_data(), x.dim(0) * x.dim(1), w, mode,
-                ctx_.max_grid_x(), ctx_.stream());
+    if (dtype_ == DType::UInt8 || dtype_ == DType::Int8)
+      launch_max_pool_q8(dtype_ == DType::Int8, x.raw_data(), y.raw_data(), x.dim(0) * x.dim(1),
+                         w, ctx_.max_grid_x(), ctx_.stream());
+    else
+      launch_pool(elem_of(dtype_), x.raw_data(), y.raw_data(), x.dim(0) * x.dim(1), w, mode,
+                  ctx_.max_grid_x(), ctx_.stream());
     check_launch(who.c_str());
   }
 

@@ -1,9 +1,10 @@
-// Reshape, Flatten, Squeeze, Unsqueeze and Identity of float32, float16 and bfloat16 tensors on
-// CUDA: no kernel, the output is a view of the input's device memory with another shape. The
-// shape arithmetic is the CPU reference kernel's, created and run here (its only effect is set_output(x.reshaped(...)),
-// which works on any device), so both agree on every rule (0 and -1 in Reshape, allowzero,
-// negative axes). Constant shape/axes inputs are kept on the host (reported prepacked); computed
-// ones are read back from the device, which waits for the queued work.
+// Reshape, Flatten, Squeeze, Unsqueeze and Identity of float32, float16, bfloat16 and 8-bit
+// tensors on CUDA: no kernel, the output is a view of the input's device memory with another
+// shape. The shape arithmetic is the CPU reference kernel's, created and run here (its only
+// effect is set_output(x.reshaped(...)), which works on any device), so both agree on every rule
+// (0 and -1 in Reshape, allowzero, negative axes). Constant shape/axes inputs are kept on the
+// host (reported prepacked); computed ones are read back from the device, which waits for the
+// queued work.
 #include "providers/cuda/ops/op_util.h"
 
 namespace polyinfer::cuda {
@@ -12,7 +13,7 @@ namespace {
 class ViewKernel final : public Kernel {
  public:
   explicit ViewKernel(const KernelInfo& info) {
-    dtype_ = require_float(info, 1);  // the data input only: shapes and axes are int64
+    dtype_ = require_float_or_q8(info, 1);  // the data input only: shapes and axes are int64
     const ir::Node& n = info.node();
     for (const KernelDef* d : find_kernels("cpu", n.domain, n.op_type, n.opset))
       if (d->tier == KernelTier::Reference) {
