@@ -176,7 +176,10 @@ TEST(CudaProvider, ListsThePluginsKernelsWithoutAGpu) {
       "BatchNormalization", "ReduceSum", "ReduceMean", "Transpose", "Slice", "Split", "Concat",
       "Gather", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Resize", "Expand",
       // The third slice: the precision borders of fp16/bf16 sessions, and more coverage.
-      "Cast", "Pad", "Where", "ReduceMax", "ReduceMin"};
+      "Cast", "Pad", "Where", "ReduceMax", "ReduceMin",
+      // The fourth slice: an int8 QDQ model's operators after the optimizer.
+      "QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul",
+      "ai.polyinfer.QLinearConvAdd", "ai.polyinfer.QLinearGemm", "ai.polyinfer.QLinearAdd"};
   EXPECT_EQ(ops, want);
 }
 

@@ -72,9 +72,13 @@ bool lt_int8(Context& ctx, int64_t m, int64_t n, int64_t k, const int8_t* a, con
                                                          sizeof align[i]));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  PI_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(ctx.cublaslt(), op, la, lb, lc, lc, pref, 1,
-                                                 &result, &found));
-  if (found == 0) return false;
+  // CUBLAS_STATUS_NOT_SUPPORTED here means no int8 kernel for this form on this GPU, like
+  // found == 0: the plain kernel runs instead.
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(ctx.cublaslt(), op, la, lb, lc, lc,
+                                                           pref, 1, &result, &found);
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && found == 0))
+    return false;
+  PI_CUBLAS_CHECK(st);
   const int32_t one = 1, zero = 0;
   PI_CUBLAS_CHECK(cublasLtMatmul(ctx.cublaslt(), op, &one, a, la, b, lb, &zero, c, lc, c, lc,
                                  &result.algo, ctx.lt_workspace(), ws, ctx.stream()));
