@@ -24,7 +24,8 @@
 #   models       each bench model present: `run --providers cuda,cpu` (placement line) at fp32,
 #                fp16 and bf16 and, with python3+numpy, the largest difference from the cpu fp32
 #                run's outputs; `bench` on cuda,cpu at the three precisions, with
-#                --capture-graph (CUDA Graphs) at fp32 and fp16, and on cpu; and, when
+#                --capture-graph (CUDA Graphs) at fp32 and fp16, at fp32 with --tf32, and
+#                on cpu; and, when
 #                the machine has the Vulkan headers and glslang and `providers` shows vulkan
 #                usable (the NVIDIA driver's ICD), `bench --providers vulkan` at fp32 and at
 #                --precision fp16 (issue 6's GPU benchmark)
@@ -180,6 +181,8 @@ for m in resnet50 mobilenet_v2 bert_base; do
     --duration 5 --json
   step "bench_${m}_cuda_graph_fp16" 90 "$pi" bench "$f" --providers cuda --capture-graph \
     --precision fp16 --duration 5 --json
+  # TF32 (--tf32): float32 storage, Tensor Core products; what ORT's CUDA provider does by default.
+  step "bench_${m}_cuda_tf32" 90 "$pi" bench "$f" --providers cuda,cpu --tf32 --duration 5 --json
   step "bench_${m}_cuda_bf16" 90 "$pi" bench "$f" --providers cuda,cpu --precision bf16 \
     --duration 5 --json
   step "bench_${m}_cpu" 90 "$pi" bench "$f" --providers cpu --duration 5 --json

@@ -141,7 +141,7 @@ const char* kUsage =
     "usage: polyinfer bench MODEL [--providers LIST | --compare LIST] [--threads N] [--level N]\n"
     "         [--warmup N]\n"
     "         [--precision fp32|fp16|bf16] [--iterations N | --duration S] [--profile]\n"
-    "         [--top N] [--capture-graph] [--json]\n"
+    "         [--top N] [--capture-graph] [--tf32] [--json]\n"
     "         [--monitor [--monitor-interval MS]]\n"
     "         [-i NAME=FILE]... [--shape NAME=DIMS]... [--seed N] [--allow-missing]\n"
     "Times session creation, the first run, then repeated runs of one input set: latency\n"
@@ -150,6 +150,8 @@ const char* kUsage =
     "  --warmup N      runs before measuring, the first timed on its own (default 1)\n"
     "  --precision P   fp32 (default), fp16 or bf16: the safe ops in float16 or bfloat16,\n"
     "                  float32 I/O\n"
+    "  --tf32          float32 products and convolutions may use TF32 Tensor Core math (cuda\n"
+    "                  from Ampere on; ~1e-3 relative error); those nodes' impl says \"+tf32\"\n"
     "  --iterations N  measure exactly N runs\n"
     "  --duration S    measure runs for S seconds, at least one (default: 3 s and at least 3)\n"
     "  --profile       time every node: per-op and top-node tables with GFLOP/s and kernel impl\n"
@@ -171,7 +173,7 @@ const char* kUsage =
 
 int cmd_bench(const std::vector<std::string>& argv) {
   const Args args = parse_args(
-      argv, {"json", "profile", "allow-missing", "monitor", "capture-graph", "help"},
+      argv, {"json", "profile", "allow-missing", "monitor", "capture-graph", "tf32", "help"},
       {"input", "providers", "threads", "level", "warmup", "iterations", "duration", "shape",
        "seed", "top", "monitor-interval", "precision", "compare"},
       "bench");
@@ -247,6 +249,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
               << providers << "], \"threads\": " << session.threads()
               << ", \"optimization_level\": " << session.optimization_level()
               << ", \"precision\": " << json_str(precision_name(session.precision()))
+              << ", \"tf32\": " << (so.allow_tf32 ? "true" : "false")
               << ", \"warmup\": " << bo.warmup << ", \"iterations\": " << runs
               << ", \"session_create_ms\": " << num(create_ms)
               << ", \"session_create_phases_ms\": {\"import\": " << num(ct.import_ms)
@@ -275,9 +278,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
   for (const auto& n : notes) std::cout << "note: " << n << "\n";
   std::printf("model: %s\n", args.positional[0].c_str());
   const std::string precision_note =
-      session.precision() == Precision::Fp32
-          ? ""
-          : std::string("; precision ") + precision_name(session.precision());
+      (session.precision() == Precision::Fp32
+           ? std::string()
+           : std::string("; precision ") + precision_name(session.precision())) +
+      (so.allow_tf32 ? "; tf32 allowed" : "");
   std::printf("session: created in %.1f ms (import %.1f, optimize %.1f, kernels %.1f); first run "
               "%.2f ms; %d warm-up run%s; %d thread%s%s\n",
               create_ms, ct.import_ms, ct.optimize_ms, ct.kernels_ms, first_ms, bo.warmup,

@@ -93,6 +93,7 @@ SessionOptions session_options(const Args& args) {
   o.allow_missing = args.flag("allow-missing");
   o.optimization_level = args.get_int("level", 3, 0, 3);
   o.capture_graph = args.flag("capture-graph");
+  o.allow_tf32 = args.flag("tf32");
   if (args.options.count("precision")) {
     const std::string p = args.get("precision");
     if (p != "fp32" && p != "fp16" && p != "bf16")

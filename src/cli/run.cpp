@@ -57,19 +57,22 @@ std::string safe_file_name(const std::string& name) {
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& argv) {
-  const Args args = parse_args(argv, {"json", "allow-missing", "help"},
+  const Args args = parse_args(argv, {"json", "allow-missing", "tf32", "help"},
                                {"input", "output", "providers", "threads", "shape", "seed", "level",
                                 "precision"},
                                "run");
   if (args.flag("help") || args.positional.size() != 1) {
     std::cout << "usage: polyinfer run MODEL [-i NAME=FILE]... [-o DIR] [--providers LIST]\n"
-                 "         [--threads N] [--level N] [--precision fp32|fp16|bf16]\n"
+                 "         [--threads N] [--level N] [--precision fp32|fp16|bf16] [--tf32]\n"
                  "         [--shape NAME=DIMS]... [--seed N] [--allow-missing] [--json]\n"
                  "Inputs come from .npy or ONNX TensorProto .pb files; inputs not given are filled\n"
                  "with seeded random data (dynamic dimensions from --shape, else 1).\n"
                  "Outputs are saved as DIR/NAME.npy when -o is given.\n"
                  "--precision fp16 / bf16 computes the safe ops in float16 / bfloat16 (inputs and\n"
-                 "outputs stay float32; docs/vulkan.md \"Precision\").\n";
+                 "outputs stay float32; docs/vulkan.md \"Precision\").\n"
+                 "--tf32 lets float32 products and convolutions use TF32 Tensor Core math where\n"
+                 "a provider has it (cuda from Ampere on: faster, ~1e-3 relative error; the\n"
+                 "nodes say \"+tf32\" in the placement).\n";
     return args.flag("help") ? kExitOk : kExitUsage;
   }
   const auto t0 = Clock::now();

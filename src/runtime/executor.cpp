@@ -46,6 +46,7 @@ class KernelInfoImpl final : public KernelInfo {
     return std::make_unique<Executor>(sub, rt_);
   }
   int threads() const override { return rt_->threads; }
+  bool allow_tf32() const override { return rt_->allow_tf32; }
 
  private:
   const ir::Node& node_;

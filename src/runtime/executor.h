@@ -25,6 +25,7 @@ struct RuntimeContext {
   std::vector<std::shared_ptr<Provider>> providers;  // usable, in preference order
   std::vector<std::shared_ptr<MemoryPool>> pools;    // one per provider
   int threads = 1;
+  bool allow_tf32 = false;  // SessionOptions::allow_tf32
 };
 
 // A node with its provider and its kernel.

@@ -56,6 +56,9 @@ class KernelInfo {
   virtual std::unique_ptr<SubgraphRunner> subgraph(const std::string& attr) const = 0;
   // Intra-op threads the session was given.
   virtual int threads() const = 0;
+  // SessionOptions::allow_tf32: whether float32 products may use TF32 math. False where a
+  // kernel is created outside a session's placement (a provider's own inner kernels).
+  virtual bool allow_tf32() const { return false; }
 
   int opset() const { return node().opset; }
   size_t num_inputs() const { return node().inputs.size(); }

@@ -131,6 +131,7 @@ std::shared_ptr<RuntimeContext> make_runtime(const SessionOptions& requested, Pl
            opts.threads);
   auto rt = std::make_shared<RuntimeContext>();
   rt->threads = opts.threads > 0 ? opts.threads : default_thread_count();
+  rt->allow_tf32 = opts.allow_tf32;
   std::set<std::string> seen;
   for (const auto& name : opts.providers) {
     PI_CHECK(seen.insert(name).second, InvalidArgument, "provider '", name,

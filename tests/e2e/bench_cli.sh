@@ -26,6 +26,7 @@ assert lat["min"] <= lat["median"] <= lat["p90"] <= lat["p99"] <= lat["max"], la
 assert r["iterations"] == 4 and len(r["samples_ms"]) == 4, r["iterations"]
 assert r["threads"] == 1, r["threads"]
 assert r["precision"] == "fp32", r["precision"]
+assert r["tf32"] is False, r["tf32"]
 assert r["peak_rss_mb"] > 0
 ph = r["session_create_phases_ms"]
 assert ph["import"] > 0 and ph["kernels"] > 0 and ph["optimize"] >= 0, ph
@@ -98,6 +99,22 @@ PY
     fail "$prec text run: exit $?: $(cat "$tmp/err")"
   fi
 done
+
+# --tf32: reported in the JSON and the text report; the cpu provider has no TF32, so no node's
+# impl claims it (the CUDA side: CudaGemm.Tf32IsOptInAndNamed on a GPU).
+if "$pi" bench "$model" --tf32 --iterations 1 --profile --json >"$tmp/tf32.json" 2>"$tmp/err"; then
+  python3 - "$tmp/tf32.json" <<'PY' || fail "tf32 json: flag or impls wrong"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["tf32"] is True, r["tf32"]
+nodes = r["profile"]["nodes"]
+assert nodes and not any("tf32" in n["impl"] for n in nodes), nodes
+PY
+else
+  fail "tf32 run: exit $?: $(cat "$tmp/err")"
+fi
+"$pi" bench "$model" --tf32 --iterations 1 2>&1 | grep -q "; tf32 allowed" ||
+  fail "tf32 text report: no 'tf32 allowed'"
 
 # --capture-graph: the cpu provider cannot record its work, and the report says so (the
 # recording itself is checked in GraphCapture.*, and on a GPU by tools/gpu_check.sh).

@@ -350,5 +350,55 @@ TEST(CudaPrecision, CastSameTypeAndRefusals) {
       << s.placement().fallbacks[0].reason;
 }
 
+// SessionOptions::allow_tf32: off, a float32 MatMul is float32 (within float32 rounding of
+// cpu-ref, impl "cuda:cublas"); on, from compute capability 8.0, TF32 (impl "+tf32"): each
+// output within 2^-9 of the sum of its |a·b| terms (TF32 rounds both inputs to 10 mantissa
+// bits: at most 2^-10 relative per product, with float32 accumulation), and visibly different
+// from the float32 result somewhere, or the option did nothing.
+TEST(CudaPrecision, Tf32IsOptInAndNamed) {
+  PI_SKIP_WITHOUT_CUDA();
+  const int64_t M = 64, K = 256, N = 48;
+  const std::string m = test::ModelBuilder()
+                            .input("a", {M, K})
+                            .input("b", {K, N})
+                            .output("y", {M, N})
+                            .node("MatMul", {"a", "b"}, {"y"}, "mm")
+                            .bytes();
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> a(M * K), b(K * N);
+  for (auto& v : a) v = d(rng);
+  for (auto& v : b) v = d(rng);
+  const std::map<std::string, Value> feed{{"a", Tensor::from_vector<float>({M, K}, a)},
+                                          {"b", Tensor::from_vector<float>({K, N}, b)}};
+  auto run = [&](const std::string& provider, bool tf32, std::string* impl) {
+    SessionOptions o;
+    o.providers = {provider};
+    o.optimization_level = 0;
+    o.allow_tf32 = tf32;
+    Session s = Session::load_bytes(m.data(), m.size(), o);
+    if (impl) *impl = s.placement().nodes.at(0).impl;
+    return s.run(feed)[0].tensor().to(Device::cpu()).to_vector<float>();
+  };
+  const std::vector<float> ref = run("cpu-ref", false, nullptr);
+  std::string impl32, impl_tf32;
+  const std::vector<float> y32 = run("cuda", false, &impl32);
+  const std::vector<float> ytf = run("cuda", true, &impl_tf32);
+  EXPECT_EQ(impl32, "cuda:cublas");
+  const bool has_tf32 = impl_tf32 == "cuda:cublas+tf32";
+  EXPECT_TRUE(has_tf32 || impl_tf32 == "cuda:cublas") << impl_tf32;
+  bool differs = false;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double mag = 0;
+      for (int64_t k = 0; k < K; ++k) mag += std::fabs(double(a[i * K + k]) * b[k * N + j]);
+      const size_t at = static_cast<size_t>(i * N + j);
+      ASSERT_NEAR(y32[at], ref[at], 1e-6 * mag) << "float32 at " << at;
+      ASSERT_NEAR(ytf[at], ref[at], std::ldexp(mag, -9)) << "tf32 at " << at;
+      differs = differs || std::fabs(ytf[at] - y32[at]) > 1e-5 * mag;
+    }
+  EXPECT_EQ(differs, has_tf32) << "TF32 allowed on this GPU but the results are float32's";
+}
+
 }  // namespace
 }  // namespace polyinfer

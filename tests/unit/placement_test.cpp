@@ -55,7 +55,25 @@ class FakeNeg final : public Kernel {
   }
 };
 
+// y = sign(x); its impl says whether the session let its float32 products use TF32
+// (SessionOptions::allow_tf32 reaches kernels through KernelInfo::allow_tf32).
+class FakeSign final : public Kernel {
+ public:
+  explicit FakeSign(const KernelInfo& info) : tf32_(info.allow_tf32()) {}
+  std::string impl() const override { return tf32_ ? "fake+tf32" : "fake"; }
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    Tensor& y = ctx.output(0, x.dtype(), x.shape());
+    for (int64_t i = 0; i < x.numel(); ++i)
+      y.data<float>()[i] = float((x.data<float>()[i] > 0) - (x.data<float>()[i] < 0));
+  }
+
+ private:
+  bool tf32_;
+};
+
 PI_REGISTER_KERNEL("fake", "", Neg, 1, 99, FakeNeg);
+PI_REGISTER_KERNEL("fake", "", Sign, 1, 99, FakeSign);
 const bool fake_registered = register_provider("fake", [] {
   register_device(kFakeDevice, {std::make_shared<FakeAllocator>(), &copy_bytes, &copy_bytes});
   return std::unique_ptr<Provider>(new FakeProvider());
@@ -104,6 +122,26 @@ TEST(Placement, NodesGoToTheFirstProviderThatCanRunThemAndFallbacksAreReported) 
   EXPECT_EQ(p.flops_basis, "static shapes");
   EXPECT_NEAR(p.providers[0].flops_share, 2.0 / 3.0, 1e-9);
   EXPECT_NE(p.summary().find("1 fell back"), std::string::npos) << p.summary();
+}
+
+TEST(Placement, AllowTf32ReachesTheKernels) {
+  const std::string m = test::ModelBuilder()
+                            .input("x", {3})
+                            .output("y", {3})
+                            .node("Sign", {"x"}, {"y"}, "sign")
+                            .bytes();
+  for (bool tf32 : {false, true}) {
+    SessionOptions o;
+    o.providers = {"fake"};
+    o.optimization_level = 0;
+    o.allow_tf32 = tf32;
+    Session s = Session::load_bytes(m.data(), m.size(), o);
+    ASSERT_EQ(s.placement().nodes.size(), 1u);
+    EXPECT_EQ(s.placement().nodes[0].impl, tf32 ? "fake+tf32" : "fake");
+    const auto y = s.run({{"x", Tensor::from_vector<float>({3}, {-2, 0, 5})}});
+    EXPECT_EQ(y[0].tensor().to(Device::cpu()).to_vector<float>(),
+              (std::vector<float>{-1, 0, 1}));
+  }
 }
 
 TEST(Placement, DynamicShapesGetTheirFlopSharesFromTheFirstRun) {

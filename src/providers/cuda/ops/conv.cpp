@@ -14,7 +14,9 @@
 // pads are explicit, at run time for auto_pad).
 //
 // Math: float32 convolutions use CUDNN_FMA_MATH (plain fp32, no TF32), like the matrix products:
-// the CPU is the oracle. Float16 and bfloat16 ones accumulate in float32 (cuDNN's
+// the CPU is the oracle; where the session allows TF32 (SessionOptions::allow_tf32, compute
+// capability 8.0 on) they take Tensor Core math too, tuned under their own key ("tf32"), and
+// the impl says "+tf32". Float16 and bfloat16 ones accumulate in float32 (cuDNN's
 // PSEUDO_HALF_CONFIG and PSEUDO_BFLOAT16_CONFIG) with Tensor Core math allowed, which is what they
 // are for; each pass (convolution with Z, bias, activation) rounds its result once.
 //
@@ -133,6 +135,7 @@ class ConvKernel : public Kernel {
                          " (the CUDA kernel does 1-D, 2-D and 3-D convolutions)");
     }
     dtype_ = require_float(info, 4, -1, /*library=*/true);
+    tf32_ = tf32_for(info, dtype_);
     if (fused) has_act_ = unary_of(act_ = cpu::FusedActivation::from(info), &act_op_);
     const auto& p = attrs_.pads;
     if (p.size() == 6 && (p[0] != p[3] || p[1] != p[4] || p[2] != p[5]))
@@ -294,7 +297,7 @@ class ConvKernel : public Kernel {
     key.pads = pads;
     key.group = attrs_.group;
     key.dtype = dtype_name(dtype_);
-    key.math = tensor_cores() ? "tensor_op" : "fma";
+    key.math = tf32_ ? "tf32" : tensor_cores() ? "tensor_op" : "fma";
     key.device = ctx_.gpu_name();
     key.library = "cudnn " + std::to_string(ctx_.cudnn_version());
     const std::string tkey = conv_tuning_key(key);
@@ -315,12 +318,13 @@ class ConvKernel : public Kernel {
     if (!chosen) chosen = time_algorithms(p, x, w, y, tkey);
     if (!chosen) heuristic_algorithm(who, p);
     print_new_notes();
-    p.impl = std::string("cuda:cudnn:") + algo_name(p.algo) + (p.explicit_pad ? "+pad" : "");
+    p.impl = std::string("cuda:cudnn:") + algo_name(p.algo) + (p.explicit_pad ? "+pad" : "") +
+             (tf32_ ? "+tf32" : "");
     return *plans_.emplace(shape_key, std::move(plan)).first->second;
   }
 
-  // Tensor Core math: for the 16-bit types only (float32 stays plain FMA: no TF32).
-  bool tensor_cores() const { return dtype_ != DType::Float32; }
+  // Tensor Core math: for the 16-bit types, and for float32 only where TF32 is allowed.
+  bool tensor_cores() const { return dtype_ != DType::Float32 || tf32_; }
 
   size_t padded_bytes(const Plan& p) const {
     return size_t(shape_numel(p.padded)) * dtype_size(dtype_);
@@ -369,7 +373,7 @@ class ConvKernel : public Kernel {
       return false;
     }
     // Sorted fastest first; only successes within the workspace, and for float32 no Tensor Core
-    // (TF32) math.
+    // (TF32) math unless allowed.
     for (int i = 0; i < found; ++i) {
       const auto& r = perf[i];
       if (r.status != CUDNN_STATUS_SUCCESS || r.memory > limit || r.time < 0) continue;
@@ -405,6 +409,7 @@ class ConvKernel : public Kernel {
 
   Context& ctx_;
   DType dtype_ = DType::Float32;
+  bool tf32_ = false;  // tf32_for()
   cpu::WindowAttrs attrs_;
   cpu::FusedActivation act_;
   bool has_act_ = false;

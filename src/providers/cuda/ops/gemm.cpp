@@ -4,8 +4,9 @@
 //
 // Types: float32, float16 and bfloat16 operands, all with CUBLAS_COMPUTE_32F: float32
 // accumulation, Tensor Cores for the 16-bit operands (the output rounded once), and no TF32 for
-// float32 ones (that takes CUBLAS_COMPUTE_32F_FAST_TF32 or a TF32 math mode; TF32 would differ
-// from the CPU oracle by ~1e-3).
+// float32 ones (TF32 differs from the CPU oracle by ~1e-3) unless the session allows it
+// (SessionOptions::allow_tf32, a GPU of compute capability 8.0 on): then float32 products take
+// CUBLAS_COMPUTE_32F_FAST_TF32 and the impl says "+tf32".
 //
 // Row-major to cuBLAS's column-major: a row-major [R, C] matrix is the column-major [C, R] one at
 // the same address, so Y = op(A)·op(B) (row-major [M, N]) is computed as Y^T = op(B)^T·op(A)^T,
@@ -40,15 +41,20 @@ cudaDataType_t blas_type(DType d) {
   return d == DType::Float16 ? CUDA_R_16F : d == DType::BFloat16 ? CUDA_R_16BF : CUDA_R_32F;
 }
 
+// The compute type: float32 accumulation, TF32 inputs only where allowed (float32 operands).
+cublasComputeType_t compute_type(bool tf32) {
+  return tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
 // Y = alpha·op(A)·op(B) + beta·Y, every operand of dtype `t`; alpha and beta in float32 (the
 // compute type's scale type).
-void gemm(Context& ctx, DType t, const GemmShape& g, float alpha, const void* a, const void* b,
-          float beta, void* y) {
+void gemm(Context& ctx, DType t, bool tf32, const GemmShape& g, float alpha, const void* a,
+          const void* b, float beta, void* y) {
   PI_CUBLAS_CHECK(cublasGemmEx(ctx.cublas(), g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                                g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(g.N),
                                static_cast<int>(g.M), static_cast<int>(g.K), &alpha, b,
                                blas_type(t), g.ldb(), a, blas_type(t), g.lda(), &beta, y,
-                               blas_type(t), static_cast<int>(g.N), CUBLAS_COMPUTE_32F,
+                               blas_type(t), static_cast<int>(g.N), compute_type(tf32),
                                CUBLAS_GEMM_DEFAULT));
 }
 
@@ -87,7 +93,7 @@ Activation activation_of(const cpu::FusedActivation& a) {
 // Y = epilogue(alpha·op(A)·op(B) + bias) in one cuBLASLt call; bias (length N, may be null) is
 // added per output column of the row-major Y (per row of cuBLAS's column-major Y^T). False when
 // cuBLASLt has no algorithm for it (the caller then takes a plain GEMM and separate kernels).
-bool lt_gemm(Context& ctx, DType t, const GemmShape& g, float alpha, const void* a,
+bool lt_gemm(Context& ctx, DType t, bool tf32, const GemmShape& g, float alpha, const void* a,
              const void* b, const void* bias, Epi epi, void* y) {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ly = nullptr;
@@ -107,7 +113,7 @@ bool lt_gemm(Context& ctx, DType t, const GemmShape& g, float alpha, const void*
   } cleanup{op, la, lb, ly, pref};
 
   // The scale type (alpha, beta) is float32 for every operand type; the bias has Y's type.
-  PI_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  PI_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, compute_type(tf32), CUDA_R_32F));
   // cuBLAS's first operand is our B, its second our A (see the top of the file).
   const cublasOperation_t tb = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t ta = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -179,9 +185,10 @@ void broadcast_rows(Context& ctx, DType t, const void* bias, int64_t M, int64_t 
 
 // What ran, for the placement report and profiles: "cuda:cublaslt" (the epilogue did bias and
 // activation), "cuda:cublaslt+act", "cuda:gemm", "cuda:gemm+act".
-const char* path_name(bool lt, bool act_kernel) {
-  if (lt) return act_kernel ? "cuda:cublaslt+act" : "cuda:cublaslt";
-  return act_kernel ? "cuda:gemm+act" : "cuda:gemm";
+std::string path_name(bool lt, bool act_kernel, bool tf32) {
+  const char* p = lt ? (act_kernel ? "cuda:cublaslt+act" : "cuda:cublaslt")
+                     : (act_kernel ? "cuda:gemm+act" : "cuda:gemm");
+  return tf32 ? std::string(p) + "+tf32" : std::string(p);
 }
 
 void apply_activation(Context& ctx, DType t, const Activation& act, void* y, int64_t n) {
@@ -195,8 +202,10 @@ void apply_activation(Context& ctx, DType t, const Activation& act, void* y, int
 class MatMulKernel final : public Kernel {
  public:
   explicit MatMulKernel(const KernelInfo& info)
-      : ctx_(Context::get()), dtype_(require_float(info, 2, -1, /*library=*/true)) {}
-  std::string impl() const override { return "cuda:cublas"; }
+      : ctx_(Context::get()),
+        dtype_(require_float(info, 2, -1, /*library=*/true)),
+        tf32_(tf32_for(info, dtype_)) {}
+  std::string impl() const override { return tf32_ ? "cuda:cublas+tf32" : "cuda:cublas"; }
 
   void run(KernelContext& kc) override {
     const Tensor& a = kc.input(0);
@@ -238,7 +247,7 @@ class MatMulKernel final : public Kernel {
       GemmShape f = g;
       f.M = g.M * nb;
       check_int_dims(kc, f);
-      gemm(ctx_, dtype_, f, 1.0f, pa, pb, 0.0f, py);
+      gemm(ctx_, dtype_, tf32_, f, 1.0f, pa, pb, 0.0f, py);
       return;
     }
     check_int_dims(kc, g);
@@ -257,7 +266,7 @@ class MatMulKernel final : public Kernel {
           static_cast<int>(g.K), &one, pb, dt, static_cast<int>(g.N),
           sb == zeros ? 0 : g.K * g.N, pa, dt, static_cast<int>(g.K),
           sa == zeros ? 0 : g.M * g.K, &zero, py, dt, static_cast<int>(g.N), g.M * g.N,
-          static_cast<int>(nb), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+          static_cast<int>(nb), compute_type(tf32_), CUBLAS_GEMM_DEFAULT));
       return;
     }
     // General broadcasting ([2, 1] x [1, 3] batches): one GEMM per output matrix, at the
@@ -269,8 +278,8 @@ class MatMulKernel final : public Kernel {
         oa += idx[d] * sa[d];
         ob += idx[d] * sb[d];
       }
-      gemm(ctx_, dtype_, g, 1.0f, pa + oa * g.M * g.K * es, pb + ob * g.K * g.N * es, 0.0f,
-           py + i * g.M * g.N * es);
+      gemm(ctx_, dtype_, tf32_, g, 1.0f, pa + oa * g.M * g.K * es, pb + ob * g.K * g.N * es,
+           0.0f, py + i * g.M * g.N * es);
       for (size_t d = batch.size(); d-- > 0;) {
         if (++idx[d] < batch[d]) break;
         idx[d] = 0;
@@ -281,6 +290,7 @@ class MatMulKernel final : public Kernel {
  private:
   Context& ctx_;
   DType dtype_;
+  bool tf32_;
 };
 
 // ---- Gemm and FusedGemm ----
@@ -299,6 +309,7 @@ class GemmKernel final : public Kernel {
         trans_a_(info.attr_int("transA", 0) != 0),
         trans_b_(info.attr_int("transB", 0) != 0) {
     dtype_ = require_float(info, 3, 2, /*library=*/true);
+    tf32_ = tf32_for(info, dtype_);
     if (fused) act_ = activation_of(cpu::FusedActivation::from(info));
   }
   // The path the last run took (path_name); "cuda:cublas" before the first.
@@ -334,16 +345,17 @@ class GemmKernel final : public Kernel {
         c && beta_ == 1.0f && is_row_bias(c->shape(), g.N) ? c->raw_data() : nullptr;
     bool product_done = false, act_done = false;
     if (g.K > 0 && (c == nullptr || bias != nullptr)) {
-      if (act_.epi != Epi::None && lt_gemm(ctx_, dtype_, g, alpha_, pa, pb, bias, act_.epi, py))
+      if (act_.epi != Epi::None &&
+          lt_gemm(ctx_, dtype_, tf32_, g, alpha_, pa, pb, bias, act_.epi, py))
         product_done = act_done = true;
-      else if (bias && lt_gemm(ctx_, dtype_, g, alpha_, pa, pb, bias, Epi::None, py))
+      else if (bias && lt_gemm(ctx_, dtype_, tf32_, g, alpha_, pa, pb, bias, Epi::None, py))
         product_done = true;
     }
     if (!product_done) {
       // Y = beta·C broadcast (or 0), then the GEMM accumulates alpha·A·B onto it.
       if (c) broadcast_c_into(kc, *c, g, py);
       if (g.K > 0) {
-        gemm(ctx_, dtype_, g, alpha_, pa, pb, c ? beta_ : 0.0f, py);
+        gemm(ctx_, dtype_, tf32_, g, alpha_, pa, pb, c ? beta_ : 0.0f, py);
       } else if (!c) {
         PI_CUDA_CHECK(cudaMemsetAsync(py, 0, y.nbytes(), ctx_.stream()));  // an empty sum
       } else if (beta_ != 1.0f) {
@@ -353,7 +365,7 @@ class GemmKernel final : public Kernel {
     }
     if (!act_done) apply_activation(ctx_, dtype_, act_, py, y.numel());
     check_launch(who.c_str());
-    path_ = path_name(product_done, act_.any && !act_done);
+    path_ = path_name(product_done, act_.any && !act_done, tf32_);
   }
 
  private:
@@ -382,6 +394,7 @@ class GemmKernel final : public Kernel {
 
   Context& ctx_;
   DType dtype_ = DType::Float32;
+  bool tf32_ = false;
   float alpha_, beta_;
   bool trans_a_, trans_b_;
   Activation act_;
@@ -404,6 +417,7 @@ class FusedMatMulKernel final : public Kernel {
  public:
   explicit FusedMatMulKernel(const KernelInfo& info) : ctx_(Context::get()) {
     dtype_ = require_float(info, 3, -1, /*library=*/true);
+    tf32_ = tf32_for(info, dtype_);
     act_ = activation_of(cpu::FusedActivation::from(info));
     // A's batch folds into its rows (one product): B must be a single matrix, known at creation.
     const Tensor* b = info.constant_input(1);
@@ -446,25 +460,27 @@ class FusedMatMulKernel final : public Kernel {
     const void* pb = b.raw_data();
     bool product_done = false, act_done = false;
     if (g.K > 0) {
-      if (act_.epi != Epi::None && lt_gemm(ctx_, dtype_, g, 1.0f, pa, pb, bias, act_.epi, py))
+      if (act_.epi != Epi::None &&
+          lt_gemm(ctx_, dtype_, tf32_, g, 1.0f, pa, pb, bias, act_.epi, py))
         product_done = act_done = true;
-      else if (bias && lt_gemm(ctx_, dtype_, g, 1.0f, pa, pb, bias, Epi::None, py))
+      else if (bias && lt_gemm(ctx_, dtype_, tf32_, g, 1.0f, pa, pb, bias, Epi::None, py))
         product_done = true;
     }
     if (!product_done) {
       // Y = bias in every row (or 0), then the GEMM accumulates A·B onto it.
       if (bias) broadcast_rows(ctx_, dtype_, bias, g.M, g.N, py);
       else if (g.K == 0) PI_CUDA_CHECK(cudaMemsetAsync(py, 0, y.nbytes(), ctx_.stream()));
-      if (g.K > 0) gemm(ctx_, dtype_, g, 1.0f, pa, pb, bias ? 1.0f : 0.0f, py);
+      if (g.K > 0) gemm(ctx_, dtype_, tf32_, g, 1.0f, pa, pb, bias ? 1.0f : 0.0f, py);
     }
     if (!act_done) apply_activation(ctx_, dtype_, act_, py, y.numel());
     check_launch(who.c_str());
-    path_ = path_name(product_done, act_.any && !act_done);
+    path_ = path_name(product_done, act_.any && !act_done, tf32_);
   }
 
  private:
   Context& ctx_;
   DType dtype_;
+  bool tf32_ = false;
   Activation act_;
   std::string path_ = "cuda:cublas";
 };

@@ -66,6 +66,14 @@ inline DType require_float_or_q8(const KernelInfo& info, int count = -1, int max
   return dtype;
 }
 
+// Whether this node's float32 products may use TF32 Tensor Core math: the session allows it
+// (SessionOptions::allow_tf32) and the GPU has it (compute capability 8.0 on). Never for the
+// 16-bit types, which take Tensor Cores anyway.
+inline bool tf32_for(const KernelInfo& info, DType dtype) {
+  return info.allow_tf32() && dtype == DType::Float32 &&
+         Context::get().compute_capability() >= 80;
+}
+
 // The run-time check of a tensor against the dtype the kernel was created for (declared types
 // can be wrong).
 inline void check_dtype(const KernelContext& ctx, const Tensor& t, DType expected) {
