@@ -1,5 +1,7 @@
 #include "runtime/kernel_checks.h"
 
+#include <algorithm>
+
 namespace polyinfer {
 
 void require_input_dtype(const KernelInfo& info, DType want, const std::string& provider,
@@ -24,6 +26,24 @@ void require_input_dtype(const KernelInfo& info, DType want, const std::string& 
       info.unsupported("rank " + std::to_string(rank) + " (this " + provider +
                        " kernel takes rank <= " + std::to_string(max_rank) + ")");
   }
+}
+
+DType require_one_input_dtype(const KernelInfo& info, const std::vector<DType>& allowed,
+                              const std::string& provider, int max_rank, size_t count) {
+  std::string takes;
+  for (size_t k = 0; k < allowed.size(); ++k)
+    takes += std::string(k == 0 ? "" : k + 1 == allowed.size() ? " or " : ", ") +
+             dtype_name(allowed[k]);
+  const std::string why = " (the " + provider + " kernel takes " + takes + ")";
+  size_t first = 0;
+  while (first < info.num_inputs() && first < count && !info.has_input(first)) ++first;
+  const DType dtype = known_dtype(info, first);
+  if (dtype == DType::Undefined)
+    info.unsupported("input " + std::to_string(first) + " of unknown dtype" + why);
+  if (std::find(allowed.begin(), allowed.end(), dtype) == allowed.end())
+    info.unsupported(std::string("dtype ") + dtype_name(dtype) + why);
+  require_input_dtype(info, dtype, provider, max_rank, count);
+  return dtype;
 }
 
 SoftmaxLayout softmax_layout(const Shape& s, int64_t axis, bool flatten) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runtime/kernel.h"
 
@@ -17,6 +18,14 @@ namespace polyinfer {
 // reason: "dtype int64 (the Vulkan kernels are float32 only)".
 void require_input_dtype(const KernelInfo& info, DType dtype, const std::string& provider,
                          int max_rank = -1, size_t count = static_cast<size_t>(-1));
+
+// require_input_dtype for kernels with a variant per dtype: the checked inputs (present ones
+// among the first `count`) must share one dtype, known at creation and among `allowed`; returns
+// it. The reason names the choices: "dtype int64 (the CUDA Relu kernel takes float32, float16
+// or bfloat16)".
+DType require_one_input_dtype(const KernelInfo& info, const std::vector<DType>& allowed,
+                              const std::string& provider, int max_rank = -1,
+                              size_t count = static_cast<size_t>(-1));
 
 // The element type of input i when known at creation (constant or declared), else Undefined.
 inline DType known_dtype(const KernelInfo& info, size_t i) {

@@ -40,13 +40,9 @@ inline Elem elem_of(DType d) {
 // cuBLAS or cuDNN, which take it from compute capability 8.0 (Ampere) on.
 inline DType require_float(const KernelInfo& info, int count = -1, int max_rank = -1,
                            bool library = false) {
-  const std::string takes =
-      " (the CUDA " + info.node().op_type + " kernel takes float32, float16 or bfloat16)";
-  const DType dtype = known_dtype(info, 0);
-  if (dtype == DType::Undefined) info.unsupported("input 0 of unknown dtype" + takes);
-  if (!cuda_float(dtype)) info.unsupported(std::string("dtype ") + dtype_name(dtype) + takes);
-  require_input_dtype(info, dtype, "CUDA " + info.node().op_type, max_rank,
-                      count < 0 ? static_cast<size_t>(-1) : static_cast<size_t>(count));
+  const DType dtype = require_one_input_dtype(
+      info, {DType::Float32, DType::Float16, DType::BFloat16}, "CUDA " + info.node().op_type,
+      max_rank, count < 0 ? static_cast<size_t>(-1) : static_cast<size_t>(count));
   const int cc = Context::get().compute_capability();
   if (library && dtype == DType::BFloat16 && cc < 80)
     info.unsupported("bfloat16 on a GPU of compute capability " + std::to_string(cc / 10) + "." +
@@ -59,11 +55,10 @@ inline DType require_float(const KernelInfo& info, int count = -1, int max_rank 
 // quantized products (qlinear.cpp). Other integer tensors are shape arithmetic: they stay on the
 // CPU.
 inline DType require_float_or_q8(const KernelInfo& info, int count = -1, int max_rank = -1) {
-  const DType dtype = known_dtype(info, 0);
-  if (dtype != DType::UInt8 && dtype != DType::Int8) return require_float(info, count, max_rank);
-  require_input_dtype(info, dtype, "CUDA " + info.node().op_type, max_rank,
-                      count < 0 ? static_cast<size_t>(-1) : static_cast<size_t>(count));
-  return dtype;
+  return require_one_input_dtype(
+      info, {DType::Float32, DType::Float16, DType::BFloat16, DType::UInt8, DType::Int8},
+      "CUDA " + info.node().op_type, max_rank,
+      count < 0 ? static_cast<size_t>(-1) : static_cast<size_t>(count));
 }
 
 // Whether this node's float32 products may use TF32 Tensor Core math: the session allows it

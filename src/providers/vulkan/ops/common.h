@@ -36,19 +36,13 @@ inline void require_float32(const KernelInfo& info, int max_rank = kMaxRank,
 // picks the shader (shader_for) and element size (element_offset).
 inline DType require_float(const KernelInfo& info, int max_rank = kMaxRank,
                            size_t first_unchecked = static_cast<size_t>(-1)) {
-  DType dtype = DType::Undefined;
-  for (size_t i = 0; i < info.num_inputs() && i < first_unchecked; ++i)
-    if (info.has_input(i) && known_dtype(info, i) == DType::Float16) dtype = DType::Float16;
-  if (dtype != DType::Float16) {
-    require_float32(info, max_rank, first_unchecked);
-    return DType::Float32;
-  }
-  if (!Context::get()->storage16())
+  const DType dtype = require_one_input_dtype(info, {DType::Float32, DType::Float16},
+                                              "Vulkan " + info.node().op_type, max_rank,
+                                              first_unchecked);
+  if (dtype == DType::Float16 && !Context::get()->storage16())
     info.unsupported("float16 tensors on a device without 16-bit storage "
                      "(storageBuffer16BitAccess)");
-  require_input_dtype(info, DType::Float16, "Vulkan " + info.node().op_type, max_rank,
-                      first_unchecked);
-  return DType::Float16;
+  return dtype;
 }
 
 // The shader for tensors of `dtype`: "<name>", or its float16 variant "<name>_f16".
