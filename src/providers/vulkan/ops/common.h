@@ -82,35 +82,4 @@ inline uint32_t groups_for(int64_t n, const Context& c, int64_t group_size = 256
 
 inline uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
-// Weights uploaded once. Without this the executor would copy every CPU initializer to the
-// device on every run (ResNet-18: 45 MB per inference). A kernel uploads its float32 constant
-// inputs at creation, reports them prepacked (so the session frees the host originals) and reads
-// them from here: once released, the executor no longer passes them in.
-class DeviceConstants {
- public:
-  // Float32 and float16 constants; `with_bool`: bool constants too (Where's condition).
-  void upload(const KernelInfo& info, bool with_bool = false) {
-    for (size_t i = 0; i < info.num_inputs(); ++i) {
-      const Tensor* c = info.constant_input(i);
-      if (!c || !(c->dtype() == DType::Float32 || c->dtype() == DType::Float16 ||
-                  (with_bool && c->dtype() == DType::Bool)))
-        continue;
-      if (held_.size() <= i) held_.resize(i + 1);
-      held_[i] = c->to(Context::get()->device());
-      // A Tensor on the device already is the same handle: own a copy all the same, since the
-      // session frees the original.
-      if (held_[i].raw_data() == c->raw_data()) held_[i] = c->clone();
-    }
-  }
-  bool prepacked(size_t i) const { return i < held_.size() && held_[i].defined(); }
-  bool has(const KernelContext& kc, size_t i) const { return prepacked(i) || kc.has_input(i); }
-  const Tensor& input(const KernelContext& kc, size_t i) const {
-    return prepacked(i) ? held_[i] : kc.input(i);
-  }
-
- private:
-  std::vector<Tensor> held_;
-};
-
-
 }  // namespace polyinfer::vulkan

@@ -45,22 +45,20 @@ class ConvKernel : public Kernel {
                        std::to_string(ctx_->max_storage_buffers()) +
                        " storage buffers per shader (5 needed)");
     pipeline_ = &ctx_->pipeline(shader_for("conv", dtype_), 5, sizeof(ConvParams));
-    consts_.upload(info);
   }
   std::string impl() const override { return "vulkan:conv"; }
-  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
 
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
-    const Tensor& x = consts_.input(kc, 0);
-    const Tensor& w = consts_.input(kc, 1);
+    const Tensor& x = kc.input(0);
+    const Tensor& w = kc.input(1);
     check_input(kc, x, 4, dtype_);
     check_input(kc, w, 4, dtype_);
     PI_CHECK(x.rank() >= 3, UnsupportedOp, who, ": input ", x.describe(),
              " (the Vulkan kernel does 1-D and 2-D convolutions)");
     const cpu::WindowGeometry g = cpu::conv_geometry(attrs_, x.shape(), w.shape(), who);
     const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
-    const Tensor* b = consts_.has(kc, 2) ? &consts_.input(kc, 2) : nullptr;
+    const Tensor* b = kc.has_input(2) ? &kc.input(2) : nullptr;
     if (b) {
       check_input(kc, *b, kMaxRank, dtype_);
       PI_CHECK(b->shape() == Shape{M}, ShapeMismatch, who, ": bias must be ",
@@ -69,7 +67,7 @@ class ConvKernel : public Kernel {
     }
     Shape ys{N, M};
     ys.insert(ys.end(), g.out.begin(), g.out.end());
-    const Tensor* z = consts_.has(kc, 3) ? &consts_.input(kc, 3) : nullptr;
+    const Tensor* z = kc.has_input(3) ? &kc.input(3) : nullptr;
     if (z) {
       check_input(kc, *z, kMaxRank, dtype_);
       PI_CHECK(z->shape() == ys, ShapeMismatch, who, ": Z ", z->describe(),
@@ -129,7 +127,6 @@ class ConvKernel : public Kernel {
   cpu::WindowAttrs attrs_;
   cpu::FusedActivation act_;
   DType dtype_ = DType::Float32;
-  DeviceConstants consts_;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;
 };

@@ -34,20 +34,18 @@ class ConvTransposeKernel final : public Kernel {
     ctx_ = Context::get();
     pipeline_ = &ctx_->pipeline(shader_for("conv_transpose", dtype_), 4,
                                 sizeof(ConvTransposeParams));
-    consts_.upload(info);
   }
   std::string impl() const override { return "vulkan:conv_transpose"; }
-  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
 
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
-    const Tensor& x = consts_.input(kc, 0);
-    const Tensor& w = consts_.input(kc, 1);
+    const Tensor& x = kc.input(0);
+    const Tensor& w = kc.input(1);
     check_input(kc, x, 5, dtype_);
     check_input(kc, w, 5, dtype_);
     const cpu::ConvTransposeGeometry g =
         cpu::conv_transpose_geometry(attrs_, x.shape(), w.shape(), who);
-    const Tensor* b = consts_.has(kc, 2) ? &consts_.input(kc, 2) : nullptr;
+    const Tensor* b = kc.has_input(2) ? &kc.input(2) : nullptr;
     if (b) {
       check_input(kc, *b, kMaxRank, dtype_);
       PI_CHECK(b->shape() == Shape{g.M}, ShapeMismatch, who, ": bias must be ",
@@ -93,7 +91,6 @@ class ConvTransposeKernel final : public Kernel {
  private:
   cpu::ConvTransposeAttrs attrs_;
   DType dtype_ = DType::Float32;
-  DeviceConstants consts_;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;
 };

@@ -33,14 +33,12 @@ class BinaryKernel final : public Kernel {
     dtype_ = require_float(info);
     ctx_ = Context::get();
     pipeline_ = &ctx_->pipeline(shader_for("binary", dtype_), 3, sizeof(BinaryParams));
-    consts_.upload(info);
   }
   std::string impl() const override { return "vulkan:binary"; }
-  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
 
   void run(KernelContext& kc) override {
-    const Tensor& a = consts_.input(kc, 0);
-    const Tensor& b = consts_.input(kc, 1);
+    const Tensor& a = kc.input(0);
+    const Tensor& b = kc.input(1);
     check_input(kc, a, kMaxRank, dtype_);
     check_input(kc, b, kMaxRank, dtype_);
     const Shape out_shape = broadcast_shapes(a.shape(), b.shape(), kc.node().op_type.c_str());
@@ -76,7 +74,6 @@ class BinaryKernel final : public Kernel {
   }
 
  private:
-  DeviceConstants consts_;
   DType dtype_ = DType::Float32;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;

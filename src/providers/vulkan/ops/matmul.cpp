@@ -117,17 +117,15 @@ class GemmKernel : public Kernel {
     if (fused) act_ = cpu::FusedActivation::from(info);
     ctx_ = Context::get();
     pipeline_ = &ctx_->pipeline(shader_for("gemm", dtype_), 4, sizeof(GemmParams));
-    consts_.upload(info);
   }
   std::string impl() const override { return "vulkan:gemm"; }
-  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
 
   void run(KernelContext& kc) override {
-    const Tensor& a = consts_.input(kc, 0);
-    const Tensor& b = consts_.input(kc, 1);
+    const Tensor& a = kc.input(0);
+    const Tensor& b = kc.input(1);
     check_input(kc, a, kMaxRank, dtype_);
     check_input(kc, b, kMaxRank, dtype_);
-    const Tensor* c = consts_.has(kc, 2) ? &consts_.input(kc, 2) : nullptr;
+    const Tensor* c = kc.has_input(2) ? &kc.input(2) : nullptr;
     if (c) check_input(kc, *c, kMaxRank, dtype_);
     GemmParams p{};
     p.alpha = 1.0f;
@@ -250,7 +248,6 @@ class GemmKernel : public Kernel {
   bool trans_a_ = false, trans_b_ = false;
   cpu::FusedActivation act_;
   DType dtype_ = DType::Float32;
-  DeviceConstants consts_;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;
 };

@@ -60,20 +60,18 @@ class LayerNormKernel final : public Kernel {
     }
     ctx_ = Context::get();
     pipeline_ = &ctx_->pipeline("layer_norm", 4, sizeof(LayerNormParams));
-    consts_.upload(info);
   }
   std::string impl() const override { return "vulkan:layer_norm"; }
-  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
 
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
-    const Tensor& x = consts_.input(kc, 0);
+    const Tensor& x = kc.input(0);
     check_input(kc, x);
     const int64_t axis = normalize_axis(axis_, x.rank(), who.c_str());
     const Shape inner(x.shape().begin() + axis, x.shape().end());
     const int64_t n = shape_numel(inner);
-    const Tensor& scale = consts_.input(kc, 1);
-    const Tensor* bias = consts_.has(kc, 2) ? &consts_.input(kc, 2) : nullptr;
+    const Tensor& scale = kc.input(1);
+    const Tensor* bias = kc.has_input(2) ? &kc.input(2) : nullptr;
     for (const Tensor* t : {&scale, bias}) {
       if (!t) continue;
       check_input(kc, *t);
@@ -107,7 +105,6 @@ class LayerNormKernel final : public Kernel {
  private:
   int64_t axis_;
   float eps_;
-  DeviceConstants consts_;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;
 };
@@ -125,19 +122,17 @@ class InstanceNormKernel final : public Kernel {
     require_float32(info, std::numeric_limits<int>::max());
     ctx_ = Context::get();
     pipeline_ = &ctx_->pipeline("layer_norm", 4, sizeof(LayerNormParams));
-    consts_.upload(info);
   }
   std::string impl() const override { return "vulkan:layer_norm"; }
-  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
 
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
-    const Tensor& x = consts_.input(kc, 0);
+    const Tensor& x = kc.input(0);
     check_input(kc, x, std::numeric_limits<int>::max());
     PI_CHECK(x.rank() >= 2, ShapeMismatch, who, ": input must be [N, C, ...], got ", x.describe());
     const int64_t C = x.dim(1);
-    const Tensor& scale = consts_.input(kc, 1);
-    const Tensor& bias = consts_.input(kc, 2);
+    const Tensor& scale = kc.input(1);
+    const Tensor& bias = kc.input(2);
     for (const Tensor* t : {&scale, &bias})
       PI_CHECK(t->shape() == Shape{C} && t->dtype() == DType::Float32, ShapeMismatch, who,
                ": input ", t == &scale ? 1 : 2, " must be float32[", C, "], got ",
@@ -165,7 +160,6 @@ class InstanceNormKernel final : public Kernel {
 
  private:
   float eps_;
-  DeviceConstants consts_;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;
 };
@@ -185,21 +179,19 @@ class BatchNormKernel final : public Kernel {
                        std::to_string(ctx_->max_storage_buffers()) +
                        " storage buffers per shader (6 needed)");
     pipeline_ = &ctx_->pipeline(shader_for("batch_norm", dtype_), 6, sizeof(BatchNormParams));
-    consts_.upload(info);
   }
   std::string impl() const override { return "vulkan:batch_norm"; }
-  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
 
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
-    const Tensor& x = consts_.input(kc, 0);
+    const Tensor& x = kc.input(0);
     check_input(kc, x, kMaxRank, dtype_);
     PI_CHECK(x.rank() >= 2, ShapeMismatch, who, ": input must be [N, C, ...], got ",
              x.describe());
     const int64_t C = x.dim(1);
     const Tensor* t[4];
     for (size_t i = 1; i <= 4; ++i) {
-      t[i - 1] = &consts_.input(kc, i);
+      t[i - 1] = &kc.input(i);
       check_input(kc, *t[i - 1], kMaxRank, dtype_);
       PI_CHECK(t[i - 1]->shape() == Shape{C}, ShapeMismatch, who, ": input ", i,
                " must have shape [", C, "], got ", t[i - 1]->describe());
@@ -227,7 +219,6 @@ class BatchNormKernel final : public Kernel {
  private:
   float eps_;
   DType dtype_ = DType::Float32;
-  DeviceConstants consts_;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;
 };

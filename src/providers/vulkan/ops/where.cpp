@@ -1,6 +1,6 @@
 // Float32 Where on Vulkan (shaders/where.comp): out = condition ? X : Y with numpy broadcasting
-// of all three up to rank 6; the bool condition is read a byte at a time. Constant inputs are
-// uploaded once (the condition too). Refused at creation: a condition not known to be bool, X or
+// of all three up to rank 6; the bool condition is read a byte at a time. Constant inputs come
+// on the device from the executor, copied there once. Refused at creation: a condition not known to be bool, X or
 // Y not known to be float32, ranks above 6. Needs 4 storage buffers, which every device allows.
 #include "core/shape_util.h"
 #include "providers/vulkan/ops/common.h"
@@ -40,16 +40,14 @@ class WhereKernel final : public Kernel {
                          " (this Vulkan kernel takes rank <= 6)");
     ctx_ = Context::get();
     pipeline_ = &ctx_->pipeline(shader_for("where", dtype_), 4, sizeof(WhereParams));
-    consts_.upload(info, /*with_bool=*/true);
   }
   std::string impl() const override { return "vulkan:where"; }
-  bool prepacked(size_t i) const override { return consts_.prepacked(i); }
 
   void run(KernelContext& kc) override {
     const std::string who = kc.node().label();
-    const Tensor& c = consts_.input(kc, 0);
-    const Tensor& x = consts_.input(kc, 1);
-    const Tensor& y = consts_.input(kc, 2);
+    const Tensor& c = kc.input(0);
+    const Tensor& x = kc.input(1);
+    const Tensor& y = kc.input(2);
     PI_CHECK(c.dtype() == DType::Bool, UnsupportedOp, who, ": condition ", c.describe(),
              " (the Vulkan Where takes bool)");
     PI_CHECK(c.rank() <= kMaxRank, UnsupportedOp, who, ": rank ", c.rank(),
@@ -88,7 +86,6 @@ class WhereKernel final : public Kernel {
 
  private:
   DType dtype_ = DType::Float32;
-  DeviceConstants consts_;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;
 };
