@@ -10,6 +10,7 @@
 // Skipped, with the probe's reason, where cuda is not usable.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "cuda_util.h"
@@ -96,6 +97,27 @@ TEST_P(CudaInt8MatMul, MatchesReferenceExactly) {
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaInt8MatMul, ::testing::ValuesIn(qmatmul_cases()),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// The plain int8 GEMM kernel, which runs where cuBLASLt has no int8 algorithm for a shape:
+// POLYINFER_CUDA_INT8_GEMM=plain sends every product there.
+TEST(CudaInt8, PlainGemmMatchesReferenceExactly) {
+  PI_SKIP_WITHOUT_CUDA();
+  struct PlainGemm {
+    PlainGemm() { setenv("POLYINFER_CUDA_INT8_GEMM", "plain", 1); }
+    ~PlainGemm() { unsetenv("POLYINFER_CUDA_INT8_GEMM"); }
+  } plain;
+  for (const QConvCase& c : qconv_cases()) {
+    if (c.group != 1) continue;
+    SCOPED_TRACE(c.name);
+    ModelBuilder m = qconv_model(c, 127);
+    expect_same_as_reference(m, {{"x", random_q8(c.x, c.signed_x, 11)}}, "cuda:int8-gemm");
+  }
+  for (const QMatMulCase& c : qmatmul_cases()) {
+    SCOPED_TRACE(c.name);
+    ModelBuilder m = qmatmul_model(c, 127);
+    expect_same_as_reference(m, {{"a", random_q8(c.a, c.signed_a, 11)}}, "cuda:int8-gemm");
+  }
+}
+
 TEST(CudaInt8, GemmBiasAndFloatOutputMatchReferenceExactly) {
   PI_SKIP_WITHOUT_CUDA();
   for (bool float_y : {false, true}) {
@@ -110,7 +132,8 @@ TEST(CudaInt8, GemmBiasAndFloatOutputMatchReferenceExactly) {
 
 // x float → QuantizeLinear per channel to int8 → DequantizeLinear back, and QuantizeLinear per
 // tensor to uint8: x steps by a quarter of the scale, so half-way values test the rounding (to
-// even), and runs past both ends of the 8-bit ranges test the saturation.
+// even), and runs past both ends of the 8-bit ranges test the saturation. And an int32
+// DequantizeLinear (a QDQ bias) of large values, whose difference rounds to float32.
 TEST(CudaInt8, QuantizeDequantizeMatchReferenceExactly) {
   PI_SKIP_WITHOUT_CUDA();
   const Shape xs{2, 3, 4, 25};
@@ -126,7 +149,12 @@ TEST(CudaInt8, QuantizeDequantizeMatchReferenceExactly) {
   m.node("DequantizeLinear", {"q", "s", "z"}, {"y"}, "dequant");
   attr_int(m, "axis", 1);
   m.node("QuantizeLinear", {"x", "s2", "z2"}, {"q2"}, "quant2");
-  expect_same_as_reference(m, {{"x", Tensor::from_vector<float>(xs, x)}});
+  m.input("i", {6}, kInt32).output("id", {});
+  m.int_initializer("zi", {}, kInt32, {-7});
+  m.node("DequantizeLinear", {"i", "s2", "zi"}, {"id"}, "dequant_int32");
+  const Tensor i32 = Tensor::from_vector<int32_t>(
+      {6}, {0, 1, -1, 123456789, -2147483000, 2147483640});
+  expect_same_as_reference(m, {{"x", Tensor::from_vector<float>(xs, x)}, {"i", i32}});
 }
 
 TEST(CudaInt8, QLinearAddMatchesReferenceExactly) {
@@ -151,7 +179,8 @@ TEST(CudaInt8, QLinearAddMatchesReferenceExactly) {
 }
 
 // The 8-bit values between an int8 model's products: MaxPool (padded: the window's maximum
-// skips the padding), Transpose, Concat, Slice and a Reshape view, all on cuda.
+// skips the padding), Transpose, Concat, Slice, a Reshape view, Split, Expand and Gather, all on
+// cuda.
 TEST(CudaInt8, MaxPoolAndDataMovementOf8BitValues) {
   PI_SKIP_WITHOUT_CUDA();
   for (bool s8 : {false, true}) {
@@ -172,6 +201,14 @@ TEST(CudaInt8, MaxPoolAndDataMovementOf8BitValues) {
     attr_int(m, "axis", 1);
     m.node("Slice", {"c", "starts", "ends", "axes"}, {"sl"}, "slice");
     m.node("Reshape", {"sl", "shape"}, {"y"}, "reshape");
+    m.output("s0", {}, t).output("s1", {}, t).output("e", {}, t).output("g", {}, t);
+    m.int64_initializer("split", {2}, {1, 3}).int64_initializer("eshape", {4}, {2, 1, 5, 5});
+    m.int64_initializer("gidx", {3}, {4, 0, 2});
+    m.node("Split", {"p", "split"}, {"s0", "s1"}, "split");
+    attr_int(m, "axis", 1);
+    m.node("Expand", {"p", "eshape"}, {"e"}, "expand");  // [1, 4, 5, 5] → [2, 4, 5, 5]
+    m.node("Gather", {"p", "gidx"}, {"g"}, "gather");
+    attr_int(m, "axis", 3);
     expect_same_as_reference(m, {{"x", random_q8(s, s8, 9)}});
   }
 }

@@ -20,6 +20,8 @@
 // Refused at creation (the node then falls back with the reason): weights that are not a
 // constant int8 tensor with zero point 0 (as the CPU's oneDNN kernels), scales, zero points or
 // a bias that are not constants, A scales per row, 3-D convolutions.
+#include <cstdlib>
+
 #include "core/shape_util.h"
 #include "providers/cpu/ops/conv_util.h"
 #include "providers/cuda/ops/qparams.h"
@@ -85,10 +87,19 @@ bool lt_int8(Context& ctx, int64_t m, int64_t n, int64_t k, const int8_t* a, con
   return true;
 }
 
-// The product of lt_int8, by cuBLASLt or else the plain kernel; returns the path's name.
-const char* int8_product(Context& ctx, int64_t m, int64_t n, int64_t k, const int8_t* a,
-                         const int8_t* b, int32_t* c) {
-  if (lt_int8(ctx, m, n, k, a, b, c)) return "cuda:cublaslt-int8";
+// POLYINFER_CUDA_INT8_GEMM=plain (read when a kernel is created) skips cuBLASLt for the int8
+// products: the plain kernel then runs every shape. How the tests reach that path on GPUs
+// where cuBLASLt takes every shape they have.
+bool plain_int8_gemm() {
+  const char* v = std::getenv("POLYINFER_CUDA_INT8_GEMM");
+  return v && std::string(v) == "plain";
+}
+
+// The product of lt_int8, by cuBLASLt (unless `plain`) or else the plain kernel; returns the
+// path's name.
+const char* int8_product(Context& ctx, bool plain, int64_t m, int64_t n, int64_t k,
+                         const int8_t* a, const int8_t* b, int32_t* c) {
+  if (!plain && lt_int8(ctx, m, n, k, a, b, c)) return "cuda:cublaslt-int8";
   launch_int8_gemm(a, b, c, m, n, k, ctx.max_grid_x(), ctx.stream());
   check_launch("int8 GEMM");
   return "cuda:int8-gemm";
@@ -111,22 +122,15 @@ std::vector<int32_t> bias_of(const KernelInfo& info, size_t i, int64_t n) {
   std::vector<int32_t> b(static_cast<size_t>(n), 0);
   if (!info.has_input(i)) return b;
   const Tensor* t = info.constant_input(i);
-  if (!t || t->dtype() != DType::Int32 || t->numel() != n)
-    info.unsupported("a bias that is not a constant int32 tensor of " + std::to_string(n) +
-                     " values");
+  if (!t || t->dtype() != DType::Int32 || t->shape() != Shape{n})
+    info.unsupported("a bias that is not a constant int32 tensor of shape [" +
+                     std::to_string(n) + "]");
   for (int64_t k = 0; k < n; ++k) b[k] = t->data<int32_t>()[k];
   return b;
 }
 
-// A zero point's dtype must be its operand's.
-void require_zero_point_type(const KernelInfo& info, size_t zp, DType operand, const char* what) {
-  const Tensor* z = info.constant_input(zp);
-  if (z && z->dtype() != operand)
-    info.unsupported(std::string(what) + " of dtype " + dtype_name(z->dtype()) + " for " +
-                     dtype_name(operand) + " values");
-}
-
 void require_zero_weights_zero_point(const KernelInfo& info, size_t i, int64_t per) {
+  require_zero_point_type(info, i, DType::Int8, "a weight zero point");
   for (double z : constant_values(info, i, "a weight zero point", per))
     if (z != 0) info.unsupported("a weight zero point other than 0");
 }
@@ -149,31 +153,32 @@ class QLinearConvKernel final : public Kernel {
     if (!w || w->dtype() != DType::Int8 || (w->rank() != 3 && w->rank() != 4))
       info.unsupported("weights that are not a constant 1-D or 2-D int8 kernel");
     w_shape_ = w->shape();
+    if (w->numel() == 0) info.unsupported("empty weights");
     const int64_t M = w->dim(0), K = w->numel() / M;
     if (attrs_.group < 1 || M % attrs_.group != 0)
       info.unsupported("group " + std::to_string(attrs_.group) + " for " + std::to_string(M) +
                        " output channels");
     group_ = attrs_.group;
     require_zero_point_type(info, 2, xt_, "an X zero point");
-    const double sx = constant_values(info, 1, "the X scale")[0];
+    const double sx = constant_scale(info, 1, "the X scale")[0];
     const auto zx = static_cast<int32_t>(constant_values(info, 2, "the X zero point")[0]);
-    const std::vector<double> sw = constant_values(info, 4, "the weight scale", M);
+    const std::vector<double> sw = constant_scale(info, 4, "the weight scale", M);
     require_zero_weights_zero_point(info, 5, M);
     const size_t sy_i = residual_ ? 12 : 6, zy_i = residual_ ? 13 : 7;
     yt_ = require_q8(info, zy_i, "the Y zero point");
-    const double sy = constant_values(info, sy_i, "the Y scale")[0];
+    const double sy = constant_scale(info, sy_i, "the Y scale")[0];
     r_.out = qelem_of(yt_);
     r_.zy = static_cast<int32_t>(constant_values(info, zy_i, "the Y zero point")[0]);
     if (residual_) {
       // The convolution's own saturation bounds, in Y's steps; the residual's scale likewise.
       const DType ct = require_q8(info, 7, "the convolution's zero point");
-      const double sc = constant_values(info, 6, "the convolution's scale")[0];
+      const double sc = constant_scale(info, 6, "the convolution's scale")[0];
       const double zc = constant_values(info, 7, "the convolution's zero point")[0];
       r_.lo = (double(q8_lowest(ct)) - zc) * sc / sy;
       r_.hi = (double(q8_highest(ct)) - zc) * sc / sy;
       zt_ = require_q8(info, 9, "Z");
       require_zero_point_type(info, 11, zt_, "a Z zero point");
-      r_.z_mult = constant_values(info, 10, "the Z scale")[0] / sy;
+      r_.z_mult = constant_scale(info, 10, "the Z scale")[0] / sy;
       r_.zt = qelem_of(zt_);
       r_.zz = static_cast<int32_t>(constant_values(info, 11, "the Z zero point")[0]);
     }
@@ -204,6 +209,8 @@ class QLinearConvKernel final : public Kernel {
     }
     mult_ = device_array(mult);
     offset_ = device_array(offset);
+    plain_ = plain_int8_gemm();
+    path_ = group_ != 1 ? "cuda:int8-direct" : plain_ ? "cuda:int8-gemm" : "cuda:cublaslt-int8";
   }
 
   // The path the last run took; before the first, the one it will try first.
@@ -253,7 +260,7 @@ class QLinearConvKernel final : public Kernel {
       launch_im2col_s8(qelem_of(xt_), x.raw_data(), cp, N, g, rows, kp_, pad_, max_grid,
                        ctx_.stream());
       check_launch("int8 im2col");
-      path_ = int8_product(ctx_, rows, M, kp_, cp, device_ptr<int8_t>(weights_), ap);
+      path_ = int8_product(ctx_, plain_, rows, M, kp_, cp, device_ptr<int8_t>(weights_), ap);
       launch_requantize(ap, P, rows, y.raw_data(), N, M, P, r, max_grid, ctx_.stream());
     } else {
       Scratch acc(ctx_, static_cast<size_t>(y.numel()) * sizeof(int32_t));
@@ -277,9 +284,10 @@ class QLinearConvKernel final : public Kernel {
   int64_t group_ = 1, kp_ = 0;
   int8_t pad_ = 0;
   int32_t zx_ = 0;
+  bool plain_ = false;  // plain_int8_gemm()
   Tensor weights_, mult_, offset_;  // on the device
   Requant r_;                       // everything but the device pointers and Z
-  std::string path_ = "cuda:cublaslt-int8";
+  std::string path_;
 };
 
 // ---- QLinearMatMul, QLinearGemm ----
@@ -299,10 +307,11 @@ class QLinearMatMulKernel final : public Kernel {
       info.unsupported("a B that is not a constant 2-D int8 matrix");
     K_ = b->dim(0);
     N_ = b->dim(1);
+    if (K_ == 0 || N_ == 0) info.unsupported("an empty B");
     require_zero_point_type(info, 2, at_, "an A zero point");
-    const double sa = constant_values(info, 1, "the A scale")[0];
+    const double sa = constant_scale(info, 1, "the A scale")[0];
     const auto za = static_cast<int32_t>(constant_values(info, 2, "the A zero point")[0]);
-    const std::vector<double> sb = constant_values(info, 4, "the B scale", N_);
+    const std::vector<double> sb = constant_scale(info, 4, "the B scale", N_);
     require_zero_weights_zero_point(info, 5, N_);
     const bool float_y = gemm_ && !info.has_input(6);
     double sy = 1.0;
@@ -311,7 +320,7 @@ class QLinearMatMulKernel final : public Kernel {
       r_.out = QElem::F32;
     } else {
       yt_ = require_q8(info, 7, "the Y zero point");
-      sy = constant_values(info, 6, "the Y scale")[0];
+      sy = constant_scale(info, 6, "the Y scale")[0];
       r_.out = qelem_of(yt_);
       r_.zy = static_cast<int32_t>(constant_values(info, 7, "the Y zero point")[0]);
     }
@@ -338,6 +347,8 @@ class QLinearMatMulKernel final : public Kernel {
     weights_ = device_array(packed);
     mult_ = device_array(mult);
     offset_ = device_array(offset);
+    plain_ = plain_int8_gemm();
+    path_ = plain_ ? "cuda:int8-gemm" : "cuda:cublaslt-int8";
   }
 
   std::string impl() const override { return path_; }
@@ -367,7 +378,7 @@ class QLinearMatMulKernel final : public Kernel {
     launch_rows_s8(qelem_of(at_), a.raw_data(), sp, rows, K_, kp_, max_grid, ctx_.stream());
     check_launch("int8 rows");
     // acc [rows][np]: B^T's rows are lt_int8's m, A's rows its n.
-    path_ = int8_product(ctx_, np_, rows, kp_, device_ptr<int8_t>(weights_), sp, ap);
+    path_ = int8_product(ctx_, plain_, np_, rows, kp_, device_ptr<int8_t>(weights_), sp, ap);
     launch_requantize(ap, np_, 1, y.raw_data(), rows, N_, 1, r, max_grid, ctx_.stream());
     check_launch(who_.c_str());
   }
@@ -378,9 +389,10 @@ class QLinearMatMulKernel final : public Kernel {
   bool gemm_;
   DType at_ = DType::UInt8, yt_ = DType::UInt8;
   int64_t K_ = 0, N_ = 0, kp_ = 0, np_ = 0;
+  bool plain_ = false;  // plain_int8_gemm()
   Tensor weights_, mult_, offset_;
   Requant r_;
-  std::string path_ = "cuda:cublaslt-int8";
+  std::string path_;
 };
 
 }  // namespace

@@ -49,6 +49,25 @@ inline std::vector<double> constant_values(const KernelInfo& info, size_t i, con
   return v;
 }
 
+// constant_values for a scale, which must be float32 (the CPU's kernels refuse other dtypes).
+inline std::vector<double> constant_scale(const KernelInfo& info, size_t i, const char* what,
+                                          int64_t per = 0) {
+  const Tensor* t = info.has_input(i) ? info.constant_input(i) : nullptr;
+  if (t && t->dtype() != DType::Float32)
+    info.unsupported(std::string(what) + " of dtype " + dtype_name(t->dtype()) +
+                     " (the CUDA kernel takes float32 scales)");
+  return constant_values(info, i, what, per);
+}
+
+// A zero point's dtype must be its operand's (the CPU's kernels refuse others).
+inline void require_zero_point_type(const KernelInfo& info, size_t zp, DType operand,
+                                    const char* what) {
+  const Tensor* z = info.has_input(zp) ? info.constant_input(zp) : nullptr;
+  if (z && z->dtype() != operand)
+    info.unsupported(std::string(what) + " of dtype " + dtype_name(z->dtype()) + " for " +
+                     dtype_name(operand) + " values");
+}
+
 // The dtype of input i, known at creation and 8-bit; refuses the node otherwise.
 inline DType require_q8(const KernelInfo& info, size_t i, const char* what) {
   const DType d = known_dtype(info, i);

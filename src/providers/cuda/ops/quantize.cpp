@@ -123,11 +123,13 @@ class QLinearAddKernel final : public Kernel {
         at_(require_q8(info, 0, "A")),
         bt_(require_q8(info, 3, "B")),
         ct_(require_q8(info, 7, "zc")) {
-    p_.sa = static_cast<float>(constant_values(info, 1, "sa")[0]);
+    require_zero_point_type(info, 2, at_, "za");
+    require_zero_point_type(info, 5, bt_, "zb");
+    p_.sa = static_cast<float>(constant_scale(info, 1, "sa")[0]);
     p_.za = static_cast<int32_t>(constant_values(info, 2, "za")[0]);
-    p_.sb = static_cast<float>(constant_values(info, 4, "sb")[0]);
+    p_.sb = static_cast<float>(constant_scale(info, 4, "sb")[0]);
     p_.zb = static_cast<int32_t>(constant_values(info, 5, "zb")[0]);
-    p_.sc = static_cast<float>(constant_values(info, 6, "sc")[0]);
+    p_.sc = static_cast<float>(constant_scale(info, 6, "sc")[0]);
     p_.zc = static_cast<int32_t>(constant_values(info, 7, "zc")[0]);
   }
   std::string impl() const override { return "cuda:qlinear-add"; }
