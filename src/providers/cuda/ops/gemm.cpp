@@ -16,6 +16,7 @@
 #include "core/shape_util.h"
 #include "providers/cpu/ops/fused_activation.h"
 #include "providers/cuda/ops/elementwise_kernels.h"
+#include "providers/cuda/ops/lt_matmul.h"
 #include "providers/cuda/ops/op_util.h"
 
 namespace polyinfer::cuda {
@@ -90,84 +91,53 @@ Activation activation_of(const cpu::FusedActivation& a) {
   return {};
 }
 
-// Y = epilogue(alpha·op(A)·op(B) + bias) in one cuBLASLt call; bias (length N, may be null) is
-// added per output column of the row-major Y (per row of cuBLAS's column-major Y^T). False when
-// cuBLASLt has no algorithm for it (the caller then takes a plain GEMM and separate kernels).
-bool lt_gemm(Context& ctx, DType t, bool tf32, const GemmShape& g, float alpha, const void* a,
-             const void* b, const void* bias, Epi epi, void* y) {
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ly = nullptr;
-  cublasLtMatmulPreference_t pref = nullptr;
-  // Whatever fails, the descriptors are destroyed: they are host objects.
-  struct Cleanup {
-    cublasLtMatmulDesc_t& op;
-    cublasLtMatrixLayout_t &la, &lb, &ly;
-    cublasLtMatmulPreference_t& pref;
-    ~Cleanup() {
-      if (pref) cublasLtMatmulPreferenceDestroy(pref);
-      if (ly) cublasLtMatrixLayoutDestroy(ly);
-      if (lb) cublasLtMatrixLayoutDestroy(lb);
-      if (la) cublasLtMatrixLayoutDestroy(la);
-      if (op) cublasLtMatmulDescDestroy(op);
-    }
-  } cleanup{op, la, lb, ly, pref};
-
+// Y = epilogue(alpha·op(A)·op(B) + bias) in one cuBLASLt call, planned once per shape in the
+// kernel's `plans` (lt_matmul.h); bias (length N, may be null) is added per output column of the
+// row-major Y (per row of cuBLAS's column-major Y^T). False when cuBLASLt has no algorithm for
+// it (the caller then takes a plain GEMM and separate kernels).
+bool lt_gemm(Context& ctx, LtPlans& plans, DType t, bool tf32, const GemmShape& g, float alpha,
+             const void* a, const void* b, const void* bias, Epi epi, void* y) {
+  LtSpec s;
   // The scale type (alpha, beta) is float32 for every operand type; the bias has Y's type.
-  PI_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, compute_type(tf32), CUDA_R_32F));
+  s.compute = compute_type(tf32);
+  s.scale = CUDA_R_32F;
   // cuBLAS's first operand is our B, its second our A (see the top of the file).
-  const cublasOperation_t tb = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t ta = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  PI_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &tb, sizeof tb));
-  PI_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &ta, sizeof ta));
-  cublasLtEpilogue_t e = CUBLASLT_EPILOGUE_DEFAULT;
+  s.trans_a = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  s.trans_b = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   if (bias) {
-    e = epi == Epi::Relu       ? CUBLASLT_EPILOGUE_RELU_BIAS
-        : epi == Epi::GeluTanh ? CUBLASLT_EPILOGUE_GELU_BIAS
-                               : CUBLASLT_EPILOGUE_BIAS;
-    PI_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                                   sizeof bias));
+    s.epilogue = epi == Epi::Relu       ? CUBLASLT_EPILOGUE_RELU_BIAS
+                 : epi == Epi::GeluTanh ? CUBLASLT_EPILOGUE_GELU_BIAS
+                                        : CUBLASLT_EPILOGUE_BIAS;
   } else if (epi == Epi::Relu) {
-    e = CUBLASLT_EPILOGUE_RELU;
+    s.epilogue = CUBLASLT_EPILOGUE_RELU;
   } else if (epi == Epi::GeluTanh) {
-    e = CUBLASLT_EPILOGUE_GELU;
+    s.epilogue = CUBLASLT_EPILOGUE_GELU;
   }
-  PI_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof e));
   // Stored (untransposed) column-major shapes: B is [N, K] (or [K, N] when trans_b), A is [K, M]
   // (or [M, K]), Y^T is [N, M].
   const uint64_t M = static_cast<uint64_t>(g.M), N = static_cast<uint64_t>(g.N),
                  K = static_cast<uint64_t>(g.K);
-  const cudaDataType_t dt = blas_type(t);
-  PI_CUBLAS_CHECK(
-      cublasLtMatrixLayoutCreate(&lb, dt, g.trans_b ? K : N, g.trans_b ? N : K, g.ldb()));
-  PI_CUBLAS_CHECK(
-      cublasLtMatrixLayoutCreate(&la, dt, g.trans_a ? M : K, g.trans_a ? K : M, g.lda()));
-  PI_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&ly, dt, N, M, static_cast<int64_t>(N)));
-  PI_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-  const size_t ws = Context::kLtWorkspace;
-  PI_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  s.a_type = s.b_type = s.c_type = blas_type(t);
+  s.a_rows = g.trans_b ? K : N;
+  s.a_cols = g.trans_b ? N : K;
+  s.lda = g.ldb();
+  s.b_rows = g.trans_a ? M : K;
+  s.b_cols = g.trans_a ? K : M;
+  s.ldb = g.lda();
+  s.c_rows = N;
+  s.c_cols = M;
+  s.ldc = static_cast<int64_t>(N);
   // cuBLAS's A is our b, its B our a; C and D are y.
   const size_t es = dtype_size(t);
-  const uint32_t align[4] = {alignment_of(b, es), alignment_of(a, es), alignment_of(y, es),
-                             alignment_of(y, es)};
-  const cublasLtMatmulPreferenceAttributes_t align_attr[4] = {
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-  for (int i = 0; i < 4; ++i)
-    PI_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &align[i],
-                                                         sizeof align[i]));
+  s.align[0] = alignment_of(b, es);
+  s.align[1] = alignment_of(a, es);
+  s.align[2] = s.align[3] = alignment_of(y, es);
   // Split-K partial sums reduced in float32, never in the 16-bit output type: one rounding.
-  const uint32_t reduction = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-  PI_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reduction, sizeof reduction));
-  cublasLtMatmulHeuristicResult_t result{};
-  int found = 0;
-  PI_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(ctx.cublaslt(), op, lb, la, ly, ly, pref, 1,
-                                                 &result, &found));
-  if (found == 0) return false;
+  s.reduction_mask = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  const LtPlan* plan = plans.get(ctx, s);
+  if (!plan) return false;
   const float beta = 0.0f;
-  PI_CUBLAS_CHECK(cublasLtMatmul(ctx.cublaslt(), op, &alpha, b, lb, a, la, &beta, y, ly, y, ly,
-                                 &result.algo, ctx.lt_workspace(), ws, ctx.stream()));
+  plan->run(ctx, &alpha, b, a, &beta, y, bias);
   return true;
 }
 
@@ -346,9 +316,10 @@ class GemmKernel final : public Kernel {
     bool product_done = false, act_done = false;
     if (g.K > 0 && (c == nullptr || bias != nullptr)) {
       if (act_.epi != Epi::None &&
-          lt_gemm(ctx_, dtype_, tf32_, g, alpha_, pa, pb, bias, act_.epi, py))
+          lt_gemm(ctx_, lt_, dtype_, tf32_, g, alpha_, pa, pb, bias, act_.epi, py))
         product_done = act_done = true;
-      else if (bias && lt_gemm(ctx_, dtype_, tf32_, g, alpha_, pa, pb, bias, Epi::None, py))
+      else if (bias &&
+               lt_gemm(ctx_, lt_, dtype_, tf32_, g, alpha_, pa, pb, bias, Epi::None, py))
         product_done = true;
     }
     if (!product_done) {
@@ -395,6 +366,7 @@ class GemmKernel final : public Kernel {
   Context& ctx_;
   DType dtype_ = DType::Float32;
   bool tf32_ = false;
+  LtPlans lt_;
   float alpha_, beta_;
   bool trans_a_, trans_b_;
   Activation act_;
@@ -461,9 +433,10 @@ class FusedMatMulKernel final : public Kernel {
     bool product_done = false, act_done = false;
     if (g.K > 0) {
       if (act_.epi != Epi::None &&
-          lt_gemm(ctx_, dtype_, tf32_, g, 1.0f, pa, pb, bias, act_.epi, py))
+          lt_gemm(ctx_, lt_, dtype_, tf32_, g, 1.0f, pa, pb, bias, act_.epi, py))
         product_done = act_done = true;
-      else if (bias && lt_gemm(ctx_, dtype_, tf32_, g, 1.0f, pa, pb, bias, Epi::None, py))
+      else if (bias && lt_gemm(ctx_, lt_, dtype_, tf32_, g, 1.0f, pa, pb, bias, Epi::None,
+                               py))
         product_done = true;
     }
     if (!product_done) {
@@ -481,6 +454,7 @@ class FusedMatMulKernel final : public Kernel {
   Context& ctx_;
   DType dtype_;
   bool tf32_ = false;
+  LtPlans lt_;
   Activation act_;
   std::string path_ = "cuda:cublas";
 };

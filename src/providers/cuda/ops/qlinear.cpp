@@ -24,6 +24,7 @@
 
 #include "core/shape_util.h"
 #include "providers/cpu/ops/conv_util.h"
+#include "providers/cuda/ops/lt_matmul.h"
 #include "providers/cuda/ops/qparams.h"
 
 namespace polyinfer::cuda {
@@ -31,59 +32,32 @@ namespace {
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
-// C[j][i] = Σ_k A[i][k]·B[j][k] (i < m, j < n; C row-major with rows of m) through cuBLASLt. In
-// its column-major terms A is stored k x m and transposed, B is k x n, C is m x n: the "TN"
-// form. False when cuBLASLt has no algorithm for it.
-bool lt_int8(Context& ctx, int64_t m, int64_t n, int64_t k, const int8_t* a, const int8_t* b,
-             int32_t* c) {
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
-  cublasLtMatmulPreference_t pref = nullptr;
-  struct Cleanup {  // host objects, destroyed whatever fails
-    cublasLtMatmulDesc_t& op;
-    cublasLtMatrixLayout_t &la, &lb, &lc;
-    cublasLtMatmulPreference_t& pref;
-    ~Cleanup() {
-      if (pref) cublasLtMatmulPreferenceDestroy(pref);
-      if (lc) cublasLtMatrixLayoutDestroy(lc);
-      if (lb) cublasLtMatrixLayoutDestroy(lb);
-      if (la) cublasLtMatrixLayoutDestroy(la);
-      if (op) cublasLtMatmulDescDestroy(op);
-    }
-  } cleanup{op, la, lb, lc, pref};
-  PI_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32I, CUDA_R_32I));
-  const cublasOperation_t t = CUBLAS_OP_T, nt = CUBLAS_OP_N;
-  PI_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
-  PI_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &nt, sizeof nt));
-  const auto um = static_cast<uint64_t>(m), un = static_cast<uint64_t>(n),
-             uk = static_cast<uint64_t>(k);
-  PI_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_8I, uk, um, k));
-  PI_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8I, uk, un, k));
-  PI_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32I, um, un, m));
-  PI_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-  const size_t ws = Context::kLtWorkspace;
-  PI_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-  const uint32_t align[4] = {alignment_of(a, 1), alignment_of(b, 1), alignment_of(c, 4),
-                             alignment_of(c, 4)};
-  const cublasLtMatmulPreferenceAttributes_t align_attr[4] = {
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-  for (int i = 0; i < 4; ++i)
-    PI_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &align[i],
-                                                         sizeof align[i]));
-  cublasLtMatmulHeuristicResult_t result{};
-  int found = 0;
-  // CUBLAS_STATUS_NOT_SUPPORTED here means no int8 kernel for this form on this GPU, like
-  // found == 0: the plain kernel runs instead.
-  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(ctx.cublaslt(), op, la, lb, lc, lc,
-                                                           pref, 1, &result, &found);
-  if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && found == 0))
-    return false;
-  PI_CUBLAS_CHECK(st);
+// C[j][i] = Σ_k A[i][k]·B[j][k] (i < m, j < n; C row-major with rows of m) through cuBLASLt,
+// planned once per shape in `plans` (lt_matmul.h). In its column-major terms A is stored k x m
+// and transposed, B is k x n, C is m x n: the "TN" form. False when cuBLASLt has no algorithm.
+bool lt_int8(Context& ctx, LtPlans& plans, int64_t m, int64_t n, int64_t k, const int8_t* a,
+             const int8_t* b, int32_t* c) {
+  LtSpec s;
+  s.compute = CUBLAS_COMPUTE_32I;
+  s.scale = CUDA_R_32I;
+  s.trans_a = CUBLAS_OP_T;
+  s.trans_b = CUBLAS_OP_N;
+  s.a_type = s.b_type = CUDA_R_8I;
+  s.c_type = CUDA_R_32I;
+  s.a_rows = s.b_rows = static_cast<uint64_t>(k);
+  s.a_cols = static_cast<uint64_t>(m);
+  s.b_cols = static_cast<uint64_t>(n);
+  s.c_rows = static_cast<uint64_t>(m);
+  s.c_cols = static_cast<uint64_t>(n);
+  s.lda = s.ldb = k;
+  s.ldc = m;
+  s.align[0] = alignment_of(a, 1);
+  s.align[1] = alignment_of(b, 1);
+  s.align[2] = s.align[3] = alignment_of(c, 4);
+  const LtPlan* plan = plans.get(ctx, s);
+  if (!plan) return false;
   const int32_t one = 1, zero = 0;
-  PI_CUBLAS_CHECK(cublasLtMatmul(ctx.cublaslt(), op, &one, a, la, b, lb, &zero, c, lc, c, lc,
-                                 &result.algo, ctx.lt_workspace(), ws, ctx.stream()));
+  plan->run(ctx, &one, a, b, &zero, c);
   return true;
 }
 
@@ -97,9 +71,9 @@ bool plain_int8_gemm() {
 
 // The product of lt_int8, by cuBLASLt (unless `plain`) or else the plain kernel; returns the
 // path's name.
-const char* int8_product(Context& ctx, bool plain, int64_t m, int64_t n, int64_t k,
-                         const int8_t* a, const int8_t* b, int32_t* c) {
-  if (!plain && lt_int8(ctx, m, n, k, a, b, c)) return "cuda:cublaslt-int8";
+const char* int8_product(Context& ctx, LtPlans& plans, bool plain, int64_t m, int64_t n,
+                         int64_t k, const int8_t* a, const int8_t* b, int32_t* c) {
+  if (!plain && lt_int8(ctx, plans, m, n, k, a, b, c)) return "cuda:cublaslt-int8";
   launch_int8_gemm(a, b, c, m, n, k, ctx.max_grid_x(), ctx.stream());
   check_launch("int8 GEMM");
   return "cuda:int8-gemm";
@@ -260,7 +234,8 @@ class QLinearConvKernel final : public Kernel {
       launch_im2col_s8(qelem_of(xt_), x.raw_data(), cp, N, g, rows, kp_, pad_, max_grid,
                        ctx_.stream());
       check_launch("int8 im2col");
-      path_ = int8_product(ctx_, plain_, rows, M, kp_, cp, device_ptr<int8_t>(weights_), ap);
+      path_ =
+          int8_product(ctx_, lt_, plain_, rows, M, kp_, cp, device_ptr<int8_t>(weights_), ap);
       launch_requantize(ap, P, rows, y.raw_data(), N, M, P, r, max_grid, ctx_.stream());
     } else {
       Scratch acc(ctx_, static_cast<size_t>(y.numel()) * sizeof(int32_t));
@@ -285,6 +260,7 @@ class QLinearConvKernel final : public Kernel {
   int8_t pad_ = 0;
   int32_t zx_ = 0;
   bool plain_ = false;  // plain_int8_gemm()
+  LtPlans lt_;
   Tensor weights_, mult_, offset_;  // on the device
   Requant r_;                       // everything but the device pointers and Z
   std::string path_;
@@ -378,7 +354,8 @@ class QLinearMatMulKernel final : public Kernel {
     launch_rows_s8(qelem_of(at_), a.raw_data(), sp, rows, K_, kp_, max_grid, ctx_.stream());
     check_launch("int8 rows");
     // acc [rows][np]: B^T's rows are lt_int8's m, A's rows its n.
-    path_ = int8_product(ctx_, plain_, np_, rows, kp_, device_ptr<int8_t>(weights_), sp, ap);
+    path_ =
+        int8_product(ctx_, lt_, plain_, np_, rows, kp_, device_ptr<int8_t>(weights_), sp, ap);
     launch_requantize(ap, np_, 1, y.raw_data(), rows, N_, 1, r, max_grid, ctx_.stream());
     check_launch(who_.c_str());
   }
@@ -390,6 +367,7 @@ class QLinearMatMulKernel final : public Kernel {
   DType at_ = DType::UInt8, yt_ = DType::UInt8;
   int64_t K_ = 0, N_ = 0, kp_ = 0, np_ = 0;
   bool plain_ = false;  // plain_int8_gemm()
+  LtPlans lt_;
   Tensor weights_, mult_, offset_;
   Requant r_;
   std::string path_;
