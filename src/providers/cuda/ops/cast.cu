@@ -3,16 +3,14 @@
 // the CPU's Float16/BFloat16 conversions do.
 #include "providers/cuda/ops/cast_kernels.h"
 #include "providers/cuda/ops/elem.cuh"
+#include "providers/cuda/ops/grid.cuh"
 
 namespace polyinfer::cuda {
 namespace {
 
-constexpr int kBlock = 256;
-
 template <class From, class To>
 __global__ void cast(const From* __restrict__ x, To* __restrict__ y, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x)
+  PI_GRID_STRIDE(i, n)
     y[i] = narrow<To>(widen(x[i]));
 }
 
@@ -21,8 +19,7 @@ __global__ void cast(const From* __restrict__ x, To* __restrict__ y, int64_t n) 
 void launch_cast(Elem from, Elem to, const void* x, void* y, int64_t n, int max_grid,
                  cudaStream_t stream) {
   if (n <= 0) return;
-  const int64_t g = (n + kBlock - 1) / kBlock;
-  const auto grid = static_cast<unsigned>(g < max_grid ? g : max_grid);
+  const unsigned grid = grid_for(n, max_grid);
   with_elem(from, [&](auto in) {
     using From = typename decltype(in)::type;
     with_elem(to, [&](auto out) {

@@ -4,12 +4,11 @@
 // --use_fast_math) on widened values, one rounding per stored result: the CPU reference kernels,
 // which compute float16 and bfloat16 the same way, are the oracle.
 #include "providers/cuda/ops/elem.cuh"
+#include "providers/cuda/ops/grid.cuh"
 #include "providers/cuda/ops/elementwise_kernels.h"
 
 namespace polyinfer::cuda {
 namespace {
-
-constexpr int kBlock = 256;
 
 template <BinaryOp Op>
 __device__ __forceinline__ float apply(float a, float b) {
@@ -53,16 +52,14 @@ __device__ __forceinline__ float apply(float x, float alpha, float beta) {
 template <BinaryOp Op, class T>
 __global__ void binary_same(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
                             int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x)
+  PI_GRID_STRIDE(i, n)
     c[i] = narrow<T>(apply<Op>(widen(a[i]), widen(b[i])));
 }
 
 template <BinaryOp Op, class T>
 __global__ void binary_broadcast(const T* __restrict__ a, const T* __restrict__ b,
                                  T* __restrict__ c, int64_t n, Broadcast bc) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
+  PI_GRID_STRIDE(i, n) {
     // Unravel i over the output dims, innermost last, summing each input's strides.
     int64_t rest = i, ia = 0, ib = 0;
     for (int d = bc.rank - 1; d >= 0; --d) {
@@ -78,8 +75,7 @@ __global__ void binary_broadcast(const T* __restrict__ a, const T* __restrict__ 
 template <class T>
 __global__ void broadcast_copy(const T* __restrict__ src, T* __restrict__ dst, int64_t n,
                                Broadcast bc) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
+  PI_GRID_STRIDE(i, n) {
     int64_t rest = i, is = 0;
     for (int d = bc.rank - 1; d >= 0; --d) {
       is += rest % bc.dims[d] * bc.stride_a[d];
@@ -93,8 +89,7 @@ __global__ void broadcast_copy(const T* __restrict__ src, T* __restrict__ dst, i
 template <class T>
 __global__ void where(const bool* __restrict__ cond, const T* __restrict__ x,
                       const T* __restrict__ y, T* __restrict__ out, int64_t n, Broadcast3 bc) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
+  PI_GRID_STRIDE(i, n) {
     int64_t rest = i, ic = 0, ix = 0, iy = 0;
     for (int d = bc.rank - 1; d >= 0; --d) {
       const int64_t k = rest % bc.dims[d];
@@ -110,14 +105,8 @@ __global__ void where(const bool* __restrict__ cond, const T* __restrict__ x,
 // Not __restrict__: y may be x (activations applied in place after a GEMM).
 template <UnaryOp Op, class T>
 __global__ void unary(const T* x, T* y, int64_t n, float alpha, float beta) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x)
+  PI_GRID_STRIDE(i, n)
     y[i] = narrow<T>(apply<Op>(widen(x[i]), alpha, beta));
-}
-
-unsigned grid_for(int64_t n, int max_grid) {
-  const int64_t g = (n + kBlock - 1) / kBlock;
-  return static_cast<unsigned>(g < max_grid ? g : max_grid);
 }
 
 template <BinaryOp Op>

@@ -2,23 +2,16 @@
 // loops, 64-bit indexing. The copies move bits as unsigned words of the element's size (any
 // dtype of that size, bit-exact); Resize widens to float32 and rounds once (elem.cuh).
 #include "providers/cuda/ops/elem.cuh"
+#include "providers/cuda/ops/grid.cuh"
 #include "providers/cuda/ops/layout_kernels.h"
 
 namespace polyinfer::cuda {
 namespace {
 
-constexpr int kBlock = 256;
-
-unsigned grid_for(int64_t n, int max_grid) {
-  const int64_t g = (n + kBlock - 1) / kBlock;
-  return static_cast<unsigned>(g < 1 ? 1 : (g < max_grid ? g : max_grid));
-}
-
 template <class T>
 __global__ void strided_copy(const T* __restrict__ x, T* __restrict__ y, int64_t n,
                              StridedView v) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
+  PI_GRID_STRIDE(i, n) {
     int64_t rest = i, off = v.base;
     for (int d = v.rank - 1; d >= 0; --d) {
       off += rest % v.dims[d] * v.stride[d];
@@ -31,8 +24,7 @@ __global__ void strided_copy(const T* __restrict__ x, T* __restrict__ y, int64_t
 template <class T, class Index>
 __global__ void gather(const T* __restrict__ x, const Index* __restrict__ idx, T* __restrict__ y,
                        int64_t n, int64_t dim, int64_t n_idx, int64_t inner) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
+  PI_GRID_STRIDE(i, n) {
     const int64_t in = i % inner, k = i / inner % n_idx, o = i / (inner * n_idx);
     int64_t j = static_cast<int64_t>(idx[k]);
     if (j < 0) j += dim;
@@ -56,8 +48,7 @@ __device__ int64_t pad_source(int mode, int64_t i, int64_t dim) {
 template <class T>
 __global__ void pad(const T* __restrict__ x, T* __restrict__ y, int64_t n, PadView v,
                     float value) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
+  PI_GRID_STRIDE(i, n) {
     int64_t rest = i, off = 0;
     bool inside = true;
     for (int d = v.rank - 1; d >= 0; --d) {
@@ -75,8 +66,7 @@ template <class T>
 __global__ void resize(const T* __restrict__ x, T* __restrict__ y, int64_t n, int64_t h,
                        int64_t w, int64_t oh, int64_t ow, const int32_t* __restrict__ idx,
                        const float* __restrict__ wt, float extrapolation) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
+  PI_GRID_STRIDE(i, n) {
     const int64_t c = i % ow, r = i / ow % oh, plane = i / (ow * oh);
     const int64_t tr = 2 * r, tc = 2 * (oh + c);
     if (idx[tr] < 0 || idx[tc] < 0) {

@@ -6,22 +6,13 @@
 #include <cfloat>
 
 #include "providers/cuda/ops/elem.cuh"
+#include "providers/cuda/ops/grid.cuh"
 #include "providers/cuda/ops/nn_kernels.h"
 
 namespace polyinfer::cuda {
 namespace {
 
-constexpr int kBlock = 256;
 constexpr int kWarps = kBlock / 32;
-
-unsigned grid_for(int64_t n, int max_grid) {
-  const int64_t g = (n + kBlock - 1) / kBlock;
-  return static_cast<unsigned>(g < 1 ? 1 : (g < max_grid ? g : max_grid));
-}
-
-#define PI_GRID_STRIDE(i, n)                                                 \
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); \
-       i += int64_t{blockDim.x} * gridDim.x)
 
 template <class T>
 __global__ void pad_planes(const T* __restrict__ x, T* __restrict__ y, int64_t total, int64_t h,

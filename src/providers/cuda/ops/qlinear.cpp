@@ -91,6 +91,31 @@ int32_t channel_offset(int32_t bias, int32_t zshift, int64_t wsum) {
   return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
 }
 
+// Weights as the int8 rows of a product: row o < out holds w(o, 0..k) in a row of kp (zero
+// columns past k), rows past `out` up to `rows` are zero; with each row's offset
+// bias[o] - z'·Σ_k w(o, k) (see the top).
+struct PackedRows {
+  std::vector<int8_t> rows;
+  std::vector<int32_t> offset;
+};
+template <class W>
+PackedRows pack_rows(int64_t out, int64_t rows, int64_t k, int64_t kp,
+                     const std::vector<int32_t>& bias, int32_t zshift, W w) {
+  PackedRows p;
+  p.rows.assign(static_cast<size_t>(rows * kp), 0);
+  p.offset.resize(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t sum = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      const int8_t v = w(o, j);
+      p.rows[o * kp + j] = v;
+      sum += v;
+    }
+    p.offset[o] = channel_offset(bias[o], zshift, sum);
+  }
+  return p;
+}
+
 // A constant int32 bias of `n` values (zeros without one); refuses anything else.
 std::vector<int32_t> bias_of(const KernelInfo& info, size_t i, int64_t n) {
   std::vector<int32_t> b(static_cast<size_t>(n), 0);
@@ -163,20 +188,14 @@ class QLinearConvKernel final : public Kernel {
     const int8_t* wp = w->data<int8_t>();
     std::vector<int32_t> offset(bias);
     if (group_ == 1) {
-      // Rows of kp, zero columns past K; z' folded into the offsets, and the padding value.
+      // z' folded into the offsets, and the padding value.
       kp_ = round_up(K, 16);
-      std::vector<int8_t> packed(static_cast<size_t>(M * kp_), 0);
       const int32_t zs = shifted_zero(xt_, zx);
-      for (int64_t m = 0; m < M; ++m) {
-        int64_t sum = 0;
-        for (int64_t k = 0; k < K; ++k) {
-          packed[m * kp_ + k] = wp[m * K + k];
-          sum += wp[m * K + k];
-        }
-        offset[m] = channel_offset(bias[m], zs, sum);
-      }
+      PackedRows p = pack_rows(M, M, K, kp_, bias, zs,
+                               [&](int64_t m, int64_t k) { return wp[m * K + k]; });
+      offset = std::move(p.offset);
       pad_ = static_cast<int8_t>(zs);
-      weights_ = device_array(packed);
+      weights_ = device_array(p.rows);
     } else {
       zx_ = zx;  // the direct kernel subtracts it itself; the offset is the bias alone
       weights_ = device_array(std::vector<int8_t>(wp, wp + w->numel()));
@@ -307,22 +326,13 @@ class QLinearMatMulKernel final : public Kernel {
     kp_ = round_up(K_, 16);
     np_ = round_up(N_, 4);
     const int8_t* bp = b->data<int8_t>();
-    std::vector<int8_t> packed(static_cast<size_t>(np_ * kp_), 0);
+    const PackedRows p = pack_rows(N_, np_, K_, kp_, bias, shifted_zero(at_, za),
+                                   [&](int64_t n, int64_t k) { return bp[k * N_ + n]; });
     std::vector<double> mult(static_cast<size_t>(N_));
-    std::vector<int32_t> offset(static_cast<size_t>(N_));
-    const int32_t zs = shifted_zero(at_, za);
-    for (int64_t n = 0; n < N_; ++n) {
-      int64_t sum = 0;
-      for (int64_t k = 0; k < K_; ++k) {
-        packed[n * kp_ + k] = bp[k * N_ + n];
-        sum += bp[k * N_ + n];
-      }
-      offset[n] = channel_offset(bias[n], zs, sum);
-      mult[n] = sa * sb[sb.size() == 1 ? 0 : n] / sy;
-    }
-    weights_ = device_array(packed);
+    for (int64_t n = 0; n < N_; ++n) mult[n] = sa * sb[sb.size() == 1 ? 0 : n] / sy;
+    weights_ = device_array(p.rows);
     mult_ = device_array(mult);
-    offset_ = device_array(offset);
+    offset_ = device_array(p.offset);
     plain_ = plain_int8_gemm();
     path_ = plain_ ? "cuda:int8-gemm" : "cuda:cublaslt-int8";
   }

@@ -3,21 +3,11 @@
 // parameter: every operand pair of QLinearAdd would otherwise be its own instantiation, for
 // kernels bound by memory either way.
 #include "providers/cuda/ops/elem.cuh"
+#include "providers/cuda/ops/grid.cuh"
 #include "providers/cuda/ops/quant_kernels.h"
 
 namespace polyinfer::cuda {
 namespace {
-
-constexpr int kBlock = 256;
-
-unsigned grid_for(int64_t n, int max_grid) {
-  const int64_t g = (n + kBlock - 1) / kBlock;
-  return static_cast<unsigned>(g < 1 ? 1 : (g < max_grid ? g : max_grid));
-}
-
-#define PI_GRID_STRIDE(i, n)                                                 \
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); \
-       i += int64_t{blockDim.x} * gridDim.x)
 
 __device__ __forceinline__ int32_t load_q(QElem t, const void* p, int64_t i) {
   if (t == QElem::U8) return static_cast<const uint8_t*>(p)[i];
