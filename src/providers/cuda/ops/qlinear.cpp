@@ -186,22 +186,21 @@ class QLinearConvKernel final : public Kernel {
     std::vector<double> mult(static_cast<size_t>(M));
     for (int64_t m = 0; m < M; ++m) mult[m] = sx * sw[sw.size() == 1 ? 0 : m] / sy;
     const int8_t* wp = w->data<int8_t>();
-    std::vector<int32_t> offset(bias);
     if (group_ == 1) {
       // z' folded into the offsets, and the padding value.
       kp_ = round_up(K, 16);
       const int32_t zs = shifted_zero(xt_, zx);
-      PackedRows p = pack_rows(M, M, K, kp_, bias, zs,
-                               [&](int64_t m, int64_t k) { return wp[m * K + k]; });
-      offset = std::move(p.offset);
+      const PackedRows p = pack_rows(M, M, K, kp_, bias, zs,
+                                     [&](int64_t m, int64_t k) { return wp[m * K + k]; });
       pad_ = static_cast<int8_t>(zs);
       weights_ = device_array(p.rows);
+      offset_ = device_array(p.offset);
     } else {
       zx_ = zx;  // the direct kernel subtracts it itself; the offset is the bias alone
       weights_ = device_array(std::vector<int8_t>(wp, wp + w->numel()));
+      offset_ = device_array(bias);
     }
     mult_ = device_array(mult);
-    offset_ = device_array(offset);
     plain_ = plain_int8_gemm();
     path_ = group_ != 1 ? "cuda:int8-direct" : plain_ ? "cuda:int8-gemm" : "cuda:cublaslt-int8";
   }
