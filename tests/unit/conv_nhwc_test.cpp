@@ -367,5 +367,33 @@ TEST(ConvGroupedSelection, DeclinesOtherGroupSizes) {
   }
 }
 
+// The convolutions oneDNN runs (pointwise, depthwise) with the activations polyinfer applies
+// after the primitive on AVX-512 CPUs instead of as oneDNN post-ops (onednn::split_activation):
+// with and without a residual, whose sum must come before the activation. 20x20x24 outputs are
+// enough for the pass to split over 2 threads.
+TEST(ConvOnednnActivation, SiluAndSigmoidAfterThePrimitive) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  const bool pass = __builtin_cpu_supports("avx512f");
+#else
+  const bool pass = false;
+#endif
+  for (const char* act : {"Silu", "Sigmoid"})
+    for (bool z : {false, true})
+      for (const Case& c :
+           {Case{"pointwise", {1, 20, 20, 16}, 24, 1, 1, {}, {}, {}, true, z, act, {}},
+            Case{"depthwise", {1, 21, 20, 24}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, true, z, act, {},
+                 24}}) {
+        SCOPED_TRACE(std::string(c.name) + " " + act + (z ? " z" : ""));
+        const std::string impl = conv_impl(c);
+        EXPECT_EQ(impl.rfind("onednn:", 0), 0u) << impl;
+        const std::string suffix =
+            std::string(" + fast:avx512-") + (std::string(act) == "Silu" ? "silu" : "sigmoid");
+        const bool suffixed = impl.size() > suffix.size() &&
+                              impl.compare(impl.size() - suffix.size(), suffix.size(), suffix) == 0;
+        EXPECT_EQ(suffixed, pass) << impl;
+        expect_matches_reference(c, impl);
+      }
+}
+
 }  // namespace
 }  // namespace polyinfer

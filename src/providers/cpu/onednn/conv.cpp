@@ -4,7 +4,8 @@
 // Covers float32 1-D and 2-D convolutions of any group, stride, dilation and padding whose
 // weights (and bias) are constants — everything torchvision-style models use. FusedConv adds a
 // residual input Z (oneDNN's sum post-op: dst holds Z before the convolution accumulates into
-// it) and an activation (eltwise post-ops); NhwcFusedConv has X, Z and Y in NHWC, which
+// it) and an activation (eltwise post-ops, or a pass after the primitive where that is faster:
+// onednn::split_activation); NhwcFusedConv has X, Z and Y in NHWC, which
 // oneDNN's brgconv reads and writes directly. NCHW tensors are reordered to the primitive's blocked
 // layout and back on every run, which costs as much as a small convolution — hence the
 // optimizer's channels-last pass at level 3 (opt/channels_last.h).
@@ -43,12 +44,13 @@ class OnednnConv final : public Kernel {
     }
     attrs_ = WindowAttrs::parse(info);
     if (fused) {
-      act_ = FusedActivation::from(info);
+      act_ = onednn::split_activation(FusedActivation::from(info));
       channels_last_ = info.node().op_type == "NhwcFusedConv";
       has_z_ = info.has_input(3);
     }
     dnnl::post_ops probe;
-    if (!onednn::append_activation(probe, act_)) info.unsupported("oneDNN path: this activation");
+    if (!onednn::append_activation(probe, act_.post_op))
+      info.unsupported("oneDNN path: this activation");
     // Static input shape: create the primitive and prepack the weights now, at session creation.
     if (xt && xt->has_shape && xt->dims.size() == static_cast<size_t>(w->rank())) {
       bool known = true;
@@ -85,6 +87,7 @@ class OnednnConv final : public Kernel {
                shape_str(y.shape()));
     }
     onednn::guarded(label_, [&] { onednn::run_conv_plan(p, stream_, x, y, z); });
+    act_.apply_after(y, ctx.threads());
   }
 
  private:
@@ -110,7 +113,7 @@ class OnednnConv final : public Kernel {
     };
     dnnl::post_ops ops;
     if (has_z_) ops.append_sum(1.f);
-    onednn::append_activation(ops, act_);
+    onednn::append_activation(ops, act_.post_op);
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
     // 3x3 stride-1 convolutions: Winograd (oneDNN's F(2x3)/F(4x3) on AVX-512) measured 1.1-2.2x
@@ -131,7 +134,7 @@ class OnednnConv final : public Kernel {
     }
     if (!chosen) chosen.emplace(desc_for(dnnl::algorithm::convolution_direct, act_tag), attr,
                                 onednn::engine());
-    impl_ = onednn::impl_name(*chosen);
+    impl_ = onednn::impl_name(*chosen) + act_.impl_suffix();
     std::optional<memory> bias;
     if (bias_.defined()) bias = onednn::wrap(bias_md, bias_);
     return onednn::make_conv_plan(*chosen, d, channels_last_, dt::f32, dt::f32,
@@ -142,7 +145,7 @@ class OnednnConv final : public Kernel {
   Tensor weights_, bias_;  // weights_ is released once prepacked for the only possible shape
   Shape w_shape_;
   WindowAttrs attrs_;
-  FusedActivation act_;
+  onednn::SplitActivation act_;
   bool channels_last_ = false, has_z_ = false;
   onednn::PlanCache<Shape, Plan> plans_;
   dnnl::stream stream_{onednn::engine()};  // one per kernel, not one per run

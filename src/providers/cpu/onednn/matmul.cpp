@@ -42,9 +42,11 @@ class OnednnMatMul final : public Kernel {
   explicit OnednnMatMul(const KernelInfo& info) : label_(info.node().label()) {
     const std::string& op = info.node().op_type;
     gemm_ = op == "Gemm" || op == "FusedGemm";
-    if (info.node().domain == "ai.polyinfer") act_ = FusedActivation::from(info);
+    if (info.node().domain == "ai.polyinfer")
+      act_ = onednn::split_activation(FusedActivation::from(info));
     dnnl::post_ops probe;
-    if (!onednn::append_activation(probe, act_)) info.unsupported("oneDNN path: this activation");
+    if (!onednn::append_activation(probe, act_.post_op))
+      info.unsupported("oneDNN path: this activation");
     const int ra = static_rank(info, 0), rb = static_rank(info, 1);
     if (ra < 2 || rb < 2) info.unsupported("oneDNN path: operands of unknown or rank < 2 shape");
     const Tensor* b = info.constant_input(1);
@@ -125,6 +127,7 @@ class OnednnMatMul final : public Kernel {
       p.prim.execute(s, args);
       s.wait();
     });
+    act_.apply_after(y, ctx.threads());
   }
 
  private:
@@ -191,7 +194,7 @@ class OnednnMatMul final : public Kernel {
     memory::desc bias_md;
     if (bias_.defined()) bias_md = memory::desc({1, w_d[1]}, dt::f32, tag::ab);
     dnnl::post_ops ops;
-    onednn::append_activation(ops, act_);
+    onednn::append_activation(ops, act_.post_op);
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
     auto desc = bias_.defined() ? dnnl::matmul::desc(src_md, w_any, bias_md, p.dst_md)
@@ -207,7 +210,7 @@ class OnednnMatMul final : public Kernel {
                                     : dnnl::matmul::desc(src_md, w_t, p.dst_md);
       pd = dnnl::matmul::primitive_desc(desc_t, attr, onednn::engine());
     }
-    impl_ = onednn::impl_name(pd);
+    impl_ = onednn::impl_name(pd) + act_.impl_suffix();
     p.prim = dnnl::matmul(pd);
     p.w_md = w_user;
     if (const_b_) {
@@ -229,7 +232,7 @@ class OnednnMatMul final : public Kernel {
   bool const_b_ = false, copied_b_ = false;  // B is a constant; we hold our own copy of it
   bool b_transposed_ = false;                 // weights_ is B stored [N, K] (Gemm's transB)
   Shape w_shape_;
-  FusedActivation act_;
+  onednn::SplitActivation act_;
   Tensor weights_, bias_;  // weights_: constant B (alpha folded in), bias_: [1, N]
   onednn::PlanCache<std::pair<Shape, Shape>, Plan> plans_;
   dnnl::stream stream_{onednn::engine()};  // one per kernel, not one per run

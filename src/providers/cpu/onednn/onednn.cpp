@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "providers/cpu/fast/activation_pass.h"
+
 namespace polyinfer::cpu::onednn {
 
 const void* readable(const void* p, size_t n, size_t elem_size, Tensor* staged) {
@@ -35,6 +37,22 @@ bool append_activation(dnnl::post_ops& ops, const FusedActivation& act) {
     case ActKind::GeluTanh: ops.append_eltwise(1.f, A::eltwise_gelu_tanh, 0.f, 0.f); return true;
   }
   return false;
+}
+
+SplitActivation split_activation(const FusedActivation& act) {
+  SplitActivation s;
+  (fast::activation_pass(act.kind) ? s.after : s.post_op) = act;
+  return s;
+}
+
+std::string SplitActivation::impl_suffix() const {
+  const char* pass = fast::activation_pass(after.kind);
+  return pass ? std::string(" + ") + pass : std::string();
+}
+
+void SplitActivation::apply_after(Tensor& y, int threads) const {
+  if (after.kind != ActKind::None)
+    fast::activate_in_place(y.data<float>(), y.numel(), after, threads);
 }
 
 std::string describe() {
