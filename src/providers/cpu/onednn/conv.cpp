@@ -115,6 +115,7 @@ class OnednnConv final : public Kernel {
     if (has_z_) ops.append_sum(1.f);
     onednn::append_activation(ops, act_.post_op);
     dnnl::primitive_attr attr;
+    onednn::use_own_scratchpad(attr);
     attr.set_post_ops(ops);
     // 3x3 stride-1 convolutions: Winograd (oneDNN's F(2x3)/F(4x3) on AVX-512) measured 1.1-2.2x
     // faster than brgconv on ResNet-50's layers here, and its blocked layout costs reorders of

@@ -74,6 +74,7 @@ ConvPlan make_conv_plan(const dnnl::convolution_forward::primitive_desc& pd, con
     p.from_dst = dnnl::reorder(
         dnnl::reorder::primitive_desc(engine(), pd.dst_desc(), engine(), p.user_dst));
   }
+  p.scratchpad = pd.scratchpad_desc();
   if (with_z)
     p.z_in = dnnl::reorder(
         dnnl::reorder::primitive_desc(engine(), p.user_dst, engine(), pd.dst_desc()));
@@ -99,6 +100,7 @@ void run_conv_plan(ConvPlan& p, dnnl::stream& s, const Tensor& x, Tensor& y, con
   extra.emplace(DNNL_ARG_WEIGHTS, p.weights);
   extra.emplace(DNNL_ARG_DST, conv_dst);
   if (p.bias) extra.emplace(DNNL_ARG_BIAS, *p.bias);
+  add_thread_scratchpad(extra, p.scratchpad);
   p.prim.execute(s, extra);
   if (p.dst_buf) p.from_dst->execute(s, *p.dst_buf, dst);
   s.wait();

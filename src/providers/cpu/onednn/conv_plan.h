@@ -34,6 +34,7 @@ struct ConvPlan {
   dnnl::memory weights;
   Tensor weights_buf;  // behind `weights`
   std::optional<dnnl::memory> bias, src_buf, dst_buf;
+  dnnl::memory::desc scratchpad;  // for add_thread_scratchpad (the attributes say user mode)
   // Made with the plan, not per run: layout changes in and out, and Z into dst.
   std::optional<dnnl::reorder> to_src, from_dst, z_in;
 };

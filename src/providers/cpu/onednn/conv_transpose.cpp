@@ -23,7 +23,7 @@ using dt = memory::data_type;
 struct DeconvPlan {
   Shape y_shape;
   dnnl::deconvolution_forward prim;
-  memory::desc user_src, user_dst;
+  memory::desc user_src, user_dst, scratchpad;  // scratchpad: add_thread_scratchpad
   memory weights;
   Tensor weights_buf;  // behind `weights`
   std::optional<memory> bias, src_buf, dst_buf;
@@ -80,6 +80,7 @@ class OnednnConvTranspose final : public Kernel {
       std::unordered_map<int, memory> args{
           {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, out}};
       if (p.bias) args.emplace(DNNL_ARG_BIAS, *p.bias);
+      onednn::add_thread_scratchpad(args, p.scratchpad);
       p.prim.execute(stream_, args);
       if (p.dst_buf) p.from_dst->execute(stream_, *p.dst_buf, dst);
       stream_.wait();
@@ -131,13 +132,16 @@ class OnednnConvTranspose final : public Kernel {
         dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
         memory::desc(src, dt::f32, tag::any), memory::desc(wd, dt::f32, tag::any), bias_md,
         memory::desc(dst, dt::f32, tag::any), s, dil, pl, pr);
-    dnnl::deconvolution_forward::primitive_desc pd(desc, onednn::engine());
+    dnnl::primitive_attr attr;
+    onednn::use_own_scratchpad(attr);
+    dnnl::deconvolution_forward::primitive_desc pd(desc, attr, onednn::engine());
     impl_ = onednn::impl_name(pd);
 
     DeconvPlan p;
     p.y_shape = Shape{g.N, g.M};
     p.y_shape.insert(p.y_shape.end(), g.out.begin(), g.out.end());
     p.prim = dnnl::deconvolution_forward(pd);
+    p.scratchpad = pd.scratchpad_desc();
     p.user_src = memory::desc(src, dt::f32, plain);
     p.user_dst = memory::desc(dst, dt::f32, plain);
     memory user_w(memory::desc(wd, dt::f32, w_tag), onednn::engine(), weights_.raw_data());

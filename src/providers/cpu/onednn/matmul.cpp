@@ -124,6 +124,7 @@ class OnednnMatMul final : public Kernel {
           {DNNL_ARG_WEIGHTS, b ? onednn::wrap(p.w_md, *b) : *p.weights},
           {DNNL_ARG_DST, memory(p.dst_md, onednn::engine(), y.raw_data())}};
       if (p.bias) args.emplace(DNNL_ARG_BIAS, *p.bias);
+      onednn::add_thread_scratchpad(args, p.scratchpad_md);
       p.prim.execute(s, args);
       s.wait();
     });
@@ -134,7 +135,7 @@ class OnednnMatMul final : public Kernel {
   struct Plan {
     Shape y_shape;
     dnnl::matmul prim;
-    memory::desc src_md, w_md, dst_md;
+    memory::desc src_md, w_md, dst_md, scratchpad_md;
     std::optional<memory> weights, bias;
     Tensor weights_buf;  // behind `weights`
   };
@@ -196,6 +197,7 @@ class OnednnMatMul final : public Kernel {
     dnnl::post_ops ops;
     onednn::append_activation(ops, act_.post_op);
     dnnl::primitive_attr attr;
+    onednn::use_own_scratchpad(attr);
     attr.set_post_ops(ops);
     auto desc = bias_.defined() ? dnnl::matmul::desc(src_md, w_any, bias_md, p.dst_md)
                                 : dnnl::matmul::desc(src_md, w_any, p.dst_md);
@@ -212,6 +214,7 @@ class OnednnMatMul final : public Kernel {
     }
     impl_ = onednn::impl_name(pd) + act_.impl_suffix();
     p.prim = dnnl::matmul(pd);
+    p.scratchpad_md = pd.scratchpad_desc();
     p.w_md = w_user;
     if (const_b_) {
       dnnl::stream& s = stream_;

@@ -18,6 +18,20 @@ dnnl::engine& engine() {
   return e;
 }
 
+void use_own_scratchpad(dnnl::primitive_attr& attr) {
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+}
+
+void add_thread_scratchpad(std::unordered_map<int, dnnl::memory>& args,
+                           const dnnl::memory::desc& md) {
+  const int64_t n = static_cast<int64_t>(md.get_size());
+  if (n == 0) return;
+  thread_local Tensor buffer;
+  if (!buffer.defined() || buffer.nbytes() < static_cast<size_t>(n))
+    buffer = Tensor::empty(DType::UInt8, {n});
+  args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(md, engine(), buffer.raw_data()));
+}
+
 bool append_activation(dnnl::post_ops& ops, const FusedActivation& act) {
   using A = dnnl::algorithm;
   switch (act.kind) {

@@ -13,6 +13,7 @@
 
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "polyinfer/tensor.h"
@@ -44,6 +45,20 @@ inline dnnl::memory host_memory(const dnnl::memory::desc& md, Tensor* owner) {
   *owner = Tensor::empty(DType::UInt8, {static_cast<int64_t>(md.get_size())});
   return dnnl::memory(md, engine(), owner->raw_data());
 }
+
+// Every primitive here is created with these attributes' scratchpad_mode::user and run with
+// its scratchpad from thread_scratchpad(). With oneDNN's own (library) scratchpad, a Winograd
+// convolution created on one thread and run on another crashed or ran garbage code
+// (Inception-v3 at 2 threads, whose kernels are created on the session's helper threads: 7 of
+// 12 runs), and a user may create a session on one thread and run it on another.
+void use_own_scratchpad(dnnl::primitive_attr& attr);
+
+// The scratchpad `md` (a primitive_desc's scratchpad_desc()) in a buffer of the calling thread,
+// grown to the largest request and kept until the thread ends, added to `args`; nothing when
+// the primitive needs none. The executor runs one node at a time per thread, so one buffer
+// serves them all.
+void add_thread_scratchpad(std::unordered_map<int, dnnl::memory>& args,
+                           const dnnl::memory::desc& md);
 
 // Appends `act` as eltwise post-ops; returns false when oneDNN has no matching algorithm.
 bool append_activation(dnnl::post_ops& ops, const FusedActivation& act);

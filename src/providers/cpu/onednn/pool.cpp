@@ -45,8 +45,11 @@ class OnednnPool final : public Kernel {
     Tensor& y = ctx.output(0, dtype_, p.y_shape);
     dnnl::stream& s = stream_;
     onednn::guarded(label_, [&] {
-      p.prim.execute(s, {{DNNL_ARG_SRC, onednn::wrap(p.src_md, x)},
-                         {DNNL_ARG_DST, memory(p.dst_md, onednn::engine(), y.raw_data())}});
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, onednn::wrap(p.src_md, x)},
+          {DNNL_ARG_DST, memory(p.dst_md, onednn::engine(), y.raw_data())}};
+      onednn::add_thread_scratchpad(args, p.scratchpad_md);
+      p.prim.execute(s, args);
       s.wait();
     });
   }
@@ -55,7 +58,7 @@ class OnednnPool final : public Kernel {
   struct Plan {
     Shape y_shape;
     dnnl::pooling_forward prim;
-    memory::desc src_md, dst_md;
+    memory::desc src_md, dst_md, scratchpad_md;
   };
 
   Plan make_plan(const Shape& xs) {
@@ -81,9 +84,12 @@ class OnednnPool final : public Kernel {
     auto desc = dnnl::pooling_forward::desc(dnnl::prop_kind::forward_inference, alg, p.src_md,
                                             p.dst_md, two_d(ones, 1), in_hw, two_d(zeros, 0),
                                             two_d(zeros, 0));
-    dnnl::pooling_forward::primitive_desc pd(desc, onednn::engine());
+    dnnl::primitive_attr attr;
+    onednn::use_own_scratchpad(attr);
+    dnnl::pooling_forward::primitive_desc pd(desc, attr, onednn::engine());
     impl_ = onednn::impl_name(pd);
     p.prim = dnnl::pooling_forward(pd);
+    p.scratchpad_md = pd.scratchpad_desc();
     return p;
   }
 

@@ -105,6 +105,7 @@ std::vector<float> output_scales(const Quant& x, const Quant& w, const Quant& y)
 dnnl::primitive_attr int8_attr(const std::vector<float>& scales, int channel_dim, bool src_zp,
                                bool dst_zp) {
   dnnl::primitive_attr attr;
+  onednn::use_own_scratchpad(attr);
   attr.set_output_scales(scales.size() == 1 ? 0 : 1 << channel_dim, scales);
   if (src_zp) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
   if (dst_zp) attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
@@ -327,6 +328,7 @@ class OnednnQLinearMatMul final : public Kernel {
       if (bias_.defined())
         args.emplace(DNNL_ARG_BIAS, onednn::wrap(memory::desc({1, N_}, dt::s32, tag::ab), bias_));
       add_zero_points(args, zps_);
+      onednn::add_thread_scratchpad(args, p.scratchpad_md);
       p.prim.execute(s, args);
       s.wait();
     });
@@ -336,7 +338,7 @@ class OnednnQLinearMatMul final : public Kernel {
   struct Plan {
     Shape y_shape;
     dnnl::matmul prim;
-    memory::desc src_md, dst_md;
+    memory::desc src_md, dst_md, scratchpad_md;
     memory weights;
     Tensor weights_buf;  // behind `weights`
   };
@@ -365,6 +367,7 @@ class OnednnQLinearMatMul final : public Kernel {
         attr, onednn::engine());
     impl_ = onednn::impl_name(pd);
     p.prim = dnnl::matmul(pd);
+    p.scratchpad_md = pd.scratchpad_desc();
     dnnl::stream& s = stream_;
     memory user = onednn::wrap(memory::desc({K_, N_}, dt::s8, tag::ab), weights_);
     p.weights = onednn::host_memory(pd.weights_desc(), &p.weights_buf);
@@ -442,6 +445,7 @@ class OnednnMatMulInteger final : public Kernel {
           {DNNL_ARG_DST, memory(p.dst_md, onednn::engine(), y.raw_data())},
           {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC,
            memory(memory::desc({1}, dt::s32, tag::x), onednn::engine(), &zp_)}};
+      onednn::add_thread_scratchpad(args, p.scratchpad_md);
       p.prim.execute(s, args);
       s.wait();
     });
@@ -451,7 +455,7 @@ class OnednnMatMulInteger final : public Kernel {
   struct Plan {
     Shape y_shape;
     dnnl::matmul prim;
-    memory::desc src_md, dst_md;
+    memory::desc src_md, dst_md, scratchpad_md;
     memory weights;
     Tensor weights_buf;  // behind `weights`
   };
@@ -469,12 +473,14 @@ class OnednnMatMulInteger final : public Kernel {
     p.src_md = memory::desc({M, K_}, a_type_, tag::ab);
     p.dst_md = memory::desc({M, N_}, dt::s32, tag::ab);
     dnnl::primitive_attr attr;
+    onednn::use_own_scratchpad(attr);
     attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
     dnnl::matmul::primitive_desc pd(
         dnnl::matmul::desc(p.src_md, memory::desc({K_, N_}, dt::s8, tag::any), p.dst_md), attr,
         onednn::engine());
     impl_ = onednn::impl_name(pd);
     p.prim = dnnl::matmul(pd);
+    p.scratchpad_md = pd.scratchpad_desc();
     dnnl::stream& s = stream_;
     memory user = onednn::wrap(memory::desc({K_, N_}, dt::s8, tag::ab), weights_);
     p.weights = onednn::host_memory(pd.weights_desc(), &p.weights_buf);
