@@ -13,6 +13,7 @@
 #include "model_builder.h"
 #include "polyinfer/session.h"
 #include "providers/cpu/fast/avx2_util.h"
+#include "providers/cpu/onednn/onednn.h"
 
 namespace polyinfer {
 namespace {
@@ -185,12 +186,15 @@ TEST(ConvNhwcSelection, LeavesPointwiseAndThinInputsToOneDnn) {
 }
 
 // Winograd F(2x2, 3x3) (src/providers/cpu/fast/conv_winograd.cpp), the default for 3x3
-// stride-1 convolutions on AVX2 machines.
+// stride-1 convolutions on AVX2 machines; forced on (POLYINFER_WINOGRAD=1) where oneDNN's
+// AVX-512 kernels would otherwise take them.
 class ConvWinogradTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     if (!have_avx2()) GTEST_SKIP() << "the Winograd convolution needs AVX2 and FMA";
+    setenv("POLYINFER_WINOGRAD", "1", 1);
   }
+  void TearDown() override { unsetenv("POLYINFER_WINOGRAD"); }
 };
 
 TEST_P(ConvWinogradTest, MatchesReference) {
@@ -242,6 +246,7 @@ INSTANTIATE_TEST_SUITE_P(
 // channels that are not multiples of 8.
 TEST(ConvWinogradSelection, TakesOnly3x3Stride1) {
   if (!have_avx2()) GTEST_SKIP() << "the Winograd convolution needs AVX2 and FMA";
+  setenv("POLYINFER_WINOGRAD", "1", 1);  // the shape rules, on AVX-512 machines too
   for (const Case& c :
        {Case{"stride2", {1, 9, 9, 16}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false, "", {}},
         Case{"k5", {1, 9, 9, 16}, 16, 5, 5, {}, {2, 2, 2, 2}, {}, true, false, "", {}},
@@ -253,20 +258,25 @@ TEST(ConvWinogradSelection, TakesOnly3x3Stride1) {
     EXPECT_FALSE(impl.empty()) << c.name;
     EXPECT_NE(impl, "fast:avx2-winograd") << c.name;
   }
+  const Case k3{"k3", {1, 8, 8, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}};
+  EXPECT_EQ(conv_impl(k3), "fast:avx2-winograd");
   // Turned off for A/B measurements, the case it would take goes to oneDNN.
   setenv("POLYINFER_WINOGRAD", "0", 1);
-  EXPECT_NE(conv_impl(Case{"k3", {1, 8, 8, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false,
-                           "", {}}),
-            "fast:avx2-winograd");
+  EXPECT_EQ(conv_impl(k3).rfind("onednn:", 0), 0u);
+  // By default it steps aside where oneDNN runs AVX-512 kernels.
   unsetenv("POLYINFER_WINOGRAD");
+  EXPECT_EQ(conv_impl(k3) == "fast:avx2-winograd", !cpu::onednn::avx512_kernels());
 }
 
-// im2col + GEMM (src/providers/cpu/fast/conv_im2col.cpp): strided and larger kernels.
+// im2col + GEMM (src/providers/cpu/fast/conv_im2col.cpp): strided and larger kernels; forced
+// on where oneDNN's AVX-512 kernels would otherwise take them.
 class ConvIm2colTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     if (!have_avx2()) GTEST_SKIP() << "the im2col convolution needs AVX2 and FMA";
+    setenv("POLYINFER_IM2COL_CONV", "1", 1);
   }
+  void TearDown() override { unsetenv("POLYINFER_IM2COL_CONV"); }
 };
 
 TEST_P(ConvIm2colTest, MatchesReference) {
@@ -303,6 +313,7 @@ INSTANTIATE_TEST_SUITE_P(
 // input channels, output channels that are not multiples of 8.
 TEST(ConvIm2colSelection, DeclinesWhatOthersDoBetter) {
   if (!have_avx2()) GTEST_SKIP() << "the im2col convolution needs AVX2 and FMA";
+  setenv("POLYINFER_IM2COL_CONV", "1", 1);  // the shape rules, on AVX-512 machines too
   for (const Case& c :
        {Case{"k1_s2", {1, 9, 9, 16}, 16, 1, 1, {2, 2}, {0, 0, 0, 0}, {}, true, false, "", {}},
         Case{"k3_s1", {1, 9, 9, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}},
@@ -313,6 +324,12 @@ TEST(ConvIm2colSelection, DeclinesWhatOthersDoBetter) {
     EXPECT_FALSE(impl.empty()) << c.name;
     EXPECT_NE(impl, "fast:avx2-im2col") << c.name;
   }
+  const Case k3_s2{"k3_s2", {1, 9, 9, 16}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false, "",
+                   {}};
+  EXPECT_EQ(conv_impl(k3_s2), "fast:avx2-im2col");
+  // By default it steps aside where oneDNN runs AVX-512 kernels.
+  unsetenv("POLYINFER_IM2COL_CONV");
+  EXPECT_EQ(conv_impl(k3_s2) == "fast:avx2-im2col", !cpu::onednn::avx512_kernels());
 }
 
 class ConvGroupedTest : public ::testing::TestWithParam<Case> {

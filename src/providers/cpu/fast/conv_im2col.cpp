@@ -120,16 +120,22 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
 #endif  // PI_X86_AVX2
 
 class NhwcIm2colConv final : public Kernel {
+  static constexpr const char* kEnv = "POLYINFER_IM2COL_CONV";
+
  public:
-  // What the constructor refuses first by shape: grouped, 1x1, and 3x3 at stride 1.
+  // What the constructor refuses first: grouped, 1x1, 3x3 at stride 1, and everything where
+  // oneDNN's AVX-512 kernels are faster.
   static bool may_take(const KernelInfo& info) {
+    if (onednn_avx512_convolutions_win(kEnv)) return false;
     const auto o = conv_outline(info);
     return !o || (o->group == 1 && o->kh * o->kw != 1 &&
                   !(o->kh == 3 && o->kw == 3 && o->unit_strides));
   }
 
   explicit NhwcIm2colConv(const KernelInfo& info) : label_(info.node().label()) {
-    require_avx2_kernel(info, "im2col convolution", "POLYINFER_IM2COL_CONV");
+    require_avx2_kernel(info, "im2col convolution", kEnv);
+    if (onednn_avx512_convolutions_win(kEnv))
+      info.unsupported("im2col convolution: oneDNN's AVX-512 kernels are faster here");
     a_ = NhwcConvArgs::read(info, "im2col convolution");
     if (a_.attrs.group != 1) info.unsupported("im2col convolution: grouped convolution");
     if (a_.KH * a_.KW == 1) info.unsupported("im2col convolution: 1x1 kernel (oneDNN's)");

@@ -274,15 +274,21 @@ void gather_taps(UnalignedFloats w, int64_t C, int64_t m0, int64_t mn, int64_t c
 }
 
 class NhwcWinogradConv final : public Kernel {
+  static constexpr const char* kEnv = "POLYINFER_WINOGRAD";
+
  public:
-  // What the constructor refuses first by shape: all but 3x3, stride 1, ungrouped.
+  // What the constructor refuses first: all but 3x3, stride 1, ungrouped, and everything where
+  // oneDNN's AVX-512 kernels are faster.
   static bool may_take(const KernelInfo& info) {
+    if (onednn_avx512_convolutions_win(kEnv)) return false;
     const auto o = conv_outline(info);
     return !o || (o->kh == 3 && o->kw == 3 && o->group == 1 && o->unit_strides);
   }
 
   explicit NhwcWinogradConv(const KernelInfo& info) : label_(info.node().label()) {
-    require_avx2_kernel(info, "Winograd convolution", "POLYINFER_WINOGRAD");
+    require_avx2_kernel(info, "Winograd convolution", kEnv);
+    if (onednn_avx512_convolutions_win(kEnv))
+      info.unsupported("Winograd convolution: oneDNN's AVX-512 kernels are faster here");
     a_ = NhwcConvArgs::read(info, "Winograd convolution");
     auto all_ones = [](const std::vector<int64_t>& v) {
       return std::all_of(v.begin(), v.end(), [](int64_t s) { return s == 1; });

@@ -5,6 +5,7 @@
 
 #include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/fast_util.h"
+#include "providers/cpu/onednn/onednn.h"
 
 namespace polyinfer::fast {
 
@@ -17,6 +18,11 @@ void require_avx2_kernel(const KernelInfo& info, const char* who, const char* of
   (void)off_env;
   info.unsupported(std::string(who) + ": x86-64 only");
 #endif
+}
+
+bool onednn_avx512_convolutions_win(const char* off_env) {
+  const char* env = std::getenv(off_env);
+  return !(env && std::strcmp(env, "1") == 0) && cpu::onednn::avx512_kernels();
 }
 
 std::optional<ConvOutline> conv_outline(const KernelInfo& info) {

@@ -20,6 +20,13 @@ namespace polyinfer::fast {
 // specialized kernel keeps for A/B runs against the kernel it replaces.
 void require_avx2_kernel(const KernelInfo& info, const char* who, const char* off_env);
 
+// Whether a specialized convolution that oneDNN's AVX-512 kernels beat steps aside: true where
+// oneDNN runs AVX-512 code, unless the environment variable `off_env` is "1" (forced on, for
+// tests and A/B runs). Measured on a Zen 4 core against oneDNN 2.6's brgconv and Winograd
+// (jit_fp32_wino_2x3, jit_wino_4x3): the AVX2 Winograd kernel lost 10-35% per ResNet-50 layer
+// (the model 5-6% at 1 and 2 threads), the im2col one 2% on ResNet-50 and 8-10% on Inception-v3.
+bool onednn_avx512_convolutions_win(const char* off_env);
+
 // An NhwcFusedConv's kernel size, group and strides, read as cheaply as they can be for the
 // specialized kernels' may_take (runtime/kernel.h); nullopt when the weights are not a
 // constant of rank 4 (the constructors then decide).

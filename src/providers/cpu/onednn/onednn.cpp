@@ -87,6 +87,16 @@ std::string describe() {
          std::to_string(v->patch) + " (" + isa + ")";
 }
 
+bool avx512_kernels() {
+  switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_avx512_core:
+    case dnnl_cpu_isa_avx512_core_vnni:
+    case dnnl_cpu_isa_avx512_core_bf16:
+    case dnnl_cpu_isa_avx512_core_amx: return true;
+    default: return false;
+  }
+}
+
 bool int8_products_exact() {
   switch (dnnl_get_effective_cpu_isa()) {
     case dnnl_cpu_isa_sse41:

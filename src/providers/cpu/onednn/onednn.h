@@ -80,6 +80,10 @@ SplitActivation split_activation(const FusedActivation& act);
 // "onednn:<implementation>" for Kernel::impl(), e.g. "onednn:brgconv:avx512_core".
 std::string impl_name(const dnnl::primitive_desc_base& pd);
 
+// Whether oneDNN's JIT kernels use AVX-512 on this CPU (avx512_core or later; not where
+// ONEDNN_MAX_CPU_ISA caps it lower).
+bool avx512_kernels();
+
 // Whether oneDNN's int8 dot products are exact on this CPU. Without VNNI (SSE4.1, AVX, AVX2,
 // AVX-512 without VNNI) they use VPMADDUBSW, which adds each pair of u8 x s8 products into a
 // saturating int16 (oneDNN's "Nuances of int8 computations"): 2 x 255 x 127 > 32767.
