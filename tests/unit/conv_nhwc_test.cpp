@@ -186,15 +186,12 @@ TEST(ConvNhwcSelection, LeavesPointwiseAndThinInputsToOneDnn) {
 }
 
 // Winograd F(2x2, 3x3) (src/providers/cpu/fast/conv_winograd.cpp), the default for 3x3
-// stride-1 convolutions on AVX2 machines; forced on (POLYINFER_WINOGRAD=1) where oneDNN's
-// AVX-512 kernels would otherwise take them.
+// stride-1 convolutions on AVX2 machines.
 class ConvWinogradTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     if (!have_avx2()) GTEST_SKIP() << "the Winograd convolution needs AVX2 and FMA";
-    setenv("POLYINFER_WINOGRAD", "1", 1);
   }
-  void TearDown() override { unsetenv("POLYINFER_WINOGRAD"); }
 };
 
 TEST_P(ConvWinogradTest, MatchesReference) {
@@ -246,7 +243,6 @@ INSTANTIATE_TEST_SUITE_P(
 // channels that are not multiples of 8.
 TEST(ConvWinogradSelection, TakesOnly3x3Stride1) {
   if (!have_avx2()) GTEST_SKIP() << "the Winograd convolution needs AVX2 and FMA";
-  setenv("POLYINFER_WINOGRAD", "1", 1);  // the shape rules, on AVX-512 machines too
   for (const Case& c :
        {Case{"stride2", {1, 9, 9, 16}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false, "", {}},
         Case{"k5", {1, 9, 9, 16}, 16, 5, 5, {}, {2, 2, 2, 2}, {}, true, false, "", {}},
@@ -263,9 +259,7 @@ TEST(ConvWinogradSelection, TakesOnly3x3Stride1) {
   // Turned off for A/B measurements, the case it would take goes to oneDNN.
   setenv("POLYINFER_WINOGRAD", "0", 1);
   EXPECT_EQ(conv_impl(k3).rfind("onednn:", 0), 0u);
-  // By default it steps aside where oneDNN runs AVX-512 kernels.
   unsetenv("POLYINFER_WINOGRAD");
-  EXPECT_EQ(conv_impl(k3) == "fast:avx2-winograd", !cpu::onednn::avx512_kernels());
 }
 
 // im2col + GEMM (src/providers/cpu/fast/conv_im2col.cpp): strided and larger kernels; forced

@@ -22,9 +22,8 @@ void require_avx2_kernel(const KernelInfo& info, const char* who, const char* of
 
 // Whether a specialized convolution that oneDNN's AVX-512 kernels beat steps aside: true where
 // oneDNN runs AVX-512 code, unless the environment variable `off_env` is "1" (forced on, for
-// tests and A/B runs). Measured on a Zen 4 core against oneDNN 2.6's brgconv and Winograd
-// (jit_fp32_wino_2x3, jit_wino_4x3): the AVX2 Winograd kernel lost 10-35% per ResNet-50 layer
-// (the model 5-6% at 1 and 2 threads), the im2col one 2% on ResNet-50 and 8-10% on Inception-v3.
+// tests and A/B runs). The im2col kernel asks: on a Zen 4 core oneDNN 2.6's brgconv ran
+// ResNet-50 2% and Inception-v3 8-10% faster without it.
 bool onednn_avx512_convolutions_win(const char* off_env);
 
 // An NhwcFusedConv's kernel size, group and strides, read as cheaply as they can be for the
