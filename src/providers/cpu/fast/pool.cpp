@@ -198,11 +198,28 @@ class FastPool final : public Kernel {
 };
 
 // acc[c] += x[r * c_n + c] over rows [0, rows): one call per run of pixels, not per pixel.
+// Channels go in chunks of 16 whose sums stay in registers over a block of rows (which stays in
+// L1 for the next chunk): adding each row into acc made a store-to-load chain per row, and
+// EfficientNet-B0's 112x112x32 pool took 0.094 ms on a Zen 4 core (ORT's 0.028).
 PI_FAST_CLONES void sum_rows(float* __restrict acc, const float* __restrict x, int64_t rows,
                              int64_t c_n) {
-  for (int64_t r = 0; r < rows; ++r) {
+  constexpr int64_t kChunk = 16, kRows = 64;
+  for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
+    const int64_t r1 = std::min(rows, r0 + kRows);
+    int64_t c0 = 0;
+    for (; c0 + kChunk <= c_n; c0 += kChunk) {
+      float s[kChunk] = {};
+      for (int64_t r = r0; r < r1; ++r) {
 #pragma omp simd
-    for (int64_t c = 0; c < c_n; ++c) acc[c] += x[r * c_n + c];
+        for (int64_t c = 0; c < kChunk; ++c) s[c] += x[r * c_n + c0 + c];
+      }
+#pragma omp simd
+      for (int64_t c = 0; c < kChunk; ++c) acc[c0 + c] += s[c];
+    }
+    for (int64_t r = r0; r < r1 && c0 < c_n; ++r) {
+#pragma omp simd
+      for (int64_t c = c0; c < c_n; ++c) acc[c] += x[r * c_n + c];
+    }
   }
 }
 
