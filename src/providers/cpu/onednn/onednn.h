@@ -46,8 +46,8 @@ inline dnnl::memory host_memory(const dnnl::memory::desc& md, Tensor* owner) {
   return dnnl::memory(md, engine(), owner->raw_data());
 }
 
-// Every primitive here is created with these attributes' scratchpad_mode::user and run with
-// its scratchpad from thread_scratchpad(). With oneDNN's own (library) scratchpad, a Winograd
+// Every primitive here is created with scratchpad_mode::user set by this, and run with its
+// scratchpad from add_thread_scratchpad(). With oneDNN's own (library) scratchpad, a Winograd
 // convolution created on one thread and run on another crashed or ran garbage code
 // (Inception-v3 at 2 threads, whose kernels are created on the session's helper threads: 7 of
 // 12 runs), and a user may create a session on one thread and run it on another.
@@ -67,7 +67,7 @@ bool append_activation(dnnl::post_ops& ops, const FusedActivation& act);
 // the output afterwards (`after`, fast/activation_pass.h): one of the two is None. The pass
 // takes the activations it runs faster than oneDNN's eltwise injector on this CPU (measured on
 // a Zen 4 core with AVX-512: a 1x1 convolution with 451k outputs, 0.21 ms without activation,
-// 0.59 ms with oneDNN's SiLU post-op, 0.30 ms with the pass); the rest stay post-ops.
+// 0.59 ms with oneDNN's SiLU post-op, 0.35 ms with the pass); the rest stay post-ops.
 struct SplitActivation {
   FusedActivation post_op, after;
   // " + fast:avx512-silu" where a pass follows the primitive, for Kernel::impl(); else "".
