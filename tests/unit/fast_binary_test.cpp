@@ -33,6 +33,7 @@ const std::vector<BinaryCase> kCases = {
     {{64, 1000 + 3}, {1000 + 3}},           // above the threading grain, with a tail
     {{300, 211}, {300, 211}},               // threaded same-shape
     {{8, 64, 9, 9}, {1, 64, 1, 1}},         // threaded per-channel
+    {{2, 30, 31, 72}, {2, 1, 1, 72}},       // threaded squeeze-and-excitation scale, NHWC
 };
 
 class FastBinary : public ::testing::TestWithParam<const char*> {};
@@ -50,6 +51,18 @@ TEST_P(FastBinary, MatchesReferenceOverBroadcastPatterns) {
 TEST_P(FastBinary, AlsoAtOpset7AndWithThreadsOne) {
   const auto r = OracleOp(GetParam(), 7).random({4, 17, 300}).random({300}).threads(1).check(0, 0);
   EXPECT_EQ(r.impl.rfind("fast:", 0), 0u);
+}
+
+// Three threads start their ranges inside runs and carry across every outer dimension.
+TEST_P(FastBinary, ThreadRangesStartingInsideRuns) {
+  for (const BinaryCase& c : {BinaryCase{{8, 64, 9, 9}, {1, 64, 1, 1}},
+                              BinaryCase{{2, 30, 31, 72}, {2, 1, 1, 72}},
+                              BinaryCase{{3, 1, 7, 1000}, {1, 5, 1, 1000}}}) {
+    SCOPED_TRACE(shape_str(c.a) + " op " + shape_str(c.b));
+    const auto r =
+        OracleOp(GetParam(), 14).random(c.a).random(c.b, 0.5f, 4.0f).threads(3).check(0, 0);
+    EXPECT_EQ(r.impl.rfind("fast:", 0), 0u);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, FastBinary, ::testing::Values("Add", "Sub", "Mul", "Div"));

@@ -132,22 +132,32 @@ class FastArithKernel final : public Kernel {
     const float* pa = a.data<float>();
     const float* pb = b.data<float>();
     float* py = y.data<float>();
-    // Each thread takes a contiguous range of output elements and walks it run by run.
+    // Each thread takes a contiguous range of output elements and walks it run by run. The
+    // outer index of its first run is split into per-dimension counters once; later runs step
+    // them like an odometer (dividing per run cost more than short runs themselves: the
+    // squeeze-and-excitation Muls of 32 channels).
     parallel_for(n, ctx.threads(), kGrain, [&](int64_t begin, int64_t end) {
-      int64_t i = begin;
-      while (i < end) {
-        int64_t row = i / inner;
-        const int64_t col = i - row * inner;
+      std::vector<int64_t> idx(k);
+      int64_t row = begin / inner, col = begin - row * inner, oa = 0, ob = 0;
+      for (size_t d = k; d-- > 0;) {
+        idx[d] = row % c.dims[d];
+        row /= c.dims[d];
+        oa += idx[d] * c.sa[d];
+        ob += idx[d] * c.sb[d];
+      }
+      for (int64_t i = begin; i < end;) {
         const int64_t len = std::min(inner - col, end - i);
-        int64_t oa = 0, ob = 0;
-        for (size_t d = k; d-- > 0;) {  // the run's start in A and B from its outer index
-          const int64_t q = row % c.dims[d];
-          row /= c.dims[d];
-          oa += q * c.sa[d];
-          ob += q * c.sb[d];
-        }
         fn(pa + oa + (kind == 2 ? 0 : col), pb + ob + (kind == 1 ? 0 : col), py + i, len);
         i += len;
+        col = 0;
+        for (size_t d = k; d-- > 0;) {  // the next run: carry through the outer dimensions
+          oa += c.sa[d];
+          ob += c.sb[d];
+          if (++idx[d] < c.dims[d]) break;
+          oa -= c.sa[d] * c.dims[d];
+          ob -= c.sb[d] * c.dims[d];
+          idx[d] = 0;
+        }
       }
     });
   }
