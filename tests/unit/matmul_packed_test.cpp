@@ -8,6 +8,7 @@
 
 #include "model_builder.h"
 #include "polyinfer/session.h"
+#include "providers/cpu/fast/activation_pass.h"
 #include "providers/cpu/fast/avx2_util.h"
 
 namespace polyinfer {
@@ -145,6 +146,26 @@ TEST(PackedMatMulSelection, DeclinesWhatItDoesNotCover) {
   setenv("POLYINFER_PACKED_MATMUL", "0", 1);
   EXPECT_NE(run_and_compare(Case{"off", {6, 32}, {32, 16}, false, false, "", {}}, 1),
             "fast:avx2-packed");
+  unsetenv("POLYINFER_PACKED_MATMUL");
+}
+
+// With the packed kernel off, oneDNN's matmul takes FusedMatMul; SiLU and Sigmoid then run as
+// the AVX-512 pass after it where the CPU has one (onednn::split_activation), else as oneDNN
+// post-ops: either way the reference's values, at 1 and 3 threads (300 x 40 outputs, enough
+// for the pass to split).
+TEST(OnednnMatMulActivation, SiluAndSigmoidMatchTheReference) {
+  setenv("POLYINFER_PACKED_MATMUL", "0", 1);
+  for (const char* act : {"Silu", "Sigmoid"})
+    for (int threads : {1, 3}) {
+      SCOPED_TRACE(std::string(act) + ", " + std::to_string(threads) + " threads");
+      const std::string impl =
+          run_and_compare(Case{"onednn", {300, 50}, {50, 40}, true, true, act, {}}, threads);
+      EXPECT_EQ(impl.rfind("onednn:", 0), 0u) << impl;
+      const char* pass = fast::activation_pass(std::string(act) == "Silu"
+                                                   ? cpu::ActKind::Silu
+                                                   : cpu::ActKind::Sigmoid);
+      EXPECT_EQ(impl.find(" + fast:avx512-") != std::string::npos, pass != nullptr) << impl;
+    }
   unsetenv("POLYINFER_PACKED_MATMUL");
 }
 
