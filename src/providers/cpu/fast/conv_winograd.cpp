@@ -274,8 +274,6 @@ void gather_taps(UnalignedFloats w, int64_t C, int64_t m0, int64_t mn, int64_t c
 }
 
 class NhwcWinogradConv final : public Kernel {
-  static constexpr const char* kEnv = "POLYINFER_WINOGRAD";
-
  public:
   // What the constructor refuses first by shape: all but 3x3, stride 1, ungrouped. It stays the
   // default where oneDNN has AVX-512 Winograd kernels too: theirs ran ResNet-50 5-10% faster
@@ -288,7 +286,7 @@ class NhwcWinogradConv final : public Kernel {
   }
 
   explicit NhwcWinogradConv(const KernelInfo& info) : label_(info.node().label()) {
-    require_avx2_kernel(info, "Winograd convolution", kEnv);
+    require_avx2_kernel(info, "Winograd convolution", "POLYINFER_WINOGRAD");
     a_ = NhwcConvArgs::read(info, "Winograd convolution");
     auto all_ones = [](const std::vector<int64_t>& v) {
       return std::all_of(v.begin(), v.end(), [](int64_t s) { return s == 1; });
