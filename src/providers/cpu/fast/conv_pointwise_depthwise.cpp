@@ -24,6 +24,8 @@
 // providers/cpu/ops/pointwise_depthwise.cpp runs the two convolutions on their own kernels.
 #include <algorithm>
 #include <cstring>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/unaligned.h"
@@ -57,7 +59,8 @@ struct Plan {
   const float* b1;     // [E/16 * 16]
   const float* w2;     // [9][E]
   const float* b2;     // [E]
-  FusedActivation act1, act2;
+  FusedActivation act1, act2;    // applied in the kernels' registers
+  FusedActivation after1, after2;  // applied by the activation pass to a row still in L1
   Geometry g;
   int64_t blocks;      // 16-channel blocks of E
   int64_t bands;       // output row bands per image
@@ -171,12 +174,22 @@ PI_AVX2 void run_ring_task(const Plan& p, int64_t task) {
                                 8, plane, p.b1 + ob * kBlock, nullptr, &p.act1, cols);
         }
       }
+      // Plane by plane: the borders stay zero (Sigmoid(0) is not).
+      if (p.after1.kind != cpu::ActKind::None)
+        for (int64_t c = 0; c < ew; c += 8)
+          activate_in_place(slot + c / 8 * plane + g.left * 8, g.W * 8, p.after1, 1);
     }
     float* yr = p.y + (n * g.OH + oy) * g.OW * g.E + e0;
     for (int64_t c = 0; c < ew; c += 8) {
       const float* r[3];
       for (int ky = 0; ky < 3; ++ky) r[ky] = slots[ky] ? slots[ky] + c / 8 * plane : zeros;
       dw(r, g.OW, p.w2 + e0 + c, g.E, p.b2 + e0 + c, p.act2, yr + c);
+    }
+    if (p.after2.kind == cpu::ActKind::None) continue;
+    if (ew == g.E) {
+      activate_in_place(yr, g.OW * g.E, p.after2, 1);
+    } else {
+      for (int64_t ox = 0; ox < g.OW; ++ox) activate_in_place(yr + ox * g.E, ew, p.after2, 1);
     }
   }
 }
@@ -213,13 +226,14 @@ class NhwcPointwiseDepthwise final : public Kernel {
     act2_ = FusedActivation::from(info);
     if (!avx2::covers(act1_.kind) || !avx2::covers(act2_.kind))
       info.unsupported("fused pointwise+depthwise convolution: this activation");
-    // Where the CPU has the AVX-512 activation pass for an activation (SiLU, Sigmoid), the two
-    // oneDNN convolutions with the pass after each beat this kernel's AVX2 epilogue, whose exp
-    // and division per 8 lanes cost ~0.5 ns per element there (a Zen 4 core: EfficientNet-B0's
-    // two fused blocks 2.45 ms here, 1.93-2.05 split).
-    if (activation_pass(act1_.kind) || activation_pass(act2_.kind))
-      info.unsupported("fused pointwise+depthwise convolution: SiLU/Sigmoid run faster as "
-                       "oneDNN convolutions and the AVX-512 activation pass here");
+    // Where the CPU has the AVX-512 activation pass for an activation (SiLU, Sigmoid), it runs
+    // over each expanded row and each output row while they are in L1, instead of this
+    // kernel's AVX2 epilogue, whose exp and division per 8 lanes cost ~0.5 ns per element
+    // there (a Zen 4 core: EfficientNet-B0's two fused blocks 2.45 ms with the epilogue, 1.93-
+    // 2.05 as two oneDNN convolutions with the pass after each; here 2.18 split, 1.54 with
+    // the pass per row).
+    for (auto [act, after] : {std::pair{&act1_, &after1_}, std::pair{&act2_, &after2_}})
+      if (activation_pass(act->kind)) std::swap(*act, *after);
     const Tensor* b1 = nullptr;
     const Tensor* b2 = nullptr;
     for (size_t i : {size_t{2}, size_t{4}}) {
@@ -235,7 +249,12 @@ class NhwcPointwiseDepthwise final : public Kernel {
   }
 
   bool prepacked(size_t i) const override { return i >= 1 && i <= 4; }
-  std::string impl() const override { return "fast:avx2-pointwise-depthwise"; }
+  std::string impl() const override {
+    std::string s = "fast:avx2-pointwise-depthwise";
+    for (const FusedActivation* a : {&after1_, &after2_})
+      if (const char* pass = activation_pass(a->kind)) s += std::string(" + ") + pass;
+    return s;
+  }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -255,8 +274,8 @@ class NhwcPointwiseDepthwise final : public Kernel {
 #ifdef PI_X86_AVX2
     const int threads = ctx.threads();
     Plan p{x.data<float>(), y.data<float>(), w1_.data<float>(), b1_.data<float>(),
-           w2_.data<float>(), b2_.data<float>(), act1_, act2_, g, (E_ + kBlock - 1) / kBlock,
-           1, 1};
+           w2_.data<float>(), b2_.data<float>(), act1_, act2_, after1_, after2_, g,
+           (E_ + kBlock - 1) / kBlock, 1, 1};
     // Threads split the output rows when there are enough that the rows expanded twice at band
     // edges are few (2 of 56 at 2 threads), else the channel blocks (which repeat nothing but
     // share out unevenly: MobileNetV2's 144 channels are 9 blocks; 56x56x144 ran at 0.54 ms
@@ -294,7 +313,8 @@ class NhwcPointwiseDepthwise final : public Kernel {
   std::string label_;
   cpu::WindowAttrs attrs_;
   int64_t E_ = 0, C_ = 0;
-  FusedActivation act1_, act2_;
+  FusedActivation act1_, act2_;      // in the kernel's registers
+  FusedActivation after1_, after2_;  // by the activation pass (kind None where unused)
   Tensor w1_, b1_, w2_, b2_;
 };
 
