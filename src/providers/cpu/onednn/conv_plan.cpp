@@ -58,11 +58,8 @@ ConvPlan make_conv_plan(const dnnl::convolution_forward::primitive_desc& pd, con
   p.user_dst = memory::desc(dims.dst, dst_type, user_tag);
   const memory::desc user_wd(dims.weights, weight_type,
                             dims.weights.size() == 4 ? tag::oihw : tag::goihw);
-  Tensor staged;  // freed once reordered
-  weights = readable(weights, user_wd.get_size(), memory::data_type_size(weight_type), &staged);
-  memory user_w(user_wd, engine(), const_cast<void*>(weights));
   p.weights = host_memory(pd.weights_desc(), &p.weights_buf);
-  dnnl::reorder(user_w, p.weights).execute(s, user_w, p.weights);
+  write_weights(weights, user_wd, p.weights, s);
   p.bias = std::move(bias);
   if (pd.src_desc() != p.user_src) {
     p.src_buf = memory(pd.src_desc(), engine());

@@ -217,14 +217,8 @@ class OnednnMatMul final : public Kernel {
     p.scratchpad_md = pd.scratchpad_desc();
     p.w_md = w_user;
     if (const_b_) {
-      dnnl::stream& s = stream_;
-      Tensor staged;  // freed once reordered
-      memory user(w_user, onednn::engine(),
-                  const_cast<void*>(onednn::readable(weights_.peek_bytes(), weights_.nbytes(),
-                                                     sizeof(float), &staged)));
       p.weights = onednn::host_memory(pd.weights_desc(), &p.weights_buf);
-      dnnl::reorder(user, *p.weights).execute(s, user, *p.weights);
-      s.wait();
+      onednn::write_weights(weights_.peek_bytes(), w_user, *p.weights, stream_);
     }
     if (bias_.defined()) p.bias = onednn::wrap(bias_md, bias_);
     return p;

@@ -4,13 +4,23 @@
 #include <cstdint>
 
 #include "providers/cpu/fast/activation_pass.h"
+#include "providers/cpu/onednn/blocked_copy.h"
 
 namespace polyinfer::cpu::onednn {
 
-const void* readable(const void* p, size_t n, size_t elem_size, Tensor* staged) {
-  if (reinterpret_cast<uintptr_t>(p) % elem_size == 0) return p;
-  *staged = Tensor::from_host(DType::UInt8, {static_cast<int64_t>(n)}, p, n);
-  return staged->raw_data();
+void write_weights(const void* src, const dnnl::memory::desc& src_md, const dnnl::memory& dst,
+                   dnnl::stream& s) {
+  if (copy_into_blocked(src, src_md, dst)) return;
+  Tensor staged;  // freed once reordered
+  const size_t n = src_md.get_size();
+  if (reinterpret_cast<uintptr_t>(src) % dnnl::memory::data_type_size(src_md.data_type()) != 0) {
+    staged = Tensor::from_host(DType::UInt8, {static_cast<int64_t>(n)}, src, n);
+    src = staged.raw_data();
+  }
+  dnnl::memory user(src_md, engine(), const_cast<void*>(src));
+  dnnl::memory out = dst;  // a handle: execute() takes a non-const one
+  dnnl::reorder(user, out).execute(s, user, out);
+  s.wait();
 }
 
 dnnl::engine& engine() {

@@ -33,11 +33,14 @@ inline dnnl::memory wrap(const dnnl::memory::desc& md, const Tensor& t) {
   return dnnl::memory(md, engine(), const_cast<void*>(t.raw_data()));
 }
 
-// `n` bytes at `p` (a weight to reorder, maybe still in the model file at any address:
-// Tensor::peek_bytes) where oneDNN may read them as elements of `elem_size` bytes: `p` itself
-// when aligned to them, else an aligned copy in `staged`. oneDNN's reorders read through typed
-// pointers.
-const void* readable(const void* p, size_t n, size_t elem_size, Tensor* staged);
+// Writes constant weights into `dst`, a primitive's layout for them, once at creation: `src`
+// holds them as `src_md` (a plain layout) says, at any address — a weight may still be in the
+// mapped model file (Tensor::peek_bytes), where raw_data offsets are arbitrary. Plain blocked
+// layouts are written directly (blocked_copy.h); others (Winograd's) through a oneDNN reorder,
+// from an aligned copy where `src` is not aligned to the element size, since oneDNN's reorders
+// read through typed pointers.
+void write_weights(const void* src, const dnnl::memory::desc& src_md, const dnnl::memory& dst,
+                   dnnl::stream& s);
 
 // A oneDNN memory for `md` in a buffer from polyinfer's host allocator, which `owner` keeps
 // alive: prepacked weights are then counted and freed like the session's other buffers.
