@@ -108,6 +108,9 @@ struct NodeProfile {
   int64_t calls = 0;     // times its kernel ran (0 when profiling is off)
   double total_ms = 0;   // time inside its kernel over all those calls
   double flops = -1;     // estimated FLOPs of one call (runtime/cost.h); -1 when not known
+  // Time its kernel took to create at session creation (weights prepacked, oneDNN's JIT...),
+  // whether or not profiling is on: what CreationTimes::kernels_ms is made of.
+  double create_ms = 0;
 };
 
 // Where the nodes of a session run (placement rule 5 of docs/DESIGN.md).

@@ -27,7 +27,7 @@ struct OpTotal {
   std::string op;
   int nodes = 0;
   int64_t calls = 0;
-  double ms = 0, flops = 0;
+  double ms = 0, flops = 0, create_ms = 0;
   bool flops_known = true;
   std::map<std::string, int> impls;  // implementation → nodes using it
 };
@@ -40,6 +40,7 @@ std::vector<OpTotal> by_op(const std::vector<NodeProfile>& prof) {
     ++t.nodes;
     t.calls += r.calls;
     t.ms += r.total_ms;
+    t.create_ms += r.create_ms;
     if (r.flops < 0) t.flops_known = false;
     else t.flops += r.flops * static_cast<double>(r.calls);
     ++t.impls[r.impl];
@@ -81,11 +82,14 @@ void print_profile(const std::vector<NodeProfile>& prof, int runs, int top, doub
   std::printf("\nprofile over %d runs: kernels %.3f ms per run (%.1f%% of the mean latency; the "
               "rest is the executor's bookkeeping)\n",
               runs, per_run, mean_ms > 0 ? 100 * per_run / mean_ms : 0.0);
-  std::printf("%-34s %6s %10s %7s %9s  %s\n", "op", "nodes", "ms/run", "share", "GFLOP/s", "impl");
+  // "create ms": the op's kernels' share of session creation (prepacking, oneDNN's JIT).
+  std::printf("%-34s %6s %10s %7s %9s %10s  %s\n", "op", "nodes", "ms/run", "share", "GFLOP/s",
+              "create ms", "impl");
   for (const auto& t : by_op(prof))
-    std::printf("%-34s %6d %10.3f %6.1f%% %9s  %s\n", clip(t.op, 34).c_str(), t.nodes, t.ms / runs,
-                kernel_ms > 0 ? 100 * t.ms / kernel_ms : 0.0,
-                gflops_cell(gflops(t.flops, t.ms, t.flops_known)).c_str(), impl_list(t.impls).c_str());
+    std::printf("%-34s %6d %10.3f %6.1f%% %9s %10.2f  %s\n", clip(t.op, 34).c_str(), t.nodes,
+                t.ms / runs, kernel_ms > 0 ? 100 * t.ms / kernel_ms : 0.0,
+                gflops_cell(gflops(t.flops, t.ms, t.flops_known)).c_str(), t.create_ms,
+                impl_list(t.impls).c_str());
 
   std::vector<const NodeProfile*> nodes;
   for (const auto& r : prof) nodes.push_back(&r);
@@ -115,7 +119,8 @@ std::string profile_json(const std::vector<NodeProfile>& prof, int runs) {
          ", \"nodes\": " + std::to_string(t.nodes) + ", \"calls\": " + std::to_string(t.calls) +
          ", \"total_ms\": " + num(t.ms) + ", \"ms_per_run\": " + num(t.ms / runs) +
          ", \"share\": " + num(kernel_ms > 0 ? t.ms / kernel_ms : 0) +
-         ", \"gflops\": " + num(gflops(t.flops, t.ms, t.flops_known)) + ", \"impls\": {";
+         ", \"gflops\": " + num(gflops(t.flops, t.ms, t.flops_known)) +
+         ", \"create_ms\": " + num(t.create_ms) + ", \"impls\": {";
     bool f2 = true;
     for (const auto& [name, n] : t.impls) {
       s += std::string(f2 ? "" : ", ") + json_str(name) + ": " + std::to_string(n);
@@ -131,7 +136,8 @@ std::string profile_json(const std::vector<NodeProfile>& prof, int runs) {
          ", \"op\": " + json_str(r.op) + ", \"provider\": " + json_str(r.provider) +
          ", \"impl\": " + json_str(r.impl) + ", \"calls\": " + std::to_string(r.calls) +
          ", \"total_ms\": " + num(r.total_ms) + ", \"flops\": " + num(r.flops) +
-         ", \"gflops\": " + num(gflops(r.flops * static_cast<double>(r.calls), r.total_ms)) + "}";
+         ", \"gflops\": " + num(gflops(r.flops * static_cast<double>(r.calls), r.total_ms)) +
+         ", \"create_ms\": " + num(r.create_ms) + "}";
     first = false;
   }
   return s + "]}";
@@ -154,7 +160,8 @@ const char* kUsage =
     "                  from Ampere on; ~1e-3 relative error); those nodes' impl says \"+tf32\"\n"
     "  --iterations N  measure exactly N runs\n"
     "  --duration S    measure runs for S seconds, at least one (default: 3 s and at least 3)\n"
-    "  --profile       time every node: per-op and top-node tables with GFLOP/s and kernel impl\n"
+    "  --profile       time every node: per-op and top-node tables with GFLOP/s and kernel\n"
+    "                  impl; per op, its kernels' share of session creation (create ms)\n"
     "  --top N         nodes listed by --profile (default 15; --json lists all)\n"
     "  --capture-graph record the second run's device work once and replay it (CUDA Graphs;\n"
     "                  every node on one such provider): the placement line says how it went;\n"

@@ -34,6 +34,7 @@ struct PlacedNode {
   int provider = 0;  // index into RuntimeContext::providers
   std::unique_ptr<Kernel> kernel;
   std::string declined;  // why earlier providers declined it ("" when the first took it)
+  double create_ms = 0;  // placing it and creating its kernel, on whichever thread did
 };
 
 class Executor final : public SubgraphRunner {

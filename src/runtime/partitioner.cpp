@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <mutex>
 #include <system_error>
@@ -14,6 +15,7 @@ namespace {
 // Places one node: the first provider that can create its kernel takes it.
 PlacedNode place(const ir::Node& node, const RuntimeContext& rt,
                  const KernelInfoFactory& make_info) {
+  const auto started = std::chrono::steady_clock::now();
   auto info = make_info(node);
   PlacedNode p;
   p.node = &node;
@@ -36,6 +38,8 @@ PlacedNode place(const ir::Node& node, const RuntimeContext& rt,
          "): ", p.declined,
          has_cpu ? "" : "; add cpu to the provider list (--providers ...,cpu) to fall back to it");
   }
+  p.create_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return p;
 }
 

@@ -391,6 +391,7 @@ std::vector<NodeProfile> Session::profile() const {
     r.op = p.node->domain.empty() ? p.node->op_type : p.node->domain + "." + p.node->op_type;
     r.provider = impl_->rt->providers[p.provider]->name();
     r.impl = p.kernel->impl();
+    r.create_ms = p.create_ms;
     if (i < ex.timings().size()) {
       r.calls = ex.timings()[i].calls;
       r.total_ms = static_cast<double>(ex.timings()[i].total_ns) * 1e-6;

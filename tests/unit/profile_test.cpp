@@ -77,6 +77,22 @@ TEST(Profile, OffByDefaultListsNodesWithFlopsButNoTimings) {
   EXPECT_DOUBLE_EQ(prof[0].flops, 48.0);
 }
 
+// Each kernel's creation time, profiling on or off. A model this small has its kernels created
+// one after another (no helper threads below 16 nodes) inside the session's kernel phase, so
+// their sum fits in it: a time in the wrong unit would not.
+TEST(Profile, KernelCreationTimesAddUpWithinTheKernelPhase) {
+  for (bool profile : {false, true}) {
+    Session s = small_model(profile, 2);
+    double sum = 0;
+    for (const auto& r : s.profile()) {
+      EXPECT_GE(r.create_ms, 0.0) << r.node;
+      sum += r.create_ms;
+    }
+    EXPECT_GT(sum, 0.0);
+    EXPECT_LE(sum, s.creation_times().kernels_ms);
+  }
+}
+
 TEST(Profile, DynamicShapesGetTheirFlopsFromTheFirstRun) {
   Session s = small_model(true, -1);
   const auto before = s.profile();
