@@ -29,6 +29,8 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
   p.push_back(make_conv_add_fusion());
   p.push_back(make_activation_fusion());
   p.push_back(make_attention_fusion());  // level 3: its fast kernel is the CPU's
+  // Last: a normalization's decomposed pattern (its ReduceMean) is the fusions' to take first.
+  p.push_back(make_reduce_mean_to_pool());
   return p;
 }
 

@@ -234,6 +234,40 @@ TEST(OptGemm, TwoDimensionalMatMulPlusBiasBecomesGemm) {
   EXPECT_EQ(test::count_op(*m.graph, "MatMul"), 1);
 }
 
+// ReduceMean over H and W (torch's x.mean([2, 3])) becomes GlobalAveragePool, with a Flatten
+// where keepdims=0; other reductions stay, as do those of other ranks. Axes as an attribute (opset 13) and as a constant
+// input (opset 18), negative ones included.
+TEST(OptReduceMeanToPool, SpatialMeansBecomePoolsOtherReductionsStay) {
+  for (int opset : {13, 18}) {
+    SCOPED_TRACE(opset);
+    ModelBuilder b(opset);
+    b.input("x", {2, 5, 3, 4}).input("v", {2, 3, 4, 6, 5});
+    b.output("kept", {2, 5, 1, 1}).output("flat", {2, 5}).output("v_mean", {2, 3});
+    b.output("channel_mean", {2, 1, 3, 4}).output("h_mean", {2, 5, 4});
+    auto reduce = [&](const std::string& in, std::vector<int64_t> axes, int64_t keep,
+                      const std::string& out) {
+      std::vector<std::string> ins = {in};
+      if (opset >= 18) {
+        test::int64_initializer(b, out + "_axes", {static_cast<int64_t>(axes.size())}, axes);
+        ins.push_back(out + "_axes");
+      }
+      b.node("ReduceMean", ins, {out}, out);
+      if (opset < 18) test::set_ints(test::last_node(b), "axes", axes);
+      test::set_int(test::last_node(b), "keepdims", keep);
+    };
+    reduce("x", {2, 3}, 1, "kept");
+    reduce("x", {-1, -2}, 0, "flat");
+    reduce("v", {2, 3, 4}, 0, "v_mean");  // rank 5: stays
+    reduce("x", {1}, 1, "channel_mean");
+    reduce("x", {2}, 0, "h_mean");
+    auto pass = opt::make_reduce_mean_to_pool();
+    Model m = test::run_pass_and_compare(b.bytes(), *pass, 2, 1e-6);
+    EXPECT_EQ(test::count_op(*m.graph, "GlobalAveragePool"), 2);
+    EXPECT_EQ(test::count_op(*m.graph, "Flatten"), 1);
+    EXPECT_EQ(test::count_op(*m.graph, "ReduceMean"), 3);
+  }
+}
+
 TEST(OptLevels, LevelZeroChangesNothingAndLevelOneStaysStandard) {
   Model m0 = test::import_bytes(conv_bn_model(true, false).bytes());
   const size_t before = m0.graph->nodes.size();
