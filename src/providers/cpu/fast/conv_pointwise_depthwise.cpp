@@ -60,7 +60,7 @@ struct Plan {
   const float* w2;     // [9][E]
   const float* b2;     // [E]
   FusedActivation act1, act2;    // applied in the kernels' registers
-  FusedActivation after1, after2;  // applied by the activation pass to a row still in L1
+  FusedActivation after1, after2;  // applied by the activation pass to a row still in cache
   Geometry g;
   int64_t blocks;      // 16-channel blocks of E
   int64_t bands;       // output row bands per image
@@ -227,7 +227,7 @@ class NhwcPointwiseDepthwise final : public Kernel {
     if (!avx2::covers(act1_.kind) || !avx2::covers(act2_.kind))
       info.unsupported("fused pointwise+depthwise convolution: this activation");
     // Where the CPU has the AVX-512 activation pass for an activation (SiLU, Sigmoid), it runs
-    // over each expanded row and each output row while they are in L1, instead of this
+    // over each expanded row and each output row while they are in cache, instead of this
     // kernel's AVX2 epilogue, whose exp and division per 8 lanes cost ~0.5 ns per element
     // there (a Zen 4 core: EfficientNet-B0's two fused blocks 2.45 ms with the epilogue, 1.93-
     // 2.05 as two oneDNN convolutions with the pass after each; here 2.18 split, 1.54 with
