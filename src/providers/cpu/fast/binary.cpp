@@ -26,46 +26,30 @@ using RowsFn = void (*)(const float*, int64_t, const float*, int64_t, float*, in
 
 PI_FAST_MATH_BEGIN
 
-// The three run kinds of one operator, compiled per ISA (PI_FAST_CLONES): vector op vector,
-// vector op scalar (B's one value per run), scalar op vector.
-#define PI_FAST_BINARY_LOOPS(NAME, EXPR)                                                    \
-  PI_FAST_CLONES void NAME##_vv(const float* __restrict a, int64_t sa,                      \
-                                const float* __restrict b, int64_t sb, float* __restrict y, \
-                                int64_t rows, int64_t n) {                                  \
+// One run kind's loop, compiled per ISA (PI_FAST_CLONES): X0 and X1 read the operands of output
+// i (a[0] for an operand that is one value per run; __restrict lets the compiler hoist it).
+#define PI_FAST_BINARY_ROWS(FN, X0, X1, EXPR)                                               \
+  PI_FAST_CLONES void FN(const float* __restrict a, int64_t sa, const float* __restrict b,  \
+                         int64_t sb, float* __restrict y, int64_t rows, int64_t n) {        \
     for (int64_t r = 0; r < rows; ++r, a += sa, b += sb, y += n)                            \
       _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                                 \
-        const float x0 = a[i], x1 = b[i];                                                   \
+        const float x0 = (X0), x1 = (X1);                                                   \
         y[i] = (EXPR);                                                                      \
       }                                                                                     \
-  }                                                                                         \
-  PI_FAST_CLONES void NAME##_vs(const float* __restrict a, int64_t sa,                      \
-                                const float* __restrict b, int64_t sb, float* __restrict y, \
-                                int64_t rows, int64_t n) {                                  \
-    for (int64_t r = 0; r < rows; ++r, a += sa, b += sb, y += n) {                          \
-      const float x1 = b[0];                                                                \
-      _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                                 \
-        const float x0 = a[i];                                                              \
-        y[i] = (EXPR);                                                                      \
-      }                                                                                     \
-    }                                                                                       \
-  }                                                                                         \
-  PI_FAST_CLONES void NAME##_sv(const float* __restrict a, int64_t sa,                      \
-                                const float* __restrict b, int64_t sb, float* __restrict y, \
-                                int64_t rows, int64_t n) {                                  \
-    for (int64_t r = 0; r < rows; ++r, a += sa, b += sb, y += n) {                          \
-      const float x0 = a[0];                                                                \
-      _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                                 \
-        const float x1 = b[i];                                                              \
-        y[i] = (EXPR);                                                                      \
-      }                                                                                     \
-    }                                                                                       \
   }
+// The three run kinds of one operator: vector op vector, vector op scalar (B's one value per
+// run), scalar op vector.
+#define PI_FAST_BINARY_LOOPS(NAME, EXPR)              \
+  PI_FAST_BINARY_ROWS(NAME##_vv, a[i], b[i], EXPR)    \
+  PI_FAST_BINARY_ROWS(NAME##_vs, a[i], b[0], EXPR)    \
+  PI_FAST_BINARY_ROWS(NAME##_sv, a[0], b[i], EXPR)
 
 PI_FAST_BINARY_LOOPS(add, x0 + x1)
 PI_FAST_BINARY_LOOPS(sub, x0 - x1)
 PI_FAST_BINARY_LOOPS(mul, x0 * x1)
 PI_FAST_BINARY_LOOPS(div, x0 / x1)
 #undef PI_FAST_BINARY_LOOPS
+#undef PI_FAST_BINARY_ROWS
 
 PI_FAST_MATH_END
 
