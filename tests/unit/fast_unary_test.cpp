@@ -117,6 +117,12 @@ TEST(FastMath, AccuracyAgainstLibm) {
   EXPECT_EQ(fast::fast_exp(-200.0f), 0.0f);
   EXPECT_TRUE(std::isnan(fast::fast_exp(NAN)));
   EXPECT_TRUE(std::isnan(fast::fast_tanh(NAN)));
+  // Saturation is exact, as in libm: a tanh of 0.99999994 there turned a GELU's 1 + tanh for
+  // large negative x into |x| * 3e-8 instead of 0 (GELU(-3e38) = -9e30).
+  for (float x : {9.5f, 10.f, 20.f, 1e30f, INFINITY}) {
+    EXPECT_EQ(fast::fast_tanh(x), 1.0f) << x;
+    EXPECT_EQ(fast::fast_tanh(-x), -1.0f) << x;
+  }
 }
 
 }  // namespace

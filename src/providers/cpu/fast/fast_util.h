@@ -197,7 +197,10 @@ PI_FAST_INLINE float fast_tanh(float x) {
   p = p * z + 1.33314422036e-1f;
   p = p * z - 3.33332819422e-1f;
   const float small = p * z * x + x;
-  const float e = fast_exp(2.0f * (ax > 9.0f ? 9.0f : ax));  // tanh(9) rounds to 1 in float
+  // From |x| = 10, 2 / (exp(2|x|) + 1) = 4e-9 is below half of 1's ulp (3e-8): the result is
+  // exactly +-1. (A clamp at 9 left 3.05e-8, just over half, so it saturated at 0.99999994,
+  // which 1 + tanh in a GELU turned into |x| * 3e-8 instead of 0 for large negative x.)
+  const float e = fast_exp(2.0f * (ax > 10.0f ? 10.0f : ax));
   float big = 1.0f - 2.0f / (e + 1.0f);
   big = x < 0 ? -big : big;
   return ax < 0.625f ? small : big;
