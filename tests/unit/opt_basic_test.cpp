@@ -235,8 +235,8 @@ TEST(OptGemm, TwoDimensionalMatMulPlusBiasBecomesGemm) {
 }
 
 // ReduceMean over H and W (torch's x.mean([2, 3])) becomes GlobalAveragePool, with a Flatten
-// where keepdims=0; other reductions stay, as do those of other ranks. Axes as an attribute (opset 13) and as a constant
-// input (opset 18), negative ones included.
+// where keepdims=0; other reductions stay, as do those of other ranks. Axes as an attribute
+// (opset 13) and as a constant input (opset 18), negative ones included.
 TEST(OptReduceMeanToPool, SpatialMeansBecomePoolsOtherReductionsStay) {
   for (int opset : {13, 18}) {
     SCOPED_TRACE(opset);

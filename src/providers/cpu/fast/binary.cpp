@@ -6,8 +6,8 @@
 // [B,S,768] + [768] becomes [B*S | 768], same shapes become one run. The innermost collapsed
 // dimension is then a contiguous run of one of three kinds — vector op vector, vector op scalar,
 // scalar op vector — done by a vectorized loop; the runs along the next dimension out go to one
-// call, and the other outer dimensions only pick where those start in A and B. Division stays a division (no reciprocal) so results match the reference
-// bit for bit.
+// call, and the other outer dimensions only pick where those start in A and B. Division stays a
+// division (no reciprocal) so results match the reference bit for bit.
 #include <cstdint>
 #include <string>
 #include <vector>

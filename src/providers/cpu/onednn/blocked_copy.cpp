@@ -88,7 +88,9 @@ bool copy_into_blocked(const void* src, const dnnl::memory::desc& src_desc,
     padded = padded || md.padded_dims[d] != md.dims[d];
   }
   const size_t size = dnnl_data_type_size(md.data_type);
-  if ((size != 1 && size != 2 && size != 4) || src_desc.get_size() != static_cast<size_t>(count) * size) return false;
+  if ((size != 1 && size != 2 && size != 4) ||
+      src_desc.get_size() != static_cast<size_t>(count) * size)
+    return false;
 
   // The dims in src's memory order (outermost first), so that src is read front to back: dense
   // strides then make each dim's step the product of the extents inside it.
