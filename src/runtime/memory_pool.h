@@ -1,8 +1,8 @@
 // The per-session, per-device allocator of intermediate tensors, in two modes.
 //
 // Caching pool: buffers the executor releases (their last reader has run) go back to the pool
-// and serve the next request of a similar size, so a steady-state run allocates nothing from
-// the system.
+// and serve the next request of their size class, or of a class down to half theirs, so a
+// steady-state run allocates nothing from the system.
 //
 // Planned arena: the first run of a session is recorded — every allocation's size and when it
 // was freed. Its lifetimes are then packed into one arena (runtime/arena_plan.h: greedy by size,
@@ -42,7 +42,7 @@ class MemoryPool final : public Allocator {
   void end_run();
 
   struct Stats {
-    size_t in_use = 0;       // bytes handed out now
+    size_t in_use = 0;       // bytes handed out now, by the size classes asked for
     size_t peak_in_use = 0;  // most bytes handed out at once
     size_t reserved = 0;     // bytes held from the backing allocator (in use + cached)
     size_t system_allocs = 0;
@@ -72,8 +72,12 @@ class MemoryPool final : public Allocator {
   size_t clock_ = 0, cursor_ = 0;
   char* arena_ = nullptr;
   std::map<size_t, size_t> arena_live_; // offset → size of arena blocks in use
+  struct Held {
+    size_t held = 0;   // the buffer's size class
+    size_t asked = 0;  // the request's (smaller where a larger cached buffer served it)
+  };
   std::multimap<size_t, void*> free_;  // size class → cached buffer
-  std::map<void*, size_t> live_;       // buffer → size class
+  std::map<void*, Held> live_;         // buffer handed out from the pool
   Stats stats_;
 };
 

@@ -25,6 +25,30 @@ TEST(MemoryPool, ReusesFreedBuffersOfTheSameSizeClass) {
   EXPECT_EQ(pool.stats().reserved, 0u);
 }
 
+// A cached buffer serves a smaller request down to half its class (growing feature maps reuse
+// what earlier layers freed), never a request less than half its size; in_use counts what was
+// asked for, and the buffer goes back under its own class.
+TEST(MemoryPool, ReusesALargerCachedBufferUpToTwiceTheRequest) {
+  MemoryPool pool(host_allocator());
+  void* big = pool.allocate(4096);
+  pool.deallocate(big, 4096);
+  void* a = pool.allocate(3000);  // class 3072: the 4096 buffer fits within 2x
+  EXPECT_EQ(a, big);
+  EXPECT_EQ(pool.stats().system_allocs, 1u);
+  EXPECT_EQ(pool.stats().in_use, 3072u);
+  pool.deallocate(a, 3000);
+  EXPECT_EQ(pool.stats().in_use, 0u);
+  void* b = pool.allocate(4096);  // the buffer kept its own class
+  EXPECT_EQ(b, big);
+  pool.deallocate(b, 4096);
+  void* small = pool.allocate(1024);  // 4096 is over twice 1024: fresh memory
+  EXPECT_NE(small, big);
+  EXPECT_EQ(pool.stats().system_allocs, 2u);
+  pool.deallocate(small, 1024);
+  pool.release_cached();
+  EXPECT_EQ(pool.stats().reserved, 0u);
+}
+
 TEST(Executor, ReleasesIntermediatesAfterTheirLastReader) {
   // x → Neg → Neg → ... (8 deep). With lifetime release at most two intermediates are alive at
   // once, so the pool's peak stays at two buffers however deep the chain is.
