@@ -99,13 +99,8 @@ class ReduceMeanToPool final : public Pass {
     if (t != DType::Float32 && t != DType::Float16 && t != DType::BFloat16 &&
         t != DType::Float64)
       return false;
-    const int rank = known_rank(g, n.inputs[0]);
-    if (rank != 4) return false;
-    const std::vector<int64_t> axes = reduced_axes(g, n, rank);
-    if (axes.size() != static_cast<size_t>(rank - 2)) return false;
-    for (int i = 0; i < rank - 2; ++i)
-      if (axes[static_cast<size_t>(i)] != i + 2) return false;
-    return true;
+    return known_rank(g, n.inputs[0]) == 4 &&
+           reduced_axes(g, n, 4) == std::vector<int64_t>{2, 3};
   }
 };
 

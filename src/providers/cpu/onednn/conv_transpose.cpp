@@ -144,9 +144,9 @@ class OnednnConvTranspose final : public Kernel {
     p.scratchpad = pd.scratchpad_desc();
     p.user_src = memory::desc(src, dt::f32, plain);
     p.user_dst = memory::desc(dst, dt::f32, plain);
-    memory user_w(memory::desc(wd, dt::f32, w_tag), onednn::engine(), weights_.raw_data());
     p.weights = onednn::host_memory(pd.weights_desc(), &p.weights_buf);
-    dnnl::reorder(user_w, p.weights).execute(stream_, user_w, p.weights);
+    onednn::write_weights(weights_.raw_data(), memory::desc(wd, dt::f32, w_tag), p.weights,
+                          stream_);
     if (bias_.defined()) p.bias = onednn::wrap(bias_md, bias_);
     if (pd.src_desc() != p.user_src) {
       p.src_buf = memory(pd.src_desc(), onednn::engine());

@@ -36,9 +36,10 @@ inline dnnl::memory wrap(const dnnl::memory::desc& md, const Tensor& t) {
 // Writes constant weights into `dst`, a primitive's layout for them, once at creation: `src`
 // holds them as `src_md` (a plain layout) says, at any address — a weight may still be in the
 // mapped model file (Tensor::peek_bytes), where raw_data offsets are arbitrary. Plain blocked
-// layouts are written directly (blocked_copy.h); others (Winograd's) through a oneDNN reorder,
-// from an aligned copy where `src` is not aligned to the element size, since oneDNN's reorders
-// read through typed pointers.
+// layouts are written directly (blocked_copy.h); others (Winograd's, int8 weights that carry
+// compensation terms) through a oneDNN reorder, from an aligned copy where `src` is not aligned
+// to the element size, since oneDNN's reorders read through typed pointers. Every oneDNN kernel
+// writes its constant weights through this.
 void write_weights(const void* src, const dnnl::memory::desc& src_md, const dnnl::memory& dst,
                    dnnl::stream& s);
 

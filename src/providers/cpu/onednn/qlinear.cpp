@@ -368,11 +368,9 @@ class OnednnQLinearMatMul final : public Kernel {
     impl_ = onednn::impl_name(pd);
     p.prim = dnnl::matmul(pd);
     p.scratchpad_md = pd.scratchpad_desc();
-    dnnl::stream& s = stream_;
-    memory user = onednn::wrap(memory::desc({K_, N_}, dt::s8, tag::ab), weights_);
     p.weights = onednn::host_memory(pd.weights_desc(), &p.weights_buf);
-    dnnl::reorder(user, p.weights).execute(s, user, p.weights);
-    s.wait();
+    onednn::write_weights(weights_.raw_data(), memory::desc({K_, N_}, dt::s8, tag::ab), p.weights,
+                          stream_);
     return p;
   }
 
@@ -481,11 +479,9 @@ class OnednnMatMulInteger final : public Kernel {
     impl_ = onednn::impl_name(pd);
     p.prim = dnnl::matmul(pd);
     p.scratchpad_md = pd.scratchpad_desc();
-    dnnl::stream& s = stream_;
-    memory user = onednn::wrap(memory::desc({K_, N_}, dt::s8, tag::ab), weights_);
     p.weights = onednn::host_memory(pd.weights_desc(), &p.weights_buf);
-    dnnl::reorder(user, p.weights).execute(s, user, p.weights);
-    s.wait();
+    onednn::write_weights(weights_.raw_data(), memory::desc({K_, N_}, dt::s8, tag::ab), p.weights,
+                          stream_);
     return p;
   }
 
