@@ -1,6 +1,7 @@
 // MatMul, Gemm and ai.polyinfer FusedMatMul / FusedGemm with constant weights on the packed
-// AVX2 kernel (providers/cpu/fast/matmul_packed.cpp), against the reference kernels
-// (`cpu-ref`), and what it leaves to oneDNN.
+// kernel (providers/cpu/fast/matmul_packed.cpp), against the reference kernels (`cpu-ref`),
+// with each register tile this CPU runs (AVX2's, and AVX-512's where it has it), and what the
+// kernel leaves to oneDNN.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include "polyinfer/session.h"
 #include "providers/cpu/fast/activation_pass.h"
 #include "providers/cpu/fast/avx2_util.h"
+#include "providers/cpu/fast/avx512_gemm.h"
 
 namespace polyinfer {
 namespace {
@@ -81,6 +83,34 @@ std::string run_and_compare(const Case& c, int threads) {
   return s.placement().nodes.at(0).impl;
 }
 
+// The register tiles this CPU runs: the value of POLYINFER_AVX512_GEMM that selects each (null:
+// unset, the default) and the implementation name the kernel then reports.
+struct Tile {
+  const char* env;
+  const char* impl;
+};
+std::vector<Tile> tiles() {
+  std::vector<Tile> t = {{"0", "fast:avx2-packed"}};
+#ifdef PI_X86_AVX512_GEMM
+  if (fast::avx512::supported()) t.push_back({nullptr, "fast:avx512-packed"});
+#endif
+  return t;
+}
+
+// Sets POLYINFER_AVX512_GEMM for the scope's sessions (they read it at creation).
+class TileScope {
+ public:
+  explicit TileScope(const Tile& t) {
+    if (t.env)
+      setenv("POLYINFER_AVX512_GEMM", t.env, 1);
+    else
+      unsetenv("POLYINFER_AVX512_GEMM");
+  }
+  ~TileScope() { unsetenv("POLYINFER_AVX512_GEMM"); }
+};
+
+bool packed(const std::string& impl) { return impl.find("-packed") != std::string::npos; }
+
 class PackedMatMulTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
@@ -89,9 +119,12 @@ class PackedMatMulTest : public ::testing::TestWithParam<Case> {
 };
 
 TEST_P(PackedMatMulTest, MatchesReference) {
-  for (int threads : {1, 2, 3}) {
-    SCOPED_TRACE(std::to_string(threads) + " threads");
-    EXPECT_EQ(run_and_compare(GetParam(), threads), "fast:avx2-packed");
+  for (const Tile& tile : tiles()) {
+    const TileScope scope(tile);
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(std::string(tile.impl) + ", " + std::to_string(threads) + " threads");
+      EXPECT_EQ(run_and_compare(GetParam(), threads), tile.impl);
+    }
   }
 }
 
@@ -102,10 +135,14 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"rows_3d", {2, 13, 64}, {64, 48}, false, false, "", {}},
         // A 1-D A: one row, and Y loses that dimension.
         Case{"vector_a", {40}, {40, 16}, false, false, "", {}},
-        // 24 columns: a panel and a half; bias and ReLU in registers.
+        // 24 columns: a panel and a half (AVX2) or three quarters of one (AVX-512); bias and
+        // ReLU in registers.
         Case{"half_panel_bias_relu", {7, 33}, {33, 24}, true, true, "Relu", {}},
-        // 128 rows (BERT-base's sequence): 22 tiles, 18 of 6 rows and 4 of 5.
+        // 128 rows (BERT-base's sequence): 22 tiles, 18 of 6 rows and 4 of 5 (AVX-512: 16 of 8).
         Case{"rows_128", {128, 40}, {40, 16}, true, true, "", {}},
+        // 45 rows: AVX-512's tiles of up to 8 as 3 of 8 and 3 of 7; 96 columns = 3 32-wide
+        // panels, 6 16-wide ones.
+        Case{"rows_45_panels_3", {45, 19}, {19, 96}, true, true, "Relu", {}},
         // 400 rows: several row blocks (and row blocks per thread).
         Case{"row_blocks_clip", {400, 20}, {20, 32}, true, true, "Clip", {-0.5f, 0.5f}},
         // K = 4500: two K blocks, the second continuing the sums left in Y; 8 columns.
@@ -120,7 +157,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"hardswish", {7, 33}, {33, 24}, true, true, "HardSwish", {}},
         Case{"hardsigmoid_one_row", {40}, {40, 16}, true, false, "HardSigmoid", {0.2f, 0.5f}},
         // A classifier's last layer: one row, B as [N, K] (transposed while packing), 1000
-        // columns = 62.5 panels taken 4 at a time (one_row), alpha and beta folded in.
+        // columns = 62.5 16-wide panels (31.25 32-wide) taken 4 at a time (one_row), alpha and
+        // beta folded in.
         Case{"gemm_one_row_trans_b", {1, 300}, {1000, 300}, false, true, "", {}, true, true,
              0.5f, 2.f},
         // Gemm with B as [K, N], C as [1, N], and a ReLU (FusedGemm).
@@ -134,18 +172,14 @@ INSTANTIATE_TEST_SUITE_P(
 // column counts that are not multiples of 8, and, switched off, everything.
 TEST(PackedMatMulSelection, DeclinesWhatItDoesNotCover) {
   if (!fast::avx2::supported()) GTEST_SKIP() << "the packed MatMul needs AVX2 and FMA";
-  EXPECT_NE(run_and_compare(Case{"tanh", {6, 32}, {32, 16}, true, true, "Tanh", {}}, 1),
-            "fast:avx2-packed");
-  EXPECT_NE(run_and_compare(Case{"n12", {6, 32}, {32, 12}, false, false, "", {}}, 1),
-            "fast:avx2-packed");
+  EXPECT_FALSE(packed(run_and_compare(Case{"tanh", {6, 32}, {32, 16}, true, true, "Tanh", {}}, 1)));
+  EXPECT_FALSE(packed(run_and_compare(Case{"n12", {6, 32}, {32, 12}, false, false, "", {}}, 1)));
   // A C of N values that is not a per-column bias: [N, 1] broadcasts along the rows.
-  EXPECT_NE(run_and_compare(Case{"c_column", {16, 32}, {32, 16}, false, true, "", {}, true,
-                                 false, 1.f, 1.f, {16, 1}},
-                            1),
-            "fast:avx2-packed");
+  EXPECT_FALSE(packed(run_and_compare(
+      Case{"c_column", {16, 32}, {32, 16}, false, true, "", {}, true, false, 1.f, 1.f, {16, 1}},
+      1)));
   setenv("POLYINFER_PACKED_MATMUL", "0", 1);
-  EXPECT_NE(run_and_compare(Case{"off", {6, 32}, {32, 16}, false, false, "", {}}, 1),
-            "fast:avx2-packed");
+  EXPECT_FALSE(packed(run_and_compare(Case{"off", {6, 32}, {32, 16}, false, false, "", {}}, 1)));
   unsetenv("POLYINFER_PACKED_MATMUL");
 }
 
@@ -180,16 +214,20 @@ TEST(PackedMatMulOneRow, SumsInBlocksStayCloseToTheExactDot) {
   m.initializer("b", {K, N}, std::vector<float>(static_cast<size_t>(K * N), 0.1f));
   m.node("MatMul", {"a", "b"}, {"y"}, "mm");
   const std::string bytes = m.bytes();
-  SessionOptions o;
-  o.optimization_level = 0;
-  Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
-  ASSERT_EQ(s.placement().nodes.at(0).impl, "fast:avx2-packed");
-  std::map<std::string, Value> feed;
-  feed["a"] = Tensor::from_vector<float>({1, K}, std::vector<float>(static_cast<size_t>(K), 1.f));
-  const Tensor y = s.run(feed)[0].tensor();
-  const double exact = static_cast<double>(K) * static_cast<double>(0.1f);
-  for (int64_t j = 0; j < N; ++j)
-    EXPECT_NEAR(y.data<float>()[j], exact, 1e-5 * exact) << "column " << j;
+  for (const Tile& tile : tiles()) {
+    const TileScope scope(tile);
+    SessionOptions o;
+    o.optimization_level = 0;
+    Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
+    ASSERT_EQ(s.placement().nodes.at(0).impl, tile.impl);
+    std::map<std::string, Value> feed;
+    feed["a"] =
+        Tensor::from_vector<float>({1, K}, std::vector<float>(static_cast<size_t>(K), 1.f));
+    const Tensor y = s.run(feed)[0].tensor();
+    const double exact = static_cast<double>(K) * static_cast<double>(0.1f);
+    for (int64_t j = 0; j < N; ++j)
+      EXPECT_NEAR(y.data<float>()[j], exact, 1e-5 * exact) << tile.impl << ", column " << j;
+  }
 }
 
 #ifdef PI_X86_AVX2

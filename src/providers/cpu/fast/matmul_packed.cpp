@@ -10,9 +10,11 @@
 // 0.07 against 0.10 ms, MobileNetV2's 0.14-0.16 against 0.18-0.19), and its weight is read
 // in place where oneDNN's path first copied a misaligned one (creation: within noise).
 //
-// The computation: B is packed once as [N/16][K][16] (zero-filled past N). Each task takes a
-// block of rows and a group of 16-column panels and runs the register tile of avx2_util.h
-// (up to 6 rows x 16) over its panels and rows, bias and activation applied in registers. K
+// The computation: B is packed once as [N/16][K][16] (zero-filled past N), or as [N/32][K][32]
+// where the CPU has AVX-512 (avx512_gemm.h: BERT-base 4-10% faster on a Zen 4 core). Each task
+// takes a block of rows and a group of panels and runs the register tile (avx2_util.h's up to 6
+// rows x 16, or up to 8 rows x 32) over its panels and rows, bias and activation applied in
+// registers. K
 // is cut into blocks only past 4096 (sums continued in Y): BERT-base's layers ran 5% faster with
 // their whole K (768 or 3072) in one pass than in blocks of 256 sized for L1, the reloads of
 // partial sums costing more than the panel's weights streaming from L2. Rows come in blocks of
@@ -25,6 +27,7 @@
 
 #include "core/unaligned.h"
 #include "providers/cpu/fast/avx2_util.h"
+#include "providers/cpu/fast/avx512_gemm.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
 #include "providers/cpu/ops/fused_activation.h"
@@ -34,9 +37,8 @@ namespace {
 
 using cpu::FusedActivation;
 
-constexpr int64_t kBlock = 16;    // output columns per panel
-constexpr int kRows = 6;          // rows per register tile
-constexpr int64_t kMaxRows = 192;  // rows per block
+constexpr int64_t kBlock = 16;    // output columns per panel of the AVX2 tile
+constexpr int64_t kMaxRows = 192;  // rows per block (a multiple of both tiles' rows)
 constexpr int64_t kKc = 4096;      // K per block
 constexpr int64_t kGroupsPerThread = 4;  // panel groups per thread (above)
 constexpr int64_t kOneRowBlock = 128;    // one_row's depth per partial sum
@@ -44,10 +46,11 @@ constexpr int64_t kOneRowBlock = 128;    // one_row's depth per partial sum
 struct Plan {
   const float* a;
   float* y;
-  const float* w;     // [N/16][K][16]
-  const float* bias;  // [N/16 * 16]
+  const float* w;     // [N/width][K][width]
+  const float* bias;  // [N/width * width]
   FusedActivation act;
   int64_t P, K, N;    // rows, depth, columns
+  int64_t width;      // columns per panel: kBlock, or avx512::kPanel
   int64_t pb, panels, groups;
 };
 
@@ -98,17 +101,56 @@ PI_AVX2 void one_row(const Plan& q, int64_t m0, int64_t m1) {
   }
 }
 
-// d[k * 16 + j] = b[j * K + k] for the panel's `cols` (8 or 16) rows of a transposed B, in 8x8
-// blocks through registers (element by element, ~1 ms of ShuffleNetV2's creation in a profile
-// for its 1000 x 1024 weight). `b` may lie at any address (unaligned loads).
-PI_AVX2 void pack_transposed(const float* b, int64_t K, int64_t cols, float* d) {
+// one_row for 32-wide panels: up to 4 panels at once, 8 zmm sums.
+PI_AVX512_GEMM void one_row_wide(const Plan& q, int64_t m0, int64_t m1) {
+  constexpr int64_t W = avx512::kPanel;
+  for (int64_t mb = m0; mb < m1; mb += 4) {
+    const int np = static_cast<int>(std::min<int64_t>(4, m1 - mb));
+    const float* w = q.w + mb * q.K * W;
+    __m512 acc[4][2];
+    for (int p = 0; p < 4; ++p) acc[p][0] = acc[p][1] = _mm512_setzero_ps();
+    for (int64_t k0 = 0; k0 < q.K; k0 += kOneRowBlock) {
+      const int64_t k1 = std::min(q.K, k0 + kOneRowBlock);
+      __m512 part[4][2];
+      for (int p = 0; p < 4; ++p) part[p][0] = part[p][1] = _mm512_setzero_ps();
+      for (int64_t k = k0; k < k1; ++k) {
+        const __m512 x = _mm512_set1_ps(q.a[k]);
+#pragma GCC unroll 4
+        for (int p = 0; p < 4; ++p) {
+          if (p >= np) break;
+          const float* b = w + (p * q.K + k) * W;
+          _mm_prefetch(reinterpret_cast<const char*>(b + avx2::kGemmPrefetch * W / 2),
+                       _MM_HINT_T0);
+          part[p][0] = _mm512_fmadd_ps(x, _mm512_load_ps(b), part[p][0]);
+          part[p][1] = _mm512_fmadd_ps(x, _mm512_load_ps(b + 16), part[p][1]);
+        }
+      }
+      for (int p = 0; p < 4; ++p) {
+        acc[p][0] = _mm512_add_ps(acc[p][0], part[p][0]);
+        acc[p][1] = _mm512_add_ps(acc[p][1], part[p][1]);
+      }
+    }
+    for (int p = 0; p < np; ++p) {
+      const int64_t n0 = (mb + p) * W;
+      for (int c = 0; c < 4 && n0 + 8 * c < q.N; ++c) {
+        const __m256 v = _mm256_add_ps(avx512::quarter(acc[p][0], acc[p][1], c),
+                                       _mm256_loadu_ps(q.bias + n0 + 8 * c));
+        _mm256_storeu_ps(q.y + n0 + 8 * c, avx2::activate(v, q.act));
+      }
+    }
+  }
+}
+
+// d[k * ld + j] = b[j * K + k] for the panel's `cols` (a multiple of 8, up to ld) rows of a
+// transposed B, in 8x8 blocks through registers (element by element, ~1 ms of ShuffleNetV2's
+// creation in a profile for its 1000 x 1024 weight). `b` may lie at any address.
+PI_AVX2 void pack_transposed(const float* b, int64_t K, int64_t cols, int64_t ld, float* d) {
   const int64_t k8 = K / 8 * 8;
   for (int64_t j = 0; j < cols; j += 8)
-    for (int64_t k = 0; k < k8; k += 8)
-      avx2::transpose8x8(b + j * K + k, K, d + k * kBlock + j, kBlock);
+    for (int64_t k = 0; k < k8; k += 8) avx2::transpose8x8(b + j * K + k, K, d + k * ld + j, ld);
   const UnalignedFloats src(b);
   for (int64_t j = 0; j < cols; ++j)
-    for (int64_t k = k8; k < K; ++k) d[k * kBlock + j] = src[j * K + k];
+    for (int64_t k = k8; k < K; ++k) d[k * ld + j] = src[j * K + k];
 }
 
 PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
@@ -116,21 +158,25 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
   const int64_t m0 = group * per_group, m1 = std::min(q.panels, m0 + per_group);
   const int64_t p0 = blk * q.pb, np = std::min(q.pb, q.P - p0);
   if (m0 >= m1 || np <= 0) return;
-  if (q.P == 1 && q.K <= kKc) return one_row(q, m0, m1);
+  const bool wide = q.width == avx512::kPanel;
+  if (q.P == 1 && q.K <= kKc) return wide ? one_row_wide(q, m0, m1) : one_row(q, m0, m1);
   // Even tiles: BERT-base's 128 rows had a tile of 2, 2.9% of the run for 1.6% of the rows.
-  const int64_t tiles = avx2::row_tiles(np);
+  const int64_t tiles = wide ? avx512::row_tiles(np) : avx2::row_tiles(np);
+  const int64_t W = q.width;
   for (int64_t k0 = 0; k0 < q.K; k0 += kKc) {
     const int64_t kn = std::min(kKc, q.K - k0);
     const bool first = k0 == 0, last = k0 + kn == q.K;
-    const avx2::GemmRowsFn* gemm = avx2::gemm_rows_for(last ? &q.act : nullptr, true);
+    const FusedActivation* act = last ? &q.act : nullptr;
+    const avx2::GemmRowsFn* gemm =
+        wide ? avx512::gemm_rows_for(act) : avx2::gemm_rows_for(act, true);
     for (int64_t mb = m0; mb < m1; ++mb) {
-      const int cols = static_cast<int>(std::min<int64_t>(kBlock, q.N - mb * kBlock));
-      const float* w = q.w + (mb * q.K + k0) * kBlock;
+      const int cols = static_cast<int>(std::min<int64_t>(W, q.N - mb * W));
+      const float* w = q.w + (mb * q.K + k0) * W;
       for (int64_t t = 0, p = 0, rows = 0; t < tiles; ++t, p += rows) {
         rows = avx2::tile_rows(np, tiles, t);
-        float* y = q.y + (p0 + p) * q.N + mb * kBlock;
+        float* y = q.y + (p0 + p) * q.N + mb * W;
         gemm[rows](q.a + (p0 + p) * q.K + k0, q.K, w, kn, y, q.N, 8,
-                   first ? q.bias + mb * kBlock : nullptr, first ? nullptr : y, &q.act, cols);
+                   first ? q.bias + mb * W : nullptr, first ? nullptr : y, &q.act, cols);
       }
     }
   }
@@ -169,6 +215,11 @@ class PackedMatMul final : public Kernel {
           bias->rank() > 2 || (bias->rank() == 2 && bias->shape()[0] != 1))
         info.unsupported("packed MatMul: a bias that is not a constant vector of N values");
     }
+#ifdef PI_X86_AVX2
+    // POLYINFER_AVX512_GEMM=0 keeps the AVX2 tile on an AVX-512 CPU (tests, A/B runs).
+    const char* wide = std::getenv("POLYINFER_AVX512_GEMM");
+    if (avx512::supported() && !(wide && std::strcmp(wide, "0") == 0)) width_ = avx512::kPanel;
+#endif
     // Read in place: a weight still in the model file is never copied whole first.
     pack(b->peek_bytes(), trans_b, alpha);
     if (bias) {
@@ -180,7 +231,9 @@ class PackedMatMul final : public Kernel {
   }
 
   bool prepacked(size_t i) const override { return i == 1 || i == 2; }
-  std::string impl() const override { return "fast:avx2-packed"; }
+  std::string impl() const override {
+    return width_ == kBlock ? "fast:avx2-packed" : "fast:avx512-packed";
+  }
 
   void run(KernelContext& ctx) override {
     const Tensor& a = ctx.input(0);
@@ -197,10 +250,11 @@ class PackedMatMul final : public Kernel {
 #ifdef PI_X86_AVX2
     const int threads = ctx.threads();
     Plan q{a.data<float>(), y.data<float>(), w_.data<float>(), bias_.data<float>(), act_,
-           a.numel() / K_, K_, N_, 0, (N_ + kBlock - 1) / kBlock, 1};
+           a.numel() / K_, K_, N_, width_, 0, (N_ + width_ - 1) / width_, 1};
+    const int64_t tile = width_ == kBlock ? 6 : avx512::kTileRows;
     int64_t blocks = (q.P + kMaxRows - 1) / kMaxRows;
     if (threads > 1 && blocks > 1) blocks = (blocks + threads - 1) / threads * threads;
-    q.pb = ((q.P + blocks - 1) / blocks + kRows - 1) / kRows * kRows;
+    q.pb = ((q.P + blocks - 1) / blocks + tile - 1) / tile * tile;
     blocks = (q.P + q.pb - 1) / q.pb;
     if (blocks < 2 * threads) q.groups = std::min<int64_t>(q.panels, kGroupsPerThread * threads);
     parallel_tasks(blocks * q.groups, threads,
@@ -212,33 +266,33 @@ class PackedMatMul final : public Kernel {
   // `b`: K x N floats (N x K when `trans_b`) at any alignment, scaled by `alpha`.
   void pack(const void* b, bool trans_b, float alpha) {
     const UnalignedFloats src(b);
-    const int64_t panels = (N_ + kBlock - 1) / kBlock;
-    // Panel by panel, so the writes run in order (row by row they went to N/16 places at
-    // once); N is a multiple of 8, so only the last panel may be half full (zeros past N).
-    w_ = Tensor::empty(DType::Float32, {panels * K_ * kBlock});
-    bias_ = Tensor::zeros(DType::Float32, {panels * kBlock});
+    const int64_t W = width_, panels = (N_ + W - 1) / W;
+    // Panel by panel, so the writes run in order (row by row they went to N/W places at
+    // once); N is a multiple of 8, so only the last panel may be part full (zeros past N).
+    w_ = Tensor::empty(DType::Float32, {panels * K_ * W});
+    bias_ = Tensor::zeros(DType::Float32, {panels * W});
     float* d = w_.data<float>();
-    for (int64_t nb = 0; nb < panels; ++nb, d += K_ * kBlock) {
-      const int64_t n0 = nb * kBlock, cols = std::min(kBlock, N_ - n0);
+    for (int64_t nb = 0; nb < panels; ++nb, d += K_ * W) {
+      const int64_t n0 = nb * W, cols = std::min(W, N_ - n0);
       if (trans_b) {
 #ifdef PI_X86_AVX2
-        pack_transposed(static_cast<const float*>(src.at(n0 * K_)), K_, cols, d);
+        pack_transposed(static_cast<const float*>(src.at(n0 * K_)), K_, cols, W, d);
 #endif
       } else {
         for (int64_t k = 0; k < K_; ++k)
-          std::memcpy(d + k * kBlock, src.at(k * N_ + n0),
-                      static_cast<size_t>(cols) * sizeof(float));
+          std::memcpy(d + k * W, src.at(k * N_ + n0), static_cast<size_t>(cols) * sizeof(float));
       }
-      if (cols < kBlock)
+      if (cols < W)
         for (int64_t k = 0; k < K_; ++k)
-          std::memset(d + k * kBlock + cols, 0, static_cast<size_t>(kBlock - cols) * sizeof(float));
+          std::memset(d + k * W + cols, 0, static_cast<size_t>(W - cols) * sizeof(float));
       if (alpha != 1.f)
-        for (int64_t i = 0; i < K_ * kBlock; ++i) d[i] *= alpha;
+        for (int64_t i = 0; i < K_ * W; ++i) d[i] *= alpha;
     }
   }
 
   std::string label_;
   int64_t K_ = 0, N_ = 0;
+  int64_t width_ = kBlock;  // columns per packed panel (pack())
   bool gemm_ = false;
   FusedActivation act_;
   Tensor w_, bias_;
