@@ -56,87 +56,43 @@ struct Plan {
 
 #ifdef PI_X86_AVX2
 
-// One row against up to 4 panels at once (the classifiers' last Gemm): a lone row's register
-// tile has 2 sums, each waiting on the last FMA (5 cycles), and ran ResNet-50's 2048 x 1000
-// layer at ~0.6 ms against oneDNN's ~0.4; 8 sums keep the FMAs and the weights' stream busy.
+// One row against 64 columns at once (the classifiers' last Gemm): 4 panels of 16 or 2 of 32,
+// kPer = W / 8 vectors per panel. A lone row's register tile has 2 sums, each waiting on the
+// last FMA (5 cycles), and ran ResNet-50's 2048 x 1000 layer at ~0.6 ms against oneDNN's ~0.4;
+// 8 sums keep the FMAs and the weights' stream busy (ymm on either layout: memory-bound).
 // The sums are made in blocks of kOneRowBlock and then added: one float32 sum over all of K
 // put ResNet-50's logits (up to ~110) 1.4e-4 from ORT's, blocks 4e-5 (oneDNN's 5e-5).
-PI_AVX2 void one_row(const Plan& q, int64_t m0, int64_t m1) {
-  for (int64_t mb = m0; mb < m1; mb += 4) {
-    const int np = static_cast<int>(std::min<int64_t>(4, m1 - mb));
-    const float* w = q.w + mb * q.K * kBlock;
-    __m256 acc[4][2];
-    for (int p = 0; p < 4; ++p) acc[p][0] = acc[p][1] = _mm256_setzero_ps();
+template <int kPer>
+PI_AVX2 void one_row_as(const Plan& q, int64_t m0, int64_t m1) {
+  constexpr int kW = 8 * kPer, kStep = 8 / kPer;  // columns per panel, panels per pass
+  for (int64_t mb = m0; mb < m1; mb += kStep) {
+    const int nv = static_cast<int>(std::min<int64_t>(kStep, m1 - mb)) * kPer;  // vectors
+    const float* w = q.w + mb * q.K * kW;
+    __m256 acc[8];
+    for (int v = 0; v < 8; ++v) acc[v] = _mm256_setzero_ps();
     for (int64_t k0 = 0; k0 < q.K; k0 += kOneRowBlock) {
       const int64_t k1 = std::min(q.K, k0 + kOneRowBlock);
-      __m256 part[4][2];
-      for (int p = 0; p < 4; ++p) part[p][0] = part[p][1] = _mm256_setzero_ps();
+      __m256 part[8];
+      for (int v = 0; v < 8; ++v) part[v] = _mm256_setzero_ps();
       for (int64_t k = k0; k < k1; ++k) {
         const __m256 x = _mm256_broadcast_ss(q.a + k);
-#pragma GCC unroll 4
-        for (int p = 0; p < 4; ++p) {
-          if (p >= np) break;
-          const float* b = w + (p * q.K + k) * kBlock;
-          _mm_prefetch(reinterpret_cast<const char*>(b + avx2::kGemmPrefetch * kBlock),
-                       _MM_HINT_T0);
-          part[p][0] = _mm256_fmadd_ps(x, _mm256_load_ps(b), part[p][0]);
-          part[p][1] = _mm256_fmadd_ps(x, _mm256_load_ps(b + 8), part[p][1]);
+#pragma GCC unroll 8
+        for (int v = 0; v < 8; ++v) {
+          if (v >= nv) break;
+          const float* b = w + (v / kPer * q.K + k) * kW + v % kPer * 8;
+          if (v % 2 == 0)  // one cache line per two vectors
+            _mm_prefetch(reinterpret_cast<const char*>(b + avx2::kGemmPrefetch * kW),
+                         _MM_HINT_T0);
+          part[v] = _mm256_fmadd_ps(x, _mm256_load_ps(b), part[v]);
         }
       }
-      for (int p = 0; p < 4; ++p) {
-        acc[p][0] = _mm256_add_ps(acc[p][0], part[p][0]);
-        acc[p][1] = _mm256_add_ps(acc[p][1], part[p][1]);
-      }
+      for (int v = 0; v < 8; ++v) acc[v] = _mm256_add_ps(acc[v], part[v]);
     }
-    for (int p = 0; p < np; ++p) {
-      const int64_t n0 = (mb + p) * kBlock;
-      const float* bias = q.bias + n0;
-      __m256 v0 = _mm256_add_ps(acc[p][0], _mm256_loadu_ps(bias));
-      __m256 v1 = _mm256_add_ps(acc[p][1], _mm256_loadu_ps(bias + 8));
-      v0 = avx2::activate(v0, q.act);
-      v1 = avx2::activate(v1, q.act);
-      _mm256_storeu_ps(q.y + n0, v0);
-      if (q.N - n0 > 8) _mm256_storeu_ps(q.y + n0 + 8, v1);
-    }
-  }
-}
-
-// one_row for 32-wide panels: up to 4 panels at once, 8 zmm sums.
-PI_AVX512_GEMM void one_row_wide(const Plan& q, int64_t m0, int64_t m1) {
-  constexpr int64_t W = avx512::kPanel;
-  for (int64_t mb = m0; mb < m1; mb += 4) {
-    const int np = static_cast<int>(std::min<int64_t>(4, m1 - mb));
-    const float* w = q.w + mb * q.K * W;
-    __m512 acc[4][2];
-    for (int p = 0; p < 4; ++p) acc[p][0] = acc[p][1] = _mm512_setzero_ps();
-    for (int64_t k0 = 0; k0 < q.K; k0 += kOneRowBlock) {
-      const int64_t k1 = std::min(q.K, k0 + kOneRowBlock);
-      __m512 part[4][2];
-      for (int p = 0; p < 4; ++p) part[p][0] = part[p][1] = _mm512_setzero_ps();
-      for (int64_t k = k0; k < k1; ++k) {
-        const __m512 x = _mm512_set1_ps(q.a[k]);
-#pragma GCC unroll 4
-        for (int p = 0; p < 4; ++p) {
-          if (p >= np) break;
-          const float* b = w + (p * q.K + k) * W;
-          _mm_prefetch(reinterpret_cast<const char*>(b + avx2::kGemmPrefetch * W / 2),
-                       _MM_HINT_T0);
-          part[p][0] = _mm512_fmadd_ps(x, _mm512_load_ps(b), part[p][0]);
-          part[p][1] = _mm512_fmadd_ps(x, _mm512_load_ps(b + 16), part[p][1]);
-        }
-      }
-      for (int p = 0; p < 4; ++p) {
-        acc[p][0] = _mm512_add_ps(acc[p][0], part[p][0]);
-        acc[p][1] = _mm512_add_ps(acc[p][1], part[p][1]);
-      }
-    }
-    for (int p = 0; p < np; ++p) {
-      const int64_t n0 = (mb + p) * W;
-      for (int c = 0; c < 4 && n0 + 8 * c < q.N; ++c) {
-        const __m256 v = _mm256_add_ps(avx512::quarter(acc[p][0], acc[p][1], c),
-                                       _mm256_loadu_ps(q.bias + n0 + 8 * c));
-        _mm256_storeu_ps(q.y + n0 + 8 * c, avx2::activate(v, q.act));
-      }
+    for (int v = 0; v < nv; ++v) {
+      const int64_t n0 = mb * kW + v * 8;  // the panels of a pass are adjacent columns
+      if (n0 >= q.N) break;
+      const __m256 y = _mm256_add_ps(acc[v], _mm256_loadu_ps(q.bias + n0));
+      _mm256_storeu_ps(q.y + n0, avx2::activate(y, q.act));
     }
   }
 }
@@ -159,7 +115,7 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
   const int64_t p0 = blk * q.pb, np = std::min(q.pb, q.P - p0);
   if (m0 >= m1 || np <= 0) return;
   const bool wide = q.width == avx512::kPanel;
-  if (q.P == 1 && q.K <= kKc) return wide ? one_row_wide(q, m0, m1) : one_row(q, m0, m1);
+  if (q.P == 1 && q.K <= kKc) return wide ? one_row_as<4>(q, m0, m1) : one_row_as<2>(q, m0, m1);
   // Even tiles: BERT-base's 128 rows had a tile of 2, 2.9% of the run for 1.6% of the rows.
   const int64_t tiles = wide ? avx512::row_tiles(np) : avx2::row_tiles(np);
   const int64_t W = q.width;
