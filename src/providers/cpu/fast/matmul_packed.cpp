@@ -14,15 +14,16 @@
 // where the CPU has AVX-512 (avx512_gemm.h: BERT-base 4-10% faster on a Zen 4 core). Each task
 // takes a block of rows and a group of panels and runs the register tile (avx2_util.h's up to 6
 // rows x 16, or up to 8 rows x 32) over its panels and rows, bias and activation applied in
-// registers. K
-// is cut into blocks only past 4096 (sums continued in Y): BERT-base's layers ran 5% faster with
-// their whole K (768 or 3072) in one pass than in blocks of 256 sized for L1, the reloads of
-// partial sums costing more than the panel's weights streaming from L2. Rows come in blocks of
-// up to 192, so a 128-token sequence reads the weights from memory once; with fewer row blocks
-// than threads the panels are cut into kGroupsPerThread groups per thread, each taken by the
-// next thread free: with one of two cores busy with another process, BERT-base at 2 threads
-// ran 397-411 ms against 453-478 with one fixed half per thread (equal when both are free).
+// registers. K is cut into blocks only past 4096 (sums continued in Y): BERT-base's layers ran
+// 5% faster with their whole K (768 or 3072) in one pass than in blocks of 256 sized for L1, the
+// reloads of partial sums costing more than the panel's weights streaming from L2. Rows come in
+// blocks of up to 192, so a 128-token sequence reads the weights from memory once; with fewer
+// row blocks than threads the panels are cut into kGroupsPerThread groups per thread, each taken
+// by the next thread free: with one of two cores busy with another process, BERT-base at 2
+// threads ran 397-411 ms against 453-478 with one fixed half per thread (equal when both are
+// free).
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/unaligned.h"
@@ -38,6 +39,7 @@ namespace {
 using cpu::FusedActivation;
 
 constexpr int64_t kBlock = 16;    // output columns per panel of the AVX2 tile
+constexpr int kRows = 6;          // rows per AVX2 register tile
 constexpr int64_t kMaxRows = 192;  // rows per block (a multiple of both tiles' rows)
 constexpr int64_t kKc = 4096;      // K per block
 constexpr int64_t kGroupsPerThread = 4;  // panel groups per thread (above)
@@ -207,7 +209,7 @@ class PackedMatMul final : public Kernel {
     const int threads = ctx.threads();
     Plan q{a.data<float>(), y.data<float>(), w_.data<float>(), bias_.data<float>(), act_,
            a.numel() / K_, K_, N_, width_, 0, (N_ + width_ - 1) / width_, 1};
-    const int64_t tile = width_ == kBlock ? 6 : avx512::kTileRows;
+    const int64_t tile = width_ == kBlock ? kRows : avx512::kTileRows;
     int64_t blocks = (q.P + kMaxRows - 1) / kMaxRows;
     if (threads > 1 && blocks > 1) blocks = (blocks + threads - 1) / threads * threads;
     q.pb = ((q.P + blocks - 1) / blocks + tile - 1) / tile * tile;
