@@ -157,8 +157,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"hardswish", {7, 33}, {33, 24}, true, true, "HardSwish", {}},
         Case{"hardsigmoid_one_row", {40}, {40, 16}, true, false, "HardSigmoid", {0.2f, 0.5f}},
         // A classifier's last layer: one row, B as [N, K] (transposed while packing), 1000
-        // columns = 62.5 16-wide panels (31.25 32-wide) taken 4 at a time (one_row), alpha and
-        // beta folded in.
+        // columns = 62.5 16-wide panels (31.25 32-wide) taken 64 columns at a time (one_row),
+        // alpha and beta folded in.
         Case{"gemm_one_row_trans_b", {1, 300}, {1000, 300}, false, true, "", {}, true, true,
              0.5f, 2.f},
         // Gemm with B as [K, N], C as [1, N], and a ReLU (FusedGemm).
