@@ -408,5 +408,28 @@ TEST(ConvOnednnActivation, SiluAndSigmoidAfterThePrimitive) {
       }
 }
 
+// Strided 1x1 convolutions without padding run on oneDNN as stride-1 convolutions of every
+// stride-th pixel (onednn::ConvDims::src_strides): odd sizes that the stride does not divide,
+// two images, a residual, groups; and the cases that keep the strided primitive (padding, a
+// view oneDNN cannot describe).
+TEST(ConvOnednnStridedPointwise, MatchesReference) {
+  setenv("POLYINFER_IM2COL_CONV", "0", 1);
+  for (const Case& c :
+       {Case{"stride2_odd", {1, 9, 7, 16}, 24, 1, 1, {2, 2}, {}, {}, true, false, "Relu", {}},
+        Case{"stride2_to_one_row", {1, 2, 3, 16}, 8, 1, 1, {2, 2}, {}, {}, true, false, "", {}},
+        Case{"stride2_residual", {2, 10, 11, 8}, 12, 1, 1, {2, 2}, {}, {}, false, true, "", {}},
+        // Two images whose every third row leaves no room: the strided primitive instead.
+        Case{"stride3x2_batch2", {2, 10, 11, 8}, 12, 1, 1, {3, 2}, {}, {}, false, true, "", {}},
+        Case{"stride2_grouped", {1, 8, 9, 64}, 16, 1, 1, {2, 2}, {}, {}, true, false, "", {}, 2},
+        Case{"stride2_padded", {1, 7, 8, 16}, 8, 1, 1, {2, 2}, {1, 0, 1, 1}, {}, true, true,
+             "Clip", {0, 6}}}) {
+    SCOPED_TRACE(c.name);
+    const std::string impl = conv_impl(c);
+    EXPECT_EQ(impl.rfind("onednn:", 0), 0u) << impl;
+    expect_matches_reference(c, impl);
+  }
+  unsetenv("POLYINFER_IM2COL_CONV");
+}
+
 }  // namespace
 }  // namespace polyinfer

@@ -97,7 +97,15 @@ INSTANTIATE_TEST_SUITE_P(
         ConvCase{"grouped", {1, 12, 8, 8}, {9, 4, 3, 3}, {}, {1, 1, 1, 1}, {}, 3, ""},
         ConvCase{"dilated", {1, 4, 16, 16}, {6, 4, 3, 3}, {}, {2, 2, 2, 2}, {2, 2}, 1, ""},
         ConvCase{"same_upper", {1, 3, 10, 10}, {5, 3, 4, 4}, {3, 3}, {}, {}, 1, "SAME_UPPER"},
-        ConvCase{"conv1d", {2, 6, 31}, {10, 6, 5}, {2}, {2, 2}, {}, 1, ""}),
+        ConvCase{"conv1d", {2, 6, 31}, {10, 6, 5}, {2}, {2, 2}, {}, 1, ""},
+        // Strided 1x1 without padding: a stride-1 convolution of every stride-th pixel, where
+        // oneDNN can describe that view (not of odd heights in NCHW: the strided primitive).
+        ConvCase{"pointwise_stride2", {2, 16, 10, 7}, {24, 16, 1, 1}, {2, 2}, {}, {}, 1, ""},
+        ConvCase{"pointwise_stride2_odd", {2, 16, 9, 7}, {24, 16, 1, 1}, {2, 2}, {}, {}, 1, ""},
+        ConvCase{"pointwise_stride3x1", {1, 6, 10, 5}, {10, 3, 1, 1}, {3, 1}, {}, {}, 2, ""},
+        ConvCase{"pointwise_stride2_padded", {1, 8, 9, 9}, {12, 8, 1, 1}, {2, 2}, {1, 1, 1, 1},
+                 {}, 1, ""},
+        ConvCase{"conv1d_pointwise_stride2", {2, 6, 30}, {10, 6, 1}, {2}, {}, {}, 1, ""}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // ConvTranspose (onednn/conv_transpose.cpp, oneDNN's deconvolution) against the reference

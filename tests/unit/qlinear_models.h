@@ -81,11 +81,14 @@ struct QConvCase {
 };
 inline void PrintTo(const QConvCase& c, std::ostream* os) { *os << c.name; }
 
-// Shapes that reach every path: pointwise, padded, strided, asymmetric pads, depthwise, grouped,
-// 1-D.
+// Shapes that reach every path: pointwise (strided too), padded, strided, asymmetric pads,
+// depthwise, grouped, 1-D.
 inline std::vector<QConvCase> qconv_cases() {
   return {
       {"pointwise_u8", {1, 17, 9, 7}, {33, 17, 1, 1}, {}, {}, 1, false, false, true, true},
+      // oneDNN: a stride-1 convolution of every second pixel (onednn::ConvDims::src_strides).
+      {"pointwise_stride2_s8", {2, 16, 10, 7}, {24, 16, 1, 1}, {2, 2}, {}, 1, true, false, true,
+       true},
       {"k3pad1_s8", {2, 8, 13, 11}, {16, 8, 3, 3}, {}, {1, 1, 1, 1}, 1, true, true, true, true},
       {"stride2_pad3_u8s8", {1, 3, 23, 23}, {8, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, 1, false, true,
        true, false},

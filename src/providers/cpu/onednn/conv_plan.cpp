@@ -1,12 +1,35 @@
 #include "providers/cpu/onednn/conv_plan.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace polyinfer::cpu::onednn {
 
 using dnnl::memory;
 using tag = memory::format_tag;
+
+namespace {
+
+// Whether oneDNN takes `strides` for `dims`: it rejects a view in which, ordered by stride, a
+// dimension's stride is smaller than the span of those inside it (the next image of a view of
+// every second row of an odd-height image starts inside the view's last row's span).
+bool non_overlapping(const memory::dims& dims, const memory::dims& strides) {
+  std::vector<size_t> order(dims.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return strides[a] < strides[b]; });
+  int64_t span = 1;
+  for (size_t i : order) {
+    if (dims[i] == 1) continue;
+    if (strides[i] < span) return false;
+    span = strides[i] * dims[i];
+  }
+  return true;
+}
+
+}  // namespace
 
 ConvDims conv_dims(const Shape& xs, const Shape& ws, const WindowAttrs& attrs, bool channels_last,
                    const std::string& label) {
@@ -42,6 +65,20 @@ ConvDims conv_dims(const Shape& xs, const Shape& ws, const WindowAttrs& attrs, b
   d.y_shape = channels_last ? Shape{N} : Shape{N, M};
   for (int64_t o : g.out) d.y_shape.push_back(o);
   if (channels_last) d.y_shape.push_back(M);
+  const bool pointwise = d.kernel_hw == memory::dims{1, 1};
+  const bool unpadded = d.pad_l == memory::dims{0, 0} && d.pad_r == memory::dims{0, 0};
+  if (pointwise && unpadded && d.strides != memory::dims{1, 1}) {
+    const int64_t H = in_hw[0], W = in_hw[1], sh = d.strides[0], sw = d.strides[1];
+    const memory::dims view{N, C, out_hw[0], out_hw[1]};
+    memory::dims strides = channels_last ? memory::dims{H * W * C, 1, sh * W * C, sw * C}
+                                         : memory::dims{C * H * W, H * W, sh * W, sw};
+    if (N == 1) strides[0] = view[1] * view[2] * view[3];  // any stride: never stepped
+    if (non_overlapping(view, strides)) {
+      d.src = view;
+      d.src_strides = strides;
+      d.strides = {1, 1};
+    }
+  }
   return d;
 }
 
@@ -54,7 +91,8 @@ ConvPlan make_conv_plan(const dnnl::convolution_forward::primitive_desc& pd, con
   p.y_shape = dims.y_shape;
   p.prim = dnnl::convolution_forward(pd);
   const tag user_tag = channels_last ? tag::nhwc : tag::nchw;
-  p.user_src = memory::desc(dims.src, src_type, user_tag);
+  p.user_src = dims.src_strides.empty() ? memory::desc(dims.src, src_type, user_tag)
+                                        : memory::desc(dims.src, src_type, dims.src_strides);
   p.user_dst = memory::desc(dims.dst, dst_type, user_tag);
   const memory::desc user_wd(dims.weights, weight_type,
                             dims.weights.size() == 4 ? tag::oihw : tag::goihw);
