@@ -74,31 +74,40 @@ TEST(FastPool, AutoPadAndThreads) {
 }
 
 // NaN: first in a window it stays (the reference starts from the first valid tap), later it is
-// skipped by the maximum and spreads through the average.
+// skipped by the maximum and spreads through the average; in the loops' 32-channel chunks
+// (channels 0 and 1) and in the tail after them (channels 33 and 34).
 TEST(FastPool, NaNFollowsTheReference) {
-  Tensor x = test::random_tensor({1, 4, 4, 3});
-  float* p = x.data<float>();
-  p[0] = std::numeric_limits<float>::quiet_NaN();       // (0,0) channel 0: first tap of window 0
-  p[(1 * 4 + 1) * 3 + 1] = std::numeric_limits<float>::quiet_NaN();  // (1,1) channel 1: a later tap
-  const Case c{{1, 4, 4, 3}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}};
-  auto r = pool("NhwcMaxPool", c).input(x).check(0, 0);
-  EXPECT_TRUE(fast(r.impl)) << r.impl;
-  r = pool("NhwcAveragePool", c).input(x).check(0, 0);
-  EXPECT_TRUE(fast(r.impl)) << r.impl;
+  for (int64_t C : {3, 37}) {
+    Tensor x = test::random_tensor({1, 4, 4, C});
+    float* p = x.data<float>();
+    for (int64_t ch : {int64_t{0}, int64_t{33}}) {
+      if (ch + 1 >= C) continue;
+      p[ch] = std::numeric_limits<float>::quiet_NaN();  // (0,0): first tap of window 0
+      p[(1 * 4 + 1) * C + ch + 1] = std::numeric_limits<float>::quiet_NaN();  // (1,1): a later tap
+    }
+    const Case c{{1, 4, 4, C}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}};
+    auto r = pool("NhwcMaxPool", c).input(x).check(0, 0);
+    EXPECT_TRUE(fast(r.impl)) << r.impl;
+    r = pool("NhwcAveragePool", c).input(x).check(0, 0);
+    EXPECT_TRUE(fast(r.impl)) << r.impl;
+  }
 }
 
+// 5 channels: the tail alone; 133: a 128-channel chunk and a tail.
 TEST(FastPool, EightBitMaxPooling) {
-  std::vector<int8_t> s(2 * 7 * 6 * 5);
-  std::vector<uint8_t> u(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    s[i] = static_cast<int8_t>((i * 37) % 256 - 128);
-    u[i] = static_cast<uint8_t>((i * 91) % 256);
+  for (int64_t C : {5, 133}) {
+    std::vector<int8_t> s(2 * 7 * 6 * C);
+    std::vector<uint8_t> u(s.size());
+    for (size_t i = 0; i < s.size(); ++i) {
+      s[i] = static_cast<int8_t>((i * 37) % 256 - 128);
+      u[i] = static_cast<uint8_t>((i * 91) % 256);
+    }
+    const Case c{{2, 7, 6, C}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 1};
+    auto r = pool("NhwcMaxPool", c).input(Tensor::from_vector<int8_t>(c.x, s)).check(0, 0);
+    EXPECT_TRUE(fast(r.impl)) << r.impl;
+    r = pool("NhwcMaxPool", c).input(Tensor::from_vector<uint8_t>(c.x, u)).check(0, 0);
+    EXPECT_TRUE(fast(r.impl)) << r.impl;
   }
-  const Case c{{2, 7, 6, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 1};
-  auto r = pool("NhwcMaxPool", c).input(Tensor::from_vector<int8_t>(c.x, s)).check(0, 0);
-  EXPECT_TRUE(fast(r.impl)) << r.impl;
-  r = pool("NhwcMaxPool", c).input(Tensor::from_vector<uint8_t>(c.x, u)).check(0, 0);
-  EXPECT_TRUE(fast(r.impl)) << r.impl;
 }
 
 // Windows entirely in the padding: the maximum of nothing is -inf, the average without pad

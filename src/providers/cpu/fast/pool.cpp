@@ -13,6 +13,7 @@
 // sum by the same count. float32 for both; int8/uint8 for max pooling (a QDQ model's MaxPool).
 // MaxPool's Indices output, 3-D windows and other dtypes are left to the reference kernel.
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <vector>
 
@@ -27,12 +28,6 @@ namespace {
 
 PI_FAST_MATH_BEGIN
 
-template <class T>
-PI_FAST_CLONES void max_into(T* __restrict y, const T* __restrict x, int64_t c) {
-#pragma omp simd
-  for (int64_t i = 0; i < c; ++i) y[i] = x[i] > y[i] ? x[i] : y[i];
-}
-
 PI_FAST_CLONES void add_into(float* __restrict y, const float* __restrict x, int64_t c) {
 #pragma omp simd
   for (int64_t i = 0; i < c; ++i) y[i] += x[i];
@@ -41,6 +36,40 @@ PI_FAST_CLONES void add_into(float* __restrict y, const float* __restrict x, int
 PI_FAST_CLONES void divide(float* __restrict y, float d, int64_t c) {
 #pragma omp simd
   for (int64_t i = 0; i < c; ++i) y[i] = y[i] / d;
+}
+
+// One output pixel of a channels-last pool: out[0, c) = the maximum (kMax) or the sum divided
+// by `div` of x[origin + rel[t]][0, c) for t in [0, n), the window's valid taps in the
+// reference kernel's order (the maximum keeps the earlier value unless a later one is greater;
+// the sum starts from +0). The channels go in chunks of 128 bytes, then of 32, then one at a
+// time, each chunk's results held in registers over all the taps. Per tap, a loop that read
+// and wrote `out` ran the 147x147x64 3x3 stride-2 pool of Inception-v3 at 0.26 ms on a Zen 4
+// core, against ORT's 0.15.
+template <class T, bool kMax>
+PI_FAST_CLONES void pool_taps(T* __restrict out, const T* __restrict x, int64_t origin,
+                              const int64_t* __restrict rel, int64_t n, int64_t c, float div) {
+  int64_t c0 = 0;
+  auto chunks = [&](auto width) {
+    constexpr int64_t kLen = decltype(width)::value;
+    for (; c0 + kLen <= c; c0 += kLen) {
+      T acc[kLen];
+#pragma omp simd
+      for (int64_t i = 0; i < kLen; ++i) acc[i] = kMax ? x[origin + rel[0] + c0 + i] : T(0);
+      for (int64_t t = kMax ? 1 : 0; t < n; ++t) {
+        const T* in = x + (origin + rel[t] + c0);
+#pragma omp simd
+        for (int64_t i = 0; i < kLen; ++i) {
+          if constexpr (kMax) acc[i] = in[i] > acc[i] ? in[i] : acc[i];
+          else acc[i] += in[i];
+        }
+      }
+#pragma omp simd
+      for (int64_t i = 0; i < kLen; ++i) out[c0 + i] = kMax ? acc[i] : T(acc[i] / div);
+    }
+  };
+  chunks(std::integral_constant<int64_t, 128 / sizeof(T)>());
+  chunks(std::integral_constant<int64_t, 32 / sizeof(T)>());
+  chunks(std::integral_constant<int64_t, 1>());
 }
 
 PI_FAST_MATH_END
@@ -112,16 +141,22 @@ class FastPool final : public Kernel {
     if (y.numel() == 0) return;
     const int64_t rows = planes * oh;
     const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, ow * c * w.kernel * h.kernel));
+    // Each output column's valid taps (w0, w1) and padded tap count, for every row.
+    std::vector<std::array<int64_t, 3>> cols(static_cast<size_t>(ow));
+    for (int64_t j = 0; j < ow; ++j) w.taps(j, &cols[j][0], &cols[j][1], &cols[j][2]);
     auto each_row = [&](auto* yp, const auto* xp) {
       using T = std::remove_const_t<std::remove_pointer_t<decltype(xp)>>;
       parallel_for(rows, ctx.threads(), grain, [&](int64_t lo, int64_t hi) {
+        // The taps' offsets from the window's origin, made again only when the window's valid
+        // part changes (at the borders): `key` is the one they are for.
+        std::vector<int64_t> rel(static_cast<size_t>(h.kernel * w.kernel));
+        int64_t n = 0, key[4] = {-1, -1, -1, -1};
         for (int64_t r = lo; r < hi; ++r) {
           const int64_t b = r / oh, i = r % oh;
           int64_t h0, h1, hp;
           h.taps(i, &h0, &h1, &hp);
           for (int64_t j = 0; j < ow; ++j) {
-            int64_t w0, w1, wp;
-            w.taps(j, &w0, &w1, &wp);
+            const auto [w0, w1, wp] = cols[j];
             T* out = yp + (r * ow + j) * c;
             const bool empty = h0 == h1 || w0 == w1;
             const int64_t div = include_pad_ ? hp * wp : (h1 - h0) * (w1 - w0);
@@ -148,29 +183,24 @@ class FastPool final : public Kernel {
               }
               continue;
             }
-            // The average starts from 0 as the reference's sum does (0 + -0 is +0).
-            bool first = max_;
-            if (!max_) std::fill(out, out + c, T(0));
-            for (int64_t kh = h0; kh < h1; ++kh) {
-              const int64_t ih = i * h.stride - h.pad_begin + kh * h.dilation;
-              for (int64_t kw = w0; kw < w1; ++kw) {
-                const int64_t iw = j * w.stride - w.pad_begin + kw * w.dilation;
-                const T* in = base + (ih * w.in + iw) * c;
-                if (first) std::copy(in, in + c, out);
-                else if constexpr (std::is_same_v<T, float>) {
-                  if (max_) max_into(out, in, c);
-                  else add_into(out, in, c);
-                } else {
-                  max_into(out, in, c);
-                }
-                first = false;
-              }
+            // Tap (kh, kw) is pixel (i * sh - ph + kh * dh, j * sw - pw + kw * dw) of the image:
+            // the origin may lie outside it, the taps never do.
+            const int64_t origin =
+                ((i * h.stride - h.pad_begin) * w.in + j * w.stride - w.pad_begin) * c;
+            if (key[0] != h0 || key[1] != h1 || key[2] != w0 || key[3] != w1) {
+              n = 0;
+              for (int64_t kh = h0; kh < h1; ++kh)
+                for (int64_t kw = w0; kw < w1; ++kw)
+                  rel[n++] = (kh * h.dilation * w.in + kw * w.dilation) * c;
+              key[0] = h0, key[1] = h1, key[2] = w0, key[3] = w1;
             }
             if (max_) {
               if (empty) std::fill(out, out + c, empty_max<T>());
+              else pool_taps<T, true>(out, base, origin, rel.data(), n, c, 1.f);
             } else if constexpr (std::is_same_v<T, float>) {
               if (div <= 0) std::fill(out, out + c, std::numeric_limits<float>::quiet_NaN());
-              else divide(out, static_cast<float>(div), c);
+              else pool_taps<float, false>(out, base, origin, rel.data(), n, c,
+                                           static_cast<float>(div));
             }
           }
         }
