@@ -304,8 +304,8 @@ INSTANTIATE_TEST_SUITE_P(
              "HardSwish", {}}),
     [](const auto& info) { return std::string(info.param.name); });
 
-// What im2col leaves to the others: 1x1 (oneDNN), 3x3 stride 1 (Winograd), stems with few
-// input channels, output channels that are not multiples of 8.
+// What im2col leaves to the others: 1x1 (oneDNN; but see the narrow ones below), 3x3 stride 1
+// (Winograd), stems with few input channels, output channels that are not multiples of 8.
 TEST(ConvIm2colSelection, DeclinesWhatOthersDoBetter) {
   if (!have_avx2()) GTEST_SKIP() << "the im2col convolution needs AVX2 and FMA";
   setenv("POLYINFER_IM2COL_CONV", "1", 1);  // the shape rules, on AVX-512 machines too
@@ -325,6 +325,36 @@ TEST(ConvIm2colSelection, DeclinesWhatOthersDoBetter) {
   // By default it steps aside where oneDNN runs AVX-512 kernels.
   unsetenv("POLYINFER_IM2COL_CONV");
   EXPECT_EQ(conv_impl(k3_s2) == "fast:avx2-im2col", !cpu::onednn::avx512_kernels());
+}
+
+// 1x1 convolutions of at most 16 outputs at unit strides, unpadded: where oneDNN runs AVX-512
+// kernels, im2col takes them with X itself as the GEMM's A (odd pixel counts, several pixel
+// blocks, K in several blocks, a residual, activations); elsewhere oneDNN keeps them. Wider,
+// padded, strided and thin ones stay with oneDNN everywhere.
+TEST(ConvIm2colNarrowPointwise, TakesThemWhereOneDnnRunsAvx512AndMatches) {
+  if (!have_avx2()) GTEST_SKIP() << "the im2col convolution needs AVX2 and FMA";
+  const bool avx512 = cpu::onednn::avx512_kernels();
+  for (const Case& c :
+       {Case{"m16", {1, 13, 11, 32}, 16, 1, 1, {}, {}, {}, true, false, "Clip", {0, 6}},
+        Case{"m8_residual", {2, 7, 9, 24}, 8, 1, 1, {}, {}, {}, false, true, "", {}},
+        Case{"pixel_blocks", {1, 40, 40, 16}, 16, 1, 1, {1, 1}, {0, 0, 0, 0}, {}, true, true,
+             "Relu", {}},
+        Case{"k_blocks", {1, 12, 12, 600}, 16, 1, 1, {}, {}, {}, true, false, "HardSwish", {}}}) {
+    SCOPED_TRACE(c.name);
+    const std::string impl = conv_impl(c);
+    EXPECT_EQ(impl == "fast:avx2-im2col", avx512) << impl;
+    expect_matches_reference(c, impl);
+  }
+  for (const Case& c :
+       {Case{"m24", {1, 9, 9, 32}, 24, 1, 1, {}, {}, {}, true, false, "", {}},
+        Case{"padded", {1, 9, 9, 32}, 16, 1, 1, {}, {1, 1, 1, 1}, {}, true, false, "", {}},
+        Case{"strided", {1, 9, 9, 32}, 16, 1, 1, {2, 2}, {}, {}, true, false, "", {}},
+        Case{"thin", {1, 9, 9, 8}, 16, 1, 1, {}, {}, {}, true, false, "", {}}}) {
+    SCOPED_TRACE(c.name);
+    const std::string impl = conv_impl(c);
+    EXPECT_FALSE(impl.empty());
+    EXPECT_NE(impl, "fast:avx2-im2col");
+  }
 }
 
 class ConvGroupedTest : public ::testing::TestWithParam<Case> {

@@ -2,7 +2,7 @@
 // specialized kernels leave to oneDNN where oneDNN 2.6's jit:avx2 runs slowly: strided 3x3
 // layers. X [N, H, W, C], W [M, C, kH, kW], Y [N, OH, OW, M], group 1, any stride, padding and
 // dilation, at least 16 input channels, M a multiple of 8, kernels larger than 1x1 (3x3 only
-// when strided: Winograd's otherwise).
+// when strided: Winograd's otherwise; one narrow 1x1 form below).
 //
 // Why: in ResNet-50 on an AVX2 machine (one thread) oneDNN ran the stride-2 3x3 layers at
 // 57-77 GFLOP/s, alone or in the model (layer4.0, a 7x7 output of 512 channels: 57), and its
@@ -10,6 +10,11 @@
 // 3.2-3.3 / 4.0-4.1 ms on oneDNN against 2.7-2.9 / 2.7-2.9 / 3.2-3.4. Not for stems: with 3
 // input channels the copy of each pixel's taps cost more than oneDNN's whole convolution
 // (MobileNetV2's 3x3 stem 1.1 ms against 0.29; ResNet-50's 7x7 one 6.3 against 3.0).
+// One 1x1 form too, where oneDNN runs AVX-512 code: unit strides, unpadded, at most 16 outputs
+// (the first blocks of MobileNetV2/V3, MNASNet, EfficientNet at 112x112), with X itself as A,
+// no copy. On a Zen 4 core, alternated in the model: MobileNetV2's 32->16 0.196 -> 0.130 ms,
+// MobileNetV3's 16->16 with its residual 0.132 -> 0.082, EfficientNet-B0's 32->16 0.143 ->
+// 0.125 (brgconv_1x1 runs such narrow layers at ~50 GFLOP/s).
 //
 // The computation: K = kH * kW * C, ordered (ky, kx, c) so that each tap of an output pixel is
 // a contiguous run of X's channels. W is packed once as [M/16][K][16]. Each task takes a block
@@ -25,6 +30,7 @@
 #include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
+#include "providers/cpu/onednn/onednn.h"
 #include "providers/cpu/ops/conv_util.h"
 #include "providers/cpu/ops/fused_activation.h"
 
@@ -50,6 +56,7 @@ struct Plan {
   int64_t K, P;       // K = KH * KW * C, P = N * OH * OW
   int64_t pb, kc;     // pixels per block (a multiple of kRows), K per block
   int64_t panels, groups;
+  bool direct;        // a 1x1 window at unit strides, unpadded: A is X itself
 };
 
 #ifdef PI_X86_AVX2
@@ -101,7 +108,14 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
   for (int64_t k0 = 0; k0 < q.K; k0 += q.kc) {
     const int64_t k1 = std::min(q.K, k0 + q.kc), kn = k1 - k0;
     const bool first = k0 == 0, last = k1 == q.K;
-    gather(q, p0, np, k0, k1, a);
+    const float* rows_a = a;
+    int64_t lda = kn;
+    if (q.direct) {
+      rows_a = q.x + p0 * q.C + k0;
+      lda = q.C;
+    } else {
+      gather(q, p0, np, k0, k1, a);
+    }
     const avx2::GemmRowsFn* gemm = avx2::gemm_rows_for(last ? &q.act : nullptr, true);
     for (int64_t mb = m0; mb < m1; ++mb) {
       const int cols = static_cast<int>(std::min<int64_t>(kBlock, q.M - mb * kBlock));
@@ -110,7 +124,7 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
         rows = avx2::tile_rows(np, tiles, t);
         const int64_t at = (p0 + p) * q.M + mb * kBlock;
         const float* z = first ? (q.z ? q.z + at : nullptr) : q.y + at;
-        gemm[rows](a + p * kn, kn, w, kn, q.y + at, q.M, 8,
+        gemm[rows](rows_a + p * lda, lda, w, kn, q.y + at, q.M, 8,
                    first ? q.bias + mb * kBlock : nullptr, z, &q.act, cols);
       }
     }
@@ -123,22 +137,38 @@ class NhwcIm2colConv final : public Kernel {
   static constexpr const char* kEnv = "POLYINFER_IM2COL_CONV";
 
  public:
-  // What the constructor refuses first: grouped, 1x1, 3x3 at stride 1, and everything where
-  // oneDNN's AVX-512 kernels are faster.
+  // What the constructor refuses first: grouped, 1x1 (but narrow ones), 3x3 at stride 1, and
+  // everything else where oneDNN's AVX-512 kernels are faster.
   static bool may_take(const KernelInfo& info) {
-    if (onednn_avx512_convolutions_win(kEnv)) return false;
     const auto o = conv_outline(info);
+    if (o && narrow_pointwise(*o)) return true;
+    if (onednn_avx512_convolutions_win(kEnv)) return false;
     return !o || (o->group == 1 && o->kh * o->kw != 1 &&
                   !(o->kh == 3 && o->kw == 3 && o->unit_strides));
   }
 
+  // The one 1x1 form taken: unit strides, at most 16 outputs (one panel), where oneDNN runs
+  // AVX-512 code. X is then the GEMM's A as it is. brgconv_1x1 is at its weakest there (a Zen 4
+  // core: MobileNetV2's 112x112 32->16 layer at 52 GFLOP/s, against 100+ for wide ones); on
+  // oneDNN's AVX2 kernels it was not measured.
+  static bool narrow_pointwise(const ConvOutline& o) {
+    return o.group == 1 && o.kh == 1 && o.kw == 1 && o.unit_strides && o.m <= kBlock &&
+           cpu::onednn::avx512_kernels();
+  }
+
   explicit NhwcIm2colConv(const KernelInfo& info) : label_(info.node().label()) {
     require_avx2_kernel(info, "im2col convolution", kEnv);
-    if (onednn_avx512_convolutions_win(kEnv))
+    const auto o = conv_outline(info);
+    const bool narrow = o && narrow_pointwise(*o);
+    if (!narrow && onednn_avx512_convolutions_win(kEnv))
       info.unsupported("im2col convolution: oneDNN's AVX-512 kernels are faster here");
     a_ = NhwcConvArgs::read(info, "im2col convolution");
     if (a_.attrs.group != 1) info.unsupported("im2col convolution: grouped convolution");
-    if (a_.KH * a_.KW == 1) info.unsupported("im2col convolution: 1x1 kernel (oneDNN's)");
+    const bool unpadded = std::all_of(a_.attrs.pads.begin(), a_.attrs.pads.end(),
+                                      [](int64_t p) { return p == 0; });
+    if (a_.KH * a_.KW == 1 && !(narrow && unpadded))
+      info.unsupported("im2col convolution: 1x1 kernel (oneDNN's) but unpadded ones of at most "
+                       "16 outputs on AVX-512");
     if (a_.C < 16) info.unsupported("im2col convolution: fewer than 16 input channels");
     const bool strided = std::any_of(a_.attrs.strides.begin(), a_.attrs.strides.end(),
                                      [](int64_t s) { return s != 1; });
@@ -166,7 +196,10 @@ class NhwcIm2colConv final : public Kernel {
     Plan q{x.data<float>(), z, y.data<float>(), w_.data<float>(), bias_.data<float>(), a_.act,
            H, W, a_.C, a_.M, g.out[0], g.out[1], a_.KH, a_.KW, g.strides[0], g.strides[1],
            g.dilations[0], g.dilations[1], g.pad_begin[0], g.pad_begin[1],
-           a_.KH * a_.KW * a_.C, N * g.out[0] * g.out[1], 0, 0, (a_.M + kBlock - 1) / kBlock, 1};
+           a_.KH * a_.KW * a_.C, N * g.out[0] * g.out[1], 0, 0, (a_.M + kBlock - 1) / kBlock, 1,
+           false};
+    q.direct = q.KH * q.KW == 1 && q.sh == 1 && q.sw == 1 && q.top == 0 && q.left == 0 &&
+               q.OH == H && q.OW == W;
     // Pixel blocks of up to 96 (16 register tiles), as many as a multiple of the threads and of
     // even size (ResNet-50's 196 pixels as 96 + 96 + 4 left one thread a third of the work at
     // 2 threads); K blocks whose rows of the block stay in L2 while every panel passes.
