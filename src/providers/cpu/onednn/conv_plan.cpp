@@ -14,7 +14,8 @@ namespace {
 
 // Whether oneDNN takes `strides` for `dims`: it rejects a view in which, ordered by stride, a
 // dimension's stride is smaller than the span of those inside it (the next image of a view of
-// every second row of an odd-height image starts inside the view's last row's span).
+// every second row of an odd-height image starts inside the view's last row's span). A
+// dimension of extent 1 is never stepped: its stride does not count.
 bool non_overlapping(const memory::dims& dims, const memory::dims& strides) {
   std::vector<size_t> order(dims.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -70,9 +71,9 @@ ConvDims conv_dims(const Shape& xs, const Shape& ws, const WindowAttrs& attrs, b
   if (pointwise && unpadded && d.strides != memory::dims{1, 1}) {
     const int64_t H = in_hw[0], W = in_hw[1], sh = d.strides[0], sw = d.strides[1];
     const memory::dims view{N, C, out_hw[0], out_hw[1]};
-    memory::dims strides = channels_last ? memory::dims{H * W * C, 1, sh * W * C, sw * C}
-                                         : memory::dims{C * H * W, H * W, sh * W, sw};
-    if (N == 1) strides[0] = view[1] * view[2] * view[3];  // any stride: never stepped
+    const memory::dims strides = channels_last
+                                     ? memory::dims{H * W * C, 1, sh * W * C, sw * C}
+                                     : memory::dims{C * H * W, H * W, sh * W, sw};
     if (non_overlapping(view, strides)) {
       d.src = view;
       d.src_strides = strides;
