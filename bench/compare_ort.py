@@ -260,8 +260,8 @@ def main():
     ap.add_argument("--models-dir", default=os.path.join(HERE, "models"))
     ap.add_argument("--models", nargs="+", default=None, help="default: all in the manifest")
     ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
-    ap.add_argument("--rounds", type=int, default=2, help="alternations per runtime (default 2)")
-    ap.add_argument("--duration", type=float, default=3.0,
+    ap.add_argument("--rounds", type=int, default=4, help="alternations per runtime (default 4)")
+    ap.add_argument("--duration", type=float, default=2.0,
                     help="seconds of measured runs per runtime per round (at least one run)")
     ap.add_argument("--slow-round", type=float, default=30,
                     help="after a polyinfer round longer than this (s), skip further rounds")
