@@ -9,8 +9,8 @@
 //     (RefFallback), so every input the reference accepts is still accepted, with the same errors.
 //   - Loops over large tensors are split over ctx.threads() OpenMP threads (parallel_for); tensors
 //     below a grain stay serial so tiny ops pay no fork/join.
-//   - Inner loops are plain `#pragma omp simd` loops compiled several times (PI_FAST_CLONES: AVX-512,
-//     AVX2+FMA, baseline x86-64) and picked by the loader for the CPU it runs on.
+//   - Inner loops are plain `#pragma omp simd` loops compiled several times (PI_FAST_CLONES:
+//     AVX-512, AVX2+FMA, baseline x86-64) and picked by the loader for the CPU it runs on.
 //
 // Vector math (fast_exp, fast_tanh, fast_erf) is branch-free float code that vectorizes; accuracy
 // against the C library is tested in tests/unit/fast_unary_test.cpp.
