@@ -7,11 +7,11 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "gemm_tiles.h"
 #include "model_builder.h"
 #include "polyinfer/session.h"
 #include "providers/cpu/fast/activation_pass.h"
 #include "providers/cpu/fast/avx2_util.h"
-#include "providers/cpu/fast/avx512_gemm.h"
 
 namespace polyinfer {
 namespace {
@@ -83,32 +83,6 @@ std::string run_and_compare(const Case& c, int threads) {
   return s.placement().nodes.at(0).impl;
 }
 
-// The register tiles this CPU runs: the value of POLYINFER_AVX512_GEMM that selects each (null:
-// unset, the default) and the implementation name the kernel then reports.
-struct Tile {
-  const char* env;
-  const char* impl;
-};
-std::vector<Tile> tiles() {
-  std::vector<Tile> t = {{"0", "fast:avx2-packed"}};
-#ifdef PI_X86_AVX512_GEMM
-  if (fast::avx512::supported()) t.push_back({nullptr, "fast:avx512-packed"});
-#endif
-  return t;
-}
-
-// Sets POLYINFER_AVX512_GEMM for the scope's sessions (they read it at creation).
-class TileScope {
- public:
-  explicit TileScope(const Tile& t) {
-    if (t.env)
-      setenv("POLYINFER_AVX512_GEMM", t.env, 1);
-    else
-      unsetenv("POLYINFER_AVX512_GEMM");
-  }
-  ~TileScope() { unsetenv("POLYINFER_AVX512_GEMM"); }
-};
-
 bool packed(const std::string& impl) { return impl.find("-packed") != std::string::npos; }
 
 class PackedMatMulTest : public ::testing::TestWithParam<Case> {
@@ -119,11 +93,11 @@ class PackedMatMulTest : public ::testing::TestWithParam<Case> {
 };
 
 TEST_P(PackedMatMulTest, MatchesReference) {
-  for (const Tile& tile : tiles()) {
-    const TileScope scope(tile);
+  for (const test::GemmTile& tile : test::gemm_tiles()) {
+    const test::GemmTileScope scope(tile);
     for (int threads : {1, 2, 3}) {
-      SCOPED_TRACE(std::string(tile.impl) + ", " + std::to_string(threads) + " threads");
-      EXPECT_EQ(run_and_compare(GetParam(), threads), tile.impl);
+      SCOPED_TRACE(tile.impl("packed") + ", " + std::to_string(threads) + " threads");
+      EXPECT_EQ(run_and_compare(GetParam(), threads), tile.impl("packed"));
     }
   }
 }
@@ -214,19 +188,19 @@ TEST(PackedMatMulOneRow, SumsInBlocksStayCloseToTheExactDot) {
   m.initializer("b", {K, N}, std::vector<float>(static_cast<size_t>(K * N), 0.1f));
   m.node("MatMul", {"a", "b"}, {"y"}, "mm");
   const std::string bytes = m.bytes();
-  for (const Tile& tile : tiles()) {
-    const TileScope scope(tile);
+  for (const test::GemmTile& tile : test::gemm_tiles()) {
+    const test::GemmTileScope scope(tile);
     SessionOptions o;
     o.optimization_level = 0;
     Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
-    ASSERT_EQ(s.placement().nodes.at(0).impl, tile.impl);
+    ASSERT_EQ(s.placement().nodes.at(0).impl, tile.impl("packed"));
     std::map<std::string, Value> feed;
     feed["a"] =
         Tensor::from_vector<float>({1, K}, std::vector<float>(static_cast<size_t>(K), 1.f));
     const Tensor y = s.run(feed)[0].tensor();
     const double exact = static_cast<double>(K) * static_cast<double>(0.1f);
     for (int64_t j = 0; j < N; ++j)
-      EXPECT_NEAR(y.data<float>()[j], exact, 1e-5 * exact) << tile.impl << ", column " << j;
+      EXPECT_NEAR(y.data<float>()[j], exact, 1e-5 * exact) << tile.isa << ", column " << j;
   }
 }
 

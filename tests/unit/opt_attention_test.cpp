@@ -1,11 +1,12 @@
 // fuse-attention (src/opt/attention_fusion.cpp) and the fast Attention kernel
 // (providers/cpu/fast/attention.cpp): the per-head pattern becomes one Attention node that
-// computes what the pattern does, and the AVX2 kernel agrees with the reference one (which
-// computes in double) over odd sizes, threads and the cases it hands back.
+// computes what the pattern does, and the fast kernel (on each GEMM tile) agrees with the
+// reference one (which computes in double) over odd sizes, threads and the cases it hands back.
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 
+#include "gemm_tiles.h"
 #include "opt_test_util.h"
 #include "providers/cpu/fast/avx2_util.h"
 
@@ -156,19 +157,24 @@ std::string fast_vs_reference(const Block& c, int threads) {
 
 TEST(FastAttention, MatchesTheUnfusedGraph) {
   if (!fast::avx2::supported()) GTEST_SKIP() << "the fast Attention kernel needs AVX2 and FMA";
-  // Odd query and key counts (tails of the 6-row tile, of 8 and 16 keys), a head size of 24
-  // (a panel and a half of V), cross attention, BERT-base's head.
+  // Odd query and key counts (tails of the 6- and 8-row tiles, of 8, 16 and 32 keys), a head
+  // size of 24 (a panel and a half of V on the 16-wide tile, three quarters of one on the
+  // 32-wide), cross attention, BERT-base's head; on each tile this CPU runs.
   std::vector<Block> cases(5);
   cases[1].Sq = 13, cases[1].Sk = 13, cases[1].D = 24, cases[1].Dv = 24, cases[1].B = 1;
   cases[2].Sq = 3, cases[2].Sk = 37, cases[2].H = 2, cases[2].scale = "Div";
   cases[3].B = 1, cases[3].Sq = 128, cases[3].Sk = 128, cases[3].H = 2, cases[3].D = 64;
   cases[3].Dv = 64;
   cases[4].Sq = 50, cases[4].Sk = 1, cases[4].scale = "";
-  for (size_t i = 0; i < cases.size(); ++i)
-    for (int threads : {1, 2, 3}) {
-      SCOPED_TRACE("case " + std::to_string(i) + ", " + std::to_string(threads) + " threads");
-      EXPECT_EQ(fast_vs_reference(cases[i], threads), "fast:avx2-attention");
-    }
+  for (const test::GemmTile& tile : test::gemm_tiles()) {
+    const test::GemmTileScope scope(tile);
+    for (size_t i = 0; i < cases.size(); ++i)
+      for (int threads : {1, 2, 3}) {
+        SCOPED_TRACE(tile.impl("attention") + ", case " + std::to_string(i) + ", " +
+                     std::to_string(threads) + " threads");
+        EXPECT_EQ(fast_vs_reference(cases[i], threads), tile.impl("attention"));
+      }
+  }
 }
 
 TEST(FastAttention, HandsTheReferenceWhatItDoesNotCover) {
@@ -197,9 +203,12 @@ TEST(FastAttention, DefaultScaleIsOneOverRootHeadSize) {
   const auto in = test::random_inputs(bytes);
   SessionOptions o;
   o.optimization_level = 0;
-  Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
-  EXPECT_LE(test::max_rel_diff(s.run(in), test::run_model(bytes, 0, in)), 2e-6);
-  EXPECT_EQ(s.placement().nodes.at(0).impl, "fast:avx2-attention");
+  for (const test::GemmTile& tile : test::gemm_tiles()) {
+    const test::GemmTileScope scope(tile);
+    Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
+    EXPECT_LE(test::max_rel_diff(s.run(in), test::run_model(bytes, 0, in)), 2e-6);
+    EXPECT_EQ(s.placement().nodes.at(0).impl, tile.impl("attention"));
+  }
 }
 
 #ifdef PI_X86_AVX2

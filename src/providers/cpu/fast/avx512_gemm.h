@@ -10,20 +10,13 @@
 // than the ymm tile, alternated in one process.
 #pragma once
 
-#include "providers/cpu/fast/avx2_util.h"
+#include "providers/cpu/fast/avx512_math.h"
 
 #ifdef PI_X86_AVX2
 
 #define PI_X86_AVX512_GEMM 1
-#define PI_AVX512_GEMM __attribute__((target("avx512f,avx2,fma")))
 
 namespace polyinfer::fast::avx512 {
-
-// Whether this CPU runs the code compiled with PI_AVX512_GEMM.
-inline bool supported() {
-  static const bool yes = avx2::supported() && __builtin_cpu_supports("avx512f");
-  return yes;
-}
 
 inline constexpr int64_t kPanel = 32;  // columns per packed panel
 inline constexpr int kTileRows = 8;    // rows per register tile: 16 zmm accumulators
@@ -32,25 +25,16 @@ inline constexpr int kTileRows = 8;    // rows per register tile: 16 zmm accumul
 // 128 rows are 16 tiles of 8.
 inline int64_t row_tiles(int64_t n) { return (n + kTileRows - 1) / kTileRows; }
 
-// Columns [8q, 8q + 8) of a row held as two zmm sums (lo: 0-15, hi: 16-31), as a ymm. The
-// halves come through the zero-masked extract: GCC 12's plain forms (the cast included) pass
-// an undefined vector through and trip -Wmaybe-uninitialized (GCC bug 105593).
-PI_AVX512_GEMM inline __m256 quarter(__m512 lo, __m512 hi, int q) {
-  const __m512d v = _mm512_castps_pd(q < 2 ? lo : hi);
-  return _mm256_castpd_ps(q % 2 == 0 ? _mm512_maskz_extractf64x4_pd(0xF, v, 0)
-                                     : _mm512_maskz_extractf64x4_pd(0xF, v, 1));
-}
-
 // c[r][0, n) = act(bias + z[r] + sum over k of a[r * lda + k] * b[k * 32 + j]) for R rows
 // (R <= 8) and n columns (8, 16, 24 or 32) of a 32-wide packed B ([K][32], 64-byte aligned).
 // `bias` (32 floats) or null for zeros; `z`, laid out as c, or null (z may be c itself: a sum
-// continued over a further block of K). The epilogue runs per 8 columns on avx2_util.h's
-// activations (once per tile, after K FMAs per output). Same signature as avx2::GemmRowsFn;
-// `hi` is unused (a row's columns are contiguous).
+// continued over a further block of K). The epilogue runs per 16 columns on avx512_math.h's
+// activations (once per tile, after K FMAs per output), a half-filled 16 through masks. Same
+// signature as avx2::GemmRowsFn; `hi` is unused (a row's columns are contiguous).
 template <int R, cpu::ActKind kAct>
-PI_AVX512_GEMM void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, float* c,
-                              int64_t ldc, int64_t /*hi*/, const float* bias, const float* z,
-                              const cpu::FusedActivation* act, int n) {
+PI_AVX512 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, float* c,
+                         int64_t ldc, int64_t /*hi*/, const float* bias, const float* z,
+                         const cpu::FusedActivation* act, int n) {
   __m512 acc[R][2];
   const __m512 b0 = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
   const __m512 b1 = bias ? _mm512_loadu_ps(bias + 16) : _mm512_setzero_ps();
@@ -68,13 +52,15 @@ PI_AVX512_GEMM void gemm_rows(const float* a, int64_t lda, const float* b, int64
       acc[r][1] = _mm512_fmadd_ps(x, w1, acc[r][1]);
     }
   }
+  const __mmask16 live[2] = {static_cast<__mmask16>(n >= 16 ? 0xFFFF : 0xFF),
+                             static_cast<__mmask16>(n >= 32 ? 0xFFFF : n > 16 ? 0xFF : 0)};
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
-    for (int q = 0; q < 4 && 8 * q < n; ++q) {
-      __m256 v = quarter(acc[r][0], acc[r][1], q);
-      if (z) v = _mm256_add_ps(v, _mm256_loadu_ps(z + r * ldc + 8 * q));
-      if constexpr (kAct != cpu::ActKind::None) v = avx2::activate_as<kAct>(v, *act);
-      _mm256_storeu_ps(c + r * ldc + 8 * q, v);
+    for (int h = 0; h < 2 && live[h]; ++h) {
+      __m512 v = acc[r][h];
+      if (z) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(live[h], z + r * ldc + 16 * h));
+      if constexpr (kAct != cpu::ActKind::None) v = activate_as<kAct>(v, *act, live[h]);
+      _mm512_mask_storeu_ps(c + r * ldc + 16 * h, live[h], v);
     }
 }
 
