@@ -204,32 +204,5 @@ TEST(PackedMatMulOneRow, SumsInBlocksStayCloseToTheExactDot) {
   }
 }
 
-#ifdef PI_X86_AVX2
-// gelu8 over an array (AVX2 code, called only where the CPU has it).
-PI_AVX2 void gelu_array(const float* in, float* out, int n) {
-  for (int i = 0; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(out + i, fast::avx2::gelu8(_mm256_loadu_ps(in + i)));
-}
-
-// The epilogue's GELU against the reference kernel's formula (float, the C library's erf):
-// below -3 its value is tiny and erf8's absolute error alone would be up to 10% of it at -5,
-// so those lanes must match the formula itself.
-TEST(Avx2Gelu, MatchesTheReferenceFormula) {
-  if (!fast::avx2::supported()) GTEST_SKIP() << "needs AVX2 and FMA";
-  std::vector<float> x, y(1600);
-  for (int i = 0; i < 1600; ++i) x.push_back(-8.f + 0.01f * static_cast<float>(i));
-  gelu_array(x.data(), y.data(), 1600);
-  for (int i = 0; i < 1600; ++i) {
-    const float want = 0.5f * x[i] * (1.f + std::erf(x[i] * 0.70710678118654752f));
-    if (x[i] < -3.f) {
-      EXPECT_EQ(y[i], want) << "x = " << x[i];
-    } else {  // erf8's absolute error (< 3e-7, fast_util.h) times x / 2, and rounding
-      EXPECT_NEAR(y[i], want, 1e-6f * std::fabs(want) + 1.5e-7f * std::fabs(x[i]))
-          << "x = " << x[i];
-    }
-  }
-}
-#endif
-
 }  // namespace
 }  // namespace polyinfer

@@ -4,7 +4,6 @@
 // reference one (which computes in double) over odd sizes, threads and the cases it hands back.
 #include <cmath>
 #include <cstdlib>
-#include <limits>
 
 #include "gemm_tiles.h"
 #include "opt_test_util.h"
@@ -210,35 +209,6 @@ TEST(FastAttention, DefaultScaleIsOneOverRootHeadSize) {
     EXPECT_EQ(s.placement().nodes.at(0).impl, tile.impl("attention"));
   }
 }
-
-#ifdef PI_X86_AVX2
-PI_AVX2 void exp_array(const float* in, float* out, int n) {
-  for (int i = 0; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(out + i, fast::avx2::exp8(_mm256_loadu_ps(in + i)));
-}
-
-// The softmax's exp8 against the C library: fast_exp's accuracy (fast_util.h), and its edges.
-TEST(Avx2Exp, MatchesTheCLibrary) {
-  if (!fast::avx2::supported()) GTEST_SKIP() << "needs AVX2 and FMA";
-  std::vector<float> x;
-  for (int i = 0; i < 1760; ++i) x.push_back(-87.5f + 0.1f * static_cast<float>(i));
-  const float inf = std::numeric_limits<float>::infinity();
-  for (float e : {-inf, -200.f, -104.f, 89.f, 1000.f, inf, std::nanf(""), 0.f}) x.push_back(e);
-  std::vector<float> y(x.size());
-  exp_array(x.data(), y.data(), static_cast<int>(x.size()));
-  for (size_t i = 0; i < 1760; ++i)
-    EXPECT_NEAR(y[i], std::exp(x[i]), 4e-7f * std::exp(x[i])) << "x = " << x[i];
-  const size_t e = 1760;
-  EXPECT_EQ(y[e], 0.f);
-  EXPECT_EQ(y[e + 1], 0.f);
-  EXPECT_EQ(y[e + 2], 0.f);
-  EXPECT_EQ(y[e + 3], inf);
-  EXPECT_EQ(y[e + 4], inf);
-  EXPECT_EQ(y[e + 5], inf);
-  EXPECT_TRUE(std::isnan(y[e + 6]));
-  EXPECT_EQ(y[e + 7], 1.f);
-}
-#endif
 
 }  // namespace
 }  // namespace polyinfer

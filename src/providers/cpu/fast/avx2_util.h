@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "polyinfer/status.h"
+#include "providers/cpu/fast/math_coefficients.h"
 #include "providers/cpu/ops/fused_activation.h"
 
 namespace polyinfer::fast::avx2 {
@@ -104,7 +105,7 @@ __attribute__((target("avx2"))) inline void transpose8x8(const float* src, int64
 }
 
 // exp for 8 lanes: fast_util.h's fast_exp (Cephes polynomial, 2^n in two factors), the same
-// constants; +inf above 88.72, 0 below -103.28, NaN stays NaN.
+// coefficients (math_coefficients.h); +inf above 88.72, 0 below -103.28, NaN stays NaN.
 PI_AVX2 inline __m256 exp8(__m256 x) {
   const __m256 hi = _mm256_set1_ps(88.7228390f), lo = _mm256_set1_ps(-103.27892990f);
   const __m256 xc = _mm256_min_ps(hi, _mm256_max_ps(lo, x));  // operands ordered: NaN passes
@@ -112,13 +113,11 @@ PI_AVX2 inline __m256 exp8(__m256 x) {
   const __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), magic);
   const __m256i n = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(magic));
   const __m256 nf = _mm256_sub_ps(t, magic);
-  __m256 r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(0.693359375f), xc);
-  r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  __m256 r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(kLn2Hi), xc);
+  r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(kExpP[0]);
 #pragma GCC unroll 8
-  for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
-                  5.0000001201e-1f})
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c));
+  for (int i = 1; i < 6; ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP[i]));
   p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.f)));
   const __m256i h = _mm256_srai_epi32(n, 1), bias = _mm256_set1_epi32(127);
   const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, bias), 23));
@@ -134,16 +133,12 @@ PI_AVX2 inline __m256 exp8(__m256 x) {
 PI_AVX2 inline __m256 erf8(__m256 x) {
   const __m256 xc = _mm256_max_ps(_mm256_set1_ps(-4.f), _mm256_min_ps(x, _mm256_set1_ps(4.f)));
   const __m256 z = _mm256_mul_ps(xc, xc);
-  __m256 p = _mm256_set1_ps(-2.72614225801306e-10f);
+  __m256 p = _mm256_set1_ps(kErfP[0]);
 #pragma GCC unroll 8
-  for (float c : {2.77068142495902e-08f, -2.10102402082508e-06f, -5.69250639462346e-05f,
-                  -7.34990630326855e-04f, -2.95459980854025e-03f, -1.60960333262415e-02f})
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(c));
-  __m256 q = _mm256_set1_ps(-1.45660718464996e-05f);
+  for (int i = 1; i < 7; ++i) p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(kErfP[i]));
+  __m256 q = _mm256_set1_ps(kErfQ[0]);
 #pragma GCC unroll 8
-  for (float c : {-2.13374055278905e-04f, -1.68282697438203e-03f, -7.37332916720468e-03f,
-                  -1.42647390514189e-02f})
-    q = _mm256_fmadd_ps(q, z, _mm256_set1_ps(c));
+  for (int i = 1; i < 5; ++i) q = _mm256_fmadd_ps(q, z, _mm256_set1_ps(kErfQ[i]));
   return _mm256_div_ps(_mm256_mul_ps(xc, p), q);
 }
 

@@ -7,8 +7,8 @@
 // medians of 3 s: 5.5 ms without the GELU, 6.0 with erf8 in the epilogue, 5.9 with gelu16;
 // in the model, 3 alternated runs, its 12 ff1 layers 66.9 -> 66.4 ms. (Alone over an array in
 // L1, gelu16 takes ~1.3 cycles per element; in the epilogue its cost is ~3: it does not overlap
-// the next tile's FMAs.) The constants are those of fast_util.h's fast_exp and fast_erf, so
-// the three forms agree to within an ulp or two.
+// the next tile's FMAs.) The coefficients are math_coefficients.h's, as in fast_util.h's
+// fast_exp and fast_erf, so the three forms agree to within an ulp or two.
 #pragma once
 
 #include <immintrin.h>
@@ -76,13 +76,11 @@ PI_AVX512 inline __m512 exp16(__m512 x) {
   const __m512 t = _mm512_mul_ps(z, _mm512_set1_ps(1.44269504088896341f));
   const __m512 n =
       _mm512_mask_roundscale_ps(t, kAll, t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), z);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), z);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+  __m512 p = _mm512_set1_ps(kExpP[0]);
 #pragma GCC unroll 8
-  for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
-                  5.0000001201e-1f})
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c));
+  for (int i = 1; i < 6; ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP[i]));
   p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.f)));
   const __m512 y = _mm512_mask_scalef_ps(p, kAll, p, n);
   return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ),
@@ -95,16 +93,12 @@ PI_AVX512 inline __m512 exp16(__m512 x) {
 PI_AVX512 inline __m512 erf16(__m512 x) {
   const __m512 xc = max16(_mm512_set1_ps(-4.f), min16(x, _mm512_set1_ps(4.f)));
   const __m512 z = _mm512_mul_ps(xc, xc);
-  __m512 p = _mm512_set1_ps(-2.72614225801306e-10f);
+  __m512 p = _mm512_set1_ps(kErfP[0]);
 #pragma GCC unroll 8
-  for (float c : {2.77068142495902e-08f, -2.10102402082508e-06f, -5.69250639462346e-05f,
-                  -7.34990630326855e-04f, -2.95459980854025e-03f, -1.60960333262415e-02f})
-    p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(c));
-  __m512 q = _mm512_set1_ps(-1.45660718464996e-05f);
+  for (int i = 1; i < 7; ++i) p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(kErfP[i]));
+  __m512 q = _mm512_set1_ps(kErfQ[0]);
 #pragma GCC unroll 8
-  for (float c : {-2.13374055278905e-04f, -1.68282697438203e-03f, -7.37332916720468e-03f,
-                  -1.42647390514189e-02f})
-    q = _mm512_fmadd_ps(q, z, _mm512_set1_ps(c));
+  for (int i = 1; i < 5; ++i) q = _mm512_fmadd_ps(q, z, _mm512_set1_ps(kErfQ[i]));
   return divide(_mm512_mul_ps(xc, p), q);
 }
 

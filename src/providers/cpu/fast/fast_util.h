@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 
+#include "providers/cpu/fast/math_coefficients.h"
 #include "runtime/kernel.h"
 
 // Compiles a function for AVX-512, AVX2+FMA and baseline x86-64; the dynamic loader picks one
@@ -168,14 +169,11 @@ PI_FAST_INLINE float fast_exp(float x) {
   const int32_t n = __builtin_bit_cast(int32_t, t) - __builtin_bit_cast(int32_t, magic);
   const float nf = t - magic;
   // r = x - n ln2 in two steps (Cody-Waite) so r keeps its precision.
-  float r = xc - nf * 0.693359375f;
-  r = r - nf * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
+  float r = xc - nf * kLn2Hi;
+  r = r - nf * kLn2Lo;
+  float p = kExpP[0];
+#pragma GCC unroll 8
+  for (int i = 1; i < 6; ++i) p = p * r + kExpP[i];
   p = p * r * r + r + 1.0f;
   // 2^n as two factors so n in [-150, 128] never leaves the exponent range of either. Shifts are
   // unsigned: for NaN, n is garbage (the result is NaN anyway) and must not be UB.
@@ -206,22 +204,16 @@ PI_FAST_INLINE float fast_tanh(float x) {
   return ax < 0.625f ? small : big;
 }
 
-// erf(x): x * P(x^2) / Q(x^2) on [-4, 4] (the rational fit Eigen and XLA use), +-1 beyond.
+// erf(x): x * P(x^2) / Q(x^2) on [-4, 4] (math_coefficients.h), +-1 beyond.
 PI_FAST_INLINE float fast_erf(float x) {
   const float xc = x > 4.0f ? 4.0f : (x < -4.0f ? -4.0f : x);
   const float z = xc * xc;
-  float p = -2.72614225801306e-10f;
-  p = p * z + 2.77068142495902e-08f;
-  p = p * z + -2.10102402082508e-06f;
-  p = p * z + -5.69250639462346e-05f;
-  p = p * z + -7.34990630326855e-04f;
-  p = p * z + -2.95459980854025e-03f;
-  p = p * z + -1.60960333262415e-02f;
-  float q = -1.45660718464996e-05f;
-  q = q * z + -2.13374055278905e-04f;
-  q = q * z + -1.68282697438203e-03f;
-  q = q * z + -7.37332916720468e-03f;
-  q = q * z + -1.42647390514189e-02f;
+  float p = kErfP[0];
+#pragma GCC unroll 8
+  for (int i = 1; i < 7; ++i) p = p * z + kErfP[i];
+  float q = kErfQ[0];
+#pragma GCC unroll 8
+  for (int i = 1; i < 5; ++i) q = q * z + kErfQ[i];
   return xc * p / q;
 }
 
