@@ -18,20 +18,37 @@ namespace {
 
 PI_FAST_MATH_BEGIN
 
+// The row reductions keep kLanes partial sums (4 ymm or 2 zmm accumulators once vectorized):
+// with the one vector of a plain simd reduction, each add waited for the last (3-4 cycles a
+// vector) and a BERT-base row of 768 took ~300 cycles a pass.
+constexpr int64_t kLanes = 32;
+
 PI_FAST_CLONES float row_sum(const float* __restrict x, int64_t n) {
+  float acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+#pragma omp simd
+    for (int64_t j = 0; j < kLanes; ++j) acc[j] += x[i + j];
   float s = 0;
+  for (; i < n; ++i) s += x[i];
 #pragma omp simd reduction(+ : s)
-  for (int64_t i = 0; i < n; ++i) s += x[i];
+  for (int64_t j = 0; j < kLanes; ++j) s += acc[j];
   return s;
 }
 
 PI_FAST_CLONES float row_sq_dev(const float* __restrict x, int64_t n, float mean) {
+  float acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+#pragma omp simd
+    for (int64_t j = 0; j < kLanes; ++j) {
+      const float d = x[i + j] - mean;
+      acc[j] += d * d;
+    }
   float s = 0;
+  for (; i < n; ++i) s += (x[i] - mean) * (x[i] - mean);
 #pragma omp simd reduction(+ : s)
-  for (int64_t i = 0; i < n; ++i) {
-    const float d = x[i] - mean;
-    s += d * d;
-  }
+  for (int64_t j = 0; j < kLanes; ++j) s += acc[j];
   return s;
 }
 
