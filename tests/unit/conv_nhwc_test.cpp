@@ -14,6 +14,7 @@
 #include "polyinfer/session.h"
 #include "providers/cpu/fast/activation_pass.h"
 #include "providers/cpu/fast/avx2_util.h"
+#include "providers/cpu/fast/avx512_math.h"
 #include "providers/cpu/onednn/onednn.h"
 
 namespace polyinfer {
@@ -83,24 +84,26 @@ std::string model_bytes(const Case& c, Shape* y_shape) {
 }
 
 // The implementation the CPU provider picks for the case's convolution at level 0 ("" when
-// the node is missing from the placement report).
-std::string conv_impl(const Case& c) {
+// the node is missing from the placement report), with `threads` (0: the session's default).
+std::string conv_impl(const Case& c, int threads = 0) {
   Shape y_shape;
   const std::string bytes = model_bytes(c, &y_shape);
   SessionOptions o;
   o.optimization_level = 0;
+  o.threads = threads;
   Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
   for (const auto& n : s.placement().nodes)
     if (n.node == "conv") return n.impl;
   return "";
 }
 
-// Runs the case's model on the CPU provider and on `cpu-ref` at 1 and 2 threads; checks that
-// the node ran on `impl` and that the outputs agree.
-void expect_matches_reference(const Case& c, const std::string& impl) {
+// Runs the case's model on the CPU provider and on `cpu-ref` at each of `thread_counts`; checks
+// that the node ran on `impl` and that the outputs agree.
+void expect_matches_reference(const Case& c, const std::string& impl,
+                              const std::vector<int>& thread_counts = {1, 2}) {
   Shape y_shape;
   const std::string bytes = model_bytes(c, &y_shape);
-  for (int threads : {1, 2}) {
+  for (int threads : thread_counts) {
     SessionOptions fast, ref;
     fast.optimization_level = ref.optimization_level = 0;
     fast.threads = ref.threads = threads;
@@ -355,6 +358,45 @@ TEST(ConvIm2colNarrowPointwise, TakesThemWhereOneDnnRunsAvx512AndMatches) {
     EXPECT_FALSE(impl.empty());
     EXPECT_NE(impl, "fast:avx2-im2col");
   }
+}
+
+// 1x1 convolutions with at least 128 input channels and more than 16 outputs, unit strides,
+// unpadded, at one thread: the packed GEMM takes them where oneDNN runs AVX-512 kernels (odd
+// pixel counts and images, an output panel part full, K with a tail of 8x8 transposes, K past
+// the GEMM's 4096 block, a residual written in place, activations); at 2 threads, and for the
+// shapes it leaves, oneDNN does. Either way the reference's values.
+TEST(ConvPointwiseGemm, TakesDeepOnesAtOneThreadAndMatches) {
+  if (!have_avx2()) GTEST_SKIP() << "the packed GEMM needs AVX2 and FMA";
+  const bool taken = fast::avx512::supported() && cpu::onednn::avx512_kernels();
+  for (const Case& c :
+       {Case{"m40_bias_relu", {1, 13, 11, 128}, 40, 1, 1, {}, {}, {}, true, false, "Relu", {}},
+        Case{"two_images_residual", {2, 7, 9, 200}, 96, 1, 1, {1, 1}, {0, 0, 0, 0}, {}, false,
+             true, "Clip", {0, 6}},
+        Case{"k_tail_hardswish", {1, 5, 5, 133}, 24, 1, 1, {}, {}, {}, true, true,
+             "HardSwish", {}},
+        Case{"k_blocks", {1, 3, 3, 4100}, 32, 1, 1, {}, {}, {}, true, false, "", {}}}) {
+    SCOPED_TRACE(c.name);
+    const std::string one = conv_impl(c, 1), two = conv_impl(c, 2);
+    EXPECT_EQ(one == "fast:avx512-pointwise-gemm", taken) << one;
+    EXPECT_NE(two, "fast:avx512-pointwise-gemm");
+    expect_matches_reference(c, one, {1});
+    expect_matches_reference(c, two, {2});
+  }
+  for (const Case& c :
+       {Case{"shallow", {1, 9, 9, 96}, 64, 1, 1, {}, {}, {}, true, false, "", {}},
+        Case{"narrow", {1, 9, 9, 256}, 16, 1, 1, {}, {}, {}, true, false, "", {}},
+        Case{"padded", {1, 9, 9, 256}, 64, 1, 1, {}, {1, 1, 1, 1}, {}, true, false, "", {}},
+        Case{"strided", {1, 9, 9, 256}, 64, 1, 1, {2, 2}, {}, {}, true, false, "", {}},
+        Case{"m_not_8", {1, 9, 9, 256}, 60, 1, 1, {}, {}, {}, true, false, "", {}}}) {
+    SCOPED_TRACE(c.name);
+    const std::string impl = conv_impl(c, 1);
+    EXPECT_FALSE(impl.empty());
+    EXPECT_NE(impl, "fast:avx512-pointwise-gemm");
+  }
+  setenv("POLYINFER_POINTWISE_GEMM", "0", 1);
+  EXPECT_NE(conv_impl(Case{"off", {1, 9, 9, 256}, 64, 1, 1, {}, {}, {}, true, false, "", {}}, 1),
+            "fast:avx512-pointwise-gemm");
+  unsetenv("POLYINFER_POINTWISE_GEMM");
 }
 
 class ConvGroupedTest : public ::testing::TestWithParam<Case> {

@@ -10,137 +10,19 @@
 // 0.07 against 0.10 ms, MobileNetV2's 0.14-0.16 against 0.18-0.19), and its weight is read
 // in place where oneDNN's path first copied a misaligned one (creation: within noise).
 //
-// The computation: B is packed once as [N/16][K][16] (zero-filled past N), or as [N/32][K][32]
-// where the CPU has AVX-512 (avx512_gemm.h: BERT-base 4-10% faster on a Zen 4 core). Each task
-// takes a block of rows and a group of panels and runs the register tile (avx2_util.h's up to 6
-// rows x 16, or up to 8 rows x 32) over its panels and rows, bias and activation applied in
-// registers. K is cut into blocks only past 4096 (sums continued in Y): BERT-base's layers ran
-// 5% faster with their whole K (768 or 3072) in one pass than in blocks of 256 sized for L1, the
-// reloads of partial sums costing more than the panel's weights streaming from L2. Rows come in
-// blocks of up to 192, so a 128-token sequence reads the weights from memory once; with fewer
-// row blocks than threads the panels are cut into kGroupsPerThread groups per thread, each taken
-// by the next thread free: with one of two cores busy with another process, BERT-base at 2
-// threads ran 397-411 ms against 453-478 with one fixed half per thread (equal when both are
-// free).
-#include <algorithm>
-#include <cstdlib>
-#include <cstring>
+// The computation is packed_gemm.h's.
+#include <string>
 
-#include "core/unaligned.h"
 #include "providers/cpu/fast/avx2_util.h"
-#include "providers/cpu/fast/avx512_gemm.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
+#include "providers/cpu/fast/packed_gemm.h"
 #include "providers/cpu/ops/fused_activation.h"
 
 namespace polyinfer::fast {
 namespace {
 
 using cpu::FusedActivation;
-
-constexpr int64_t kBlock = 16;    // output columns per panel of the AVX2 tile
-constexpr int kRows = 6;          // rows per AVX2 register tile
-constexpr int64_t kMaxRows = 192;  // rows per block (a multiple of both tiles' rows)
-constexpr int64_t kKc = 4096;      // K per block
-constexpr int64_t kGroupsPerThread = 4;  // panel groups per thread (above)
-constexpr int64_t kOneRowBlock = 128;    // one_row's depth per partial sum
-
-struct Plan {
-  const float* a;
-  float* y;
-  const float* w;     // [N/width][K][width]
-  const float* bias;  // [N/width * width]
-  FusedActivation act;
-  int64_t P, K, N;    // rows, depth, columns
-  int64_t width;      // columns per panel: kBlock, or avx512::kPanel
-  int64_t pb, panels, groups;
-};
-
-#ifdef PI_X86_AVX2
-
-// One row against 64 columns at once (the classifiers' last Gemm): 4 panels of 16 or 2 of 32,
-// kPer = W / 8 vectors per panel. A lone row's register tile has 2 sums, each waiting on the
-// last FMA (5 cycles), and ran ResNet-50's 2048 x 1000 layer at ~0.6 ms against oneDNN's ~0.4;
-// 8 sums keep the FMAs and the weights' stream busy (ymm on either layout: memory-bound).
-// The sums are made in blocks of kOneRowBlock and then added: one float32 sum over all of K
-// put ResNet-50's logits (up to ~110) 1.4e-4 from ORT's, blocks 4e-5 (oneDNN's 5e-5).
-template <int kPer>
-PI_AVX2 void one_row_as(const Plan& q, int64_t m0, int64_t m1) {
-  constexpr int kW = 8 * kPer, kStep = 8 / kPer;  // columns per panel, panels per pass
-  for (int64_t mb = m0; mb < m1; mb += kStep) {
-    const int nv = static_cast<int>(std::min<int64_t>(kStep, m1 - mb)) * kPer;  // vectors
-    const float* w = q.w + mb * q.K * kW;
-    __m256 acc[8];
-    for (int v = 0; v < 8; ++v) acc[v] = _mm256_setzero_ps();
-    for (int64_t k0 = 0; k0 < q.K; k0 += kOneRowBlock) {
-      const int64_t k1 = std::min(q.K, k0 + kOneRowBlock);
-      __m256 part[8];
-      for (int v = 0; v < 8; ++v) part[v] = _mm256_setzero_ps();
-      for (int64_t k = k0; k < k1; ++k) {
-        const __m256 x = _mm256_broadcast_ss(q.a + k);
-#pragma GCC unroll 8
-        for (int v = 0; v < 8; ++v) {
-          if (v >= nv) break;
-          const float* b = w + (v / kPer * q.K + k) * kW + v % kPer * 8;
-          if (v % 2 == 0)  // one cache line per two vectors
-            _mm_prefetch(reinterpret_cast<const char*>(b + avx2::kGemmPrefetch * kW),
-                         _MM_HINT_T0);
-          part[v] = _mm256_fmadd_ps(x, _mm256_load_ps(b), part[v]);
-        }
-      }
-      for (int v = 0; v < 8; ++v) acc[v] = _mm256_add_ps(acc[v], part[v]);
-    }
-    for (int v = 0; v < nv; ++v) {
-      const int64_t n0 = mb * kW + v * 8;  // the panels of a pass are adjacent columns
-      if (n0 >= q.N) break;
-      const __m256 y = _mm256_add_ps(acc[v], _mm256_loadu_ps(q.bias + n0));
-      _mm256_storeu_ps(q.y + n0, avx2::activate(y, q.act));
-    }
-  }
-}
-
-// d[k * ld + j] = b[j * K + k] for the panel's `cols` (a multiple of 8, up to ld) rows of a
-// transposed B, in 8x8 blocks through registers (element by element, ~1 ms of ShuffleNetV2's
-// creation in a profile for its 1000 x 1024 weight). `b` may lie at any address.
-PI_AVX2 void pack_transposed(const float* b, int64_t K, int64_t cols, int64_t ld, float* d) {
-  const int64_t k8 = K / 8 * 8;
-  for (int64_t j = 0; j < cols; j += 8)
-    for (int64_t k = 0; k < k8; k += 8) avx2::transpose8x8(b + j * K + k, K, d + k * ld + j, ld);
-  const UnalignedFloats src(b);
-  for (int64_t j = 0; j < cols; ++j)
-    for (int64_t k = k8; k < K; ++k) d[k * ld + j] = src[j * K + k];
-}
-
-PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
-  const int64_t per_group = (q.panels + q.groups - 1) / q.groups;
-  const int64_t m0 = group * per_group, m1 = std::min(q.panels, m0 + per_group);
-  const int64_t p0 = blk * q.pb, np = std::min(q.pb, q.P - p0);
-  if (m0 >= m1 || np <= 0) return;
-  const bool wide = q.width == avx512::kPanel;
-  if (q.P == 1 && q.K <= kKc) return wide ? one_row_as<4>(q, m0, m1) : one_row_as<2>(q, m0, m1);
-  // Even tiles: BERT-base's 128 rows had a tile of 2, 2.9% of the run for 1.6% of the rows.
-  const int64_t tiles = wide ? avx512::row_tiles(np) : avx2::row_tiles(np);
-  const int64_t W = q.width;
-  for (int64_t k0 = 0; k0 < q.K; k0 += kKc) {
-    const int64_t kn = std::min(kKc, q.K - k0);
-    const bool first = k0 == 0, last = k0 + kn == q.K;
-    const FusedActivation* act = last ? &q.act : nullptr;
-    const avx2::GemmRowsFn* gemm =
-        wide ? avx512::gemm_rows_for(act) : avx2::gemm_rows_for(act, true);
-    for (int64_t mb = m0; mb < m1; ++mb) {
-      const int cols = static_cast<int>(std::min<int64_t>(W, q.N - mb * W));
-      const float* w = q.w + (mb * q.K + k0) * W;
-      for (int64_t t = 0, p = 0, rows = 0; t < tiles; ++t, p += rows) {
-        rows = avx2::tile_rows(np, tiles, t);
-        float* y = q.y + (p0 + p) * q.N + mb * W;
-        gemm[rows](q.a + (p0 + p) * q.K + k0, q.K, w, kn, y, q.N, 8,
-                   first ? q.bias + mb * W : nullptr, first ? nullptr : y, &q.act, cols);
-      }
-    }
-  }
-}
-
-#endif  // PI_X86_AVX2
 
 class PackedMatMul final : public Kernel {
  public:
@@ -160,38 +42,25 @@ class PackedMatMul final : public Kernel {
       alpha = info.attr_float("alpha", 1.f);
       beta = info.attr_float("beta", 1.f);
     }
-    K_ = b->shape()[trans_b ? 1 : 0];
-    N_ = b->shape()[trans_b ? 0 : 1];
-    if (N_ % 8 != 0 || K_ == 0) info.unsupported("packed MatMul: N a multiple of 8 only");
+    const int64_t K = b->shape()[trans_b ? 1 : 0], N = b->shape()[trans_b ? 0 : 1];
+    if (N % 8 != 0 || K == 0) info.unsupported("packed MatMul: N a multiple of 8 only");
     if (info.node().domain == "ai.polyinfer") act_ = FusedActivation::from(info);
     if (!avx2::covers(act_.kind)) info.unsupported("packed MatMul: this activation");
     const Tensor* bias = nullptr;
     if (info.has_input(2)) {
       bias = info.constant_input(2);
       // Gemm's C broadcasts: [N] and [1, N] are a bias, [N, 1] (also N values) is not.
-      if (!bias || bias->dtype() != DType::Float32 || bias->numel() != N_ ||
+      if (!bias || bias->dtype() != DType::Float32 || bias->numel() != N ||
           bias->rank() > 2 || (bias->rank() == 2 && bias->shape()[0] != 1))
         info.unsupported("packed MatMul: a bias that is not a constant vector of N values");
     }
-#ifdef PI_X86_AVX2
-    // POLYINFER_AVX512_GEMM=0 keeps the AVX2 tile on an AVX-512 CPU (tests, A/B runs).
-    const char* wide = std::getenv("POLYINFER_AVX512_GEMM");
-    if (avx512::supported() && !(wide && std::strcmp(wide, "0") == 0)) width_ = avx512::kPanel;
-#endif
     // Read in place: a weight still in the model file is never copied whole first.
-    pack(b->peek_bytes(), trans_b, alpha);
-    if (bias) {
-      std::memcpy(bias_.data<float>(), bias->data<float>(),
-                  static_cast<size_t>(N_) * sizeof(float));
-      if (beta != 1.f)
-        for (int64_t j = 0; j < N_; ++j) bias_.data<float>()[j] *= beta;
-    }
+    gemm_b_ = PackedGemm(b->peek_bytes(), K, N, trans_b, alpha,
+                         bias ? bias->data<float>() : nullptr, beta);
   }
 
   bool prepacked(size_t i) const override { return i == 1 || i == 2; }
-  std::string impl() const override {
-    return width_ == kBlock ? "fast:avx2-packed" : "fast:avx512-packed";
-  }
+  std::string impl() const override { return std::string("fast:") + gemm_b_.isa() + "-packed"; }
 
   void run(KernelContext& ctx) override {
     const Tensor& a = ctx.input(0);
@@ -199,61 +68,21 @@ class PackedMatMul final : public Kernel {
              dtype_name(a.dtype()));
     PI_CHECK(!gemm_ || a.rank() == 2, ShapeMismatch, label_, ": Gemm's A must be 2-D, got ",
              shape_str(a.shape()));
-    PI_CHECK(a.rank() >= 1 && a.shape().back() == K_, ShapeMismatch, label_, ": A has shape ",
-             shape_str(a.shape()), " but B's depth is ", K_, " (A's last dimension must match)");
+    const int64_t K = gemm_b_.K();
+    PI_CHECK(a.rank() >= 1 && a.shape().back() == K, ShapeMismatch, label_, ": A has shape ",
+             shape_str(a.shape()), " but B's depth is ", K, " (A's last dimension must match)");
     Shape ys = a.shape();  // a 1-D A is one row whose dimension the product drops
-    ys.back() = N_;
+    ys.back() = gemm_b_.N();
     Tensor& y = ctx.output(0, DType::Float32, ys);
     if (y.numel() == 0) return;
-#ifdef PI_X86_AVX2
-    const int threads = ctx.threads();
-    Plan q{a.data<float>(), y.data<float>(), w_.data<float>(), bias_.data<float>(), act_,
-           a.numel() / K_, K_, N_, width_, 0, (N_ + width_ - 1) / width_, 1};
-    const int64_t tile = width_ == kBlock ? kRows : avx512::kTileRows;
-    int64_t blocks = (q.P + kMaxRows - 1) / kMaxRows;
-    if (threads > 1 && blocks > 1) blocks = (blocks + threads - 1) / threads * threads;
-    q.pb = ((q.P + blocks - 1) / blocks + tile - 1) / tile * tile;
-    blocks = (q.P + q.pb - 1) / q.pb;
-    if (blocks < 2 * threads) q.groups = std::min<int64_t>(q.panels, kGroupsPerThread * threads);
-    parallel_tasks(blocks * q.groups, threads,
-                   [&](int64_t t) { run_task(q, t / q.groups, t % q.groups); });
-#endif
+    gemm_b_.run(a.data<float>(), nullptr, y.data<float>(), a.numel() / K, act_, ctx.threads());
   }
 
  private:
-  // `b`: K x N floats (N x K when `trans_b`) at any alignment, scaled by `alpha`.
-  void pack(const void* b, bool trans_b, float alpha) {
-    const UnalignedFloats src(b);
-    const int64_t W = width_, panels = (N_ + W - 1) / W;
-    // Panel by panel, so the writes run in order (row by row they went to N/W places at
-    // once); N is a multiple of 8, so only the last panel may be part full (zeros past N).
-    w_ = Tensor::empty(DType::Float32, {panels * K_ * W});
-    bias_ = Tensor::zeros(DType::Float32, {panels * W});
-    float* d = w_.data<float>();
-    for (int64_t nb = 0; nb < panels; ++nb, d += K_ * W) {
-      const int64_t n0 = nb * W, cols = std::min(W, N_ - n0);
-      if (trans_b) {
-#ifdef PI_X86_AVX2
-        pack_transposed(static_cast<const float*>(src.at(n0 * K_)), K_, cols, W, d);
-#endif
-      } else {
-        for (int64_t k = 0; k < K_; ++k)
-          std::memcpy(d + k * W, src.at(k * N_ + n0), static_cast<size_t>(cols) * sizeof(float));
-      }
-      if (cols < W)
-        for (int64_t k = 0; k < K_; ++k)
-          std::memset(d + k * W + cols, 0, static_cast<size_t>(W - cols) * sizeof(float));
-      if (alpha != 1.f)
-        for (int64_t i = 0; i < K_ * W; ++i) d[i] *= alpha;
-    }
-  }
-
   std::string label_;
-  int64_t K_ = 0, N_ = 0;
-  int64_t width_ = kBlock;  // columns per packed panel (pack())
-  bool gemm_ = false;
+  bool gemm_ = false;  // Gemm / FusedGemm (A must be 2-D)
   FusedActivation act_;
-  Tensor w_, bias_;
+  PackedGemm gemm_b_;
 };
 
 PI_REGISTER_KERNEL_TIER("cpu", "", MatMul, 1, 23, PackedMatMul, Specialized);

@@ -1,0 +1,54 @@
+// The packed-weight GEMM of the fast MatMul (matmul_packed.cpp) and of the 1x1 convolutions
+// (conv_pointwise_gemm.cpp): Y [P, N] = act(A [P, K] x B + bias + Z) for a constant B packed
+// once, float32, N a multiple of 8.
+//
+// The computation: B is packed once as [N/16][K][16] (zero-filled past N), or as [N/32][K][32]
+// where the CPU has AVX-512 (avx512_gemm.h: BERT-base 4-10% faster on a Zen 4 core). Each task
+// takes a block of rows and a group of panels and runs the register tile (avx2_util.h's up to 6
+// rows x 16, or up to 8 rows x 32) over its panels and rows, bias, Z and activation applied in
+// registers. K is cut into blocks only past 4096 (sums continued in Y): BERT-base's layers ran
+// 5% faster with their whole K (768 or 3072) in one pass than in blocks of 256 sized for L1, the
+// reloads of partial sums costing more than the panel's weights streaming from L2. Rows come in
+// blocks of up to 192, so a 128-token sequence reads the weights from memory once; with fewer
+// row blocks than threads the panels are cut into 4 groups per thread, each taken by the next
+// thread free: with one of two cores busy with another process, BERT-base at 2 threads ran
+// 397-411 ms against 453-478 with one fixed half per thread (equal when both are free). One row
+// (a classifier's last layer) runs against 64 columns at once instead.
+#pragma once
+
+#include <cstdint>
+
+#include "polyinfer/tensor.h"
+#include "providers/cpu/ops/fused_activation.h"
+
+namespace polyinfer::fast {
+
+class PackedGemm {
+ public:
+  PackedGemm() = default;
+
+  // Packs B, K x N floats at any alignment (N x K under `trans_b`, transposed while packing),
+  // times `alpha`; `bias` is N floats (times `beta`) or null for zeros. The panels are 32 wide
+  // where the CPU has AVX-512 (POLYINFER_AVX512_GEMM=0 keeps 16, for tests and A/B runs), else
+  // 16. Only where the CPU has AVX2 and FMA (the kernels check first).
+  PackedGemm(const void* b, int64_t K, int64_t N, bool trans_b, float alpha, const float* bias,
+             float beta);
+
+  // y[p][n] = act(sum over k of a[p][k] * B[k][n] + bias[n] + z[p][n]) for P rows; a, z and y
+  // dense ([P, K], [P, N], [P, N]); z null for none, or y itself (each output reads its own
+  // element of z just before writing it).
+  void run(const float* a, const float* z, float* y, int64_t P, const cpu::FusedActivation& act,
+           int threads) const;
+
+  // "avx512" or "avx2": the tile's instruction set, for kernels' implementation names.
+  const char* isa() const;
+  int64_t K() const { return K_; }
+  int64_t N() const { return N_; }
+
+ private:
+  int64_t K_ = 0, N_ = 0;
+  int64_t width_ = 16;  // columns per packed panel
+  Tensor w_, bias_;
+};
+
+}  // namespace polyinfer::fast
