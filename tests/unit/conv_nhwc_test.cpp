@@ -399,6 +399,30 @@ TEST(ConvPointwiseGemm, TakesDeepOnesAtOneThreadAndMatches) {
   unsetenv("POLYINFER_POINTWISE_GEMM");
 }
 
+// On a 1x1 map (a squeeze-and-excitation block's convolutions: one row per image) the GEMM
+// takes any depth at any thread count, more than 16 outputs, a multiple of 8.
+TEST(ConvPointwiseGemm, TakesPooledMapsAtAnyDepthAndThreads) {
+  if (!have_avx2()) GTEST_SKIP() << "the packed GEMM needs AVX2 and FMA";
+  const bool taken = fast::avx512::supported() && cpu::onednn::avx512_kernels();
+  for (const Case& c :
+       {Case{"se_expand", {1, 1, 1, 24}, 96, 1, 1, {}, {}, {}, true, false, "HardSigmoid",
+             {1.f / 6, 0.5f}},
+        Case{"two_images_residual", {2, 1, 1, 40}, 48, 1, 1, {}, {}, {}, true, true, "Relu", {}}}) {
+    SCOPED_TRACE(c.name);
+    for (int threads : {1, 2}) {
+      const std::string impl = conv_impl(c, threads);
+      EXPECT_EQ(impl == "fast:avx512-pointwise-gemm", taken) << impl;
+      expect_matches_reference(c, impl, {threads});
+    }
+  }
+  for (const Case& c :
+       {Case{"m16", {1, 1, 1, 64}, 16, 1, 1, {}, {}, {}, true, false, "", {}},
+        Case{"m_not_8", {1, 1, 1, 64}, 52, 1, 1, {}, {}, {}, true, false, "", {}}}) {
+    SCOPED_TRACE(c.name);
+    EXPECT_NE(conv_impl(c, 2), "fast:avx512-pointwise-gemm");
+  }
+}
+
 class ConvGroupedTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {

@@ -11,7 +11,12 @@
 // is small the GEMM's epilogue weighs more (56x56 24->144 0.225 -> 0.266, 112x112 16->96 0.434
 // -> 0.460), so those stay oneDNN's: this kernel takes C >= kMinDepth, only where the GEMM
 // runs its AVX-512 tile and oneDNN its AVX-512 kernels (the pair measured), more than 16
-// outputs (the im2col kernel's narrow form takes those), and at one thread. In the models, 1
+// outputs (the im2col kernel's narrow form takes those), and at one thread; on a 1x1 map
+// (squeeze-and-excitation blocks, rows = images) at any depth and thread count: there
+// oneDNN's brgconv_1x1 took ~0.25 ms of JIT each and ran slower (per-node sums, 5 alternated
+// runs, 1 / 2 threads: RegNet-Y's 16 such layers 0.162 -> 0.111 / 0.144 -> 0.089 ms,
+// EfficientNet-B0's 0.198 -> 0.119 / 0.187 -> 0.115, MobileNetV3's 0.284 -> 0.175 at 2
+// threads; 1x1 maps whose output count is not a multiple of 8 stay oneDNN's). In the models, 1
 // thread, 4 alternated runs, the layers it takes (per-node sums, ms, brgconv_1x1 -> packed):
 // MobileNetV2 3.08 -> 2.95, MobileNetV3 2.07 -> 1.91, RegNet-Y 4.62 -> 4.47, DenseNet-121
 // 25.95 -> 25.63, ResNet-50 29.63 -> 29.48, EfficientNet-B0 4.35 -> 4.30, MNASNet 3.12 -> 3.07,
@@ -33,15 +38,23 @@ namespace {
 
 constexpr int64_t kMinDepth = 128;  // input channels from which the GEMM is as fast (above)
 
+// Whether X is known to be [N, 1, 1, C]: a squeeze-and-excitation block's 1x1 convolutions on
+// the pooled map, GEMMs of N rows, which the GEMM takes at any depth and thread count.
+bool one_pixel(const KernelInfo& info) {
+  const ir::TypeInfo* t = info.input_type(0);
+  return t && t->has_shape && t->dims.size() == 4 && t->dims[1] == 1 && t->dims[2] == 1;
+}
+
 class NhwcPointwiseGemmConv final : public Kernel {
   static constexpr const char* kEnv = "POLYINFER_POINTWISE_GEMM";
 
  public:
   static bool may_take(const KernelInfo& info) {
     const auto o = conv_outline(info);
-    return info.threads() == 1 &&
-           (!o || (o->group == 1 && o->kh == 1 && o->kw == 1 && o->unit_strides &&
-                   o->c >= kMinDepth && o->m > 16 && o->m % 8 == 0));
+    if (!o) return true;
+    const bool deep = o->c >= kMinDepth && info.threads() == 1;
+    return o->group == 1 && o->kh == 1 && o->kw == 1 && o->unit_strides && o->m > 16 &&
+           o->m % 8 == 0 && (deep || one_pixel(info));
   }
 
   explicit NhwcPointwiseGemmConv(const KernelInfo& info) : label_(info.node().label()) {
@@ -51,7 +64,8 @@ class NhwcPointwiseGemmConv final : public Kernel {
 #endif
       info.unsupported("pointwise GEMM convolution: measured only against oneDNN's AVX-512 "
                        "kernels, with the AVX-512 tile");
-    if (info.threads() != 1)
+    const bool pooled = one_pixel(info);
+    if (info.threads() != 1 && !pooled)
       info.unsupported("pointwise GEMM convolution: one thread only (at two, each block of rows "
                        "streams all the weights: ResNet-50's 1x1 layers ran 7.6% slower)");
     a_ = NhwcConvArgs::read(info, "pointwise GEMM convolution");
@@ -61,9 +75,12 @@ class NhwcPointwiseGemmConv final : public Kernel {
     if (std::any_of(at.strides.begin(), at.strides.end(), [](int64_t s) { return s != 1; }) ||
         std::any_of(at.pads.begin(), at.pads.end(), [](int64_t p) { return p != 0; }))
       info.unsupported("pointwise GEMM convolution: strided or padded");
-    if (a_.C < kMinDepth || a_.M <= 16 || a_.M % 8 != 0)
+    if (a_.M <= 16 || a_.M % 8 != 0)
+      info.unsupported("pointwise GEMM convolution: 16 or fewer outputs (the im2col kernel's) or "
+                       "outputs not a multiple of 8");
+    if (!pooled && a_.C < kMinDepth)
       info.unsupported("pointwise GEMM convolution: fewer than " + std::to_string(kMinDepth) +
-                       " input channels, 16 or fewer outputs, or outputs not a multiple of 8");
+                       " input channels on a map larger than 1x1");
     // W [M, C, 1, 1] is B transposed ([N, K]); read in place from the model file.
     gemm_ = PackedGemm(a_.weights.at(0), a_.C, a_.M, /*trans_b=*/true, 1.f, a_.bias, 1.f);
   }
