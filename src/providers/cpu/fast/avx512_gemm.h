@@ -26,7 +26,7 @@ inline constexpr int kTileRows = 8;    // rows per register tile: 16 zmm accumul
 inline int64_t row_tiles(int64_t n) { return (n + kTileRows - 1) / kTileRows; }
 
 // c[r][0, n) = act(bias + z[r] + sum over k of a[r * lda + k] * b[k * 32 + j]) for R rows
-// (R <= 8) and n columns (8, 16, 24 or 32) of a 32-wide packed B ([K][32], 64-byte aligned).
+// (R <= 8) and n columns (1 to 32) of a 32-wide packed B ([K][32], 64-byte aligned).
 // `bias` (32 floats) or null for zeros; `z`, laid out as c, or null (z may be c itself: a sum
 // continued over a further block of K). The epilogue runs per 16 columns on avx512_math.h's
 // activations (once per tile, after K FMAs per output), a half-filled 16 through masks. Same
@@ -52,8 +52,10 @@ PI_AVX512 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K,
       acc[r][1] = _mm512_fmadd_ps(x, w1, acc[r][1]);
     }
   }
-  const __mmask16 live[2] = {static_cast<__mmask16>(n >= 16 ? 0xFFFF : 0xFF),
-                             static_cast<__mmask16>(n >= 32 ? 0xFFFF : n > 16 ? 0xFF : 0)};
+  const auto lanes = [](int k) {
+    return static_cast<__mmask16>(k >= 16 ? 0xFFFF : k <= 0 ? 0 : (1u << k) - 1);
+  };
+  const __mmask16 live[2] = {lanes(n), lanes(n - 16)};
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
     for (int h = 0; h < 2 && live[h]; ++h) {

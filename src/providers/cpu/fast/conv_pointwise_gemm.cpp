@@ -16,7 +16,8 @@
 // oneDNN's brgconv_1x1 took ~0.25 ms of JIT each and ran slower (per-node sums, 5 alternated
 // runs, 1 / 2 threads: RegNet-Y's 16 such layers 0.162 -> 0.111 / 0.144 -> 0.089 ms,
 // EfficientNet-B0's 0.198 -> 0.119 / 0.187 -> 0.115, MobileNetV3's 0.284 -> 0.175 at 2
-// threads; 1x1 maps whose output count is not a multiple of 8 stay oneDNN's). In the models, 1
+// threads; output counts that are not multiples of 8 too, under masks: RegNet-Y's 14 others
+// 0.217 -> 0.136 ms, their creation 2.3 -> 1.2, 5 alternated runs at 1 thread). In the models, 1
 // thread, 4 alternated runs, the layers it takes (per-node sums, ms, brgconv_1x1 -> packed):
 // MobileNetV2 3.08 -> 2.95, MobileNetV3 2.07 -> 1.91, RegNet-Y 4.62 -> 4.47, DenseNet-121
 // 25.95 -> 25.63, ResNet-50 29.63 -> 29.48, EfficientNet-B0 4.35 -> 4.30, MNASNet 3.12 -> 3.07,
@@ -53,8 +54,9 @@ class NhwcPointwiseGemmConv final : public Kernel {
     const auto o = conv_outline(info);
     if (!o) return true;
     const bool deep = o->c >= kMinDepth && info.threads() == 1;
+    const bool pooled = one_pixel(info);
     return o->group == 1 && o->kh == 1 && o->kw == 1 && o->unit_strides && o->m > 16 &&
-           o->m % 8 == 0 && (deep || one_pixel(info));
+           (o->m % 8 == 0 || pooled) && (deep || pooled);
   }
 
   explicit NhwcPointwiseGemmConv(const KernelInfo& info) : label_(info.node().label()) {
@@ -75,9 +77,11 @@ class NhwcPointwiseGemmConv final : public Kernel {
     if (std::any_of(at.strides.begin(), at.strides.end(), [](int64_t s) { return s != 1; }) ||
         std::any_of(at.pads.begin(), at.pads.end(), [](int64_t p) { return p != 0; }))
       info.unsupported("pointwise GEMM convolution: strided or padded");
-    if (a_.M <= 16 || a_.M % 8 != 0)
-      info.unsupported("pointwise GEMM convolution: 16 or fewer outputs (the im2col kernel's) or "
-                       "outputs not a multiple of 8");
+    if (a_.M <= 16) info.unsupported("pointwise GEMM convolution: 16 or fewer outputs (im2col's)");
+    // The AVX-512 tile and the one-row path mask their stores; on a larger map, N a multiple
+    // of 8 keeps every store whole (the rule measured).
+    if (a_.M % 8 != 0 && !(pooled && PackedGemm::wide()))
+      info.unsupported("pointwise GEMM convolution: outputs not a multiple of 8");
     if (!pooled && a_.C < kMinDepth)
       info.unsupported("pointwise GEMM convolution: fewer than " + std::to_string(kMinDepth) +
                        " input channels on a map larger than 1x1");

@@ -70,23 +70,26 @@ PI_AVX2 void one_row_as(const Plan& q, int64_t m0, int64_t m1) {
     for (int v = 0; v < nv; ++v) {
       const int64_t n0 = mb * kW + v * 8;  // the panels of a pass are adjacent columns
       if (n0 >= q.N) break;
+      // The last vector of an N that is not a multiple of 8 goes under a mask (bias_ is
+      // zero-padded to whole panels; z and y end at N).
+      const __m256i live = avx2::lane_mask(static_cast<int>(std::min<int64_t>(8, q.N - n0)));
       __m256 y = _mm256_add_ps(acc[v], _mm256_loadu_ps(q.bias + n0));
-      if (q.z) y = _mm256_add_ps(y, _mm256_loadu_ps(q.z + n0));
-      _mm256_storeu_ps(q.y + n0, avx2::activate(y, q.act));
+      if (q.z) y = _mm256_add_ps(y, _mm256_maskload_ps(q.z + n0, live));
+      _mm256_maskstore_ps(q.y + n0, live, avx2::activate(y, q.act));
     }
   }
 }
 
-// d[k * ld + j] = b[j * K + k] for the panel's `cols` (a multiple of 8, up to ld) rows of a
-// transposed B, in 8x8 blocks through registers (element by element, ~1 ms of ShuffleNetV2's
-// creation in a profile for its 1000 x 1024 weight). `b` may lie at any address.
+// d[k * ld + j] = b[j * K + k] for the panel's `cols` (up to ld) rows of a transposed B, in 8x8
+// blocks through registers where 8 rows and 8 columns are whole (element by element, ~1 ms of
+// ShuffleNetV2's creation in a profile for its 1000 x 1024 weight). `b` may lie at any address.
 PI_AVX2 void pack_transposed(const float* b, int64_t K, int64_t cols, int64_t ld, float* d) {
-  const int64_t k8 = K / 8 * 8;
-  for (int64_t j = 0; j < cols; j += 8)
+  const int64_t k8 = K / 8 * 8, j8 = cols / 8 * 8;
+  for (int64_t j = 0; j < j8; j += 8)
     for (int64_t k = 0; k < k8; k += 8) avx2::transpose8x8(b + j * K + k, K, d + k * ld + j, ld);
   const UnalignedFloats src(b);
   for (int64_t j = 0; j < cols; ++j)
-    for (int64_t k = k8; k < K; ++k) d[k * ld + j] = src[j * K + k];
+    for (int64_t k = j < j8 ? k8 : 0; k < K; ++k) d[k * ld + j] = src[j * K + k];
 }
 
 PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
@@ -124,13 +127,23 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
 
 }  // namespace
 
+bool PackedGemm::wide() {
+#ifdef PI_X86_AVX2
+  const char* env = std::getenv("POLYINFER_AVX512_GEMM");
+  return avx512::supported() && !(env && std::strcmp(env, "0") == 0);
+#else
+  return false;
+#endif
+}
+
 PackedGemm::PackedGemm(const void* b, int64_t K, int64_t N, bool trans_b, float alpha,
                        const float* bias, float beta)
     : K_(K), N_(N) {
 #ifdef PI_X86_AVX2
-  const char* wide = std::getenv("POLYINFER_AVX512_GEMM");
-  if (avx512::supported() && !(wide && std::strcmp(wide, "0") == 0)) width_ = avx512::kPanel;
+  if (wide()) width_ = avx512::kPanel;
 #endif
+  PI_CHECK(N % 8 == 0 || width_ != kBlock, Internal, "PackedGemm: N = ", N,
+           " is not a multiple of 8 on the AVX2 tile (the kernel should have declined)");
   const UnalignedFloats src(b);
   const int64_t W = width_, panels = (N_ + W - 1) / W;
   // Panel by panel, so the writes run in order (row by row they went to N/W places at once);

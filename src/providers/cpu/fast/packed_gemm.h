@@ -1,6 +1,7 @@
 // The packed-weight GEMM of the fast MatMul (matmul_packed.cpp) and of the 1x1 convolutions
 // (conv_pointwise_gemm.cpp): Y [P, N] = act(A [P, K] x B + bias + Z) for a constant B packed
-// once, float32, N a multiple of 8.
+// once, float32. N is a multiple of 8 on the AVX2 tile (whole-vector stores); the AVX-512 tile
+// and the one-row path store under masks, so there any N is fine.
 //
 // The computation: B is packed once as [N/16][K][16] (zero-filled past N), or as [N/32][K][32]
 // where the CPU has AVX-512 (avx512_gemm.h: BERT-base 4-10% faster on a Zen 4 core). Each task
@@ -27,10 +28,15 @@ class PackedGemm {
  public:
   PackedGemm() = default;
 
+  // Whether the panels will be 32 wide (the AVX-512 tile, which takes any N): what the
+  // constructor picks from the CPU and POLYINFER_AVX512_GEMM.
+  static bool wide();
+
   // Packs B, K x N floats at any alignment (N x K under `trans_b`, transposed while packing),
   // times `alpha`; `bias` is N floats (times `beta`) or null for zeros. The panels are 32 wide
   // where the CPU has AVX-512 (POLYINFER_AVX512_GEMM=0 keeps 16, for tests and A/B runs), else
-  // 16. Only where the CPU has AVX2 and FMA (the kernels check first).
+  // 16. Only where the CPU has AVX2 and FMA (the kernels check first); N a multiple of 8
+  // unless wide().
   PackedGemm(const void* b, int64_t K, int64_t N, bool trans_b, float alpha, const float* bias,
              float beta);
 
