@@ -35,8 +35,8 @@ class PackedMatMul final : public Kernel {
     const std::string& op = info.node().op_type;
     bool trans_b = false;
     float alpha = 1.f, beta = 1.f;
-    gemm_ = op == "Gemm" || op == "FusedGemm";
-    if (gemm_) {
+    is_gemm_ = op == "Gemm" || op == "FusedGemm";
+    if (is_gemm_) {
       if (info.attr_int("transA", 0) != 0) info.unsupported("packed MatMul: Gemm with transA");
       trans_b = info.attr_int("transB", 0) != 0;
       alpha = info.attr_float("alpha", 1.f);
@@ -55,34 +55,34 @@ class PackedMatMul final : public Kernel {
         info.unsupported("packed MatMul: a bias that is not a constant vector of N values");
     }
     // Read in place: a weight still in the model file is never copied whole first.
-    gemm_b_ = PackedGemm(b->peek_bytes(), K, N, trans_b, alpha,
+    packed_ = PackedGemm(b->peek_bytes(), K, N, trans_b, alpha,
                          bias ? bias->data<float>() : nullptr, beta);
   }
 
   bool prepacked(size_t i) const override { return i == 1 || i == 2; }
-  std::string impl() const override { return std::string("fast:") + gemm_b_.isa() + "-packed"; }
+  std::string impl() const override { return std::string("fast:") + packed_.isa() + "-packed"; }
 
   void run(KernelContext& ctx) override {
     const Tensor& a = ctx.input(0);
     PI_CHECK(a.dtype() == DType::Float32, InvalidArgument, label_, ": A must be float32, got ",
              dtype_name(a.dtype()));
-    PI_CHECK(!gemm_ || a.rank() == 2, ShapeMismatch, label_, ": Gemm's A must be 2-D, got ",
+    PI_CHECK(!is_gemm_ || a.rank() == 2, ShapeMismatch, label_, ": Gemm's A must be 2-D, got ",
              shape_str(a.shape()));
-    const int64_t K = gemm_b_.K();
+    const int64_t K = packed_.K();
     PI_CHECK(a.rank() >= 1 && a.shape().back() == K, ShapeMismatch, label_, ": A has shape ",
              shape_str(a.shape()), " but B's depth is ", K, " (A's last dimension must match)");
     Shape ys = a.shape();  // a 1-D A is one row whose dimension the product drops
-    ys.back() = gemm_b_.N();
+    ys.back() = packed_.N();
     Tensor& y = ctx.output(0, DType::Float32, ys);
     if (y.numel() == 0) return;
-    gemm_b_.run(a.data<float>(), nullptr, y.data<float>(), a.numel() / K, act_, ctx.threads());
+    packed_.run(a.data<float>(), nullptr, y.data<float>(), a.numel() / K, act_, ctx.threads());
   }
 
  private:
   std::string label_;
-  bool gemm_ = false;  // Gemm / FusedGemm (A must be 2-D)
+  bool is_gemm_ = false;  // Gemm / FusedGemm (A must be 2-D)
   FusedActivation act_;
-  PackedGemm gemm_b_;
+  PackedGemm packed_;  // B, bias and the tiles
 };
 
 PI_REGISTER_KERNEL_TIER("cpu", "", MatMul, 1, 23, PackedMatMul, Specialized);
