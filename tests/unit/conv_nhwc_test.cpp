@@ -1,9 +1,9 @@
-// The NHWC convolutions of src/providers/cpu/fast/ (direct, Winograd) against the reference
-// kernels (`cpu-ref`): one-node ai.polyinfer NhwcFusedConv models with constant weights over
-// shapes with odd channel counts (block tails), strides, dilations, asymmetric pads, several
-// kernel sizes, a residual Z and each activation the kernels cover. POLYINFER_DIRECT_CONV=1
-// selects the direct one on any CPU with AVX2 and FMA; Winograd takes 3x3 stride-1 cases there
-// by default. On other CPUs the tests skip, saying so.
+// The NHWC convolutions of src/providers/cpu/fast/ (direct, Winograd, im2col, stem, pointwise
+// GEMM) against the reference kernels (`cpu-ref`): one-node ai.polyinfer NhwcFusedConv models
+// with constant weights over shapes with odd channel counts (block tails), strides, dilations,
+// asymmetric pads, several kernel sizes, a residual Z and each activation the kernels cover.
+// POLYINFER_DIRECT_CONV=1 selects the direct one on any CPU with AVX2 and FMA; Winograd takes
+// 3x3 stride-1 cases there by default. On other CPUs the tests skip, saying so.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -514,6 +514,47 @@ TEST(ConvOnednnActivation, SiluAndSigmoidAfterThePrimitive) {
             << impl;
         expect_matches_reference(c, impl);
       }
+}
+
+// The stem convolution (src/providers/cpu/fast/conv_stem.cpp): windows of up to 3x3 over at most
+// 4 input channels and more than 16 outputs, on the AVX-512 tile: a panel and a masked part of
+// one, pixel tiles of uneven rows, asymmetric padding (rows and columns of zeros on either
+// side), strides that skip the last columns, several images split between threads mid-image,
+// a residual written in place and the activations; what it leaves to oneDNN.
+TEST(ConvStem, TakesThreeByThreeStemsAndMatches) {
+  if (!fast::avx512::supported()) GTEST_SKIP() << "the stem convolution needs AVX-512";
+  for (const Case& c :
+       {Case{"rgb_s2_relu6", {1, 17, 15, 3}, 32, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false,
+             "Clip", {0, 6}},
+        Case{"three_images_m40", {3, 9, 11, 3}, 40, 3, 3, {2, 2}, {1, 0, 0, 1}, {}, true, false,
+             "Relu", {}},
+        Case{"gray_residual_m24", {1, 7, 10, 1}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, false, true,
+             "LeakyRelu", {0.1f}},
+        Case{"rgba_k3x2", {1, 8, 9, 4}, 33, 3, 2, {1, 2}, {0, 1, 2, 0}, {}, true, false,
+             "HardSwish", {}},
+        Case{"wide_row_two_panels_silu", {1, 3, 37, 3}, 64, 3, 3, {}, {1, 1, 1, 1}, {}, true,
+             false, "Silu", {}},
+        Case{"skipped_columns", {1, 8, 10, 3}, 32, 3, 3, {3, 3}, {0, 0, 0, 0}, {}, true, true,
+             "", {}}}) {
+    SCOPED_TRACE(c.name);
+    expect_matches_reference(c, "fast:avx512-stem");
+  }
+  for (const Case& c :
+       {Case{"k7", {1, 16, 16, 3}, 64, 7, 7, {2, 2}, {3, 3, 3, 3}, {}, true, false, "Relu", {}},
+        Case{"five_channels", {1, 9, 9, 5}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}},
+        Case{"m16", {1, 9, 9, 3}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}},
+        Case{"dilated", {1, 9, 9, 3}, 32, 3, 3, {}, {2, 2, 2, 2}, {2, 2}, true, false, "", {}},
+        Case{"pointwise", {1, 9, 9, 3}, 32, 1, 1, {}, {}, {}, true, false, "", {}}}) {
+    SCOPED_TRACE(c.name);
+    const std::string impl = conv_impl(c);
+    EXPECT_FALSE(impl.empty());
+    EXPECT_NE(impl, "fast:avx512-stem");
+  }
+  setenv("POLYINFER_STEM_CONV", "0", 1);
+  EXPECT_NE(conv_impl(Case{"off", {1, 9, 9, 3}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "",
+                           {}}),
+            "fast:avx512-stem");
+  unsetenv("POLYINFER_STEM_CONV");
 }
 
 // Strided 1x1 convolutions without padding run on oneDNN as stride-1 convolutions of every
