@@ -361,11 +361,12 @@ TEST(ConvIm2colNarrowPointwise, TakesThemWhereOneDnnRunsAvx512AndMatches) {
 }
 
 // 1x1 convolutions with at least 128 input channels and more than 16 outputs, unit strides,
-// unpadded, at one thread: the packed GEMM takes them where oneDNN runs AVX-512 kernels (odd
-// pixel counts and images, an output panel part full, K with a tail of 8x8 transposes, K past
-// the GEMM's 4096 block, a residual written in place, activations); at 2 threads, and for the
-// shapes it leaves, oneDNN does. Either way the reference's values.
-TEST(ConvPointwiseGemm, TakesDeepOnesAtOneThreadAndMatches) {
+// unpadded: the packed GEMM takes them where oneDNN runs AVX-512 kernels (odd pixel counts and
+// images, an output panel part full, K with a tail of 8x8 transposes, K past the GEMM's 4096
+// block, a residual written in place, activations; at 2 threads in contiguous shares of row
+// blocks, or in panel groups where the rows are few); for the shapes it leaves, oneDNN does.
+// Either way the reference's values.
+TEST(ConvPointwiseGemm, TakesDeepOnesAndMatches) {
   if (!have_avx2()) GTEST_SKIP() << "the packed GEMM needs AVX2 and FMA";
   const bool taken = fast::avx512::supported() && cpu::onednn::avx512_kernels();
   for (const Case& c :
@@ -374,13 +375,16 @@ TEST(ConvPointwiseGemm, TakesDeepOnesAtOneThreadAndMatches) {
              true, "Clip", {0, 6}},
         Case{"k_tail_hardswish", {1, 5, 5, 133}, 24, 1, 1, {}, {}, {}, true, true,
              "HardSwish", {}},
-        Case{"k_blocks", {1, 3, 3, 4100}, 32, 1, 1, {}, {}, {}, true, false, "", {}}}) {
+        Case{"k_blocks", {1, 3, 3, 4100}, 32, 1, 1, {}, {}, {}, true, false, "", {}},
+        // 2 x 20 x 21 pixels: 5 row blocks at 1 thread, 6 in shares of 3 at 2, 3 x 2 at 3.
+        Case{"row_block_shares", {2, 20, 21, 128}, 48, 1, 1, {}, {}, {}, true, true, "Relu",
+             {}}}) {
     SCOPED_TRACE(c.name);
-    const std::string one = conv_impl(c, 1), two = conv_impl(c, 2);
-    EXPECT_EQ(one == "fast:avx512-pointwise-gemm", taken) << one;
-    EXPECT_NE(two, "fast:avx512-pointwise-gemm");
-    expect_matches_reference(c, one, {1});
-    expect_matches_reference(c, two, {2});
+    for (int threads : {1, 2, 3}) {
+      const std::string impl = conv_impl(c, threads);
+      EXPECT_EQ(impl == "fast:avx512-pointwise-gemm", taken) << impl << ", " << threads;
+      expect_matches_reference(c, impl, {threads});
+    }
   }
   for (const Case& c :
        {Case{"shallow", {1, 9, 9, 96}, 64, 1, 1, {}, {}, {}, true, false, "", {}},

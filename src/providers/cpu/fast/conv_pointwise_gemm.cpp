@@ -11,8 +11,8 @@
 // is small the GEMM's epilogue weighs more (56x56 24->144 0.225 -> 0.266, 112x112 16->96 0.434
 // -> 0.460), so those stay oneDNN's: this kernel takes C >= kMinDepth, only where the GEMM
 // runs its AVX-512 tile and oneDNN its AVX-512 kernels (the pair measured), more than 16
-// outputs (the im2col kernel's narrow form takes those), and at one thread; on a 1x1 map
-// (squeeze-and-excitation blocks, rows = images) at any depth and thread count: there
+// outputs (the im2col kernel's narrow form takes those); on a 1x1 map (squeeze-and-excitation
+// blocks, rows = images) at any depth: there
 // oneDNN's brgconv_1x1 took ~0.25 ms of JIT each and ran slower (per-node sums, 5 alternated
 // runs, 1 / 2 threads: RegNet-Y's 16 such layers 0.162 -> 0.111 / 0.144 -> 0.089 ms,
 // EfficientNet-B0's 0.198 -> 0.119 / 0.187 -> 0.115, MobileNetV3's 0.284 -> 0.175 at 2
@@ -23,8 +23,13 @@
 // 25.95 -> 25.63, ResNet-50 29.63 -> 29.48, EfficientNet-B0 4.35 -> 4.30, MNASNet 3.12 -> 3.07,
 // ShuffleNetV2 equal; session creation, fastest of 4: MobileNetV2 21.3 -> 16.6 ms,
 // DenseNet-121 66.8 -> 43.2, RegNet-Y 30.8 -> 27.2, ResNet-50 115 -> 98, ShuffleNetV2 27.7 ->
-// 21.9. At 2 threads its row blocks each stream all the weights (brgconv_1x1 splits better):
-// ResNet-50's layers 16.9 -> 18.2 ms, so there oneDNN keeps them.
+// 21.9. At 2 threads, where each thread takes a contiguous share of the row blocks (the rows
+// the previous layer wrote from that core: packed_gemm.h), per-node sums of the layers that
+// moved, 4 alternated runs, ms, brgconv_1x1 -> packed: ResNet-50 16.09 -> 15.81, MobileNetV2
+// 2.05 -> 1.79, Inception-v3 6.23 -> 6.13, ResNeXt-50 33.8 -> 32.9, RegNet-Y 2.74 -> 2.70,
+// EfficientNet-B0 2.43 -> 2.47, MNASNet, MobileNetV3 and ShuffleNetV2 equal, DenseNet-121 15.0
+// -> 14.6; creation ResNet-50 119 -> 97 ms, DenseNet-121 72 -> 55, RegNet-Y 40 -> 27,
+// MobileNetV3 37 -> 28, ResNeXt-50 87 -> 72.
 #include <algorithm>
 #include <string>
 
@@ -53,7 +58,7 @@ class NhwcPointwiseGemmConv final : public Kernel {
   static bool may_take(const KernelInfo& info) {
     const auto o = conv_outline(info);
     if (!o) return true;
-    const bool deep = o->c >= kMinDepth && info.threads() == 1;
+    const bool deep = o->c >= kMinDepth;
     const bool pooled = one_pixel(info);
     return o->group == 1 && o->kh == 1 && o->kw == 1 && o->unit_strides && o->m > 16 &&
            (o->m % 8 == 0 || pooled) && (deep || pooled);
@@ -67,9 +72,6 @@ class NhwcPointwiseGemmConv final : public Kernel {
       info.unsupported("pointwise GEMM convolution: measured only against oneDNN's AVX-512 "
                        "kernels, with the AVX-512 tile");
     const bool pooled = one_pixel(info);
-    if (info.threads() != 1 && !pooled)
-      info.unsupported("pointwise GEMM convolution: one thread only (at two, each block of rows "
-                       "streams all the weights: ResNet-50's 1x1 layers ran 7.6% slower)");
     a_ = NhwcConvArgs::read(info, "pointwise GEMM convolution");
     if (a_.attrs.group != 1) info.unsupported("pointwise GEMM convolution: grouped");
     if (a_.KH != 1 || a_.KW != 1) info.unsupported("pointwise GEMM convolution: not 1x1");

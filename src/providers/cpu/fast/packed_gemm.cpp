@@ -187,9 +187,15 @@ void PackedGemm::run(const float* a, const float* z, float* y, int64_t P,
   if (threads > 1 && blocks > 1) blocks = (blocks + threads - 1) / threads * threads;
   q.pb = ((q.P + blocks - 1) / blocks + tile - 1) / tile * tile;
   blocks = (q.P + q.pb - 1) / q.pb;
-  if (blocks < 2 * threads) q.groups = std::min<int64_t>(q.panels, kGroupsPerThread * threads);
-  parallel_tasks(blocks * q.groups, threads,
-                 [&](int64_t t) { run_task(q, t / q.groups, t % q.groups); });
+  if (blocks < 2 * threads) {
+    q.groups = std::min<int64_t>(q.panels, kGroupsPerThread * threads);
+    parallel_tasks(blocks * q.groups, threads,
+                   [&](int64_t t) { run_task(q, t / q.groups, t % q.groups); });
+  } else {  // contiguous shares of the row blocks, one per thread (packed_gemm.h)
+    parallel_for(blocks, threads, 1, [&](int64_t b, int64_t e) {
+      for (int64_t blk = b; blk < e; ++blk) run_task(q, blk, 0);
+    });
+  }
 #else
   (void)a, (void)z, (void)y, (void)P, (void)act, (void)threads;
 #endif
