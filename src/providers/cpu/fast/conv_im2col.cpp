@@ -14,7 +14,9 @@
 // (the first blocks of MobileNetV2/V3, MNASNet, EfficientNet at 112x112), with X itself as A,
 // no copy. On a Zen 4 core, alternated in the model: MobileNetV2's 32->16 0.196 -> 0.130 ms,
 // MobileNetV3's 16->16 with its residual 0.132 -> 0.082, EfficientNet-B0's 32->16 0.143 ->
-// 0.125 (brgconv_1x1 runs such narrow layers at ~50 GFLOP/s).
+// 0.125 (brgconv_1x1 runs such narrow layers at ~50 GFLOP/s). There it runs avx512_gemm.h's
+// 16-column zmm tile (`fast:avx512-im2col`; MobileNetV2's 0.179 -> 0.138 ms against the ymm
+// tile; POLYINFER_AVX512_GEMM=0 keeps the ymm one).
 //
 // The computation: K = kH * kW * C, ordered (ky, kx, c) so that each tap of an output pixel is
 // a contiguous run of X's channels. W is packed once as [M/16][K][16]. Each task takes a block
@@ -28,8 +30,10 @@
 #include <vector>
 
 #include "providers/cpu/fast/avx2_util.h"
+#include "providers/cpu/fast/avx512_gemm.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
+#include "providers/cpu/fast/packed_gemm.h"
 #include "providers/cpu/onednn/onednn.h"
 #include "providers/cpu/ops/conv_util.h"
 #include "providers/cpu/ops/fused_activation.h"
@@ -57,6 +61,7 @@ struct Plan {
   int64_t pb, kc;     // pixels per block (a multiple of kRows), K per block
   int64_t panels, groups;
   bool direct;        // a 1x1 window at unit strides, unpadded: A is X itself
+  bool zmm;           // the narrow form on avx512_gemm.h's 16-column tile
 };
 
 #ifdef PI_X86_AVX2
@@ -104,7 +109,7 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
   const size_t a_size = static_cast<size_t>(q.pb * q.kc);
   if (a_buf.size() < a_size) a_buf.resize(a_size);
   float* a = a_buf.data();
-  const int64_t tiles = avx2::row_tiles(np);
+  const int64_t tiles = q.zmm ? avx512::row_tiles(np) : avx2::row_tiles(np);
   for (int64_t k0 = 0; k0 < q.K; k0 += q.kc) {
     const int64_t k1 = std::min(q.K, k0 + q.kc), kn = k1 - k0;
     const bool first = k0 == 0, last = k1 == q.K;
@@ -116,7 +121,9 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
     } else {
       gather(q, p0, np, k0, k1, a);
     }
-    const avx2::GemmRowsFn* gemm = avx2::gemm_rows_for(last ? &q.act : nullptr, true);
+    const FusedActivation* act = last ? &q.act : nullptr;
+    const avx2::GemmRowsFn* gemm =
+        q.zmm ? avx512::gemm_rows16_for(act) : avx2::gemm_rows_for(act, true);
     for (int64_t mb = m0; mb < m1; ++mb) {
       const int cols = static_cast<int>(std::min<int64_t>(kBlock, q.M - mb * kBlock));
       const float* w = q.w + (mb * q.K + k0) * kBlock;
@@ -176,12 +183,13 @@ class NhwcIm2colConv final : public Kernel {
       info.unsupported("im2col convolution: 3x3 stride 1 (Winograd's or oneDNN's)");
     if (a_.M % 8 != 0)
       info.unsupported("im2col convolution: output channels a multiple of 8 only");
+    zmm_ = narrow && PackedGemm::wide();
     pack();
   }
 
   bool prepacked(size_t i) const override { return i == 1 || i == 2; }
   int inplace_input() const override { return a_.has_z ? 3 : -1; }
-  std::string impl() const override { return "fast:avx2-im2col"; }
+  std::string impl() const override { return zmm_ ? "fast:avx512-im2col" : "fast:avx2-im2col"; }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -197,9 +205,10 @@ class NhwcIm2colConv final : public Kernel {
            H, W, a_.C, a_.M, g.out[0], g.out[1], a_.KH, a_.KW, g.strides[0], g.strides[1],
            g.dilations[0], g.dilations[1], g.pad_begin[0], g.pad_begin[1],
            a_.KH * a_.KW * a_.C, N * g.out[0] * g.out[1], 0, 0, (a_.M + kBlock - 1) / kBlock, 1,
-           false};
+           false, false};
     q.direct = q.KH * q.KW == 1 && q.sh == 1 && q.sw == 1 && q.top == 0 && q.left == 0 &&
                q.OH == H && q.OW == W;
+    q.zmm = q.direct && zmm_;
     // Pixel blocks of up to 96 (16 register tiles), as many as a multiple of the threads and of
     // even size (ResNet-50's 196 pixels as 96 + 96 + 4 left one thread a third of the work at
     // 2 threads); K blocks whose rows of the block stay in L2 while every panel passes.
@@ -234,6 +243,7 @@ class NhwcIm2colConv final : public Kernel {
 
   std::string label_;
   NhwcConvArgs a_;
+  bool zmm_ = false;  // the narrow 1x1 form on the 16-column zmm tile (avx512_gemm.h)
   Tensor w_, bias_;
 };
 
