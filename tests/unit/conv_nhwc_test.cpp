@@ -10,12 +10,12 @@
 #include <cstdlib>
 #include <random>
 
+#include "gemm_tiles.h"
 #include "model_builder.h"
 #include "polyinfer/session.h"
 #include "providers/cpu/fast/activation_pass.h"
 #include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/avx512_math.h"
-#include "providers/cpu/fast/packed_gemm.h"
 #include "providers/cpu/onednn/onednn.h"
 
 namespace polyinfer {
@@ -200,18 +200,12 @@ class ConvWinogradTest : public ::testing::TestWithParam<Case> {
   }
 };
 
-// The name the Winograd kernel reports under the current POLYINFER_AVX512_GEMM.
-std::string winograd_impl() {
-  return fast::PackedGemm::wide() ? "fast:avx512-winograd" : "fast:avx2-winograd";
-}
-
 TEST_P(ConvWinogradTest, MatchesReference) {
-  for (const char* wide : {"1", "0"}) {
-    SCOPED_TRACE(std::string("POLYINFER_AVX512_GEMM=") + wide);
-    setenv("POLYINFER_AVX512_GEMM", wide, 1);
-    expect_matches_reference(GetParam(), winograd_impl());
+  for (const test::GemmTile& tile : test::gemm_tiles()) {
+    SCOPED_TRACE(tile.isa);
+    const test::GemmTileScope scope(tile);
+    expect_matches_reference(GetParam(), tile.impl("winograd"));
   }
-  unsetenv("POLYINFER_AVX512_GEMM");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -271,7 +265,7 @@ TEST(ConvWinogradSelection, TakesOnly3x3Stride1) {
     EXPECT_EQ(impl.find("winograd"), std::string::npos) << c.name;
   }
   const Case k3{"k3", {1, 8, 8, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}};
-  EXPECT_EQ(conv_impl(k3), winograd_impl());
+  EXPECT_EQ(conv_impl(k3), test::gemm_tiles().back().impl("winograd"));
   // Turned off for A/B measurements, the case it would take goes to oneDNN.
   setenv("POLYINFER_WINOGRAD", "0", 1);
   EXPECT_EQ(conv_impl(k3).rfind("onednn:", 0), 0u);
@@ -350,9 +344,9 @@ TEST(ConvIm2colSelection, DeclinesWhatOthersDoBetter) {
 TEST(ConvIm2colNarrowPointwise, TakesThemWhereOneDnnRunsAvx512AndMatches) {
   if (!have_avx2()) GTEST_SKIP() << "the im2col convolution needs AVX2 and FMA";
   const bool avx512 = cpu::onednn::avx512_kernels();
-  for (const char* wide : {"1", "0"}) {  // the 16-column zmm tile where the CPU has it; ymm
-    setenv("POLYINFER_AVX512_GEMM", wide, 1);
-    const std::string want = fast::PackedGemm::wide() ? "fast:avx512-im2col" : "fast:avx2-im2col";
+  for (const test::GemmTile& tile : test::gemm_tiles()) {
+    const test::GemmTileScope scope(tile);
+    const std::string want = tile.impl("im2col");
     for (const Case& c :
          {Case{"m16", {1, 13, 11, 32}, 16, 1, 1, {}, {}, {}, true, false, "Clip", {0, 6}},
           Case{"m8_residual", {2, 7, 9, 24}, 8, 1, 1, {}, {}, {}, false, true, "", {}},
@@ -360,13 +354,12 @@ TEST(ConvIm2colNarrowPointwise, TakesThemWhereOneDnnRunsAvx512AndMatches) {
                "Relu", {}},
           Case{"k_blocks", {1, 12, 12, 600}, 16, 1, 1, {}, {}, {}, true, false, "HardSwish",
                {}}}) {
-      SCOPED_TRACE(std::string(c.name) + ", POLYINFER_AVX512_GEMM=" + wide);
+      SCOPED_TRACE(std::string(c.name) + ", " + tile.isa);
       const std::string impl = conv_impl(c);
       EXPECT_EQ(impl == want, avx512) << impl;
       expect_matches_reference(c, impl);
     }
   }
-  unsetenv("POLYINFER_AVX512_GEMM");
   for (const Case& c :
        {Case{"m24", {1, 9, 9, 32}, 24, 1, 1, {}, {}, {}, true, false, "", {}},
         Case{"padded", {1, 9, 9, 32}, 16, 1, 1, {}, {1, 1, 1, 1}, {}, true, false, "", {}},

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "gemm_tiles.h"
 #include "model_builder.h"
 #include "polyinfer/session.h"
 #include "providers/cpu/fast/activation_pass.h"
@@ -48,9 +49,10 @@ const char* pass_for(const std::string& act) {
   return nullptr;
 }
 
-// The impl the fused kernel reports for `c`: its name, then each pass it runs.
-std::string fused_impl(const Case& c) {
-  std::string s = "fast:avx2-pointwise-depthwise";
+// The impl the fused kernel reports for `c` on GEMM tile `tile`: its name, then each pass it
+// runs.
+std::string fused_impl(const Case& c, const test::GemmTile& tile) {
+  std::string s = tile.impl("pointwise-depthwise");
   for (const char* act : {c.act1, c.act2})
     if (const char* pass = pass_for(act)) s += std::string(" + ") + pass;
   return s;
@@ -110,15 +112,20 @@ TEST_P(PointwiseDepthwiseKernel, FusedAndSplitMatchTheReference) {
   const Tensor want = run(bytes, {"cpu-ref"}, 1, x, &ref_impl);
   ASSERT_EQ(want.shape(), y_shape);
   EXPECT_EQ(ref_impl, "reference + reference");
-  // The fused kernel where the CPU has AVX2, then the split form on the fast kernels.
-  std::vector<std::pair<const char*, std::string>> variants;
-  if (have_avx2()) variants.push_back({"1", c.fusable ? fused_impl(c) : ""});
-  variants.push_back({"0", ""});
-  for (const auto& [env, impl] : variants) {
+  // The fused kernel where the CPU has AVX2, its expansion on each GEMM tile (the zmm one
+  // where the CPU has AVX-512), then the split form on the fast kernels.
+  std::vector<std::pair<const char*, const test::GemmTile*>> variants;
+  const std::vector<test::GemmTile> tiles = test::gemm_tiles();
+  if (have_avx2())
+    for (const test::GemmTile& tile : tiles) variants.push_back({"1", &tile});
+  variants.push_back({"0", &tiles.back()});
+  for (const auto& [env, tile] : variants) {
     setenv("POLYINFER_FUSED_DEPTHWISE", env, 1);
+    const test::GemmTileScope scope(*tile);
+    const std::string impl = std::string(env) == "1" && c.fusable ? fused_impl(c, *tile) : "";
     for (int threads : {1, 2, 3}) {
-      SCOPED_TRACE(std::string("POLYINFER_FUSED_DEPTHWISE=") + env + ", threads " +
-                   std::to_string(threads));
+      SCOPED_TRACE(std::string("POLYINFER_FUSED_DEPTHWISE=") + env + ", " + tile->isa +
+                   " tile, threads " + std::to_string(threads));
       std::string ran;
       const Tensor got = run(bytes, {"cpu"}, threads, x, &ran);
       if (!impl.empty())

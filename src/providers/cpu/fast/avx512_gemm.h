@@ -36,6 +36,23 @@ PI_AVX512 inline __attribute__((always_inline)) void store16(__m512 v, float* c,
   _mm512_mask_storeu_ps(c, live, v);
 }
 
+// One vector into two planes of 8 columns (avx2::gemm_rows's `hi` layout): c[0, 8) and, when
+// `both`, c[hi, hi + 8) = act(v + z at the same places); z null for none. The halves are
+// stored through zero-masked extracts: a masked 512-bit store of the upper half ran the fused
+// expansion 15% slower on a Zen 4 core, and GCC 12's plain casts trip -Wmaybe-uninitialized.
+template <cpu::ActKind kAct>
+PI_AVX512 inline __attribute__((always_inline)) void store16_planes(
+    __m512 v, float* c, int64_t hi, const float* z, bool both, const cpu::FusedActivation* act) {
+  if (z)
+    v = _mm512_add_ps(v, _mm512_mask_loadu_ps(_mm512_maskz_loadu_ps(0x00FF, z),
+                                              both ? 0xFF00 : 0, z + hi - 8));
+  if constexpr (kAct != cpu::ActKind::None) v = activate_as<kAct>(v, *act);
+  const __m512d d = _mm512_castps_pd(v);
+  _mm256_storeu_pd(reinterpret_cast<double*>(c), _mm512_maskz_extractf64x4_pd(0xF, d, 0));
+  if (both)
+    _mm256_storeu_pd(reinterpret_cast<double*>(c + hi), _mm512_maskz_extractf64x4_pd(0xF, d, 1));
+}
+
 // The tile's epilogue: c[r][0, n) = act(acc[r] + z[r]) for R rows of up to 32 columns, 16 at a
 // time on avx512_math.h's activations (a half-filled 16 through masks); z laid out as c, or
 // null (it may be c itself: each output reads its own element just before writing it). Every
@@ -123,14 +140,15 @@ inline const avx2::GemmRowsFn* gemm_rows_for(const cpu::FusedActivation* act) {
 }
 
 // gemm_rows for one 16-column panel of the AVX2 tile's packing ([K][16], 64-byte aligned) in
-// zmm registers, up to 8 rows (n <= 16 columns; `hi` unused). For a narrow 1x1 convolution
+// zmm registers, up to 8 rows (n <= 16 columns; `hi` as avx2::gemm_rows's: 8 for contiguous
+// columns, else planes of 8 with n 8 or 16). For a narrow 1x1 convolution
 // (16 outputs over 32 channels, MobileNetV2's 112x112 layer) it ran 0.179 -> 0.138 ms against
 // the 6x16 ymm tile: 8 rows of 16 FMAs per call instead of 6 of 12 halve the calls and their
 // bias, epilogue and pointer setup per FMA; 10-14 rows ran slower again (0.149-0.2: the
 // compiler keeps a pointer per row).
 template <int R, cpu::ActKind kAct>
 PI_AVX512 void gemm_rows16(const float* a, int64_t lda, const float* b, int64_t K, float* c,
-                           int64_t ldc, int64_t /*hi*/, const float* bias, const float* z,
+                           int64_t ldc, int64_t hi, const float* bias, const float* z,
                            const cpu::FusedActivation* act, int n) {
   __m512 acc[R];
   const __m512 b0 = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
@@ -141,6 +159,12 @@ PI_AVX512 void gemm_rows16(const float* a, int64_t lda, const float* b, int64_t 
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
       acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r * lda + k]), w, acc[r]);
+  }
+  if (hi != 8) {  // planes of 8 columns
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      store16_planes<kAct>(acc[r], c + r * ldc, hi, z ? z + r * ldc : nullptr, n > 8, act);
+    return;
   }
   const __mmask16 live = static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1);
 #pragma GCC unroll 8
