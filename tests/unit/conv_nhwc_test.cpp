@@ -372,12 +372,13 @@ TEST(ConvIm2colNarrowPointwise, TakesThemWhereOneDnnRunsAvx512AndMatches) {
   }
 }
 
-// 1x1 convolutions with at least 128 input channels and more than 16 outputs, unit strides,
-// unpadded: the packed GEMM takes them where oneDNN runs AVX-512 kernels (odd pixel counts and
-// images, an output panel part full, K with a tail of 8x8 transposes, K past the GEMM's 4096
-// block, a residual written in place, activations; at 2 threads in contiguous shares of row
-// blocks, or in panel groups where the rows are few); for the shapes it leaves, oneDNN does.
-// Either way the reference's values.
+// 1x1 convolutions with at least 128 input channels (at least 16 where the last output panel
+// is at least 7/8 full) and more than 16 outputs, unit strides, unpadded: the packed GEMM
+// takes them where oneDNN runs AVX-512 kernels (odd pixel counts and images, an output panel
+// part full, K with a tail of 8x8 transposes, K past the GEMM's 4096 block, a residual written
+// in place, activations; at 2 threads in contiguous shares of row blocks, or in panel groups
+// where the rows are few); for the shapes it leaves, oneDNN does. Either way the reference's
+// values.
 TEST(ConvPointwiseGemm, TakesDeepOnesAndMatches) {
   if (!have_avx2()) GTEST_SKIP() << "the packed GEMM needs AVX2 and FMA";
   const bool taken = fast::avx512::supported() && cpu::onednn::avx512_kernels();
@@ -390,7 +391,9 @@ TEST(ConvPointwiseGemm, TakesDeepOnesAndMatches) {
         Case{"k_blocks", {1, 3, 3, 4100}, 32, 1, 1, {}, {}, {}, true, false, "", {}},
         // 2 x 20 x 21 pixels: 5 row blocks at 1 thread, 6 in shares of 3 at 2, 3 x 2 at 3.
         Case{"row_block_shares", {2, 20, 21, 128}, 48, 1, 1, {}, {}, {}, true, true, "Relu",
-             {}}}) {
+             {}},
+        // The shallowest taken: 16 input channels, 120 outputs (the last panel 7/8 full).
+        Case{"shallow_silu", {1, 11, 13, 16}, 120, 1, 1, {}, {}, {}, true, false, "Silu", {}}}) {
     SCOPED_TRACE(c.name);
     for (int threads : {1, 2, 3}) {
       const std::string impl = conv_impl(c, threads);
@@ -399,7 +402,8 @@ TEST(ConvPointwiseGemm, TakesDeepOnesAndMatches) {
     }
   }
   for (const Case& c :
-       {Case{"shallow", {1, 9, 9, 96}, 64, 1, 1, {}, {}, {}, true, false, "", {}},
+       {Case{"thin", {1, 9, 9, 8}, 64, 1, 1, {}, {}, {}, true, false, "", {}},
+        Case{"shallow_part_panel", {1, 9, 9, 96}, 48, 1, 1, {}, {}, {}, true, false, "", {}},
         Case{"narrow", {1, 9, 9, 256}, 16, 1, 1, {}, {}, {}, true, false, "", {}},
         Case{"padded", {1, 9, 9, 256}, 64, 1, 1, {}, {1, 1, 1, 1}, {}, true, false, "", {}},
         Case{"strided", {1, 9, 9, 256}, 64, 1, 1, {2, 2}, {}, {}, true, false, "", {}},
@@ -506,8 +510,10 @@ TEST(ConvGroupedSelection, DeclinesOtherGroupSizes) {
 // The convolutions oneDNN runs (pointwise, depthwise) with the activations polyinfer applies
 // after the primitive on AVX-512 CPUs instead of as oneDNN post-ops (onednn::split_activation):
 // with and without a residual, whose sum must come before the activation. 20x20x24 outputs are
-// enough for the pass to split over 2 threads.
+// enough for the pass to split over 2 threads. The packed GEMM, which would take the pointwise
+// one on such CPUs, is turned off.
 TEST(ConvOnednnActivation, SiluAndSigmoidAfterThePrimitive) {
+  setenv("POLYINFER_POINTWISE_GEMM", "0", 1);
   for (const char* act : {"Silu", "Sigmoid"})
     for (bool z : {false, true})
       for (const Case& c :
@@ -530,6 +536,7 @@ TEST(ConvOnednnActivation, SiluAndSigmoidAfterThePrimitive) {
             << impl;
         expect_matches_reference(c, impl);
       }
+  unsetenv("POLYINFER_POINTWISE_GEMM");
 }
 
 // The stem convolution (src/providers/cpu/fast/conv_stem.cpp): windows of up to 3x3 over at most

@@ -8,18 +8,26 @@
 // such layers as fast where the depth C is large: standalone on a Zen 4 core (1 thread, ms,
 // brgconv_1x1 -> packed): MobileNetV2's 14x14 384->64 0.087 -> 0.085, 576->96 0.195 -> 0.192,
 // 28x28 192->32 0.092 -> 0.088, 7x7 960->160 0.137 -> 0.132, 320->1280 0.380 -> 0.379. Where C
-// is small the GEMM's epilogue weighs more (56x56 24->144 0.225 -> 0.266, 112x112 16->96 0.434
-// -> 0.460), so those stay oneDNN's: this kernel takes C >= kMinDepth, only where the GEMM
+// is small the GEMM's epilogue weighs more, and while that epilogue kept the tile's sums on the
+// stack (avx512_gemm.h's store_tile) shallow layers lost (56x56 24->144 0.225 -> 0.266, 112x112
+// 16->96 0.434 -> 0.460): C >= 128 was the rule until the eighteenth session. With the sums in
+// registers, shallow layers win where their last 32-column panel is nearly full, and lose
+// where a quarter or more of its lanes idle (MNASNet's 24->72, 72->24 and 120->40: 0.14 ->
+// 0.15 and 0.09 -> 0.11 ms; RegNet-Y's 48- and 104-wide outputs: its 9 layers 2.32 -> 2.54).
+// So this kernel takes C >= kDeep, or C >= kMinDepth (16; below, K is too short for the
+// tile's fixed cost) with the last panel at least 7/8 full: per-node sums of the shallow
+// layers that rule adds, 3-5 alternated runs, ms, 1 / 2 threads: MNASNet 1.32 -> 1.18 / 0.73
+// -> 0.68, EfficientNet-B0 2.58 -> 2.41 / 1.41 -> 1.27, MobileNetV3 1.44 -> 1.32 / equal,
+// MobileNetV2 1.40 -> 1.36 / 0.85 -> 0.78; creation 1-6 ms less. It runs only where the GEMM
 // runs its AVX-512 tile and oneDNN its AVX-512 kernels (the pair measured), more than 16
 // outputs (the im2col kernel's narrow form takes those); on a 1x1 map (squeeze-and-excitation
-// blocks, rows = images) at any depth: there
-// oneDNN's brgconv_1x1 took ~0.25 ms of JIT each and ran slower (per-node sums, 5 alternated
-// runs, 1 / 2 threads: RegNet-Y's 16 such layers 0.162 -> 0.111 / 0.144 -> 0.089 ms,
-// EfficientNet-B0's 0.198 -> 0.119 / 0.187 -> 0.115, MobileNetV3's 0.284 -> 0.175 at 2
-// threads; output counts that are not multiples of 8 too, under masks: RegNet-Y's 14 others
-// 0.217 -> 0.136 ms, their creation 2.3 -> 1.2, 5 alternated runs at 1 thread). In the models, 1
-// thread, 4 alternated runs, the layers it takes (per-node sums, ms, brgconv_1x1 -> packed):
-// MobileNetV2 3.08 -> 2.95, MobileNetV3 2.07 -> 1.91, RegNet-Y 4.62 -> 4.47, DenseNet-121
+// blocks, rows = images) at any depth: there oneDNN's brgconv_1x1 took ~0.25 ms of JIT each
+// and ran slower (per-node sums, 5 alternated runs, 1 / 2 threads: RegNet-Y's 16 such layers
+// 0.162 -> 0.111 / 0.144 -> 0.089 ms, EfficientNet-B0's 0.198 -> 0.119 / 0.187 -> 0.115,
+// MobileNetV3's 0.284 -> 0.175 at 2 threads; output counts that are not multiples of 8 too,
+// under masks: RegNet-Y's 14 others 0.217 -> 0.136 ms, their creation 2.3 -> 1.2, 5 alternated
+// runs at 1 thread). In the models (deep layers), 1 thread, 4 alternated runs, the layers it
+// takes (per-node sums, ms, brgconv_1x1 -> packed): MobileNetV2 3.08 -> 2.95, MobileNetV3 2.07 -> 1.91, RegNet-Y 4.62 -> 4.47, DenseNet-121
 // 25.95 -> 25.63, ResNet-50 29.63 -> 29.48, EfficientNet-B0 4.35 -> 4.30, MNASNet 3.12 -> 3.07,
 // ShuffleNetV2 equal; session creation, fastest of 4: MobileNetV2 21.3 -> 16.6 ms,
 // DenseNet-121 66.8 -> 43.2, RegNet-Y 30.8 -> 27.2, ResNet-50 115 -> 98, ShuffleNetV2 27.7 ->
@@ -42,7 +50,14 @@
 namespace polyinfer::fast {
 namespace {
 
-constexpr int64_t kMinDepth = 128;  // input channels from which the GEMM is as fast (above)
+constexpr int64_t kMinDepth = 16;  // input channels from which the GEMM is as fast (above)
+constexpr int64_t kDeep = 128;     // from here, any output count
+
+// Whether the GEMM takes a 1x1 layer of c input channels and m outputs (above).
+bool deep_enough(int64_t c, int64_t m) {
+  const int64_t lanes = (m + 31) / 32 * 32;  // the AVX-512 tile's panels
+  return c >= kDeep || (c >= kMinDepth && 8 * (lanes - m) <= lanes);
+}
 
 // Whether X is known to be [N, 1, 1, C]: a squeeze-and-excitation block's 1x1 convolutions on
 // the pooled map, GEMMs of N rows, which the GEMM takes at any depth and thread count.
@@ -58,7 +73,7 @@ class NhwcPointwiseGemmConv final : public Kernel {
   static bool may_take(const KernelInfo& info) {
     const auto o = conv_outline(info);
     if (!o) return true;
-    const bool deep = o->c >= kMinDepth;
+    const bool deep = deep_enough(o->c, o->m);
     const bool pooled = one_pixel(info);
     return o->group == 1 && o->kh == 1 && o->kw == 1 && o->unit_strides && o->m > 16 &&
            (o->m % 8 == 0 || pooled) && (deep || pooled);
@@ -84,9 +99,10 @@ class NhwcPointwiseGemmConv final : public Kernel {
     // of 8 keeps every store whole (the rule measured).
     if (a_.M % 8 != 0 && !(pooled && PackedGemm::wide()))
       info.unsupported("pointwise GEMM convolution: outputs not a multiple of 8");
-    if (!pooled && a_.C < kMinDepth)
+    if (!pooled && !deep_enough(a_.C, a_.M))
       info.unsupported("pointwise GEMM convolution: fewer than " + std::to_string(kMinDepth) +
-                       " input channels on a map larger than 1x1");
+                       " input channels, or fewer than " + std::to_string(kDeep) +
+                       " with a last panel under 7/8 full, on a map larger than 1x1");
     // W [M, C, 1, 1] is B transposed ([N, K]); read in place from the model file.
     gemm_ = PackedGemm(a_.weights.at(0), a_.C, a_.M, /*trans_b=*/true, 1.f, a_.bias, 1.f);
   }
