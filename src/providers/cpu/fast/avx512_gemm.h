@@ -88,6 +88,34 @@ PI_AVX512 inline __attribute__((always_inline)) void store_tile(
   }
 }
 
+// The tile's sums start from `bias` (32 floats, or null for zeros).
+template <int R>
+PI_AVX512 inline __attribute__((always_inline)) void tile_start(__m512 (&acc)[R][2],
+                                                               const float* bias) {
+  const __m512 b0 = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
+  const __m512 b1 = bias ? _mm512_loadu_ps(bias + 16) : _mm512_setzero_ps();
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    acc[r][0] = b0;
+    acc[r][1] = b1;
+  }
+}
+
+// One step of depth: acc[r] += a[r * lda] x the 32 weights at w (64-byte aligned): two loads
+// and R broadcasts feed 2R FMAs.
+template <int R>
+PI_AVX512 inline __attribute__((always_inline)) void tile_step(__m512 (&acc)[R][2],
+                                                              const float* a, int64_t lda,
+                                                              const float* w) {
+  const __m512 w0 = _mm512_load_ps(w), w1 = _mm512_load_ps(w + 16);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    const __m512 x = _mm512_set1_ps(a[r * lda]);
+    acc[r][0] = _mm512_fmadd_ps(x, w0, acc[r][0]);
+    acc[r][1] = _mm512_fmadd_ps(x, w1, acc[r][1]);
+  }
+}
+
 // c[r][0, n) = act(bias + z[r] + sum over k of a[r * lda + k] * b[k * 32 + j]) for R rows
 // (R <= 8) and n columns (1 to 32) of a 32-wide packed B ([K][32], 64-byte aligned).
 // `bias` (32 floats) or null for zeros; `z`, laid out as c, or null (z may be c itself: a sum
@@ -99,22 +127,8 @@ PI_AVX512 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K,
                          int64_t ldc, int64_t /*hi*/, const float* bias, const float* z,
                          const cpu::FusedActivation* act, int n) {
   __m512 acc[R][2];
-  const __m512 b0 = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
-  const __m512 b1 = bias ? _mm512_loadu_ps(bias + 16) : _mm512_setzero_ps();
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    acc[r][0] = b0;
-    acc[r][1] = b1;
-  }
-  for (int64_t k = 0; k < K; ++k) {
-    const __m512 w0 = _mm512_load_ps(b + k * kPanel), w1 = _mm512_load_ps(b + k * kPanel + 16);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m512 x = _mm512_set1_ps(a[r * lda + k]);
-      acc[r][0] = _mm512_fmadd_ps(x, w0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(x, w1, acc[r][1]);
-    }
-  }
+  tile_start<R>(acc, bias);
+  for (int64_t k = 0; k < K; ++k) tile_step<R>(acc, a + k, lda, b + k * kPanel);
   store_tile<R, kAct>(acc, c, ldc, z, act, n);
 }
 

@@ -59,24 +59,10 @@ PI_AVX512 void stem_rows(const float* const* rows, int64_t KH, int64_t kwc, int6
                          int64_t ldc, const FusedActivation* act, int n) {
   constexpr int64_t kPanel = avx512::kPanel;
   __m512 acc[R][2];
-  const __m512 b0 = _mm512_loadu_ps(bias), b1 = _mm512_loadu_ps(bias + 16);
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    acc[r][0] = b0;
-    acc[r][1] = b1;
-  }
+  avx512::tile_start<R>(acc, bias);
   for (int64_t ky = 0; ky < KH; ++ky) {
-    const float* a = rows[ky];
     const float* w = b + ky * kwc * kPanel;
-    for (int64_t j = 0; j < kwc; ++j) {
-      const __m512 w0 = _mm512_load_ps(w + j * kPanel), w1 = _mm512_load_ps(w + j * kPanel + 16);
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        const __m512 x = _mm512_set1_ps(a[r * step + j]);
-        acc[r][0] = _mm512_fmadd_ps(x, w0, acc[r][0]);
-        acc[r][1] = _mm512_fmadd_ps(x, w1, acc[r][1]);
-      }
-    }
+    for (int64_t j = 0; j < kwc; ++j) avx512::tile_step<R>(acc, rows[ky] + j, step, w + j * kPanel);
   }
   avx512::store_tile<R, kAct>(acc, c, ldc, z, act, n);
 }
