@@ -1,5 +1,6 @@
-// The AVX-512 GEMM register tile: avx2_util.h's gemm_rows for 32-column panels in zmm registers,
-// for kernels that pack their weights [N/32][K][32] where the CPU has AVX-512.
+// The AVX-512 GEMM register tiles: avx2_util.h's gemm_rows for 32-column panels in zmm
+// registers, for kernels that pack their weights [N/32][K][32] where the CPU has AVX-512, and
+// gemm_rows16 for the AVX2 tile's own 16-column panels (below).
 //
 // Why: on a Zen 4 core (AVX-512 split into two 256-bit halves, so the same FMA peak as AVX2)
 // BERT-base's GEMMs ran at ~92% of the FMA peak on the 6x16 ymm tile with weights coming from
@@ -24,6 +25,11 @@ inline constexpr int kTileRows = 8;    // rows per register tile: 16 zmm accumul
 // Row tiles of up to kTileRows rows, as even as can be (avx2::tile_rows gives tile t's rows):
 // 128 rows are 16 tiles of 8.
 inline int64_t row_tiles(int64_t n) { return (n + kTileRows - 1) / kTileRows; }
+
+// The mask of the first k of 16 lanes (none for k <= 0, all for k >= 16).
+inline __mmask16 lanes16(int k) {
+  return static_cast<__mmask16>(k >= 16 ? 0xFFFF : k <= 0 ? 0 : (1u << k) - 1);
+}
 
 // One vector of a tile's epilogue: c[0, 16) = act(v + z[0, 16)) for the `live` lanes; z null
 // for none.
@@ -76,10 +82,7 @@ PI_AVX512 inline __attribute__((always_inline)) void store_tile(
     }
     return;
   }
-  const auto lanes = [](int k) {
-    return static_cast<__mmask16>(k >= 16 ? 0xFFFF : k <= 0 ? 0 : (1u << k) - 1);
-  };
-  const __mmask16 live0 = lanes(n), live1 = lanes(n - 16);
+  const __mmask16 live0 = lanes16(n), live1 = lanes16(n - 16);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     const int64_t at = r * ldc;
@@ -180,10 +183,9 @@ PI_AVX512 void gemm_rows16(const float* a, int64_t lda, const float* b, int64_t 
       store16_planes<kAct>(acc[r], c + r * ldc, hi, z ? z + r * ldc : nullptr, n > 8, act);
     return;
   }
-  const __mmask16 live = static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
-    store16<kAct>(acc[r], c + r * ldc, z ? z + r * ldc : nullptr, live, act);
+    store16<kAct>(acc[r], c + r * ldc, z ? z + r * ldc : nullptr, lanes16(n), act);
 }
 
 template <cpu::ActKind kAct>

@@ -84,8 +84,9 @@ PI_AVX512 void run_rows(const Plan& q, int64_t r0, int64_t r1) {
   ring_buf.assign(static_cast<size_t>(q.KH * row), 0.f);  // the borders stay zero
   if (zero_buf.size() < static_cast<size_t>(row)) zero_buf.assign(static_cast<size_t>(row), 0.f);
   float* ring = ring_buf.data();
-  std::vector<int64_t> held(static_cast<size_t>(q.KH), -1);  // image * H + row per slot
-  std::vector<const float*> rows(static_cast<size_t>(q.KH));
+  int64_t held[kMaxTaps];  // image * H + row per slot (KH <= kMaxTaps, the constructor's rule)
+  std::fill(held, held + q.KH, -1);
+  const float* rows[kMaxTaps];  // the window's input rows, or the row of zeros
   const StemRowsFn* tile = avx2::with_activation(
       q.act.kind, "stem convolution",
       [](auto k) -> const StemRowsFn* { return kStemRowsAs<decltype(k)::value>; });
