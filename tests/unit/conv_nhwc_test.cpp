@@ -372,10 +372,10 @@ TEST(ConvIm2colNarrowPointwise, TakesThemWhereOneDnnRunsAvx512AndMatches) {
   }
 }
 
-// 1x1 convolutions with at least 128 input channels (at least 16 where the last output panel
-// is at least 7/8 full) and more than 16 outputs, unit strides, unpadded: the packed GEMM
-// takes them where oneDNN runs AVX-512 kernels (odd pixel counts and images, an output panel
-// part full, K with a tail of 8x8 transposes, K past the GEMM's 4096 block, a residual written
+// 1x1 convolutions with at least 16 input channels and more than 16 outputs, unit strides,
+// unpadded: the packed GEMM takes them where oneDNN runs AVX-512 kernels (odd pixel counts and
+// images, a last output panel of 8, 16 or 24 columns on the narrow tile, K with a tail of 8x8
+// transposes, K past the GEMM's 4096 block, a residual written
 // in place, activations; at 2 threads in contiguous shares of row blocks, or in panel groups
 // where the rows are few); for the shapes it leaves, oneDNN does. Either way the reference's
 // values.
@@ -392,8 +392,13 @@ TEST(ConvPointwiseGemm, TakesDeepOnesAndMatches) {
         // 2 x 20 x 21 pixels: 5 row blocks at 1 thread, 6 in shares of 3 at 2, 3 x 2 at 3.
         Case{"row_block_shares", {2, 20, 21, 128}, 48, 1, 1, {}, {}, {}, true, true, "Relu",
              {}},
-        // The shallowest taken: 16 input channels, 120 outputs (the last panel 7/8 full).
-        Case{"shallow_silu", {1, 11, 13, 16}, 120, 1, 1, {}, {}, {}, true, false, "Silu", {}}}) {
+        // The shallowest taken: 16 input channels; 120 outputs (a last panel of 24).
+        Case{"shallow_silu", {1, 11, 13, 16}, 120, 1, 1, {}, {}, {}, true, false, "Silu", {}},
+        Case{"shallow_part_panel", {1, 9, 9, 96}, 48, 1, 1, {}, {}, {}, true, false, "", {}},
+        Case{"one_panel_of_24_residual", {1, 10, 7, 144}, 24, 1, 1, {}, {}, {}, true, true,
+             "Clip", {0, 6}},
+        Case{"last_panel_of_8_hardswish", {1, 6, 9, 40}, 40, 1, 1, {}, {}, {}, false, true,
+             "HardSwish", {}}}) {
     SCOPED_TRACE(c.name);
     for (int threads : {1, 2, 3}) {
       const std::string impl = conv_impl(c, threads);
@@ -403,7 +408,6 @@ TEST(ConvPointwiseGemm, TakesDeepOnesAndMatches) {
   }
   for (const Case& c :
        {Case{"thin", {1, 9, 9, 8}, 64, 1, 1, {}, {}, {}, true, false, "", {}},
-        Case{"shallow_part_panel", {1, 9, 9, 96}, 48, 1, 1, {}, {}, {}, true, false, "", {}},
         Case{"narrow", {1, 9, 9, 256}, 16, 1, 1, {}, {}, {}, true, false, "", {}},
         Case{"padded", {1, 9, 9, 256}, 64, 1, 1, {}, {1, 1, 1, 1}, {}, true, false, "", {}},
         Case{"strided", {1, 9, 9, 256}, 64, 1, 1, {2, 2}, {}, {}, true, false, "", {}},

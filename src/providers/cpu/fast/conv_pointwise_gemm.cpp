@@ -14,11 +14,17 @@
 // registers, shallow layers win where their last 32-column panel is nearly full, and lose
 // where a quarter or more of its lanes idle (MNASNet's 24->72, 72->24 and 120->40: 0.14 ->
 // 0.15 and 0.09 -> 0.11 ms; RegNet-Y's 48- and 104-wide outputs: its 9 layers 2.32 -> 2.54).
-// So this kernel takes C >= kDeep, or C >= kMinDepth (16; below, K is too short for the
-// tile's fixed cost) with the last panel at least 7/8 full: per-node sums of the shallow
-// layers that rule adds, 3-5 alternated runs, ms, 1 / 2 threads: MNASNet 1.32 -> 1.18 / 0.73
-// -> 0.68, EfficientNet-B0 2.58 -> 2.41 / 1.41 -> 1.27, MobileNetV3 1.44 -> 1.32 / equal,
-// MobileNetV2 1.40 -> 1.36 / 0.85 -> 0.78; creation 1-6 ms less. It runs only where the GEMM
+// So the rule was C >= 128, or C >= kMinDepth (16; below, K is too short for the tile's fixed
+// cost) with the last panel at least 7/8 full: per-node sums of the shallow layers that rule
+// added, 3-5 alternated runs, ms, 1 / 2 threads: MNASNet 1.32 -> 1.18 / 0.73 -> 0.68,
+// EfficientNet-B0 2.58 -> 2.41 / 1.41 -> 1.27, MobileNetV3 1.44 -> 1.32 / equal, MobileNetV2
+// 1.40 -> 1.36 / 0.85 -> 0.78; creation 1-6 ms less. Since the nineteenth session a part-full
+// last panel runs only its live vectors (avx512_gemm.h's gemm_rows_narrow), so its fill no
+// longer counts: C >= kMinDepth at any output count. The layers that added (brgconv_1x1 ->
+// packed, per-node sums, 5 alternated runs, 1 / 2 threads, ms): MobileNetV2 0.202 -> 0.149 /
+// 0.145 -> 0.112, EfficientNet-B0 0.220 -> 0.165 / 0.115 -> 0.085, MobileNetV3 0.871 -> 0.659
+// / 0.446 -> 0.367, MNASNet 1.056 -> 0.907 / 0.772 -> 0.593, RegNet-Y 2.010 -> 1.867 / 1.108
+// -> 0.967. It runs only where the GEMM
 // runs its AVX-512 tile and oneDNN its AVX-512 kernels (the pair measured), more than 16
 // outputs (the im2col kernel's narrow form takes those); on a 1x1 map (squeeze-and-excitation
 // blocks, rows = images) at any depth: there oneDNN's brgconv_1x1 took ~0.25 ms of JIT each
@@ -51,13 +57,9 @@ namespace polyinfer::fast {
 namespace {
 
 constexpr int64_t kMinDepth = 16;  // input channels from which the GEMM is as fast (above)
-constexpr int64_t kDeep = 128;     // from here, any output count
 
-// Whether the GEMM takes a 1x1 layer of c input channels and m outputs (above).
-bool deep_enough(int64_t c, int64_t m) {
-  const int64_t lanes = (m + 31) / 32 * 32;  // the AVX-512 tile's panels
-  return c >= kDeep || (c >= kMinDepth && 8 * (lanes - m) <= lanes);
-}
+// Whether the GEMM takes a 1x1 layer of c input channels on a map larger than 1x1 (above).
+bool deep_enough(int64_t c) { return c >= kMinDepth; }
 
 // Whether X is known to be [N, 1, 1, C]: a squeeze-and-excitation block's 1x1 convolutions on
 // the pooled map, GEMMs of N rows, which the GEMM takes at any depth and thread count.
@@ -73,7 +75,7 @@ class NhwcPointwiseGemmConv final : public Kernel {
   static bool may_take(const KernelInfo& info) {
     const auto o = conv_outline(info);
     if (!o) return true;
-    const bool deep = deep_enough(o->c, o->m);
+    const bool deep = deep_enough(o->c);
     const bool pooled = one_pixel(info);
     return o->group == 1 && o->kh == 1 && o->kw == 1 && o->unit_strides && o->m > 16 &&
            (o->m % 8 == 0 || pooled) && (deep || pooled);
@@ -99,10 +101,9 @@ class NhwcPointwiseGemmConv final : public Kernel {
     // of 8 keeps every store whole (the rule measured).
     if (a_.M % 8 != 0 && !(pooled && PackedGemm::wide()))
       info.unsupported("pointwise GEMM convolution: outputs not a multiple of 8");
-    if (!pooled && !deep_enough(a_.C, a_.M))
+    if (!pooled && !deep_enough(a_.C))
       info.unsupported("pointwise GEMM convolution: fewer than " + std::to_string(kMinDepth) +
-                       " input channels, or fewer than " + std::to_string(kDeep) +
-                       " with a last panel under 7/8 full, on a map larger than 1x1");
+                       " input channels on a map larger than 1x1");
     // W [M, C, 1, 1] is B transposed ([N, K]); read in place from the model file.
     gemm_ = PackedGemm(a_.weights.at(0), a_.C, a_.M, /*trans_b=*/true, 1.f, a_.bias, 1.f);
   }

@@ -108,15 +108,19 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
     const FusedActivation* act = last ? &q.act : nullptr;
     const avx2::GemmRowsFn* gemm =
         wide ? avx512::gemm_rows_for(act) : avx2::gemm_rows_for(act, true);
+    // A part-full last panel on the AVX-512 tile: only its live vectors (gemm_rows_narrow).
+    const int tail = static_cast<int>(q.N - (q.panels - 1) * W);
+    const avx2::GemmRowsFn* gemm_tail = wide ? avx512::gemm_rows_for(act, tail) : gemm;
     for (int64_t mb = m0; mb < m1; ++mb) {
       const int cols = static_cast<int>(std::min<int64_t>(W, q.N - mb * W));
+      const avx2::GemmRowsFn* tile = mb == q.panels - 1 ? gemm_tail : gemm;
       const float* w = q.w + (mb * q.K + k0) * W;
       for (int64_t t = 0, p = 0, rows = 0; t < tiles; ++t, p += rows) {
         rows = avx2::tile_rows(np, tiles, t);
         const int64_t at = (p0 + p) * q.N + mb * W;
         float* y = q.y + at;
         const float* z = first ? (q.z ? q.z + at : nullptr) : y;
-        gemm[rows](q.a + (p0 + p) * q.K + k0, q.K, w, kn, y, q.N, 8,
+        tile[rows](q.a + (p0 + p) * q.K + k0, q.K, w, kn, y, q.N, 8,
                    first ? q.bias + mb * W : nullptr, z, &q.act, cols);
       }
     }
