@@ -1,5 +1,5 @@
 // The NHWC convolutions of src/providers/cpu/fast/ (direct, Winograd, im2col, stem, pointwise
-// GEMM) against the reference kernels (`cpu-ref`): one-node ai.polyinfer NhwcFusedConv models
+// GEMM, depthwise) against the reference kernels (`cpu-ref`): one-node ai.polyinfer NhwcFusedConv models
 // with constant weights over shapes with odd channel counts (block tails), strides, dilations,
 // asymmetric pads, several kernel sizes, a residual Z and each activation the kernels cover.
 // POLYINFER_DIRECT_CONV=1 selects the direct one on any CPU with AVX2 and FMA; Winograd takes
@@ -514,10 +514,11 @@ TEST(ConvGroupedSelection, DeclinesOtherGroupSizes) {
 // The convolutions oneDNN runs (pointwise, depthwise) with the activations polyinfer applies
 // after the primitive on AVX-512 CPUs instead of as oneDNN post-ops (onednn::split_activation):
 // with and without a residual, whose sum must come before the activation. 20x20x24 outputs are
-// enough for the pass to split over 2 threads. The packed GEMM, which would take the pointwise
-// one on such CPUs, is turned off.
+// enough for the pass to split over 2 threads. The packed GEMM and the depthwise kernel, which
+// would take these on such CPUs, are turned off.
 TEST(ConvOnednnActivation, SiluAndSigmoidAfterThePrimitive) {
   setenv("POLYINFER_POINTWISE_GEMM", "0", 1);
+  setenv("POLYINFER_DEPTHWISE_CONV", "0", 1);
   for (const char* act : {"Silu", "Sigmoid"})
     for (bool z : {false, true})
       for (const Case& c :
@@ -541,6 +542,7 @@ TEST(ConvOnednnActivation, SiluAndSigmoidAfterThePrimitive) {
         expect_matches_reference(c, impl);
       }
   unsetenv("POLYINFER_POINTWISE_GEMM");
+  unsetenv("POLYINFER_DEPTHWISE_CONV");
 }
 
 // The stem convolution (src/providers/cpu/fast/conv_stem.cpp): windows of up to 3x3 over at most
@@ -582,6 +584,55 @@ TEST(ConvStem, TakesThreeByThreeStemsAndMatches) {
                            {}}),
             "fast:avx512-stem");
   unsetenv("POLYINFER_STEM_CONV");
+}
+
+// The depthwise convolution (src/providers/cpu/fast/conv_depthwise.cpp): one input channel per
+// output channel, 3x3 and 5x5 windows, strides 1 and 2, on 16 channels per vector: a channel
+// tail under a mask, rows narrower than a block of 8 pixels and rows of several blocks (edge
+// and inner ones), asymmetric padding, padding wider than the block's overhang (5x5 with 2),
+// strides that skip the last columns, several images split between threads mid-image, a
+// residual written in place and the activations; what it leaves to others.
+TEST(ConvDepthwise, TakesThreeAndFiveSquareWindowsAndMatches) {
+  if (!fast::avx512::supported()) GTEST_SKIP() << "the depthwise convolution needs AVX-512";
+  for (const Case& c :
+       {Case{"k3_s1_relu6", {1, 14, 14, 48}, 48, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "Clip",
+             {0, 6}, 48},
+        Case{"k3_s2_channel_tail", {1, 17, 19, 40}, 40, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true,
+             false, "Relu", {}, 40},
+        Case{"k3_s2_asymmetric_two_images", {2, 12, 23, 24}, 24, 3, 3, {2, 2}, {0, 0, 1, 1}, {},
+             false, false, "", {}, 24},
+        Case{"k5_s1_silu_wide_row", {1, 6, 29, 32}, 32, 5, 5, {}, {2, 2, 2, 2}, {}, true, false,
+             "Silu", {}, 32},
+        Case{"k5_s2_hardswish", {1, 15, 15, 16}, 16, 5, 5, {2, 2}, {2, 2, 2, 2}, {}, true, false,
+             "HardSwish", {}, 16},
+        Case{"k3_narrow_row_residual", {3, 5, 3, 8}, 8, 3, 3, {}, {1, 1, 1, 1}, {}, true, true,
+             "LeakyRelu", {0.1f}, 8},
+        Case{"k3_unpadded_skipped_columns", {1, 9, 12, 20}, 20, 3, 3, {2, 2}, {}, {}, true,
+             false, "", {}, 20}}) {
+    SCOPED_TRACE(c.name);
+    expect_matches_reference(c, "fast:avx512-depthwise", {1, 2, 3});
+  }
+  for (const Case& c :
+       {Case{"multiplier_2", {1, 9, 9, 16}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {},
+             16},
+        Case{"k7", {1, 16, 16, 16}, 16, 7, 7, {}, {3, 3, 3, 3}, {}, true, false, "", {}, 16},
+        Case{"k3x5", {1, 9, 9, 16}, 16, 3, 5, {}, {1, 2, 1, 2}, {}, true, false, "", {}, 16},
+        Case{"stride3", {1, 9, 9, 16}, 16, 3, 3, {3, 3}, {1, 1, 1, 1}, {}, true, false, "", {},
+             16},
+        Case{"dilated", {1, 9, 9, 16}, 16, 3, 3, {}, {2, 2, 2, 2}, {2, 2}, true, false, "", {},
+             16},
+        Case{"groups_of_two", {1, 9, 9, 32}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {},
+             16}}) {
+    SCOPED_TRACE(c.name);
+    const std::string impl = conv_impl(c);
+    EXPECT_FALSE(impl.empty());
+    EXPECT_NE(impl, "fast:avx512-depthwise");
+  }
+  setenv("POLYINFER_DEPTHWISE_CONV", "0", 1);
+  EXPECT_NE(conv_impl(Case{"off", {1, 9, 9, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "",
+                           {}, 16}),
+            "fast:avx512-depthwise");
+  unsetenv("POLYINFER_DEPTHWISE_CONV");
 }
 
 // Strided 1x1 convolutions without padding run on oneDNN as stride-1 convolutions of every

@@ -1,0 +1,223 @@
+// ai.polyinfer NhwcFusedConv for depthwise convolutions (group = C = M) on AVX-512: square
+// windows of 3x3 or 5x5, equal strides of 1 or 2, undilated, any padding, bias, residual Z and
+// fused activation. X [N, H, W, C], W [C, 1, k, k], Y [N, OH, OW, C].
+//
+// Why: oneDNN 2.6's depthwise kernel (brdgmm_dw) ran MobileNetV2's 3x3 layers at 40-50
+// GFLOP/s on a Zen 4 core, and its threads split the work their own way, so at 2 threads its
+// 14x14 and 7x7 layers ran no faster than at 1 (the 1x1 layers around them give each thread
+// a contiguous share of the pixels: packed_gemm.h). Alone, with the data in cache, this kernel
+// runs at about the same speed (both near 50 GFLOP/s: bound by the input's traffic from L2,
+// 3 rows x 10 pixels of 64 bytes per 72 FMAs); in the models, per-node sums of the depthwise
+// layers, 5 alternated runs, 1 / 2 threads, ms (brdgmm_dw -> here): MobileNetV2 0.640 -> 0.584
+// / 0.588 -> 0.496, MNASNet 1.333 -> 1.105 / 0.789 -> 0.710, EfficientNet-B0 (SiLU in the
+// epilogue instead of a pass after oneDNN) 1.864 -> 1.658 / 1.017 -> 0.772, MobileNetV3 0.743
+// -> 0.616 / 0.524 -> 0.435; every layer at least level. POLYINFER_DEPTHWISE_CONV=0: oneDNN's.
+//
+// The computation: per output row and block of 8 output pixels, for each 16 channels, 8 sums
+// in zmm registers; for each window row, the block's input pixels (8 * stride + k - 1 of them)
+// are loaded once, each feeding the up-to-k sums whose windows cover it, with the window row's
+// k weight vectors. A pixel outside the image (the padding) is a zero-masked load at a valid
+// address, so borders run the same FMAs as the interior (a branch per load there ran the
+// layers ~15% slower); a window row outside the image is skipped. The last block of a row
+// may hold fewer than 8 pixels (its extra sums are dropped), the last 16 channels fewer than
+// 16 (masked). Threads split the output rows in contiguous shares, as the layers around them
+// do.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "providers/cpu/fast/avx512_gemm.h"
+#include "providers/cpu/fast/fast_util.h"
+#include "providers/cpu/fast/nhwc_conv_args.h"
+#include "providers/cpu/ops/conv_util.h"
+#include "providers/cpu/ops/fused_activation.h"
+
+namespace polyinfer::fast {
+namespace {
+
+using cpu::FusedActivation;
+
+constexpr int kBlock = 8;        // output pixels per register block
+constexpr int64_t kMaxK = 5;     // window side taken
+constexpr int64_t kLanes = 16;   // channels per vector
+
+struct Plan {
+  const float* x;
+  const float* z;     // residual, laid out as y, or null
+  float* y;
+  const float* w;     // [C/16][k * k][16], zero-filled past C
+  const float* bias;  // [C/16 * 16]
+  FusedActivation act;
+  int64_t H, W, C, OH, OW, K, S, top, left;
+};
+
+#ifdef PI_X86_AVX512_GEMM
+
+// One output row, blocks of 8 pixels, each over all channels 16 at a time: rows[ky] is input
+// row oy * S - top + ky (its pixel 0, channel 0), or null outside the image.
+template <int K, int S, cpu::ActKind kAct>
+PI_AVX512 void dw_row(const Plan& q, const float* const* rows, float* y, const float* z) {
+  constexpr int kIn = kBlock * S + K - 1;  // input pixels a block's windows cover
+  for (int64_t ox0 = 0; ox0 < q.OW; ox0 += kBlock) {
+    const int n = static_cast<int>(std::min<int64_t>(kBlock, q.OW - ox0));
+    const int64_t ix0 = ox0 * S - q.left;
+    const bool edge = ix0 < 0 || ix0 + kIn > q.W;  // some of the inputs are padding
+    // For an edge block, each input pixel's offset in its row and whether it is in the image
+    // (a padding pixel's load reads pixel 0 under an empty mask): no branches per load.
+    int64_t at[kIn];
+    __mmask16 keep[kIn];
+    if (edge)
+      for (int i = 0; i < kIn; ++i) {
+        const int64_t ix = ix0 + i;
+        const bool inside = ix >= 0 && ix < q.W;
+        at[i] = inside ? ix * q.C : 0;
+        keep[i] = inside ? 0xFFFF : 0;
+      }
+    for (int64_t c0 = 0; c0 < q.C; c0 += kLanes) {
+      const __mmask16 live = avx512::lanes16(static_cast<int>(q.C - c0));
+      const float* w = q.w + c0 * K * K;
+      __m512 acc[kBlock];
+      const __m512 b = _mm512_load_ps(q.bias + c0);
+#pragma GCC unroll 8
+      for (int j = 0; j < kBlock; ++j) acc[j] = b;
+      for (int ky = 0; ky < K; ++ky) {
+        if (!rows[ky]) continue;
+        const float* row = rows[ky] + c0;
+        __m512 in[kIn];
+        if (edge) {
+#pragma GCC unroll 24
+          for (int i = 0; i < kIn; ++i)
+            in[i] = _mm512_maskz_loadu_ps(live & keep[i], row + at[i]);
+        } else {
+          const float* p = row + ix0 * q.C;
+#pragma GCC unroll 24
+          for (int i = 0; i < kIn; ++i) in[i] = _mm512_maskz_loadu_ps(live, p + i * q.C);
+        }
+#pragma GCC unroll 5
+        for (int kx = 0; kx < K; ++kx) {
+          const __m512 wv = _mm512_load_ps(w + (ky * K + kx) * kLanes);
+#pragma GCC unroll 8
+          for (int j = 0; j < kBlock; ++j) acc[j] = _mm512_fmadd_ps(in[j * S + kx], wv, acc[j]);
+        }
+      }
+#pragma GCC unroll 8
+      for (int j = 0; j < kBlock; ++j) {
+        if (j >= n) break;
+        const int64_t at_y = (ox0 + j) * q.C + c0;
+        avx512::store16<kAct>(acc[j], y + at_y, z ? z + at_y : nullptr, live, &q.act);
+      }
+    }
+  }
+}
+
+using RowFn = void (*)(const Plan&, const float* const*, float*, const float*);
+
+template <int K, int S>
+RowFn row_for(cpu::ActKind kind) {
+  return avx2::with_activation(kind, "depthwise convolution", [](auto k) -> RowFn {
+    return dw_row<K, S, decltype(k)::value>;
+  });
+}
+
+RowFn row_fn(const Plan& q) {
+  const cpu::ActKind a = q.act.kind;
+  if (q.K == 3) return q.S == 1 ? row_for<3, 1>(a) : row_for<3, 2>(a);
+  return q.S == 1 ? row_for<5, 1>(a) : row_for<5, 2>(a);
+}
+
+// Output rows [r0, r1) of all images (row r is row r % OH of image r / OH). (The channels
+// outermost, so that a window's K input rows of 16 channels stay in L1 for the next output
+// rows, ran alone slower: 14x14x384 32 against 27 us, 7x7x960 21 against 16.)
+void run_rows(const Plan& q, int64_t r0, int64_t r1) {
+  const RowFn row_of = row_fn(q);
+  const float* rows[kMaxK];
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t n = r / q.OH, oy = r % q.OH;
+    for (int64_t ky = 0; ky < q.K; ++ky) {
+      const int64_t iy = oy * q.S - q.top + ky;
+      rows[ky] = iy < 0 || iy >= q.H ? nullptr : q.x + (n * q.H + iy) * q.W * q.C;
+    }
+    const int64_t at = r * q.OW * q.C;
+    row_of(q, rows, q.y + at, q.z ? q.z + at : nullptr);
+  }
+}
+
+#endif  // PI_X86_AVX512_GEMM
+
+class NhwcDepthwiseConv final : public Kernel {
+  static constexpr const char* kEnv = "POLYINFER_DEPTHWISE_CONV";
+
+ public:
+  static bool may_take(const KernelInfo& info) {
+    const auto o = conv_outline(info);
+    return !o || (o->c == 1 && o->group == o->m && o->kh == o->kw &&
+                  (o->kh == 3 || o->kh == kMaxK));
+  }
+
+  explicit NhwcDepthwiseConv(const KernelInfo& info) : label_(info.node().label()) {
+    require_avx2_kernel(info, "depthwise convolution", kEnv);
+#ifdef PI_X86_AVX512_GEMM
+    if (!avx512::supported())
+#endif
+      info.unsupported("depthwise convolution: needs AVX-512");
+    a_ = NhwcConvArgs::read(info, "depthwise convolution");
+    const auto& at = a_.attrs;
+    if (a_.C != 1 || at.group != a_.M)
+      info.unsupported("depthwise convolution: not one input channel per output channel");
+    if (a_.KH != a_.KW || (a_.KH != 3 && a_.KH != kMaxK))
+      info.unsupported("depthwise convolution: a window other than 3x3 or 5x5");
+    if (std::any_of(at.dilations.begin(), at.dilations.end(), [](int64_t d) { return d != 1; }))
+      info.unsupported("depthwise convolution: dilated");
+    const int64_t s = at.strides.empty() ? 1 : at.strides[0];
+    if (std::any_of(at.strides.begin(), at.strides.end(), [&](int64_t v) { return v != s; }) ||
+        (s != 1 && s != 2))
+      info.unsupported("depthwise convolution: strides other than 1 or 2 on both axes");
+    pack();
+  }
+
+  bool prepacked(size_t i) const override { return i == 1 || i == 2; }
+  // Each output reads its own element of Z just before it is written.
+  int inplace_input() const override { return a_.has_z ? 3 : -1; }
+  std::string impl() const override { return "fast:avx512-depthwise"; }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    PI_CHECK(x.rank() == 4 && x.dim(3) == a_.M, ShapeMismatch, label_, ": X has shape ",
+             shape_str(x.shape()), " but the depthwise weights expect [N, H, W, ", a_.M, "]");
+    const int64_t N = x.dim(0), H = x.dim(1), W = x.dim(2);
+    const cpu::WindowGeometry g = cpu::window_geometry(a_.attrs, {H, W}, {a_.KH, a_.KW}, label_);
+    Tensor& y = ctx.output(0, DType::Float32, {N, g.out[0], g.out[1], a_.M});
+    const float* z = a_.residual(ctx, y, label_);
+    if (y.numel() == 0) return;
+#ifdef PI_X86_AVX512_GEMM
+    const Plan q{x.data<float>(), z, y.data<float>(), w_.data<float>(), bias_.data<float>(),
+                 a_.act, H, W, a_.M, g.out[0], g.out[1], a_.KH, g.strides[0],
+                 g.pad_begin[0], g.pad_begin[1]};
+    parallel_for(N * q.OH, ctx.threads(), 1, [&](int64_t b, int64_t e) { run_rows(q, b, e); });
+#endif
+  }
+
+ private:
+  void pack() {
+    const int64_t C = a_.M, KK = a_.KH * a_.KW, blocks = (C + kLanes - 1) / kLanes;
+    w_ = Tensor::zeros(DType::Float32, {blocks * KK * kLanes});
+    bias_ = Tensor::zeros(DType::Float32, {blocks * kLanes});
+    float* d = w_.data<float>();
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t t = 0; t < KK; ++t) d[(c / kLanes * KK + t) * kLanes + c % kLanes] =
+          a_.weights[c * KK + t];
+    if (a_.bias) std::memcpy(bias_.data<float>(), a_.bias, static_cast<size_t>(C) * sizeof(float));
+    a_.weights = {};  // the originals are released once packed
+    a_.bias = nullptr;
+  }
+
+  std::string label_;
+  NhwcConvArgs a_;
+  Tensor w_, bias_;
+};
+
+PI_REGISTER_KERNEL_TIER("cpu", "ai.polyinfer", NhwcFusedConv, 1, 1, NhwcDepthwiseConv,
+                        Specialized);
+
+}  // namespace
+}  // namespace polyinfer::fast
