@@ -1,9 +1,9 @@
-// The NHWC convolutions of src/providers/cpu/fast/ (direct, Winograd, im2col, stem, pointwise
-// GEMM, depthwise) against the reference kernels (`cpu-ref`): one-node ai.polyinfer NhwcFusedConv models
+// The NHWC convolutions of src/providers/cpu/fast/ (direct, Winograd, im2col, stem, pointwise GEMM,
+// depthwise) against the reference kernels (`cpu-ref`): one-node ai.polyinfer NhwcFusedConv models
 // with constant weights over shapes with odd channel counts (block tails), strides, dilations,
 // asymmetric pads, several kernel sizes, a residual Z and each activation the kernels cover.
-// POLYINFER_DIRECT_CONV=1 selects the direct one on any CPU with AVX2 and FMA; Winograd takes
-// 3x3 stride-1 cases there by default. On other CPUs the tests skip, saying so.
+// POLYINFER_DIRECT_CONV=1 selects the direct one on any CPU with AVX2 and FMA; Winograd takes 3x3
+// stride-1 cases there by default. On other CPUs the tests skip, saying so.
 #include <gtest/gtest.h>
 
 #include <cmath>

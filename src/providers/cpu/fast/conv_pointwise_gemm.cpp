@@ -33,8 +33,9 @@
 // MobileNetV3's 0.284 -> 0.175 at 2 threads; output counts that are not multiples of 8 too,
 // under masks: RegNet-Y's 14 others 0.217 -> 0.136 ms, their creation 2.3 -> 1.2, 5 alternated
 // runs at 1 thread). In the models (deep layers), 1 thread, 4 alternated runs, the layers it
-// takes (per-node sums, ms, brgconv_1x1 -> packed): MobileNetV2 3.08 -> 2.95, MobileNetV3 2.07 -> 1.91, RegNet-Y 4.62 -> 4.47, DenseNet-121
-// 25.95 -> 25.63, ResNet-50 29.63 -> 29.48, EfficientNet-B0 4.35 -> 4.30, MNASNet 3.12 -> 3.07,
+// takes (per-node sums, ms, brgconv_1x1 -> packed): MobileNetV2 3.08 -> 2.95, MobileNetV3
+// 2.07 -> 1.91, RegNet-Y 4.62 -> 4.47, DenseNet-121 25.95 -> 25.63, ResNet-50 29.63 -> 29.48,
+// EfficientNet-B0 4.35 -> 4.30, MNASNet 3.12 -> 3.07,
 // ShuffleNetV2 equal; session creation, fastest of 4: MobileNetV2 21.3 -> 16.6 ms,
 // DenseNet-121 66.8 -> 43.2, RegNet-Y 30.8 -> 27.2, ResNet-50 115 -> 98, ShuffleNetV2 27.7 ->
 // 21.9. At 2 threads, where each thread takes a contiguous share of the row blocks (the rows
