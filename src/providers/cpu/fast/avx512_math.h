@@ -30,6 +30,14 @@ inline bool supported() {
   return yes;
 }
 
+// AVX2 code given AVX-512VL's 32 ymm registers instead of 16, for loops whose ymm sums and
+// operands outgrow 16; vl_supported() says whether this CPU runs it.
+#define PI_AVX512VL __attribute__((target("avx512f,avx512vl,avx2,fma")))
+inline bool vl_supported() {
+  static const bool yes = supported() && __builtin_cpu_supports("avx512vl");
+  return yes;
+}
+
 // The all-lanes forms of max and min, written as their masked forms with every lane set:
 // GCC 12's plain forms pass _mm512_undefined_ps() through and trip -Wmaybe-uninitialized
 // (GCC bug 105593), a false positive that -Werror would turn fatal.
