@@ -14,8 +14,8 @@
 // -> 0.616 / 0.524 -> 0.435; every layer at least level. POLYINFER_DEPTHWISE_CONV=0: oneDNN's.
 //
 // The computation: per output row and block of 8 output pixels, for each 16 channels, 8 sums
-// in zmm registers; for each window row, the block's input pixels (8 * stride + k - 1 of them)
-// are loaded once, each feeding the up-to-k sums whose windows cover it, with the window row's
+// in zmm registers; for each window row, the block's input pixels (7 * stride + k of them) are
+// loaded once, each feeding the up-to-k sums whose windows cover it, with the window row's
 // k weight vectors. A pixel outside the image (the padding) is a zero-masked load at a valid
 // address, so borders run the same FMAs as the interior (a branch per load there ran the
 // layers ~15% slower); a window row outside the image is skipped. The last block of a row
@@ -57,7 +57,7 @@ struct Plan {
 // row oy * S - top + ky (its pixel 0, channel 0), or null outside the image.
 template <int K, int S, cpu::ActKind kAct>
 PI_AVX512 void dw_row(const Plan& q, const float* const* rows, float* y, const float* z) {
-  constexpr int kIn = kBlock * S + K - 1;  // input pixels a block's windows cover
+  constexpr int kIn = (kBlock - 1) * S + K;  // input pixels a block's windows cover
   for (int64_t ox0 = 0; ox0 < q.OW; ox0 += kBlock) {
     const int n = static_cast<int>(std::min<int64_t>(kBlock, q.OW - ox0));
     const int64_t ix0 = ox0 * S - q.left;
