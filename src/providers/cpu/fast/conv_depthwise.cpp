@@ -182,8 +182,7 @@ class NhwcDepthwiseConv final : public Kernel {
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    PI_CHECK(x.rank() == 4 && x.dim(3) == a_.M, ShapeMismatch, label_, ": X has shape ",
-             shape_str(x.shape()), " but the depthwise weights expect [N, H, W, ", a_.M, "]");
+    a_.check_x(x, label_);
     const int64_t N = x.dim(0), H = x.dim(1), W = x.dim(2);
     const cpu::WindowGeometry g = cpu::window_geometry(a_.attrs, {H, W}, {a_.KH, a_.KW}, label_);
     Tensor& y = ctx.output(0, DType::Float32, {N, g.out[0], g.out[1], a_.M});

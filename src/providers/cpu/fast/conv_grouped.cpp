@@ -263,11 +263,7 @@ class NhwcGroupedConv final : public Kernel {
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     const int64_t G = a_.attrs.group;
-    PI_CHECK(x.dtype() == DType::Float32, InvalidArgument, label_, ": X must be float32, got ",
-             dtype_name(x.dtype()));
-    PI_CHECK(x.rank() == 4 && x.shape()[3] == a_.C * G, ShapeMismatch, label_, ": X has shape ",
-             shape_str(x.shape()), " but the weights want [N, H, W, ", a_.C * G,
-             "] (channels last, ", G, " groups of ", a_.C, ")");
+    a_.check_x(x, label_);
     const int64_t N = x.shape()[0], H = x.shape()[1], W = x.shape()[2];
     const cpu::WindowGeometry g = cpu::window_geometry(a_.attrs, {H, W}, {a_.KH, a_.KW}, label_);
     Tensor& y = ctx.output(0, DType::Float32, {N, g.out[0], g.out[1], a_.M});

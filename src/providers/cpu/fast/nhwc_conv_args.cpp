@@ -73,8 +73,11 @@ NhwcConvArgs NhwcConvArgs::read(const KernelInfo& info, const char* who) {
 void NhwcConvArgs::check_x(const Tensor& x, const std::string& label) const {
   PI_CHECK(x.dtype() == DType::Float32, InvalidArgument, label, ": X must be float32, got ",
            dtype_name(x.dtype()));
-  PI_CHECK(x.rank() == 4 && x.shape()[3] == C, ShapeMismatch, label, ": X has shape ",
-           shape_str(x.shape()), " but the weights want [N, H, W, ", C, "] (channels last)");
+  const int64_t G = attrs.group, channels = C * G;
+  PI_CHECK(x.rank() == 4 && x.shape()[3] == channels, ShapeMismatch, label, ": X has shape ",
+           shape_str(x.shape()), " but the weights want [N, H, W, ", channels,
+           "] (channels last", G > 1 ? ", " + std::to_string(G) + " groups of " +
+           std::to_string(C) : std::string(), ")");
 }
 
 const float* NhwcConvArgs::residual(KernelContext& ctx, const Tensor& y,

@@ -53,7 +53,8 @@ struct NhwcConvArgs {
   // avx2_util.h does not apply. A bias of the wrong length is an error in the model.
   static NhwcConvArgs read(const KernelInfo& info, const char* who);
 
-  // Checks that X is float32 [N, H, W, C] (an error naming the node and the expected shape).
+  // Checks that X is float32 [N, H, W, C * group] (an error naming the node and the expected
+  // shape).
   void check_x(const Tensor& x, const std::string& label) const;
 
   // Z's values when given, checked to have Y's dtype and shape; null when not given.
