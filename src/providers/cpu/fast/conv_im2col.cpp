@@ -192,16 +192,14 @@ class NhwcIm2colConv final : public Kernel {
   std::string impl() const override { return zmm_ ? "fast:avx512-im2col" : "fast:avx2-im2col"; }
 
   void run(KernelContext& ctx) override {
-    const Tensor& x = ctx.input(0);
-    a_.check_x(x, label_);
-    const int64_t N = x.shape()[0], H = x.shape()[1], W = x.shape()[2];
-    const cpu::WindowGeometry g = cpu::window_geometry(a_.attrs, {H, W}, {a_.KH, a_.KW}, label_);
-    Tensor& y = ctx.output(0, DType::Float32, {N, g.out[0], g.out[1], a_.M});
-    const float* z = a_.residual(ctx, y, label_);
-    if (y.numel() == 0) return;
+    const NhwcConvArgs::Run r = a_.begin(ctx, label_);
+    if (r.y.numel() == 0) return;
+    const int64_t N = r.N, H = r.H, W = r.W;
+    const cpu::WindowGeometry& g = r.g;
+    const float* z = r.z;
 #ifdef PI_X86_AVX2
     const int threads = ctx.threads();
-    Plan q{x.data<float>(), z, y.data<float>(), w_.data<float>(), bias_.data<float>(), a_.act,
+    Plan q{r.x.data<float>(), z, r.y.data<float>(), w_.data<float>(), bias_.data<float>(), a_.act,
            H, W, a_.C, a_.M, g.out[0], g.out[1], a_.KH, a_.KW, g.strides[0], g.strides[1],
            g.dilations[0], g.dilations[1], g.pad_begin[0], g.pad_begin[1],
            a_.KH * a_.KW * a_.C, N * g.out[0] * g.out[1], 0, 0, (a_.M + kBlock - 1) / kBlock, 1,

@@ -163,15 +163,13 @@ class NhwcStemConv final : public Kernel {
   std::string impl() const override { return "fast:avx512-stem"; }
 
   void run(KernelContext& ctx) override {
-    const Tensor& x = ctx.input(0);
-    a_.check_x(x, label_);
-    const int64_t N = x.dim(0), H = x.dim(1), W = x.dim(2);
-    const cpu::WindowGeometry g = cpu::window_geometry(a_.attrs, {H, W}, {a_.KH, a_.KW}, label_);
-    Tensor& y = ctx.output(0, DType::Float32, {N, g.out[0], g.out[1], a_.M});
-    const float* z = a_.residual(ctx, y, label_);
-    if (y.numel() == 0) return;
+    const NhwcConvArgs::Run r = a_.begin(ctx, label_);
+    if (r.y.numel() == 0) return;
+    const int64_t N = r.N, H = r.H, W = r.W;
+    const cpu::WindowGeometry& g = r.g;
+    const float* z = r.z;
 #ifdef PI_X86_AVX512_GEMM
-    Plan q{x.data<float>(), z, y.data<float>(), w_.data<float>(), bias_.data<float>(), a_.act,
+    Plan q{r.x.data<float>(), z, r.y.data<float>(), w_.data<float>(), bias_.data<float>(), a_.act,
            H, W, a_.C, a_.M, g.out[0], g.out[1], a_.KH, a_.KW, g.strides[0], g.strides[1],
            g.pad_begin[0], g.pad_begin[1], 0};
     // Wide enough for the last window (its right end may pass the padded width when the stride

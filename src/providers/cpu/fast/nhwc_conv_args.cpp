@@ -80,6 +80,15 @@ void NhwcConvArgs::check_x(const Tensor& x, const std::string& label) const {
            std::to_string(C) : std::string(), ")");
 }
 
+NhwcConvArgs::Run NhwcConvArgs::begin(KernelContext& ctx, const std::string& label) const {
+  const Tensor& x = ctx.input(0);
+  check_x(x, label);
+  const int64_t N = x.dim(0), H = x.dim(1), W = x.dim(2);
+  const cpu::WindowGeometry g = cpu::window_geometry(attrs, {H, W}, {KH, KW}, label);
+  Tensor& y = ctx.output(0, DType::Float32, {N, g.out[0], g.out[1], M});
+  return {x, N, H, W, g, y, residual(ctx, y, label)};
+}
+
 const float* NhwcConvArgs::residual(KernelContext& ctx, const Tensor& y,
                                     const std::string& label) const {
   if (!has_z) return nullptr;

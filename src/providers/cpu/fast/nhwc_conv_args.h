@@ -59,6 +59,17 @@ struct NhwcConvArgs {
 
   // Z's values when given, checked to have Y's dtype and shape; null when not given.
   const float* residual(KernelContext& ctx, const Tensor& y, const std::string& label) const;
+
+  // How a run of the kernels here begins: X checked (check_x), its window geometry, Y
+  // allocated as [N, OH, OW, M], Z checked (residual). Errors name `label`.
+  struct Run {
+    const Tensor& x;
+    int64_t N, H, W;
+    cpu::WindowGeometry g;
+    Tensor& y;
+    const float* z;  // or null
+  };
+  Run begin(KernelContext& ctx, const std::string& label) const;
 };
 
 }  // namespace polyinfer::fast
