@@ -1,7 +1,7 @@
 // What the hand-written specialized kernels of this folder read and check the same way, so
 // that each file holds its arithmetic and the rules of when it applies, not another copy of
 // these: the AVX2/A-B switch (all of them, matmul_packed.cpp included) and the operands of
-// NhwcFusedConv (conv_nhwc.cpp, conv_winograd.cpp, conv_im2col.cpp).
+// NhwcFusedConv (the conv_*.cpp kernels) and how a run of it begins.
 #pragma once
 
 #include <cstdint>
