@@ -183,14 +183,11 @@ class NhwcDepthwiseConv final : public Kernel {
   void run(KernelContext& ctx) override {
     const NhwcConvArgs::Run r = a_.begin(ctx, label_);
     if (r.y.numel() == 0) return;
-    const int64_t N = r.N, H = r.H, W = r.W;
-    const cpu::WindowGeometry& g = r.g;
-    const float* z = r.z;
 #ifdef PI_X86_AVX512_GEMM
-    const Plan q{r.x.data<float>(), z, r.y.data<float>(), w_.data<float>(), bias_.data<float>(),
-                 a_.act, H, W, a_.M, g.out[0], g.out[1], a_.KH, g.strides[0],
-                 g.pad_begin[0], g.pad_begin[1]};
-    parallel_for(N * q.OH, ctx.threads(), 1, [&](int64_t b, int64_t e) { run_rows(q, b, e); });
+    const Plan q{r.x.data<float>(), r.z, r.y.data<float>(), w_.data<float>(), bias_.data<float>(),
+                 a_.act, r.H, r.W, a_.M, r.g.out[0], r.g.out[1], a_.KH, r.g.strides[0],
+                 r.g.pad_begin[0], r.g.pad_begin[1]};
+    parallel_for(r.N * q.OH, ctx.threads(), 1, [&](int64_t b, int64_t e) { run_rows(q, b, e); });
 #endif
   }
 

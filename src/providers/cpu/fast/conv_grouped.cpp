@@ -264,16 +264,13 @@ class NhwcGroupedConv final : public Kernel {
     const int64_t G = a_.attrs.group;
     const NhwcConvArgs::Run r = a_.begin(ctx, label_);
     if (r.y.numel() == 0) return;
-    const int64_t N = r.N, H = r.H, W = r.W;
-    const cpu::WindowGeometry& g = r.g;
-    const float* z = r.z;
 #ifdef PI_X86_AVX2
-    const Plan q{r.x.data<float>(), z, r.y.data<float>(), w_.data<float>(), bias_.data<float>(),
-                 a_.act, N, H, W, a_.C * G, a_.M, g.out[0], g.out[1], a_.KH, a_.KW,
-                 g.strides[0], g.strides[1], g.dilations[0], g.dilations[1], g.pad_begin[0],
-                 g.pad_begin[1], G};
+    const Plan q{r.x.data<float>(), r.z, r.y.data<float>(), w_.data<float>(), bias_.data<float>(),
+                 a_.act, r.N, r.H, r.W, a_.C * G, a_.M, r.g.out[0], r.g.out[1], a_.KH, a_.KW,
+                 r.g.strides[0], r.g.strides[1], r.g.dilations[0], r.g.dilations[1],
+                 r.g.pad_begin[0], r.g.pad_begin[1], G};
     const Blocks blocks = blocks_for(a_.act.kind, pairs_, a_.C, co_);
-    parallel_for(N * q.OH, ctx.threads(), 1, [&](int64_t b, int64_t e) {
+    parallel_for(r.N * q.OH, ctx.threads(), 1, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         const int64_t n = r / q.OH, oy = r % q.OH;
         run_row(q, n, oy, blocks);

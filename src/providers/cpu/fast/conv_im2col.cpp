@@ -194,18 +194,15 @@ class NhwcIm2colConv final : public Kernel {
   void run(KernelContext& ctx) override {
     const NhwcConvArgs::Run r = a_.begin(ctx, label_);
     if (r.y.numel() == 0) return;
-    const int64_t N = r.N, H = r.H, W = r.W;
-    const cpu::WindowGeometry& g = r.g;
-    const float* z = r.z;
 #ifdef PI_X86_AVX2
     const int threads = ctx.threads();
-    Plan q{r.x.data<float>(), z, r.y.data<float>(), w_.data<float>(), bias_.data<float>(), a_.act,
-           H, W, a_.C, a_.M, g.out[0], g.out[1], a_.KH, a_.KW, g.strides[0], g.strides[1],
-           g.dilations[0], g.dilations[1], g.pad_begin[0], g.pad_begin[1],
-           a_.KH * a_.KW * a_.C, N * g.out[0] * g.out[1], 0, 0, (a_.M + kBlock - 1) / kBlock, 1,
-           false, false};
+    Plan q{r.x.data<float>(), r.z, r.y.data<float>(), w_.data<float>(), bias_.data<float>(),
+           a_.act, r.H, r.W, a_.C, a_.M, r.g.out[0], r.g.out[1], a_.KH, a_.KW, r.g.strides[0],
+           r.g.strides[1], r.g.dilations[0], r.g.dilations[1], r.g.pad_begin[0],
+           r.g.pad_begin[1], a_.KH * a_.KW * a_.C, r.N * r.g.out[0] * r.g.out[1], 0, 0,
+           (a_.M + kBlock - 1) / kBlock, 1, false, false};
     q.direct = q.KH * q.KW == 1 && q.sh == 1 && q.sw == 1 && q.top == 0 && q.left == 0 &&
-               q.OH == H && q.OW == W;
+               q.OH == r.H && q.OW == r.W;
     q.zmm = q.direct && zmm_;
     // Pixel blocks of up to 96 (16 register tiles), as many as a multiple of the threads and of
     // even size (ResNet-50's 196 pixels as 96 + 96 + 4 left one thread a third of the work at

@@ -165,17 +165,14 @@ class NhwcStemConv final : public Kernel {
   void run(KernelContext& ctx) override {
     const NhwcConvArgs::Run r = a_.begin(ctx, label_);
     if (r.y.numel() == 0) return;
-    const int64_t N = r.N, H = r.H, W = r.W;
-    const cpu::WindowGeometry& g = r.g;
-    const float* z = r.z;
 #ifdef PI_X86_AVX512_GEMM
-    Plan q{r.x.data<float>(), z, r.y.data<float>(), w_.data<float>(), bias_.data<float>(), a_.act,
-           H, W, a_.C, a_.M, g.out[0], g.out[1], a_.KH, a_.KW, g.strides[0], g.strides[1],
-           g.pad_begin[0], g.pad_begin[1], 0};
+    Plan q{r.x.data<float>(), r.z, r.y.data<float>(), w_.data<float>(), bias_.data<float>(),
+           a_.act, r.H, r.W, a_.C, a_.M, r.g.out[0], r.g.out[1], a_.KH, a_.KW, r.g.strides[0],
+           r.g.strides[1], r.g.pad_begin[0], r.g.pad_begin[1], 0};
     // Wide enough for the last window (its right end may pass the padded width when the stride
     // skips the last columns; those read zeros too).
-    q.WP = std::max(q.left + W, (q.OW - 1) * q.sw + q.KW);
-    parallel_for(N * q.OH, ctx.threads(), 1, [&](int64_t b, int64_t e) { run_rows(q, b, e); });
+    q.WP = std::max(q.left + r.W, (q.OW - 1) * q.sw + q.KW);
+    parallel_for(r.N * q.OH, ctx.threads(), 1, [&](int64_t b, int64_t e) { run_rows(q, b, e); });
 #endif
   }
 
