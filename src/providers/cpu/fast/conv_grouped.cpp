@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "providers/cpu/fast/avx2_util.h"
+#include "providers/cpu/fast/conv_grouped.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
 #include "providers/cpu/ops/conv_util.h"
@@ -230,7 +231,8 @@ class NhwcGroupedConv final : public Kernel {
     const auto o = conv_outline(info);
     if (!o) return true;
     if (o->group <= 1 || o->m % o->group != 0) return false;
-    return takes(o->c, o->m / o->group, o->group);
+    const int64_t co = o->m / o->group;
+    return takes(o->c, co, o->group) && !avx512_grouped_takes(o->c, co, o->kh, o->kw);
   }
 
   // 4 channels per group in pairs of groups, or 8 or 16 outputs per group of 2, 4, 8 or 16
@@ -253,6 +255,8 @@ class NhwcGroupedConv final : public Kernel {
     if (!takes(a_.C, co_, G))
       info.unsupported("grouped convolution: 4 channels per group in pairs, or 8 or 16 outputs "
                        "per group of 2, 4, 8 or 16 inputs");
+    if (avx512_grouped_takes(a_.C, co_, a_.KH, a_.KW))
+      info.unsupported("grouped convolution: left to the AVX-512 kernel (conv_grouped_avx512)");
     pack();
   }
 
