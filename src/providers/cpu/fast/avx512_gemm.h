@@ -32,11 +32,18 @@ inline __mmask16 lanes16(int k) {
 }
 
 // One vector of a tile's epilogue: c[0, 16) = act(v + z[0, 16)) for the `live` lanes; z null
-// for none.
+// for none. All lanes live (the common case) go without masks: a masked load or store costs
+// more on Zen 4 (the grouped and depthwise kernels measured up to 1.5x in their loops).
 template <cpu::ActKind kAct>
 PI_AVX512 inline __attribute__((always_inline)) void store16(__m512 v, float* c, const float* z,
                                                              __mmask16 live,
                                                              const cpu::FusedActivation* act) {
+  if (live == kAll) {
+    if (z) v = _mm512_add_ps(v, _mm512_loadu_ps(z));
+    if constexpr (kAct != cpu::ActKind::None) v = activate_as<kAct>(v, *act);
+    _mm512_storeu_ps(c, v);
+    return;
+  }
   if (z) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(live, z));
   if constexpr (kAct != cpu::ActKind::None) v = activate_as<kAct>(v, *act, live);
   _mm512_mask_storeu_ps(c, live, v);
@@ -69,10 +76,14 @@ template <int R, cpu::ActKind kAct>
 PI_AVX512 inline __attribute__((always_inline)) void store_tile(
     const __m512 (&acc)[R][2], float* c, int64_t ldc, const float* z,
     const cpu::FusedActivation* act, int n) {
-  if (n >= 32 && !z) {  // whole vectors, no residual: the common case, without masks
+  if (n >= 32) {  // whole vectors: the common case, without masks
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       __m512 v0 = acc[r][0], v1 = acc[r][1];
+      if (z) {
+        v0 = _mm512_add_ps(v0, _mm512_loadu_ps(z + r * ldc));
+        v1 = _mm512_add_ps(v1, _mm512_loadu_ps(z + r * ldc + 16));
+      }
       if constexpr (kAct != cpu::ActKind::None) {
         v0 = activate_as<kAct>(v0, *act);
         v1 = activate_as<kAct>(v1, *act);
