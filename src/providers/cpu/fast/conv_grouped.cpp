@@ -93,6 +93,13 @@ PI_AVX2 void block(const Plan& q, int64_t n, int64_t oy, int64_t ox0, int64_t ky
       for (int64_t kx = kx0; kx < kx1; ++kx) {
         const float* wt = q.w + ((g * q.KH + ky) * q.KW + kx) * CI * 8 * V;
         const float* xp = row + ((ox0 * q.sw - q.left) + kx * q.dw) * q.C;
+        // A pointer per pixel, so that channel c is a constant displacement: with xp + p *
+        // step + c GCC hoisted all P x CI offsets out of the loops and spilled them, one stack
+        // load per FMA (on a Zen 4 core, where ymm broadcasts from memory bound the loop
+        // anyway, RegNet-Y's grouped layers 2.49 -> 2.36 ms, ResNeXt-50's 6.43 -> 6.29).
+        const float* xq[P];
+#pragma GCC unroll 8
+        for (int p = 0; p < P; ++p) xq[p] = xp + p * step;
 #pragma GCC unroll 16
         for (int c = 0; c < CI; ++c) {
           __m256 wv[V];
@@ -100,7 +107,7 @@ PI_AVX2 void block(const Plan& q, int64_t n, int64_t oy, int64_t ox0, int64_t ky
           for (int v = 0; v < V; ++v) wv[v] = _mm256_load_ps(wt + (c * V + v) * 8);
 #pragma GCC unroll 8
           for (int p = 0; p < P; ++p) {
-            const __m256 b = _mm256_broadcast_ss(xp + p * step + c);
+            const __m256 b = _mm256_broadcast_ss(xq[p] + c);
 #pragma GCC unroll 2
             for (int v = 0; v < V; ++v)
               acc[c % A][p][v] = _mm256_fmadd_ps(b, wv[v], acc[c % A][p][v]);
