@@ -16,12 +16,13 @@
 // The computation: per output row and block of 8 output pixels, for each 16 channels, 8 sums
 // in zmm registers; for each window row, the block's input pixels (7 * stride + k of them) are
 // loaded once, each feeding the up-to-k sums whose windows cover it, with the window row's
-// k weight vectors. A pixel outside the image (the padding) is a zero-masked load at a valid
-// address, so borders run the same FMAs as the interior (a branch per load there ran the
-// layers ~15% slower); a window row outside the image is skipped. The last block of a row
-// may hold fewer than 8 pixels (its extra sums are dropped), the last 16 channels fewer than
-// 16 (masked). Threads split the output rows in contiguous shares, as the layers around them
-// do.
+// k weight vectors. A pixel outside the image (the padding) reads a vector of zeros, so
+// borders run the same FMAs as the interior; a window row outside the image is skipped. The
+// last block of a row may hold fewer than 8 pixels (its extra sums are dropped), the last 16
+// channels fewer than 16: only there do loads and stores go under masks, which cost more on
+// Zen 4 than plain ones (padding as zero-masked loads and every vector masked ran the layers
+// 8-13% slower in four models at 1 thread; 14x14 and 7x7 rows are all border blocks). Threads
+// split the output rows in contiguous shares, as the layers around them do.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -57,7 +58,7 @@ struct Plan {
 // One block of 8 output pixels from ox0 (n of them live) and 16 channels from c0: rows[ky] is
 // input row oy * S - top + ky (its pixel 0, channel 0), or null outside the image; for an edge
 // block, at[i] and keep[i] place its input pixels (dw_row). kFull: all 16 channels live, so
-// no load or store goes under a mask (masked ones ran the 3x3 layers 4-9% slower on Zen 4).
+// no load or store goes under a mask.
 template <int K, int S, cpu::ActKind kAct, bool kFull>
 PI_AVX512 inline __attribute__((always_inline)) void dw_block(
     const Plan& q, const float* const* rows, float* y, const float* z, int64_t ox0, int n,
@@ -96,8 +97,8 @@ PI_AVX512 inline __attribute__((always_inline)) void dw_block(
   for (int j = 0; j < kBlock; ++j) {
     if (j >= n) break;
     const int64_t at_y = (ox0 + j) * q.C + c0;
-    if constexpr (kFull) {
-      __m512 v = acc[j];
+    if constexpr (kFull) {  // store16's unmasked path, spelt out: through store16 the 14x14
+      __m512 v = acc[j];    // layers ran 5-6% slower alone (two runs of 4)
       if (z) v = _mm512_add_ps(v, _mm512_loadu_ps(z + at_y));
       if constexpr (kAct != cpu::ActKind::None) v = avx512::activate_as<kAct>(v, q.act);
       _mm512_storeu_ps(y + at_y, v);
@@ -117,7 +118,7 @@ PI_AVX512 void dw_row(const Plan& q, const float* const* rows, float* y, const f
     const int64_t ix0 = ox0 * S - q.left;
     const bool edge = ix0 < 0 || ix0 + kIn > q.W;  // some of the inputs are padding
     // For an edge block, each input pixel's offset in its row and whether it is in the image
-    // (a padding pixel's load reads pixel 0 under an empty mask): no branches per load.
+    // (else it reads kZeros, or pixel 0 under an empty mask in the last 16 channels).
     int64_t at[kIn];
     __mmask16 keep[kIn];
     if (edge)

@@ -261,7 +261,7 @@ PI_AVX512 void finish(const Plan& q, const float (*sums)[kUnit], int n, int64_t 
 
 using FinishFn = void (*)(const Plan&, const float (*)[kUnit], int, int64_t, int64_t);
 
-// The block sizes taken (P - kMinP indexes the tables).
+// The smallest block (block_pixels below): 4 to 8 pixels are compiled.
 constexpr int kMinP = 4;
 
 template <int P>
