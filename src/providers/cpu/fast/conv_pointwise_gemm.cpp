@@ -123,7 +123,7 @@ class NhwcPointwiseGemmConv final : public Kernel {
     const float* z = a_.residual(ctx, y, label_);
     if (y.numel() == 0) return;
     gemm_.run(x.data<float>(), z, y.data<float>(), x.dim(0) * x.dim(1) * x.dim(2), a_.act,
-              ctx.threads());
+              ctx.threads(), PackedGemm::Split::Rows);
   }
 
  private:

@@ -182,7 +182,7 @@ PackedGemm::PackedGemm(const void* b, int64_t K, int64_t N, bool trans_b, float 
 const char* PackedGemm::isa() const { return width_ == kBlock ? "avx2" : "avx512"; }
 
 void PackedGemm::run(const float* a, const float* z, float* y, int64_t P,
-                     const FusedActivation& act, int threads) const {
+                     const FusedActivation& act, int threads, Split few_blocks) const {
 #ifdef PI_X86_AVX2
   Plan q{a, z, y, w_.data<float>(), bias_.data<float>(), act, P, K_, N_, width_, 0,
          (N_ + width_ - 1) / width_, 1};
@@ -191,17 +191,22 @@ void PackedGemm::run(const float* a, const float* z, float* y, int64_t P,
   if (threads > 1 && blocks > 1) blocks = (blocks + threads - 1) / threads * threads;
   q.pb = ((q.P + blocks - 1) / blocks + tile - 1) / tile * tile;
   blocks = (q.P + q.pb - 1) / q.pb;
-  if (blocks < 2 * threads) {
+  const bool few = blocks < 2 * threads;
+  if (few && few_blocks == Split::Rows && threads > 1 && q.P >= threads * tile) {
+    q.pb = (q.P + threads - 1) / threads;  // one share per thread (the tiles even out its rows)
+    blocks = (q.P + q.pb - 1) / q.pb;
+  } else if (few) {
     q.groups = std::min<int64_t>(q.panels, kGroupsPerThread * threads);
     parallel_tasks(blocks * q.groups, threads,
                    [&](int64_t t) { run_task(q, t / q.groups, t % q.groups); });
-  } else {  // contiguous shares of the row blocks, one per thread (packed_gemm.h)
-    parallel_for(blocks, threads, 1, [&](int64_t b, int64_t e) {
-      for (int64_t blk = b; blk < e; ++blk) run_task(q, blk, 0);
-    });
+    return;
   }
+  // Contiguous shares of the row blocks, one per thread (packed_gemm.h).
+  parallel_for(blocks, threads, 1, [&](int64_t b, int64_t e) {
+    for (int64_t blk = b; blk < e; ++blk) run_task(q, blk, 0);
+  });
 #else
-  (void)a, (void)z, (void)y, (void)P, (void)act, (void)threads;
+  (void)a, (void)z, (void)y, (void)P, (void)act, (void)threads, (void)few_blocks;
 #endif
 }
 

@@ -17,8 +17,14 @@
 // enough row blocks, thread t takes the t-th contiguous share of them, as oneDNN's convolutions
 // split their rows: a 1x1 convolution's input then sits in the cache of the core that wrote it.
 // Taken by the next thread free, ResNet-50's 1x1 layers at 2 threads ran 16.8 -> 18.9 ms against
-// brgconv_1x1 (up to 35% slower per layer); in contiguous shares 15.6 -> 15.4. One row (a
-// classifier's last layer) runs against 64 columns at once instead.
+// brgconv_1x1 (up to 35% slower per layer); in contiguous shares 15.6 -> 15.4. The convolutions
+// ask for contiguous shares with few row blocks too (Split::Rows: one share per thread, as even
+// as can be): on 14x14 and 7x7 maps the panel groups left each depthwise layer after a 1x1 one
+// half of its input in the other core's cache. At 2 threads, two alternated A/B runs, median
+// latency, ms: MobileNetV2 4.93 -> 4.33 and 4.96 -> 4.42, MNASNet 5.21 -> 4.71 and 5.56 -> 4.99,
+// EfficientNet-B0 8.79 -> 8.33 and 9.18 -> 8.72, MobileNetV3 4.60 -> 4.17 and level, RegNet-Y
+// 7.25 -> 6.92, ResNet-50 level and 34.7 -> 34.1. One row (a classifier's last layer) runs
+// against 64 columns at once instead.
 #pragma once
 
 #include <cstdint>
@@ -44,11 +50,17 @@ class PackedGemm {
   PackedGemm(const void* b, int64_t K, int64_t N, bool trans_b, float alpha, const float* bias,
              float beta);
 
+  // How threads share a run of fewer row blocks than two per thread: by groups of panels, each
+  // taken by the next thread free (a MatMul whose weights stream from memory: each thread
+  // reads part of them), or by rows, one contiguous share per thread (a 1x1 convolution, whose
+  // neighbours split the pixels so).
+  enum class Split { Panels, Rows };
+
   // y[p][n] = act(sum over k of a[p][k] * B[k][n] + bias[n] + z[p][n]) for P rows; a, z and y
   // dense ([P, K], [P, N], [P, N]); z null for none, or y itself (each output reads its own
   // element of z just before writing it).
   void run(const float* a, const float* z, float* y, int64_t P, const cpu::FusedActivation& act,
-           int threads) const;
+           int threads, Split few_blocks = Split::Panels) const;
 
   // "avx512" or "avx2": the tile's instruction set, for kernels' implementation names.
   const char* isa() const;
