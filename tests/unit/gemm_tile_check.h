@@ -16,7 +16,8 @@ namespace polyinfer::test {
 
 #ifdef PI_X86_AVX2
 
-// Runs `tile` on R rows and n columns of a random [K][W] panel (64-byte aligned), output rows
+// Runs `tile` on R rows and n columns of random weights (64-byte aligned): one [K][W] panel,
+// or W / panel adjacent [K][panel] ones (a tile over several panels, `hi` their stride), output rows
 // ldc floats apart with the tile's `hi`, column j of row r at at(r, j); a random residual Z
 // when with_z. Checks each output against bias + the sums (in double) + Z, through ref_act
 // (the activation's reference, given a double), and that every other float of the output
@@ -24,7 +25,9 @@ namespace polyinfer::test {
 template <class At, class RefAct>
 void check_gemm_tile(fast::avx2::GemmRowsFn tile, int R, int n, int64_t W, int64_t K, int64_t lda,
                      int64_t ldc, int64_t hi, int64_t size, bool with_z,
-                     const cpu::FusedActivation* act, At at, RefAct ref_act) {
+                     const cpu::FusedActivation* act, At at, RefAct ref_act,
+                     int64_t panel = 0) {
+  if (panel == 0) panel = W;
   const std::vector<float> a = random_values(R * lda, 1);
   const std::vector<float> bias = random_values(W, 3);
   const std::vector<float> z = random_values(size, 4);
@@ -39,7 +42,8 @@ void check_gemm_tile(fast::avx2::GemmRowsFn tile, int R, int n, int64_t W, int64
   for (int64_t r = 0; r < R; ++r)
     for (int j = 0; j < n; ++j) {
       double want = bias[j];
-      for (int64_t k = 0; k < K; ++k) want += double(a[r * lda + k]) * b[k * W + j];
+      for (int64_t k = 0; k < K; ++k)
+        want += double(a[r * lda + k]) * b[j / panel * K * panel + k * panel + j % panel];
       const int64_t i = at(r, j);
       if (with_z) want += z[i];
       if (act) want = ref_act(want);

@@ -31,6 +31,7 @@ struct Plan {
   int64_t P, K, N;    // rows, depth, columns
   int64_t width;      // columns per panel: kBlock, or avx512::kPanel
   int64_t pb, panels, groups;
+  bool pairs;         // two 32-column panels per tile (avx512::gemm_rows_pair)
 };
 
 #ifdef PI_X86_AVX2
@@ -93,7 +94,8 @@ PI_AVX2 void pack_transposed(const float* b, int64_t K, int64_t cols, int64_t ld
 }
 
 PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
-  const int64_t per_group = (q.panels + q.groups - 1) / q.groups;
+  int64_t per_group = (q.panels + q.groups - 1) / q.groups;
+  if (q.pairs) per_group += per_group % 2;  // whole pairs
   const int64_t m0 = group * per_group, m1 = std::min(q.panels, m0 + per_group);
   const int64_t p0 = blk * q.pb, np = std::min(q.pb, q.P - p0);
   if (m0 >= m1 || np <= 0) return;
@@ -111,16 +113,22 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
     // A part-full last panel on the AVX-512 tile: only its live vectors (gemm_rows_narrow).
     const int tail = static_cast<int>(q.N - (q.panels - 1) * W);
     const avx2::GemmRowsFn* gemm_tail = wide ? avx512::gemm_rows_for(act, tail) : gemm;
-    for (int64_t mb = m0; mb < m1; ++mb) {
-      const int cols = static_cast<int>(std::min<int64_t>(W, q.N - mb * W));
-      const avx2::GemmRowsFn* tile = mb == q.panels - 1 ? gemm_tail : gemm;
+    // Two full panels at once on the 6x64 tile where the plan says so (q.pairs).
+    const avx2::GemmRowsFn* gemm_pair = q.pairs ? avx512::gemm_rows_pair_for(act) : nullptr;
+    for (int64_t mb = m0, span = 1; mb < m1; mb += span) {
+      const bool two = gemm_pair && mb + 1 < m1 && (mb + 2 < q.panels || tail == W);
+      span = two ? 2 : 1;
+      const int cols = static_cast<int>(std::min<int64_t>(span * W, q.N - mb * W));
+      const avx2::GemmRowsFn* tile = two ? gemm_pair : mb == q.panels - 1 ? gemm_tail : gemm;
+      const int64_t span_tiles = two ? avx2::row_tiles(np) : tiles;
+      const int64_t hi = two ? q.K * W : 8;  // the pair's second panel, or the AVX2 tile's planes
       const float* w = q.w + (mb * q.K + k0) * W;
-      for (int64_t t = 0, p = 0, rows = 0; t < tiles; ++t, p += rows) {
-        rows = avx2::tile_rows(np, tiles, t);
+      for (int64_t t = 0, p = 0, rows = 0; t < span_tiles; ++t, p += rows) {
+        rows = avx2::tile_rows(np, span_tiles, t);
         const int64_t at = (p0 + p) * q.N + mb * W;
         float* y = q.y + at;
         const float* z = first ? (q.z ? q.z + at : nullptr) : y;
-        tile[rows](q.a + (p0 + p) * q.K + k0, q.K, w, kn, y, q.N, 8,
+        tile[rows](q.a + (p0 + p) * q.K + k0, q.K, w, kn, y, q.N, hi,
                    first ? q.bias + mb * W : nullptr, z, &q.act, cols);
       }
     }
@@ -144,7 +152,11 @@ PackedGemm::PackedGemm(const void* b, int64_t K, int64_t N, bool trans_b, float 
                        const float* bias, float beta)
     : K_(K), N_(N) {
 #ifdef PI_X86_AVX2
-  if (wide()) width_ = avx512::kPanel;
+  if (wide()) {
+    width_ = avx512::kPanel;
+    const char* env = std::getenv("POLYINFER_GEMM_PAIRS");
+    pairs_ = !(env && std::strcmp(env, "0") == 0);
+  }
 #endif
   PI_CHECK(N % 8 == 0 || width_ != kBlock, Internal, "PackedGemm: N = ", N,
            " is not a multiple of 8 on the AVX2 tile (the kernel should have declined)");
@@ -185,7 +197,7 @@ void PackedGemm::run(const float* a, const float* z, float* y, int64_t P,
                      const FusedActivation& act, int threads, Split few_blocks) const {
 #ifdef PI_X86_AVX2
   Plan q{a, z, y, w_.data<float>(), bias_.data<float>(), act, P, K_, N_, width_, 0,
-         (N_ + width_ - 1) / width_, 1};
+         (N_ + width_ - 1) / width_, 1, pairs_};
   const int64_t tile = width_ == kBlock ? kRows : avx512::kTileRows;
   int64_t blocks = (q.P + kMaxRows - 1) / kMaxRows;
   if (threads > 1 && blocks > 1) blocks = (blocks + threads - 1) / threads * threads;
