@@ -45,5 +45,29 @@ TEST(GemmRows16, MatchesPlainSumsInBothLayouts) {
 #endif
 }
 
+// The four-panel form (gemm_rows16_quad, Winograd's GEMMs: up to 6 rows x 64 columns, the
+// panels `hi` floats apart), with the last panel full, part full or not reached.
+TEST(GemmRows16Quad, MatchesPlainSumsOverFourPanels) {
+#ifdef PI_X86_AVX512_GEMM
+  if (!fast::avx512::supported()) GTEST_SKIP() << "the zmm tile needs AVX-512";
+  cpu::FusedActivation relu;
+  relu.kind = cpu::ActKind::Relu;
+  constexpr int64_t kLdc = 69, kK = 13;
+  for (int R = 1; R <= fast::avx512::kQuadRows; ++R)
+    for (bool with_z : {false, true})
+      for (const cpu::FusedActivation* act : {&relu, static_cast<cpu::FusedActivation*>(nullptr)})
+        for (int n : {64, 50, 41}) {
+          SCOPED_TRACE(::testing::Message() << "rows " << R << ", n " << n
+                                            << (with_z ? ", Z" : "") << (act ? ", Relu" : ""));
+          test::check_gemm_tile(
+              fast::avx512::gemm_rows16_quad_for(act)[R], R, n, 64, kK, kK + 2, kLdc, kK * 16,
+              6 * kLdc + 64, with_z, act, [](int64_t r, int j) { return r * kLdc + j; },
+              [](double v) { return std::max(v, 0.0); }, 16);
+        }
+#else
+  GTEST_SKIP() << "the zmm tile is x86-64 code";
+#endif
+}
+
 }  // namespace
 }  // namespace polyinfer

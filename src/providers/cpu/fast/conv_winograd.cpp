@@ -30,7 +30,12 @@
 //     the GEMMs run avx512_gemm.h's 8x16 zmm tile on the same packing (`fast:avx512-winograd`;
 //     on a Zen 4 core, per-node sums, 4 alternated runs, 1 / 2 threads: ResNet-50's 3x3 layers
 //     24.4 -> 22.1 / 13.0 -> 11.4 ms, DenseNet-121's 21.1 -> 19.6 / 12.3 -> 10.7, Inception-v3's
-//     16.0 -> 15.6 at 1; POLYINFER_AVX512_GEMM=0 keeps the ymm tile).
+//     16.0 -> 15.6 at 1; POLYINFER_AVX512_GEMM=0 keeps the ymm tile), four output blocks at a
+//     time on its four-panel form (gemm_rows16_quad, 6 rows x 64 columns, the sums in the buffer
+//     as [tile][pos][64]): the 8x16 tile's 1 load and 8 broadcasts per 8 FMAs bound it by its
+//     loads on an Intel core with two zmm FMA pipes (ResNet-50 at 1 thread, library swapped,
+//     twice: 54.2 -> 51.2 and 51.7 -> 49.1 ms; its 7x7 layers 2.7-2.8 -> 2.1-2.3 ms each).
+//     Fewer than four blocks (DenseNet-121's 32 outputs) keep the 8x16 tile.
 //   - Padding needs no copy: a tile that crosses the border loads zeros for the missing pixels.
 //
 // Accuracy: the transforms only add and halve, so results agree with the reference to float
@@ -62,6 +67,7 @@ using cpu::FusedActivation;
 constexpr int64_t kBlock = 16;  // output channels per GEMM column block: two ymm vectors
 constexpr int kRows = 6;        // tiles per register tile: 6 x 2 accumulators + 3 = 15 registers
 constexpr int kPos = 16;        // the 4x4 transformed positions
+constexpr int64_t kQuad = 4;    // output blocks per GEMM on avx512::gemm_rows16_quad
 // Bytes for the transformed input of one tile block: the core's L2 (512 KB on the AMD machine
 // measured, up to 2 MB on Intel's), capped at 1 MB. The larger the block, the fewer times the
 // transformed filters (4 MB for 256 channels, 16 MB for 512) stream through: ResNet-50's 7x7
@@ -124,16 +130,16 @@ struct OutArgs {
 };
 
 // Y's 2x2 pixels of one tile at (y0, x0) of image n for 8 output channels, from the transformed
-// sums m[pos * 16] (pos = 0..15): A^T m A, plus bias and Z, then the activation. Pixels past the
-// output's edge (odd OH or OW) are not stored.
-PI_AVX2 void output_tile(const float* m, const Geometry& g, int64_t n, int64_t y0, int64_t x0,
-                         const OutArgs& a) {
+// sums m[pos * ms] (pos = 0..15): A^T m A, plus bias and Z, then the activation. Pixels past
+// the output's edge (odd OH or OW) are not stored.
+PI_AVX2 void output_tile(const float* m, int64_t ms, const Geometry& g, int64_t n, int64_t y0,
+                         int64_t x0, const OutArgs& a) {
   __m256 s[2][4];  // A^T m: along the columns
   for (int j = 0; j < 4; ++j) {
-    const __m256 m0 = _mm256_loadu_ps(m + (0 * 4 + j) * kBlock);
-    const __m256 m1 = _mm256_loadu_ps(m + (1 * 4 + j) * kBlock);
-    const __m256 m2 = _mm256_loadu_ps(m + (2 * 4 + j) * kBlock);
-    const __m256 m3 = _mm256_loadu_ps(m + (3 * 4 + j) * kBlock);
+    const __m256 m0 = _mm256_loadu_ps(m + (0 * 4 + j) * ms);
+    const __m256 m1 = _mm256_loadu_ps(m + (1 * 4 + j) * ms);
+    const __m256 m2 = _mm256_loadu_ps(m + (2 * 4 + j) * ms);
+    const __m256 m3 = _mm256_loadu_ps(m + (3 * 4 + j) * ms);
     s[0][j] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
     s[1][j] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
   }
@@ -180,7 +186,7 @@ PI_AVX2 void run_tasks(const Plan& p, int64_t b, int64_t e) {
   const int64_t tiles = g.N * g.TH * g.TW, ldv = p.tb * g.C;
   thread_local std::vector<float> v_buf, m_buf;
   v_buf.resize(static_cast<size_t>(kPos * ldv));
-  m_buf.resize(static_cast<size_t>(p.tb * kPos * kBlock));
+  m_buf.resize(static_cast<size_t>(p.tb * kPos * kBlock * (p.zmm ? kQuad : 1)));
   float* v = v_buf.data();
   float* mb = m_buf.data();
   for (int64_t task = b; task < e; ++task) {
@@ -196,24 +202,42 @@ PI_AVX2 void run_tasks(const Plan& p, int64_t b, int64_t e) {
     const int64_t row_tiles = p.zmm ? avx512::row_tiles(nt) : avx2::row_tiles(nt);
     const avx2::GemmRowsFn* gemm =
         p.zmm ? avx512::gemm_rows16_for(nullptr) : avx2::gemm_rows_for(nullptr, true);
-    for (int64_t ob = ob0; ob < ob1; ++ob) {
+    const avx2::GemmRowsFn* quad = p.zmm ? avx512::gemm_rows16_quad_for(nullptr) : nullptr;
+    const int64_t quad_tiles = avx2::row_tiles(nt);  // of up to 6 rows
+    // `span` output blocks at a time: kQuad on the four-panel zmm tile, the rest one by one;
+    // the sums go to m as [tile][pos][span * 16].
+    for (int64_t ob = ob0, span = 1; ob < ob1; ob += span) {
+      span = std::min<int64_t>(quad ? kQuad : 1, ob1 - ob);
+      const int64_t w = span * kBlock;
       for (int pos = 0; pos < kPos; ++pos) {
         const float* u = p.u + (pos * p.blocks_m + ob) * g.C * kBlock;
-        for (int64_t i = 0, r = 0, rows = 0; i < row_tiles; ++i, r += rows) {
-          rows = avx2::tile_rows(nt, row_tiles, i);
-          gemm[rows](v + pos * ldv + r * g.C, g.C, u, g.C, mb + (r * kPos + pos) * kBlock,
-                     kPos * kBlock, 8, nullptr, nullptr, nullptr, kBlock);
+        if (span == kQuad) {
+          for (int64_t i = 0, r = 0, rows = 0; i < quad_tiles; ++i, r += rows) {
+            rows = avx2::tile_rows(nt, quad_tiles, i);
+            quad[rows](v + pos * ldv + r * g.C, g.C, u, g.C, mb + (r * kPos + pos) * w,
+                       kPos * w, g.C * kBlock, nullptr, nullptr, nullptr, static_cast<int>(w));
+          }
+          continue;
         }
+        for (int64_t j = 0; j < span; ++j)
+          for (int64_t i = 0, r = 0, rows = 0; i < row_tiles; ++i, r += rows) {
+            rows = avx2::tile_rows(nt, row_tiles, i);
+            gemm[rows](v + pos * ldv + r * g.C, g.C, u + j * g.C * kBlock, g.C,
+                       mb + (r * kPos + pos) * w + j * kBlock, kPos * w, 8, nullptr, nullptr,
+                       nullptr, kBlock);
+          }
       }
-      const int valid = static_cast<int>(std::min<int64_t>(kBlock, g.M - ob * kBlock));
-      for (int half = 0; half * 8 < valid; ++half) {
-        const int lanes = std::min(8, valid - half * 8);
-        const int64_t ch = ob * kBlock + half * 8;
-        const OutArgs a{p.bias + ch, p.z ? p.z + ch : nullptr, p.y + ch, avx2::lane_mask(lanes),
-                        lanes < 8, p.act};
-        for (int64_t t = 0; t < nt; ++t) {
-          const int64_t q = t0 + t, n = q / (g.TH * g.TW), ty = q / g.TW % g.TH, tx = q % g.TW;
-          output_tile(mb + t * kPos * kBlock + half * 8, g, n, 2 * ty, 2 * tx, a);
+      for (int64_t j = 0; j < span; ++j) {
+        const int valid = static_cast<int>(std::min<int64_t>(kBlock, g.M - (ob + j) * kBlock));
+        for (int half = 0; half * 8 < valid; ++half) {
+          const int lanes = std::min(8, valid - half * 8);
+          const int64_t ch = (ob + j) * kBlock + half * 8;
+          const OutArgs a{p.bias + ch, p.z ? p.z + ch : nullptr, p.y + ch,
+                          avx2::lane_mask(lanes), lanes < 8, p.act};
+          for (int64_t t = 0; t < nt; ++t) {
+            const int64_t q = t0 + t, n = q / (g.TH * g.TW), ty = q / g.TW % g.TH, tx = q % g.TW;
+            output_tile(mb + t * kPos * w + j * kBlock + half * 8, w, g, n, 2 * ty, 2 * tx, a);
+          }
         }
       }
     }
