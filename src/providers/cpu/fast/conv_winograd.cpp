@@ -68,7 +68,7 @@ constexpr int64_t kBlock = 16;  // output channels per GEMM column block: two ym
 constexpr int kRows = 6;        // tiles per register tile: 6 x 2 accumulators + 3 = 15 registers
 constexpr int kPos = 16;        // the 4x4 transformed positions
 constexpr int64_t kQuad = 4;    // output blocks per GEMM on avx512::gemm_rows16_quad
-// Bytes for the transformed input of one tile block: the core's L2 (512 KB on the AMD machine
+// Bytes for the transformed input of one tile block and its sums: the core's L2 (512 KB on the AMD machine
 // measured, up to 2 MB on Intel's), capped at 1 MB. The larger the block, the fewer times the
 // transformed filters (4 MB for 256 channels, 16 MB for 512) stream through: ResNet-50's 7x7
 // layers ran at 3.2 ms with a quarter of L2, 2.6 ms with all of it; the larger layers did not
@@ -390,7 +390,11 @@ class NhwcWinogradConv final : public Kernel {
     p.blocks_m = (g.M + kBlock - 1) / kBlock;
     // As many tiles per block as the budget allows, then spread evenly over the blocks (in whole
     // register tiles), so no block is a small remainder that rereads all the filters.
-    const int64_t most = std::max<int64_t>(kRows, v_budget() / (kPos * g.C * 4));
+    // The budget holds a block's transformed input and its sums ([tb][pos][16 or 64]): with V
+    // alone, Inception-v3's 32-channel 147x147 layers took 1 MB of V and, on the four-panel
+    // tile, 2 MB of sums (2.26 -> 1.81 and 4.46 -> 2.79 ms once counted; ResNet-50 level).
+    const int64_t sums = kBlock * (zmm_ ? kQuad : 1);
+    const int64_t most = std::max<int64_t>(kRows, v_budget() / (kPos * (g.C + sums) * 4));
     int64_t blocks_t = (tiles + most - 1) / most;
     // A multiple of the threads, so none waits on another's extra block (ResNet-50's 56x56
     // layers came to 7 blocks: 4 on one thread, 3 on the other).
