@@ -196,11 +196,15 @@ TEST(ConvNhwcSelection, LeavesPointwiseAndThinInputsToOneDnn) {
 // Winograd F(2x2, 3x3) (src/providers/cpu/fast/conv_winograd.cpp), the default for 3x3
 // stride-1 convolutions on AVX2 machines: its GEMMs on the 16-column zmm tile where the CPU
 // has AVX-512, and on the ymm one (POLYINFER_AVX512_GEMM=0).
+// POLYINFER_WINOGRAD=1 keeps the shapes of fewer than 64 input channels, which it leaves to
+// oneDNN where that runs AVX-512 (ConvWinogradSelection checks that rule).
 class ConvWinogradTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     if (!have_avx2()) GTEST_SKIP() << "the Winograd convolution needs AVX2 and FMA";
+    setenv("POLYINFER_WINOGRAD", "1", 1);
   }
+  void TearDown() override { unsetenv("POLYINFER_WINOGRAD"); }
 };
 
 TEST_P(ConvWinogradTest, MatchesReference) {
@@ -270,8 +274,20 @@ TEST(ConvWinogradSelection, TakesOnly3x3Stride1) {
     EXPECT_FALSE(impl.empty()) << c.name;
     EXPECT_EQ(impl.find("winograd"), std::string::npos) << c.name;
   }
-  const Case k3{"k3", {1, 8, 8, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}};
+  const Case k3{"k3", {1, 8, 8, 64}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}};
   EXPECT_EQ(conv_impl(k3), test::gemm_tiles().back().impl("winograd"));
+  // Fewer than 64 input channels: oneDNN's direct convolution where it runs AVX-512, unless
+  // forced on.
+  const Case c56{"c56", {1, 8, 8, 56}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}};
+  const std::string few = conv_impl(c56);
+  if (cpu::onednn::avx512_kernels()) {
+    EXPECT_EQ(few.rfind("onednn:", 0), 0u) << few;
+    EXPECT_EQ(few.find("wino"), std::string::npos) << few;
+  } else {
+    EXPECT_EQ(few, test::gemm_tiles().back().impl("winograd"));
+  }
+  setenv("POLYINFER_WINOGRAD", "1", 1);
+  EXPECT_EQ(conv_impl(c56), test::gemm_tiles().back().impl("winograd"));
   // Turned off for A/B measurements, the case it would take goes to oneDNN.
   setenv("POLYINFER_WINOGRAD", "0", 1);
   EXPECT_EQ(conv_impl(k3).rfind("onednn:", 0), 0u);

@@ -68,6 +68,11 @@ constexpr int64_t kBlock = 16;  // output channels per GEMM column block: two ym
 constexpr int kRows = 6;        // tiles per register tile: 6 x 2 accumulators + 3 = 15 registers
 constexpr int kPos = 16;        // the 4x4 transformed positions
 constexpr int64_t kQuad = 4;    // output blocks per GEMM on avx512::gemm_rows16_quad
+// Input channels below which Winograd leaves a 3x3 layer to oneDNN's AVX-512 direct
+// convolution: Inception-v3's 32-channel 147x147 layers on this Intel Xeon, 1 thread,
+// 1.87 -> 1.32 and 2.93 -> 2.53 ms (oneDNN's own Winograd 1.86 and 2.35); at 100, its
+// 80-channel layer ran 3.09 -> 4.06.
+constexpr int64_t kMinChannelsBesideOnednn = 64;
 // Bytes for the transformed input of one tile block and its sums: the core's L2 (512 KB on the AMD machine
 // measured, up to 2 MB on Intel's), capped at 1 MB. The larger the block, the fewer times the
 // transformed filters (4 MB for 256 channels, 16 MB for 512) stream through: ResNet-50's 7x7
@@ -328,6 +333,11 @@ class NhwcWinogradConv final : public Kernel {
       info.unsupported("Winograd convolution: 3x3, stride 1, undilated, ungrouped only");
     if (a_.C % 8 != 0 || a_.M % 8 != 0)
       info.unsupported("Winograd convolution: channel counts that are multiples of 8 only");
+    // Few input channels: where oneDNN runs AVX-512 its direct brgconv wins (the transforms
+    // weigh more against a short sum; POLYINFER_WINOGRAD=1 keeps Winograd, as the tests do).
+    if (a_.C < kMinChannelsBesideOnednn && onednn_avx512_convolutions_win("POLYINFER_WINOGRAD"))
+      info.unsupported("Winograd convolution: fewer than 64 input channels, where oneDNN's "
+                       "AVX-512 direct convolution is faster");
     zmm_ = PackedGemm::wide();
     pack(a_.weights, a_.bias);
     a_.weights = {};  // the originals are released once packed
