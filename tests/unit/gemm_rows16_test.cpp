@@ -45,25 +45,33 @@ TEST(GemmRows16, MatchesPlainSumsInBothLayouts) {
 #endif
 }
 
-// The four-panel form (gemm_rows16_quad, Winograd's GEMMs: up to 6 rows x 64 columns, the
-// panels `hi` floats apart), with the last panel full, part full or not reached.
-TEST(GemmRows16Quad, MatchesPlainSumsOverFourPanels) {
+// The multi-panel forms (gemm_rows16_multi, Winograd's GEMMs: 4 panels of up to 6 rows, 2 of
+// up to 8, the panels `hi` floats apart), with the last panel full, part full or not reached.
 #ifdef PI_X86_AVX512_GEMM
-  if (!fast::avx512::supported()) GTEST_SKIP() << "the zmm tile needs AVX-512";
+template <int kP>
+void check_multi() {
   cpu::FusedActivation relu;
   relu.kind = cpu::ActKind::Relu;
-  constexpr int64_t kLdc = 69, kK = 13;
-  for (int R = 1; R <= fast::avx512::kQuadRows; ++R)
+  constexpr int64_t kLdc = 69, kK = 13, kW = 16 * kP;
+  for (int R = 1; R <= fast::avx512::multi_rows(kP); ++R)
     for (bool with_z : {false, true})
       for (const cpu::FusedActivation* act : {&relu, static_cast<cpu::FusedActivation*>(nullptr)})
-        for (int n : {64, 50, 41}) {
-          SCOPED_TRACE(::testing::Message() << "rows " << R << ", n " << n
+        for (int n : {kW, kW - 14, kW - 23}) {
+          SCOPED_TRACE(::testing::Message() << kP << " panels, rows " << R << ", n " << n
                                             << (with_z ? ", Z" : "") << (act ? ", Relu" : ""));
           test::check_gemm_tile(
-              fast::avx512::gemm_rows16_quad_for(act)[R], R, n, 64, kK, kK + 2, kLdc, kK * 16,
-              6 * kLdc + 64, with_z, act, [](int64_t r, int j) { return r * kLdc + j; },
+              fast::avx512::gemm_rows16_multi_for<kP>(act)[R], R, n, kW, kK, kK + 2, kLdc,
+              kK * 16, 8 * kLdc + 64, with_z, act, [](int64_t r, int j) { return r * kLdc + j; },
               [](double v) { return std::max(v, 0.0); }, 16);
         }
+}
+#endif
+
+TEST(GemmRows16Multi, MatchesPlainSumsOverTwoAndFourPanels) {
+#ifdef PI_X86_AVX512_GEMM
+  if (!fast::avx512::supported()) GTEST_SKIP() << "the zmm tile needs AVX-512";
+  check_multi<2>();
+  check_multi<4>();
 #else
   GTEST_SKIP() << "the zmm tile is x86-64 code";
 #endif

@@ -357,42 +357,40 @@ inline const avx2::GemmRowsFn* gemm_rows16_for(const cpu::FusedActivation* act) 
                                });
 }
 
-// gemm_rows16 over four 16-column panels at once, each `stride` floats after the one before (the
-// AVX2 packing's next panels; same signature as avx2::GemmRowsFn, `hi` carrying the stride):
-// c[r][0, n) for R rows (R <= 6) and n columns (1 to 64, contiguous in c); `bias` 64 floats or
-// null. Four loads and R broadcasts feed 4R FMAs where gemm_rows16's 8 rows take 1 load and 8
-// broadcasts per 8 FMAs: on an Intel core with two zmm FMA pipes and two loads per cycle that
-// tile is bound by its loads, and its 8 sums barely cover the FMA latency (Winograd's GEMMs).
-template <int R, cpu::ActKind kAct>
-PI_AVX512 void gemm_rows16_quad(const float* a, int64_t lda, const float* b, int64_t K, float* c,
-                                int64_t ldc, int64_t stride, const float* bias, const float* z,
-                                const cpu::FusedActivation* act, int n) {
-  __m512 acc[R][4];
+// gemm_rows16 over kP (2 or 4) 16-column panels at once, each `stride` floats after the one
+// before (the AVX2 packing's next panels; same signature as avx2::GemmRowsFn, `hi` carrying the
+// stride): c[r][0, n) for R rows and n columns (1 to 16 kP, contiguous in c); `bias` 16 kP
+// floats or null. kP loads and R broadcasts feed kP R FMAs where gemm_rows16's 8 rows take 1
+// load and 8 broadcasts per 8 FMAs: on an Intel core with two zmm FMA pipes and two loads per
+// cycle that tile is bound by its loads, and its 8 sums barely cover the FMA latency
+// (Winograd's GEMMs). Up to 6 rows of 4 panels or 8 of 2: 24 or 16 zmm sums.
+template <int R, int kP, cpu::ActKind kAct>
+PI_AVX512 void gemm_rows16_multi(const float* a, int64_t lda, const float* b, int64_t K,
+                                 float* c, int64_t ldc, int64_t stride, const float* bias,
+                                 const float* z, const cpu::FusedActivation* act, int n) {
+  static_assert(kP == 2 || kP == 4, "two or four panels");
+  __m512 acc[R][kP];
 #pragma GCC unroll 4
-  for (int v = 0; v < 4; ++v) {
+  for (int v = 0; v < kP; ++v) {
     const __m512 b0 = bias ? _mm512_loadu_ps(bias + 16 * v) : _mm512_setzero_ps();
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) acc[r][v] = b0;
   }
-  const float* b1 = b + stride;
-  const float* b2 = b1 + stride;
-  const float* b3 = b2 + stride;
   for (int64_t k = 0; k < K; ++k) {
-    const __m512 w0 = _mm512_load_ps(b + k * 16), w1 = _mm512_load_ps(b1 + k * 16);
-    const __m512 w2 = _mm512_load_ps(b2 + k * 16), w3 = _mm512_load_ps(b3 + k * 16);
+    __m512 w[kP];
+#pragma GCC unroll 4
+    for (int v = 0; v < kP; ++v) w[v] = _mm512_load_ps(b + v * stride + k * 16);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m512 x = _mm512_set1_ps(a[r * lda + k]);
-      acc[r][0] = _mm512_fmadd_ps(x, w0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(x, w1, acc[r][1]);
-      acc[r][2] = _mm512_fmadd_ps(x, w2, acc[r][2]);
-      acc[r][3] = _mm512_fmadd_ps(x, w3, acc[r][3]);
+#pragma GCC unroll 4
+      for (int v = 0; v < kP; ++v) acc[r][v] = _mm512_fmadd_ps(x, w[v], acc[r][v]);
     }
   }
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
-    for (int v = 0; v < 4; ++v) {
+    for (int v = 0; v < kP; ++v) {
       const __mmask16 live = lanes16(n - 16 * v);
       if (live)
         store16<kAct>(acc[r][v], c + r * ldc + 16 * v, z ? z + r * ldc + 16 * v : nullptr, live,
@@ -400,23 +398,40 @@ PI_AVX512 void gemm_rows16_quad(const float* a, int64_t lda, const float* b, int
     }
 }
 
-inline constexpr int kQuadRows = 6;  // rows per tile of gemm_rows16_quad: 24 zmm accumulators
+// Rows per tile of gemm_rows16_multi over kP panels.
+inline constexpr int multi_rows(int kP) { return kP == 4 ? 6 : 8; }
 
-template <cpu::ActKind kAct>
-inline constexpr avx2::GemmRowsFn kGemmRows16QuadAs[kQuadRows + 1] = {
+template <int kP, cpu::ActKind kAct>
+inline constexpr avx2::GemmRowsFn kGemmRows16MultiAs[9] = {
     nullptr,
-    gemm_rows16_quad<1, kAct>,
-    gemm_rows16_quad<2, kAct>,
-    gemm_rows16_quad<3, kAct>,
-    gemm_rows16_quad<4, kAct>,
-    gemm_rows16_quad<5, kAct>,
-    gemm_rows16_quad<6, kAct>};
+    gemm_rows16_multi<1, kP, kAct>,
+    gemm_rows16_multi<2, kP, kAct>,
+    gemm_rows16_multi<3, kP, kAct>,
+    gemm_rows16_multi<4, kP, kAct>,
+    gemm_rows16_multi<5, kP, kAct>,
+    gemm_rows16_multi<6, kP, kAct>,
+    gemm_rows16_multi<7, kP, kAct>,
+    gemm_rows16_multi<8, kP, kAct>};
 
-// The four-panel 16-column tiles by row count (index 0 unused) for activation `act` (null: none).
-inline const avx2::GemmRowsFn* gemm_rows16_quad_for(const cpu::FusedActivation* act) {
-  return avx2::with_activation(act ? act->kind : cpu::ActKind::None, "avx512 gemm_rows16_quad",
+template <cpu::ActKind kAct>  // four panels: up to 6 rows
+inline constexpr avx2::GemmRowsFn kGemmRows16MultiAs<4, kAct>[9] = {
+    nullptr,
+    gemm_rows16_multi<1, 4, kAct>,
+    gemm_rows16_multi<2, 4, kAct>,
+    gemm_rows16_multi<3, 4, kAct>,
+    gemm_rows16_multi<4, 4, kAct>,
+    gemm_rows16_multi<5, 4, kAct>,
+    gemm_rows16_multi<6, 4, kAct>,
+    nullptr,
+    nullptr};
+
+// The kP-panel 16-column tiles by row count (index 0 unused; up to multi_rows(kP)) for
+// activation `act` (null: none).
+template <int kP>
+inline const avx2::GemmRowsFn* gemm_rows16_multi_for(const cpu::FusedActivation* act) {
+  return avx2::with_activation(act ? act->kind : cpu::ActKind::None, "avx512 gemm_rows16_multi",
                                [](auto k) -> const avx2::GemmRowsFn* {
-                                 return kGemmRows16QuadAs<decltype(k)::value>;
+                                 return kGemmRows16MultiAs<kP, decltype(k)::value>;
                                });
 }
 

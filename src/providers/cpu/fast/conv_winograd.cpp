@@ -31,11 +31,13 @@
 //     on a Zen 4 core, per-node sums, 4 alternated runs, 1 / 2 threads: ResNet-50's 3x3 layers
 //     24.4 -> 22.1 / 13.0 -> 11.4 ms, DenseNet-121's 21.1 -> 19.6 / 12.3 -> 10.7, Inception-v3's
 //     16.0 -> 15.6 at 1; POLYINFER_AVX512_GEMM=0 keeps the ymm tile), four output blocks at a
-//     time on its four-panel form (gemm_rows16_quad, 6 rows x 64 columns, the sums in the buffer
+//     time on its four-panel form (gemm_rows16_multi, 6 rows x 64 columns, the sums in the buffer
 //     as [tile][pos][64]): the 8x16 tile's 1 load and 8 broadcasts per 8 FMAs bound it by its
 //     loads on an Intel core with two zmm FMA pipes (ResNet-50 at 1 thread, library swapped,
 //     twice: 54.2 -> 51.2 and 51.7 -> 49.1 ms; its 7x7 layers 2.7-2.8 -> 2.1-2.3 ms each).
-//     Fewer than four blocks (DenseNet-121's 32 outputs) keep the 8x16 tile.
+//     Two blocks at a time where fewer than four are left (8 rows x 32 columns): DenseNet-121's
+//     32-output layers, 1 thread, library swapped, twice: 41.7 -> 39.8 and 43.6 -> 39.6 ms (2
+//     threads 23.3 -> 22.6, level). A last block alone keeps the 8x16 tile.
 //   - Padding needs no copy: a tile that crosses the border loads zeros for the missing pixels.
 //
 // Accuracy: the transforms only add and halve, so results agree with the reference to float
@@ -67,7 +69,7 @@ using cpu::FusedActivation;
 constexpr int64_t kBlock = 16;  // output channels per GEMM column block: two ymm vectors
 constexpr int kRows = 6;        // tiles per register tile: 6 x 2 accumulators + 3 = 15 registers
 constexpr int kPos = 16;        // the 4x4 transformed positions
-constexpr int64_t kQuad = 4;    // output blocks per GEMM on avx512::gemm_rows16_quad
+constexpr int64_t kQuad = 4;    // output blocks per GEMM on avx512::gemm_rows16_multi, at most
 // Input channels below which Winograd leaves a 3x3 layer to oneDNN's AVX-512 direct
 // convolution: Inception-v3's 32-channel 147x147 layers on this Intel Xeon, 1 thread,
 // 1.87 -> 1.32 and 2.93 -> 2.53 ms (oneDNN's own Winograd 1.86 and 2.35); at 100, its
@@ -207,30 +209,32 @@ PI_AVX2 void run_tasks(const Plan& p, int64_t b, int64_t e) {
     const int64_t row_tiles = p.zmm ? avx512::row_tiles(nt) : avx2::row_tiles(nt);
     const avx2::GemmRowsFn* gemm =
         p.zmm ? avx512::gemm_rows16_for(nullptr) : avx2::gemm_rows_for(nullptr, true);
-    const avx2::GemmRowsFn* quad = p.zmm ? avx512::gemm_rows16_quad_for(nullptr) : nullptr;
-    const int64_t quad_tiles = avx2::row_tiles(nt);  // of up to 6 rows
-    // `span` output blocks at a time: kQuad on the four-panel zmm tile, the rest one by one;
-    // the sums go to m as [tile][pos][span * 16].
+    // `span` output blocks at a time where the CPU has AVX-512: 4, else 2 on the multi-panel
+    // zmm tile, a last one alone; the sums go to m as [tile][pos][span * 16].
     for (int64_t ob = ob0, span = 1; ob < ob1; ob += span) {
-      span = std::min<int64_t>(quad ? kQuad : 1, ob1 - ob);
+      const int64_t left = ob1 - ob;
+      span = !p.zmm ? 1 : left >= kQuad ? kQuad : left >= 2 ? 2 : 1;
       const int64_t w = span * kBlock;
+      const avx2::GemmRowsFn* multi = span == kQuad ? avx512::gemm_rows16_multi_for<4>(nullptr)
+                                      : span == 2   ? avx512::gemm_rows16_multi_for<2>(nullptr)
+                                                    : nullptr;
+      const int64_t multi_tiles =
+          span == kQuad ? avx2::row_tiles(nt) : avx512::row_tiles(nt);  // 6 or 8 rows
       for (int pos = 0; pos < kPos; ++pos) {
         const float* u = p.u + (pos * p.blocks_m + ob) * g.C * kBlock;
-        if (span == kQuad) {
-          for (int64_t i = 0, r = 0, rows = 0; i < quad_tiles; ++i, r += rows) {
-            rows = avx2::tile_rows(nt, quad_tiles, i);
-            quad[rows](v + pos * ldv + r * g.C, g.C, u, g.C, mb + (r * kPos + pos) * w,
-                       kPos * w, g.C * kBlock, nullptr, nullptr, nullptr, static_cast<int>(w));
+        if (multi) {
+          for (int64_t i = 0, r = 0, rows = 0; i < multi_tiles; ++i, r += rows) {
+            rows = avx2::tile_rows(nt, multi_tiles, i);
+            multi[rows](v + pos * ldv + r * g.C, g.C, u, g.C, mb + (r * kPos + pos) * w,
+                        kPos * w, g.C * kBlock, nullptr, nullptr, nullptr, static_cast<int>(w));
           }
           continue;
         }
-        for (int64_t j = 0; j < span; ++j)
-          for (int64_t i = 0, r = 0, rows = 0; i < row_tiles; ++i, r += rows) {
-            rows = avx2::tile_rows(nt, row_tiles, i);
-            gemm[rows](v + pos * ldv + r * g.C, g.C, u + j * g.C * kBlock, g.C,
-                       mb + (r * kPos + pos) * w + j * kBlock, kPos * w, 8, nullptr, nullptr,
-                       nullptr, kBlock);
-          }
+        for (int64_t i = 0, r = 0, rows = 0; i < row_tiles; ++i, r += rows) {
+          rows = avx2::tile_rows(nt, row_tiles, i);
+          gemm[rows](v + pos * ldv + r * g.C, g.C, u, g.C, mb + (r * kPos + pos) * w, kPos * w,
+                     8, nullptr, nullptr, nullptr, kBlock);
+        }
       }
       for (int64_t j = 0; j < span; ++j) {
         const int valid = static_cast<int>(std::min<int64_t>(kBlock, g.M - (ob + j) * kBlock));
