@@ -17,11 +17,11 @@ namespace polyinfer::test {
 #ifdef PI_X86_AVX2
 
 // Runs `tile` on R rows and n columns of random weights (64-byte aligned): one [K][W] panel,
-// or W / panel adjacent [K][panel] ones (a tile over several panels, `hi` their stride), output rows
-// ldc floats apart with the tile's `hi`, column j of row r at at(r, j); a random residual Z
-// when with_z. Checks each output against bias + the sums (in double) + Z, through ref_act
-// (the activation's reference, given a double), and that every other float of the output
-// buffer (size floats) keeps its sentinel.
+// or W / panel adjacent [K][panel] ones (a tile over several panels, `hi` their stride),
+// output rows ldc floats apart with the tile's `hi`, column j of row r at at(r, j); a random
+// residual Z when with_z. Checks each output against bias + the sums (in double) + Z, through
+// ref_act (the activation's reference, given a double), and that every other float of the
+// output buffer (size floats) keeps its sentinel.
 template <class At, class RefAct>
 void check_gemm_tile(fast::avx2::GemmRowsFn tile, int R, int n, int64_t W, int64_t K, int64_t lda,
                      int64_t ldc, int64_t hi, int64_t size, bool with_z,

@@ -75,11 +75,11 @@ constexpr int64_t kQuad = 4;    // output blocks per GEMM on avx512::gemm_rows16
 // 1.87 -> 1.32 and 2.93 -> 2.53 ms (oneDNN's own Winograd 1.86 and 2.35); at 100, its
 // 80-channel layer ran 3.09 -> 4.06.
 constexpr int64_t kMinChannelsBesideOnednn = 64;
-// Bytes for the transformed input of one tile block and its sums: the core's L2 (512 KB on the AMD machine
-// measured, up to 2 MB on Intel's), capped at 1 MB. The larger the block, the fewer times the
-// transformed filters (4 MB for 256 channels, 16 MB for 512) stream through: ResNet-50's 7x7
-// layers ran at 3.2 ms with a quarter of L2, 2.6 ms with all of it; the larger layers did not
-// move between 128 KB and 2 MB.
+// Bytes for the transformed input of one tile block and its sums: the core's L2 (512 KB on
+// the AMD machine measured, up to 2 MB on Intel's), capped at 1 MB. The larger the block, the
+// fewer times the transformed filters (4 MB for 256 channels, 16 MB for 512) stream through:
+// ResNet-50's 7x7 layers ran at 3.2 ms with a quarter of L2, 2.6 ms with all of it; the larger
+// layers did not move between 128 KB and 2 MB.
 int64_t v_budget() {
   static const int64_t bytes = [] {
     const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
