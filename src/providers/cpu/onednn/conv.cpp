@@ -1,5 +1,5 @@
-// Conv and ai.polyinfer FusedConv / NhwcFusedConv through oneDNN (fast tier; the plain kernels in ops/conv.cpp
-// and ops/fused.cpp are the reference).
+// Conv and ai.polyinfer FusedConv / NhwcFusedConv through oneDNN (fast tier; the plain kernels
+// in ops/conv.cpp and ops/fused.cpp are the reference).
 //
 // Covers float32 1-D and 2-D convolutions of any group, stride, dilation and padding whose
 // weights (and bias) are constants — everything torchvision-style models use. FusedConv adds a
