@@ -45,25 +45,32 @@ TEST(GemmRows16, MatchesPlainSumsInBothLayouts) {
 #endif
 }
 
-// The multi-panel forms (gemm_rows16_multi, Winograd's GEMMs: 4 panels of up to 6 rows, 2 of
-// up to 8, the panels `hi` floats apart), with the last panel full, part full or not reached.
+// The multi-panel forms (gemm_rows16_multi: 4 panels of up to 6 rows, 2 of up to 8, packed one
+// after the other) in both output layouts, contiguous (Winograd's GEMMs; the last panel full,
+// part full or not reached) and planes of 8 columns (the fused expansion's ring rows).
 #ifdef PI_X86_AVX512_GEMM
 template <int kP>
 void check_multi() {
   cpu::FusedActivation relu;
   relu.kind = cpu::ActKind::Relu;
-  constexpr int64_t kLdc = 69, kK = 13, kW = 16 * kP;
+  constexpr int64_t kLdc = 69, kK = 13, kW = 16 * kP, kHi = 72;
   for (int R = 1; R <= fast::avx512::multi_rows(kP); ++R)
     for (bool with_z : {false, true})
       for (const cpu::FusedActivation* act : {&relu, static_cast<cpu::FusedActivation*>(nullptr)})
-        for (int n : {kW, kW - 14, kW - 23}) {
-          SCOPED_TRACE(::testing::Message() << kP << " panels, rows " << R << ", n " << n
-                                            << (with_z ? ", Z" : "") << (act ? ", Relu" : ""));
-          test::check_gemm_tile(
-              fast::avx512::gemm_rows16_multi_for<kP>(act)[R], R, n, kW, kK, kK + 2, kLdc,
-              kK * 16, 8 * kLdc + 64, with_z, act, [](int64_t r, int j) { return r * kLdc + j; },
-              [](double v) { return std::max(v, 0.0); }, 16);
-        }
+        for (int64_t hi : {int64_t{8}, kHi})
+          for (int n : {kW, kW - 8, kW - 14, kW - 23}) {
+            if (hi != 8 && n % 8 != 0) continue;  // planes take whole 8-column groups
+            SCOPED_TRACE(::testing::Message() << kP << " panels, rows " << R << ", n " << n
+                                              << ", hi " << hi << (with_z ? ", Z" : "")
+                                              << (act ? ", Relu" : ""));
+            // Planes as the ring's: a row (pixel) 8 floats into each plane.
+            const int64_t ldc = hi == 8 ? kLdc : 8;
+            test::check_gemm_tile(
+                fast::avx512::gemm_rows16_multi_for<kP>(act)[R], R, n, kW, kK, kK + 2, ldc, hi,
+                8 * kLdc + 2 * kP * kHi + 16, with_z, act,
+                [hi, ldc](int64_t r, int j) { return at(r, j, ldc, hi); },
+                [](double v) { return std::max(v, 0.0); }, 16);
+          }
 }
 #endif
 

@@ -357,16 +357,16 @@ inline const avx2::GemmRowsFn* gemm_rows16_for(const cpu::FusedActivation* act) 
                                });
 }
 
-// gemm_rows16 over kP (2 or 4) 16-column panels at once, each `stride` floats after the one
-// before (the AVX2 packing's next panels; same signature as avx2::GemmRowsFn, `hi` carrying the
-// stride): c[r][0, n) for R rows and n columns (1 to 16 kP, contiguous in c); `bias` 16 kP
-// floats or null. kP loads and R broadcasts feed kP R FMAs where gemm_rows16's 8 rows take 1
-// load and 8 broadcasts per 8 FMAs: on an Intel core with two zmm FMA pipes and two loads per
-// cycle that tile is bound by its loads, and its 8 sums barely cover the FMA latency
-// (Winograd's GEMMs). Up to 6 rows of 4 panels or 8 of 2: 24 or 16 zmm sums.
+// gemm_rows16 over kP (2 or 4) 16-column panels at once, packed one after the other ([kP][K]
+// [16]): c[r][0, n) for R rows and n columns (1 to 16 kP); `bias` 16 kP floats or null; `hi`
+// as gemm_rows16's, 8 for contiguous columns, else planes of 8 columns hi floats apart (panel v
+// at c + 2 v hi; n then a multiple of 8). kP loads and R broadcasts feed kP R FMAs where
+// gemm_rows16's 8 rows take 1 load and 8 broadcasts per 8 FMAs: on an Intel core with two zmm
+// FMA pipes and two loads per cycle that tile is bound by its loads, and its 8 sums barely
+// cover the FMA latency (Winograd's GEMMs). Up to 6 rows of 4 panels or 8 of 2: 24 or 16 sums.
 template <int R, int kP, cpu::ActKind kAct>
 PI_AVX512 void gemm_rows16_multi(const float* a, int64_t lda, const float* b, int64_t K,
-                                 float* c, int64_t ldc, int64_t stride, const float* bias,
+                                 float* c, int64_t ldc, int64_t hi, const float* bias,
                                  const float* z, const cpu::FusedActivation* act, int n) {
   static_assert(kP == 2 || kP == 4, "two or four panels");
   __m512 acc[R][kP];
@@ -376,6 +376,7 @@ PI_AVX512 void gemm_rows16_multi(const float* a, int64_t lda, const float* b, in
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) acc[r][v] = b0;
   }
+  const int64_t stride = K * 16;
   for (int64_t k = 0; k < K; ++k) {
     __m512 w[kP];
 #pragma GCC unroll 4
@@ -386,6 +387,17 @@ PI_AVX512 void gemm_rows16_multi(const float* a, int64_t lda, const float* b, in
 #pragma GCC unroll 4
       for (int v = 0; v < kP; ++v) acc[r][v] = _mm512_fmadd_ps(x, w[v], acc[r][v]);
     }
+  }
+  if (hi != 8) {  // planes of 8 columns
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+      for (int v = 0; v < kP; ++v) {
+        if (n <= 16 * v) break;
+        const int64_t at = r * ldc + 2 * v * hi;
+        store16_planes<kAct>(acc[r][v], c + at, hi, z ? z + at : nullptr, n > 16 * v + 8, act);
+      }
+    return;
   }
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)

@@ -182,6 +182,10 @@ PI_AVX2 void run_ring_task(const Plan& p, int64_t task) {
   // The pointwise weights ([C][16] per block, C = 16-24 in MobileNetV2) stay in L1.
   const avx2::GemmRowsFn* gemm =
       p.zmm ? avx512::gemm_rows16_for(&p.act1) : avx2::gemm_rows_for(&p.act1, false);
+  // 4 or 2 blocks per call on the multi-panel tile (AVX-512): MobileNetV2's three fused blocks
+  // 1.13 -> 0.98 and 1.08 -> 1.00 ms at 1 thread (alternated), the model 1-5% faster.
+  const avx2::GemmRowsFn* multi4 = p.zmm ? avx512::gemm_rows16_multi_for<4>(&p.act1) : nullptr;
+  const avx2::GemmRowsFn* multi2 = p.zmm ? avx512::gemm_rows16_multi_for<2>(&p.act1) : nullptr;
   for (int64_t oy = oy0; oy < oy1; ++oy) {
     const float* slots[3];  // the window's rows, or null for a row of zeros
     for (int ky = 0; ky < 3; ++ky) {
@@ -193,13 +197,20 @@ PI_AVX2 void run_ring_task(const Plan& p, int64_t task) {
       if (held[iy % 3] == iy) continue;
       held[iy % 3] = iy;
       const float* xr = p.x + (n * g.H + iy) * g.W * g.C;
-      for (int64_t ob = ob0; ob < ob1; ++ob) {
-        const int cols = static_cast<int>(std::min<int64_t>(kBlock, g.E - ob * kBlock));
+      // Where the CPU has AVX-512, 4 (else 2) blocks at a time, a last one alone.
+      for (int64_t ob = ob0, span = 1; ob < ob1; ob += span) {
+        const int64_t left = ob1 - ob;
+        span = !multi4 ? 1 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+        const avx2::GemmRowsFn* tile = span == 4   ? multi4
+                                       : span == 2 ? multi2
+                                                   : gemm;
+        const int64_t span_tiles = span == 4 ? avx2::row_tiles(g.W) : tiles;
+        const int cols = static_cast<int>(std::min<int64_t>(span * kBlock, g.E - ob * kBlock));
         float* out = slot + (ob - ob0) * 2 * plane + g.left * 8;
-        for (int64_t t = 0, px = 0, rows = 0; t < tiles; ++t, px += rows) {
-          rows = avx2::tile_rows(g.W, tiles, t);
-          gemm[rows](xr + px * g.C, g.C, p.w1 + ob * g.C * kBlock, g.C, out + px * 8,
-                                8, plane, p.b1 + ob * kBlock, nullptr, &p.act1, cols);
+        for (int64_t t = 0, px = 0, rows = 0; t < span_tiles; ++t, px += rows) {
+          rows = avx2::tile_rows(g.W, span_tiles, t);
+          tile[rows](xr + px * g.C, g.C, p.w1 + ob * g.C * kBlock, g.C, out + px * 8, 8, plane,
+                     p.b1 + ob * kBlock, nullptr, &p.act1, cols);
         }
       }
       // Plane by plane: the borders stay zero (Sigmoid(0) is not).

@@ -226,7 +226,7 @@ PI_AVX2 void run_tasks(const Plan& p, int64_t b, int64_t e) {
           for (int64_t i = 0, r = 0, rows = 0; i < multi_tiles; ++i, r += rows) {
             rows = avx2::tile_rows(nt, multi_tiles, i);
             multi[rows](v + pos * ldv + r * g.C, g.C, u, g.C, mb + (r * kPos + pos) * w,
-                        kPos * w, g.C * kBlock, nullptr, nullptr, nullptr, static_cast<int>(w));
+                        kPos * w, 8, nullptr, nullptr, nullptr, static_cast<int>(w));
           }
           continue;
         }
