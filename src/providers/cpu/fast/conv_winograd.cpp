@@ -58,6 +58,7 @@
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
 #include "providers/cpu/fast/packed_gemm.h"
+#include "providers/cpu/onednn/onednn.h"
 #include "providers/cpu/ops/conv_util.h"
 #include "providers/cpu/ops/fused_activation.h"
 
@@ -70,11 +71,6 @@ constexpr int64_t kBlock = 16;  // output channels per GEMM column block: two ym
 constexpr int kRows = 6;        // tiles per register tile: 6 x 2 accumulators + 3 = 15 registers
 constexpr int kPos = 16;        // the 4x4 transformed positions
 constexpr int64_t kQuad = 4;    // output blocks per GEMM on avx512::gemm_rows16_multi, at most
-// Input channels below which Winograd leaves a 3x3 layer to oneDNN's AVX-512 direct
-// convolution: Inception-v3's 32-channel 147x147 layers on this Intel Xeon, 1 thread,
-// 1.87 -> 1.32 and 2.93 -> 2.53 ms (oneDNN's own Winograd 1.86 and 2.35); at 100, its
-// 80-channel layer ran 3.09 -> 4.06.
-constexpr int64_t kMinChannelsBesideOnednn = 64;
 // Bytes for the transformed input of one tile block and its sums: the core's L2 (512 KB on
 // the AMD machine measured, up to 2 MB on Intel's), capped at 1 MB. The larger the block, the
 // fewer times the transformed filters (4 MB for 256 channels, 16 MB for 512) stream through:
@@ -338,8 +334,10 @@ class NhwcWinogradConv final : public Kernel {
     if (a_.C % 8 != 0 || a_.M % 8 != 0)
       info.unsupported("Winograd convolution: channel counts that are multiples of 8 only");
     // Few input channels: where oneDNN runs AVX-512 its direct brgconv wins (the transforms
-    // weigh more against a short sum; POLYINFER_WINOGRAD=1 keeps Winograd, as the tests do).
-    if (a_.C < kMinChannelsBesideOnednn && onednn_avx512_convolutions_win("POLYINFER_WINOGRAD"))
+    // weigh more against a short sum; onednn.h has the figures; POLYINFER_WINOGRAD=1 keeps
+    // Winograd, as the tests do).
+    if (a_.C < cpu::onednn::kWinogradMinChannels &&
+        onednn_avx512_convolutions_win("POLYINFER_WINOGRAD"))
       info.unsupported("Winograd convolution: fewer than 64 input channels, where oneDNN's "
                        "AVX-512 direct convolution is faster");
     zmm_ = PackedGemm::wide();

@@ -120,11 +120,9 @@ class OnednnConv final : public Kernel {
     // 3x3 stride-1 convolutions: Winograd (oneDNN's F(2x3)/F(4x3) on AVX-512) measured 1.1-2.2x
     // faster than brgconv on ResNet-50's layers here, and its blocked layout costs reorders of
     // only 1-5% of the convolution from and to NHWC. Where oneDNN has no Winograd kernel for the
-    // shape or post-ops, the direct convolution is used. Below 64 input channels on AVX-512
-    // the direct one (brgconv) goes first (conv_winograd.cpp leaves such layers here for it):
-    // Inception-v3's two 32-channel 147x147 layers, 1 thread, 1.86 + 2.35 ms on this Winograd,
-    // 1.32 + 2.53 direct, 1.87 + 2.93 on polyinfer's.
-    const bool few_channels = d.src[1] < 64 && onednn::avx512_kernels();
+    // shape or post-ops, the direct convolution is used; so it is below kWinogradMinChannels
+    // input channels on AVX-512 (onednn.h: the figures).
+    const bool few_channels = d.src[1] < onednn::kWinogradMinChannels && onednn::avx512_kernels();
     std::optional<dnnl::convolution_forward::primitive_desc> chosen;
     const bool winograd_shape = w_shape_.size() == 4 && attrs_.group == 1 &&
                                 d.kernel_hw == memory::dims{3, 3} &&
