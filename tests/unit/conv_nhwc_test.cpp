@@ -170,9 +170,6 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"dilated", {1, 12, 12, 16}, 16, 3, 3, {}, {2, 2, 2, 2}, {2, 2}, true, false, "", {}},
         // Enough channels that they are split into chunks (partial sums through Y).
         Case{"chunked", {1, 5, 5, 104}, 20, 3, 3, {}, {1, 1, 1, 1}, {}, true, true, "Relu", {}},
-        // 88 outputs: four blocks on the four-panel zmm tile, then one and a half alone.
-        Case{"quad_blocks_tail", {1, 9, 11, 24}, 88, 3, 3, {}, {1, 1, 1, 1}, {}, true, true,
-             "Relu", {}},
         Case{"residual_clip", {1, 8, 8, 16}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, true, true, "Clip",
              {-0.5f, 0.5f}},
         Case{"residual_no_bias", {1, 6, 6, 8}, 11, 3, 3, {}, {1, 1, 1, 1}, {}, false, true,
