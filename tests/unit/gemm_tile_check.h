@@ -1,5 +1,6 @@
 // One call of a GEMM register tile (fast::avx2::GemmRowsFn: avx512_gemm.h's gemm_rows16 and
-// gemm_rows_narrow, ...) against plain sums, for the tiles' own tests.
+// gemm_rows_narrow, ...; or a callable with its parameters) against plain sums, for the tiles'
+// own tests.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -22,8 +23,8 @@ namespace polyinfer::test {
 // residual Z when with_z. Checks each output against bias + the sums (in double) + Z, through
 // ref_act (the activation's reference, given a double), and that every other float of the
 // output buffer (size floats) keeps its sentinel.
-template <class At, class RefAct>
-void check_gemm_tile(fast::avx2::GemmRowsFn tile, int R, int n, int64_t W, int64_t K, int64_t lda,
+template <class Tile, class At, class RefAct>
+void check_gemm_tile(Tile tile, int R, int n, int64_t W, int64_t K, int64_t lda,
                      int64_t ldc, int64_t hi, int64_t size, bool with_z,
                      const cpu::FusedActivation* act, At at, RefAct ref_act,
                      int64_t panel = 0) {

@@ -168,21 +168,32 @@ inline const avx2::GemmRowsFn* gemm_rows_for(const cpu::FusedActivation* act) {
 }
 
 // gemm_rows over two adjacent panels at once: c[r][0, n) for R rows (R <= 6) and n columns
-// (33 to 64) of the panel at b and the one `stride` floats further (a packing's next panel; same
-// signature as avx2::GemmRowsFn, `hi` carrying that stride); `bias` 64 floats or null. Four
-// loads and R broadcasts feed 4R FMAs (8x32: 2 and 8 for 16): on an Intel core with two zmm FMA
-// pipes (Xeon with AMX, 237 GFLOP/s per thread) the 8x32 tile ran a 128 x 768 x 768 product
-// from L2 at 167 GFLOP/s and 6x64 at 183 (a probe, best of 3).
+// (33 to 64) of the panel at b and the one `stride` floats further (a packing's next panel; the
+// parameters of avx2::GemmRowsFn, `hi` carrying that stride, and then `ahead`'s); `bias` 64
+// floats or null. Four loads and R broadcasts feed 4R FMAs (8x32: 2 and 8 for 16): on an Intel
+// core with two zmm FMA pipes (Xeon with AMX, 237 GFLOP/s per thread) the 8x32 tile ran a 128
+// x 768 x 768 product from L2 at 167 GFLOP/s and 6x64 at 183 (a probe, best of 3).
+//
+// `ahead` (or null) is this tile's share of the panels the caller runs next: `ahead_lines`
+// cache lines from `ahead` and as many from `ahead + stride`, fetched into L2 evenly over the
+// K steps (ahead_lines <= K). Without it the first row tile over a pair asked memory for all its
+// weights at once and ran at a fraction of the speed of the others, which find them in L2: over
+// BERT-base's FFN weights (12 layers, so from memory), alternated in a probe, 768 -> 3072 ran
+// 133-144 -> 134-151 GFLOP/s (mean +5%), 3072 -> 768 +2%.
 inline constexpr int64_t kPairPrefetch = 16;
 
 template <int R, cpu::ActKind kAct>
 PI_AVX512 void gemm_rows_pair(const float* a, int64_t lda, const float* b, int64_t K, float* c,
                               int64_t ldc, int64_t stride, const float* bias, const float* z,
-                              const cpu::FusedActivation* act, int n) {
+                              const cpu::FusedActivation* act, int n, const float* ahead,
+                              int64_t ahead_lines) {
   __m512 acc0[R][2], acc1[R][2];
   tile_start<R>(acc0, bias);
   tile_start<R>(acc1, bias ? bias + kPanel : nullptr);
   const float* b1 = b + stride;
+  // The next line of `ahead` goes at step next / 2^16 (fixed point: lines spread over K).
+  const int64_t every = ahead_lines > 0 ? (K << 16) / ahead_lines : 0;
+  int64_t next = 0, fetched = 0;
   for (int64_t k = 0; k < K; ++k) {
     const __m512 w0 = _mm512_load_ps(b + k * kPanel), w1 = _mm512_load_ps(b + k * kPanel + 16);
     const __m512 w2 = _mm512_load_ps(b1 + k * kPanel), w3 = _mm512_load_ps(b1 + k * kPanel + 16);
@@ -191,6 +202,13 @@ PI_AVX512 void gemm_rows_pair(const float* a, int64_t lda, const float* b, int64
     for (const float* w : {b + (k + kPairPrefetch) * kPanel, b1 + (k + kPairPrefetch) * kPanel}) {
       _mm_prefetch(reinterpret_cast<const char*>(w), _MM_HINT_T0);
       _mm_prefetch(reinterpret_cast<const char*>(w + 16), _MM_HINT_T0);
+    }
+    if (fetched < ahead_lines && (k << 16) >= next) {
+      const float* line = ahead + fetched * 16;
+      _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(line + stride), _MM_HINT_T1);
+      ++fetched;
+      next += every;
     }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
@@ -208,8 +226,12 @@ PI_AVX512 void gemm_rows_pair(const float* a, int64_t lda, const float* b, int64
 
 inline constexpr int kPairRows = 6;  // rows per tile of gemm_rows_pair: 24 zmm accumulators
 
+using GemmRowsPairFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t,
+                                int64_t, const float*, const float*,
+                                const cpu::FusedActivation*, int, const float*, int64_t);
+
 template <cpu::ActKind kAct>
-inline constexpr avx2::GemmRowsFn kGemmRowsPairAs[kPairRows + 1] = {
+inline constexpr GemmRowsPairFn kGemmRowsPairAs[kPairRows + 1] = {
     nullptr,
     gemm_rows_pair<1, kAct>,
     gemm_rows_pair<2, kAct>,
@@ -219,9 +241,9 @@ inline constexpr avx2::GemmRowsFn kGemmRowsPairAs[kPairRows + 1] = {
     gemm_rows_pair<6, kAct>};
 
 // The two-panel tiles by row count (index 0 unused) for activation `act` (null: none).
-inline const avx2::GemmRowsFn* gemm_rows_pair_for(const cpu::FusedActivation* act) {
+inline const GemmRowsPairFn* gemm_rows_pair_for(const cpu::FusedActivation* act) {
   return avx2::with_activation(act ? act->kind : cpu::ActKind::None, "avx512 gemm_rows_pair",
-                               [](auto k) -> const avx2::GemmRowsFn* {
+                               [](auto k) -> const GemmRowsPairFn* {
                                  return kGemmRowsPairAs<decltype(k)::value>;
                                });
 }

@@ -114,22 +114,37 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
     const int tail = static_cast<int>(q.N - (q.panels - 1) * W);
     const avx2::GemmRowsFn* gemm_tail = wide ? avx512::gemm_rows_for(act, tail) : gemm;
     // Two full panels at once on the 6x64 tile where the plan says so (q.pairs).
-    const avx2::GemmRowsFn* gemm_pair = q.pairs ? avx512::gemm_rows_pair_for(act) : nullptr;
+    const avx512::GemmRowsPairFn* gemm_pair = q.pairs ? avx512::gemm_rows_pair_for(act) : nullptr;
+    const auto two_at = [&](int64_t mb) {
+      return gemm_pair && mb + 1 < m1 && (mb + 2 < q.panels || tail == W);
+    };
     for (int64_t mb = m0, span = 1; mb < m1; mb += span) {
-      const bool two = gemm_pair && mb + 1 < m1 && (mb + 2 < q.panels || tail == W);
+      const bool two = two_at(mb);
       span = two ? 2 : 1;
       const int cols = static_cast<int>(std::min<int64_t>(span * W, q.N - mb * W));
-      const avx2::GemmRowsFn* tile = two ? gemm_pair : mb == q.panels - 1 ? gemm_tail : gemm;
+      const avx2::GemmRowsFn* tile = mb == q.panels - 1 ? gemm_tail : gemm;
       const int64_t span_tiles = two ? avx2::row_tiles(np) : tiles;
       const int64_t hi = two ? q.K * W : 8;  // the pair's second panel, or the AVX2 tile's planes
       const float* w = q.w + (mb * q.K + k0) * W;
+      // The pair's tiles fetch the next pair into L2 (gemm_rows_pair), each its share of the
+      // lines (16 floats, W / 16 per step), where 4 or more tiles share them (at most K / 2
+      // lines each: the tile takes one per step at most).
+      const int64_t lines = kn * (W / 16);
+      const bool ahead = two && two_at(mb + 2) && span_tiles >= W / 16 * 2;
       for (int64_t t = 0, p = 0, rows = 0; t < span_tiles; ++t, p += rows) {
         rows = avx2::tile_rows(np, span_tiles, t);
         const int64_t at = (p0 + p) * q.N + mb * W;
         float* y = q.y + at;
         const float* z = first ? (q.z ? q.z + at : nullptr) : y;
-        tile[rows](q.a + (p0 + p) * q.K + k0, q.K, w, kn, y, q.N, hi,
-                   first ? q.bias + mb * W : nullptr, z, &q.act, cols);
+        const float* a = q.a + (p0 + p) * q.K + k0;
+        const float* bias = first ? q.bias + mb * W : nullptr;
+        if (!two) {
+          tile[rows](a, q.K, w, kn, y, q.N, hi, bias, z, &q.act, cols);
+          continue;
+        }
+        const int64_t l0 = lines * t / span_tiles, l1 = lines * (t + 1) / span_tiles;
+        gemm_pair[rows](a, q.K, w, kn, y, q.N, hi, bias, z, &q.act, cols,
+                        ahead ? w + 2 * hi + l0 * 16 : nullptr, ahead ? l1 - l0 : 0);
       }
     }
   }
