@@ -25,7 +25,7 @@ void check(int R, int n, int64_t K, bool with_z, const cpu::FusedActivation* act
                         int64_t ldc, int64_t hi, const float* bias, const float* z,
                         const cpu::FusedActivation* f, int cols) {
     fast::avx512::gemm_rows_pair_for(act)[R](a, lda, b, k, c, ldc, hi, bias, z, f, cols,
-                                             ahead ? next.data() : nullptr, ahead ? k : 0);
+                                             ahead ? next.data() : nullptr, ahead ? 2 * k : 0);
   };
   test::check_gemm_tile(
       tile, R, n, 2 * kP, K, K + 3, kLdc, K * kP,

@@ -115,6 +115,35 @@ PI_AVX512 inline __attribute__((always_inline)) void tile_start(__m512 (&acc)[R]
   }
 }
 
+// The weights a tile's caller runs next, fetched into L2 while this tile runs: `lines` (at most
+// 2K) cache lines from `at`, two at a time, spread evenly over the tile's K steps (`next`: the
+// step of the next two, in 16.16 fixed point). A tile whose weights come from memory asks for
+// them all at once and runs at a fraction of the speed of the tiles after it, which find them
+// in L2; fetched a share per tile ahead of the first, they arrive at the pace memory gives them
+// (gemm_rows_pair has the figures). Where the tiles are few against the weights, all of them
+// wait on memory and the extra fetches only slow it (gemm_rows16_multi).
+struct Ahead {
+  const char* at;
+  int64_t lines, every, next = 0, fetched = 0;
+  Ahead(const float* p, int64_t n, int64_t K)
+      : at(reinterpret_cast<const char*>(p)),
+        lines(p ? n : 0),
+        every(lines > 0 ? (K << 17) / lines : 0) {}
+  PI_AVX512 inline __attribute__((always_inline)) void step(int64_t k) {
+    if (fetched >= lines || (k << 16) < next) return;
+    _mm_prefetch(at + fetched * 64, _MM_HINT_T1);
+    if (fetched + 1 < lines) _mm_prefetch(at + fetched * 64 + 64, _MM_HINT_T1);
+    fetched += 2;
+    next += every;
+  }
+};
+
+// A tile given weights to fetch ahead (Ahead): avx2::GemmRowsFn's parameters, then `ahead`
+// (contiguous, or null) and its number of cache lines (at most 2K).
+using GemmRowsAheadFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t,
+                                 int64_t, const float*, const float*,
+                                 const cpu::FusedActivation*, int, const float*, int64_t);
+
 // One step of depth: acc[r] += a[r * lda] x the 32 weights at w (64-byte aligned): two loads
 // and R broadcasts feed 2R FMAs.
 template <int R>
@@ -168,17 +197,12 @@ inline const avx2::GemmRowsFn* gemm_rows_for(const cpu::FusedActivation* act) {
 }
 
 // gemm_rows over two adjacent panels at once: c[r][0, n) for R rows (R <= 6) and n columns
-// (33 to 64) of the panel at b and the one `stride` floats further (a packing's next panel; the
-// parameters of avx2::GemmRowsFn, `hi` carrying that stride, and then `ahead`'s); `bias` 64
-// floats or null. Four loads and R broadcasts feed 4R FMAs (8x32: 2 and 8 for 16): on an Intel
-// core with two zmm FMA pipes (Xeon with AMX, 237 GFLOP/s per thread) the 8x32 tile ran a 128
-// x 768 x 768 product from L2 at 167 GFLOP/s and 6x64 at 183 (a probe, best of 3).
-//
-// `ahead` (or null) is this tile's share of the panels the caller runs next: `ahead_lines`
-// cache lines from `ahead` and as many from `ahead + stride`, fetched into L2 evenly over the
-// K steps (ahead_lines <= K). Without it the first row tile over a pair asked memory for all its
-// weights at once and ran at a fraction of the speed of the others, which find them in L2: over
-// BERT-base's FFN weights (12 layers, so from memory), alternated in a probe, 768 -> 3072 ran
+// (33 to 64) of the panel at b and the one `stride` floats further (a packing's next panel;
+// GemmRowsAheadFn, `hi` carrying that stride); `bias` 64 floats or null. Four loads and R
+// broadcasts feed 4R FMAs (8x32: 2 and 8 for 16): on an Intel core with two zmm FMA pipes (Xeon
+// with AMX, 237 GFLOP/s per thread) the 8x32 tile ran a 128 x 768 x 768 product from L2 at 167
+// GFLOP/s and 6x64 at 183 (a probe, best of 3). With the caller's next pair fetched ahead, over
+// BERT-base's FFN weights (12 layers, so from memory; alternated in a probe) 768 -> 3072 ran
 // 133-144 -> 134-151 GFLOP/s (mean +5%), 3072 -> 768 +2%.
 inline constexpr int64_t kPairPrefetch = 16;
 
@@ -191,9 +215,7 @@ PI_AVX512 void gemm_rows_pair(const float* a, int64_t lda, const float* b, int64
   tile_start<R>(acc0, bias);
   tile_start<R>(acc1, bias ? bias + kPanel : nullptr);
   const float* b1 = b + stride;
-  // The next line of `ahead` goes at step next / 2^16 (fixed point: lines spread over K).
-  const int64_t every = ahead_lines > 0 ? (K << 16) / ahead_lines : 0;
-  int64_t next = 0, fetched = 0;
+  Ahead next(ahead, ahead_lines, K);
   for (int64_t k = 0; k < K; ++k) {
     const __m512 w0 = _mm512_load_ps(b + k * kPanel), w1 = _mm512_load_ps(b + k * kPanel + 16);
     const __m512 w2 = _mm512_load_ps(b1 + k * kPanel), w3 = _mm512_load_ps(b1 + k * kPanel + 16);
@@ -203,13 +225,7 @@ PI_AVX512 void gemm_rows_pair(const float* a, int64_t lda, const float* b, int64
       _mm_prefetch(reinterpret_cast<const char*>(w), _MM_HINT_T0);
       _mm_prefetch(reinterpret_cast<const char*>(w + 16), _MM_HINT_T0);
     }
-    if (fetched < ahead_lines && (k << 16) >= next) {
-      const float* line = ahead + fetched * 16;
-      _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T1);
-      _mm_prefetch(reinterpret_cast<const char*>(line + stride), _MM_HINT_T1);
-      ++fetched;
-      next += every;
-    }
+    next.step(k);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m512 x = _mm512_set1_ps(a[r * lda + k]);
@@ -226,12 +242,8 @@ PI_AVX512 void gemm_rows_pair(const float* a, int64_t lda, const float* b, int64
 
 inline constexpr int kPairRows = 6;  // rows per tile of gemm_rows_pair: 24 zmm accumulators
 
-using GemmRowsPairFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t,
-                                int64_t, const float*, const float*,
-                                const cpu::FusedActivation*, int, const float*, int64_t);
-
 template <cpu::ActKind kAct>
-inline constexpr GemmRowsPairFn kGemmRowsPairAs[kPairRows + 1] = {
+inline constexpr GemmRowsAheadFn kGemmRowsPairAs[kPairRows + 1] = {
     nullptr,
     gemm_rows_pair<1, kAct>,
     gemm_rows_pair<2, kAct>,
@@ -241,9 +253,9 @@ inline constexpr GemmRowsPairFn kGemmRowsPairAs[kPairRows + 1] = {
     gemm_rows_pair<6, kAct>};
 
 // The two-panel tiles by row count (index 0 unused) for activation `act` (null: none).
-inline const GemmRowsPairFn* gemm_rows_pair_for(const cpu::FusedActivation* act) {
+inline const GemmRowsAheadFn* gemm_rows_pair_for(const cpu::FusedActivation* act) {
   return avx2::with_activation(act ? act->kind : cpu::ActKind::None, "avx512 gemm_rows_pair",
-                               [](auto k) -> const GemmRowsPairFn* {
+                               [](auto k) -> const GemmRowsAheadFn* {
                                  return kGemmRowsPairAs<decltype(k)::value>;
                                });
 }
@@ -386,6 +398,11 @@ inline const avx2::GemmRowsFn* gemm_rows16_for(const cpu::FusedActivation* act) 
 // gemm_rows16's 8 rows take 1 load and 8 broadcasts per 8 FMAs: on an Intel core with two zmm
 // FMA pipes and two loads per cycle that tile is bound by its loads, and its 8 sums barely
 // cover the FMA latency (Winograd's GEMMs). Up to 6 rows of 4 panels or 8 of 2: 24 or 16 sums.
+// The weights are fetched 16 steps ahead (library swapped, 3 rounds): ResNet-50's two 7x7
+// Winograd layers (512 channels: 16 tiles, 3 row tiles per 128 KB of weights from memory) 4.66
+// -> 4.24 ms at 1 thread, its other stride-1 3x3 layers 11.62 -> 11.05, all of them at 2
+// threads 8.28 -> 7.72. Fetching the next weights into L2 too (Ahead) made the 7x7 layers
+// slower, 4.2 -> 5.1 ms: there all three row tiles wait on memory, not the first alone.
 template <int R, int kP, cpu::ActKind kAct>
 PI_AVX512 void gemm_rows16_multi(const float* a, int64_t lda, const float* b, int64_t K,
                                  float* c, int64_t ldc, int64_t hi, const float* bias,
@@ -402,7 +419,10 @@ PI_AVX512 void gemm_rows16_multi(const float* a, int64_t lda, const float* b, in
   for (int64_t k = 0; k < K; ++k) {
     __m512 w[kP];
 #pragma GCC unroll 4
-    for (int v = 0; v < kP; ++v) w[v] = _mm512_load_ps(b + v * stride + k * 16);
+    for (int v = 0; v < kP; ++v) {
+      w[v] = _mm512_load_ps(b + v * stride + k * 16);
+      _mm_prefetch(reinterpret_cast<const char*>(b + v * stride + (k + 16) * 16), _MM_HINT_T0);
+    }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m512 x = _mm512_set1_ps(a[r * lda + k]);

@@ -114,7 +114,7 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
     const int tail = static_cast<int>(q.N - (q.panels - 1) * W);
     const avx2::GemmRowsFn* gemm_tail = wide ? avx512::gemm_rows_for(act, tail) : gemm;
     // Two full panels at once on the 6x64 tile where the plan says so (q.pairs).
-    const avx512::GemmRowsPairFn* gemm_pair = q.pairs ? avx512::gemm_rows_pair_for(act) : nullptr;
+    const avx512::GemmRowsAheadFn* gemm_pair = q.pairs ? avx512::gemm_rows_pair_for(act) : nullptr;
     const auto two_at = [&](int64_t mb) {
       return gemm_pair && mb + 1 < m1 && (mb + 2 < q.panels || tail == W);
     };
@@ -127,10 +127,10 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
       const int64_t hi = two ? q.K * W : 8;  // the pair's second panel, or the AVX2 tile's planes
       const float* w = q.w + (mb * q.K + k0) * W;
       // The pair's tiles fetch the next pair into L2 (gemm_rows_pair), each its share of the
-      // lines (16 floats, W / 16 per step), where 4 or more tiles share them (at most K / 2
-      // lines each: the tile takes one per step at most).
-      const int64_t lines = kn * (W / 16);
-      const bool ahead = two && two_at(mb + 2) && span_tiles >= W / 16 * 2;
+      // lines (16 floats; 2 W / 16 per step, contiguous where K is one block), where two tiles or
+      // more share them (at most 2 K lines each).
+      const int64_t lines = kn * (2 * W / 16);
+      const bool ahead = two && two_at(mb + 2) && kn == q.K && span_tiles >= 2;
       for (int64_t t = 0, p = 0, rows = 0; t < span_tiles; ++t, p += rows) {
         rows = avx2::tile_rows(np, span_tiles, t);
         const int64_t at = (p0 + p) * q.N + mb * W;
