@@ -396,7 +396,7 @@ TEST(ConvIm2colNarrowPointwise, TakesThemWhereOneDnnRunsAvx512AndMatches) {
 // images, a last output panel of 8, 16 or 24 columns on the narrow tile, K with a tail of 8x8
 // transposes, K past the GEMM's 4096 block, a residual written
 // in place, activations; at 2 threads in contiguous shares of row blocks, or in panel groups
-// where the rows are few); for the shapes it leaves, oneDNN does. Either way the reference's
+// where the rows are few and the weights large); for the shapes it leaves, oneDNN does. Either way the reference's
 // values.
 TEST(ConvPointwiseGemm, TakesDeepOnesAndMatches) {
   if (!have_avx2()) GTEST_SKIP() << "the packed GEMM needs AVX2 and FMA";
@@ -417,7 +417,10 @@ TEST(ConvPointwiseGemm, TakesDeepOnesAndMatches) {
         Case{"one_panel_of_24_residual", {1, 10, 7, 144}, 24, 1, 1, {}, {}, {}, true, true,
              "Clip", {0, 6}},
         Case{"last_panel_of_8_hardswish", {1, 6, 9, 40}, 40, 1, 1, {}, {}, {}, false, true,
-             "HardSwish", {}}}) {
+             "HardSwish", {}},
+        // Weights past 2 MB (1024 x 520): the threads share the panels, not the rows.
+        Case{"panel_shares_residual", {1, 5, 7, 1024}, 520, 1, 1, {}, {}, {}, true, true,
+             "Relu", {}}}) {
     SCOPED_TRACE(c.name);
     for (int threads : {1, 2, 3}) {
       const std::string impl = conv_impl(c, threads);
