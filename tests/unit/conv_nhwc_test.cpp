@@ -394,10 +394,9 @@ TEST(ConvIm2colNarrowPointwise, TakesThemWhereOneDnnRunsAvx512AndMatches) {
 // 1x1 convolutions with at least 16 input channels and more than 16 outputs, unit strides,
 // unpadded: the packed GEMM takes them where oneDNN runs AVX-512 kernels (odd pixel counts and
 // images, a last output panel of 8, 16 or 24 columns on the narrow tile, K with a tail of 8x8
-// transposes, K past the GEMM's 4096 block, a residual written
-// in place, activations; at 2 threads in contiguous shares of row blocks, or in panel groups
-// where the rows are few and the weights large); for the shapes it leaves, oneDNN does. Either way the reference's
-// values.
+// transposes, K past the GEMM's 4096 block, a residual written in place, activations; at 2
+// threads in contiguous shares of row blocks, or in panel groups where the rows are few and
+// the weights large); for the shapes it leaves, oneDNN does. Either way the reference's values.
 TEST(ConvPointwiseGemm, TakesDeepOnesAndMatches) {
   if (!have_avx2()) GTEST_SKIP() << "the packed GEMM needs AVX2 and FMA";
   const bool taken = fast::avx512::supported() && cpu::onednn::avx512_kernels();
