@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "polyinfer/provider_options.h"
 #include "polyinfer/tensor.h"
 
 namespace polyinfer {
@@ -49,7 +50,9 @@ struct SessionOptions {
   // is reported in the placement.
   // {"auto"} takes the usable accelerator providers `doctor` finds, best first, then cpu
   // (Placement::auto_choice says what it chose and why). "vulkan:1" names a device by its
-  // number in `polyinfer providers`/`doctor`; plain "vulkan" lets the provider choose.
+  // number in `polyinfer providers`/`doctor`; plain "vulkan" lets the provider choose. An
+  // entry may carry the provider's options as text after its name, "cpu:winograd=off" or
+  // "vulkan:1" (provider_options.h): they apply on top of `cpu` and `cuda` below.
   std::vector<std::string> providers{"cpu"};
   bool allow_missing = false;
   // Intra-op threads; 0 means one per physical core.
@@ -86,6 +89,10 @@ struct SessionOptions {
   // `compare --per-layer` keeps every value two models share. A name no node produces is an
   // InvalidArgument error.
   std::vector<std::string> keep_values;
+  // The CPU provider's kernel switches and GEMM tiles, and the cuda provider's options
+  // (provider_options.h). They apply where that provider is in the list.
+  CpuProviderOptions cpu;
+  CudaProviderOptions cuda;
 };
 
 // A model input or output as the model declares it.
@@ -108,12 +115,14 @@ struct NodeProfile {
   int64_t calls = 0;     // times its kernel ran (0 when profiling is off)
   double total_ms = 0;   // time inside its kernel over all those calls
   double flops = -1;     // estimated FLOPs of one call (runtime/cost.h); -1 when not known
+  // Why the provider chose this kernel among the operator's candidates (Placement's choice).
+  std::string choice;
   // Time its kernel took to create at session creation (weights prepacked, oneDNN's JIT...),
   // whether or not profiling is on: what CreationTimes::kernels_ms is made of.
   double create_ms = 0;
 };
 
-// Where the nodes of a session run (placement rule 5 of docs/DESIGN.md).
+// Where the nodes of a session run (placement rule 5 of docs/design.md).
 struct Placement {
   struct Share {
     std::string provider;
@@ -135,6 +144,11 @@ struct Placement {
     std::string op;        // op type ("ai.polyinfer.FusedConv" for other domains)
     std::string provider;  // where it runs
     std::string impl;      // the kernel's implementation ("reference", "onednn:...")
+    // Why that kernel, where the operator has several (the CPU's choice tables,
+    // docs/kernels.md): its row's rule, then the earlier rows passed over and why
+    // ("winograd: 3x3 stride 1 ...; passed over: stem (turned off)"); "" where there was no
+    // choice.
+    std::string choice;
   };
   std::vector<Share> providers;    // in the session's provider order, only those used
   std::vector<NodePlacement> nodes; // every top-level node, in execution order
@@ -241,6 +255,7 @@ struct ProviderInfo {
   std::string reason;
   int kernels = 0;     // operator kernels it registers
   std::string detail;  // how it runs: "oneDNN 2.6.2 (avx512_core_amx), fast:avx512 loops, ..."
+  std::vector<ProviderOptionInfo> options;  // what "name:key=value" takes (provider_options.h)
 };
 std::vector<ProviderInfo> available_providers();
 

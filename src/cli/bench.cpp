@@ -106,6 +106,15 @@ void print_profile(const std::vector<NodeProfile>& prof, int runs, int top, doub
                 gflops_cell(gflops(r.flops * static_cast<double>(r.calls), r.total_ms)).c_str(),
                 r.impl.c_str());
   }
+  // Why those kernels, where the operator had several (the CPU's choice tables).
+  bool header = false;
+  for (size_t i = 0; i < n; ++i) {
+    const NodeProfile& r = *nodes[i];
+    if (r.choice.empty()) continue;
+    if (!header) std::printf("\nkernel choice of those nodes (docs/kernels.md):\n");
+    header = true;
+    std::printf("  %s: %s\n", r.node.c_str(), r.choice.c_str());
+  }
 }
 
 std::string profile_json(const std::vector<NodeProfile>& prof, int runs) {
@@ -134,7 +143,8 @@ std::string profile_json(const std::vector<NodeProfile>& prof, int runs) {
   for (const auto& r : prof) {
     s += std::string(first ? "" : ", ") + "{\"node\": " + json_str(r.node) +
          ", \"op\": " + json_str(r.op) + ", \"provider\": " + json_str(r.provider) +
-         ", \"impl\": " + json_str(r.impl) + ", \"calls\": " + std::to_string(r.calls) +
+         ", \"impl\": " + json_str(r.impl) + ", \"choice\": " + json_str(r.choice) +
+         ", \"calls\": " + std::to_string(r.calls) +
          ", \"total_ms\": " + num(r.total_ms) + ", \"flops\": " + num(r.flops) +
          ", \"gflops\": " + num(gflops(r.flops * static_cast<double>(r.calls), r.total_ms)) +
          ", \"create_ms\": " + num(r.create_ms) + "}";
@@ -168,11 +178,14 @@ const char* kUsage =
     "                  --warmup then defaults to 2, so the recording is not measured\n"
     "  --monitor       sample CPU/GPU utilization, clocks, temperature and memory during the\n"
     "                  measured runs (every 100 ms, or --monitor-interval MS): min/avg/max\n"
+    "  --providers L   providers in order of preference; an entry may carry options,\n"
+    "                  cpu:winograd=off:gemm_tile=avx2 (`polyinfer providers` lists them)\n"
     "  --compare LIST  providers side by side (cpu,vulkan,cuda): one session each, the\n"
     "                  provider then cpu for what it cannot run, measured in alternating\n"
     "                  rounds on the same inputs; a row per provider with its placement,\n"
     "                  latency against the first usable one and the largest output\n"
-    "                  difference; an unusable provider is a row with the reason\n"
+    "                  difference; an unusable provider is a row with the reason;\n"
+    "                  cpu,cpu:winograd=off puts a kernel switch's A/B side by side\n"
     "  --json          one JSON object on stdout instead of the report\n"
     "Inputs not given with -i are seeded random data as for `polyinfer run`.\n";
 

@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/inputs.h"
 #include "core/accuracy.h"
+#include "runtime/provider.h"
 
 namespace polyinfer::cli {
 namespace {
@@ -37,7 +38,8 @@ struct Column {
 };
 
 std::vector<std::string> provider_list(const std::string& name) {
-  if (name == "cpu" || name == "auto") return {name};  // auto ends with cpu already
+  // auto ends with cpu already; "cpu:winograd=off" is cpu with options (an A/B column).
+  if (name == "auto" || parse_provider_name(name).base == "cpu") return {name};
   return {name, "cpu"};
 }
 

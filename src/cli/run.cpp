@@ -68,6 +68,8 @@ int cmd_run(const std::vector<std::string>& argv) {
                  "Inputs come from .npy or ONNX TensorProto .pb files; inputs not given are filled\n"
                  "with seeded random data (dynamic dimensions from --shape, else 1).\n"
                  "Outputs are saved as DIR/NAME.npy when -o is given.\n"
+                 "--providers lists providers in order of preference; an entry may carry options\n"
+                 "as NAME:KEY=VALUE, e.g. cpu:winograd=off (`polyinfer providers` lists them).\n"
                  "--precision fp16 / bf16 computes the safe ops in float16 / bfloat16 (inputs and\n"
                  "outputs stay float32; docs/vulkan.md \"Precision\").\n"
                  "--tf32 lets float32 products and convolutions use TF32 Tensor Core math where\n"
@@ -116,6 +118,14 @@ int cmd_run(const std::vector<std::string>& argv) {
                 << ", \"flops_share\": " << pl.providers[i].flops_share << "}";
     std::cout << "], \"notes\": [";
     for (size_t i = 0; i < pl.notes.size(); ++i) std::cout << (i ? ", " : "") << json_str(pl.notes[i]);
+    std::cout << "], \"nodes\": [";
+    for (size_t i = 0; i < pl.nodes.size(); ++i) {
+      const Placement::NodePlacement& n = pl.nodes[i];
+      std::cout << (i ? ", " : "") << "{\"node\": " << json_str(n.node)
+                << ", \"op\": " << json_str(n.op) << ", \"provider\": " << json_str(n.provider)
+                << ", \"impl\": " << json_str(n.impl) << ", \"choice\": " << json_str(n.choice)
+                << "}";
+    }
     std::cout << "], \"auto_choice\": " << json_str(pl.auto_choice)
               << ", \"fallbacks\": " << pl.fallbacks.size()
               << ", \"device_copies\": " << pl.device_copies << "}}\n";

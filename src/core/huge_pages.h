@@ -10,12 +10,11 @@ namespace polyinfer {
 // them only to regions marked so.
 //
 // Only the session's arena is marked (runtime/memory_pool.cpp): its activations are rewritten
-// on every run, where one TLB entry per 2 MiB pays. Weights are not: on these virtual machines a
+// on every run, where one TLB entry per 2 MiB pays. Weights are not: on a virtual machine a
 // huge page is a whole free 2 MiB block, which the balloon driver's free-page reporting hands
 // back to the host within seconds of being freed, and the first touch of such a block costs
-// about 1 ms (the host backs it 4 KiB at a time). With weights in huge pages, a ResNet-50
-// session took 190-300 ms to create two seconds after the last process, against 130-160 ms in
-// small pages; BERT-base 540-690 against 265-330 ms.
+// about 1 ms (the host backs it 4 KiB at a time): weights in huge pages made session creation
+// up to twice as long (docs/kernels.md, "Outside the kernels").
 void advise_huge_pages(void* p, size_t bytes);
 
 // Host buffers of at least this size are aligned to it, so that they can take huge pages.

@@ -266,9 +266,9 @@ class Rewriter {
   // Two rank-4 operands broadcast alike in either layout: broadcasting pairs their axes by
   // position, and both are permuted the same way. So a squeeze-and-excitation block's scale
   // ([N, C, 1, 1], from a pooled and convolved branch) multiplies the feature map ([N, C, H, W])
-  // channels-last as [N, 1, 1, C] times [N, H, W, C] (EfficientNet-B0: 48 layout transposes
-  // around its 16 such Muls went, 11% of its run). An operand of lower rank aligns from the
-  // right, which the permutation would break: those stay NCHW.
+  // channels-last as [N, 1, 1, C] times [N, H, W, C], without the layout transposes around it
+  // (EfficientNet-B0 has 16 such Muls). An operand of lower rank aligns from the right, which
+  // the permutation would break: those stay NCHW.
   bool rank4_pair(const std::string& a, const std::string& b) const {
     return rank4_float(g_, a) && rank4_float(g_, b);
   }
@@ -318,9 +318,9 @@ class Rewriter {
 
   // Pad of an NHWC value (any mode: each pads its own axes): the same Pad with the begin and
   // end amounts reordered for NHWC. Inception-v3's average pools are exported as a Pad and a
-  // pool; in NCHW each had a layout Transpose on either side (1.4 ms of its run, which did not
-  // scale with threads). Pads given as a constant input (opset 11+) or attribute; an axes input
-  // (opset 18) is left as it is.
+  // pool; in NCHW each had a layout Transpose on either side, which did not scale with
+  // threads. Pads given as a constant input (opset 11+) or attribute; an axes input (opset 18)
+  // is left as it is.
   bool pad_nhwc(ir::Node& n, std::vector<ir::Node>& out) {
     if (n.outputs.size() != 1 || !rank4_float(g_, n.inputs[0])) return false;
     const bool from_attr = n.opset < 11;

@@ -129,8 +129,7 @@ class ConstantFolding final : public Pass {
         rt->threads = 1;
         rt_ = rt;
       }
-      Executor ex(one, rt_);
-      *out = ex.run({}, {});
+      *out = compile_graph(one, rt_)->run({}, {});
       return true;
     } catch (const Error&) {
       return false;  // unsupported here or bad data: the runtime reports it when the node runs

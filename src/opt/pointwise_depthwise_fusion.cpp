@@ -10,9 +10,8 @@
 // depthwise node's output and attributes; the 1x1's activation becomes pointwise_activation.
 //
 // Only where the expanded tensor is large (its static shape known): the fusion saves moving it
-// through memory, which costs little while it fits in the caches. Measured on MobileNetV2 (one
-// thread, AVX2, 512 KB L2), fused against oneDNN's two kernels: 112x112x96 1.01 vs 1.62 ms,
-// 56x56x144 0.64 vs 0.79 ms, but 28x28x192 0.27 vs 0.21 and 14x14x384 0.20 vs 0.17 ms.
+// through memory, which costs little while it fits in the caches; on smaller maps oneDNN's two
+// kernels ran faster (docs/kernels.md has the figures).
 #include <algorithm>
 #include <optional>
 

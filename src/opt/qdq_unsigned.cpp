@@ -3,8 +3,8 @@
 //
 // Why: x86's int8 dot products (VNNI, AMX) multiply unsigned by signed bytes; oneDNN 2.6 runs an
 // s8 source through compensation and, with a zero point, older kernels (MobileNetV2's depthwise
-// convolutions 0.85x of fp32 with s8 activations, 0.58x with u8; ResNet-50 gets brgconv instead
-// of jit). Exact: with zero point z + 128 the uint8 value is the int8 one plus 128 —
+// convolutions ran markedly faster with u8 activations, docs/kernels.md; ResNet-50 gets brgconv
+// instead of jit). Exact: with zero point z + 128 the uint8 value is the int8 one plus 128 —
 // saturate(round(x/s) + z + 128) over [0, 255] is saturate(round(x/s) + z) over [-128, 127]
 // plus 128 — and DequantizeLinear(q + 128, s, z + 128) = (q - z)·s.
 // Conditions: the QuantizeLinear quantizes a computed value (not a constant) with a scalar int8

@@ -1,7 +1,7 @@
 // ReduceMean over every spatial axis → GlobalAveragePool: the same mean, as the operator the
 // layout and the kernels know. torch exports `x.mean([2, 3])` (MNASNet's head, timm's models)
 // as ReduceMean, which the channels-last layout cannot convert: the whole last feature map went
-// back to NCHW through a Transpose first (MNASNet-1.0: 7x7x1280, 0.03 ms of 7 at one thread).
+// back to NCHW through a Transpose first (MNASNet-1.0's 7x7x1280).
 //
 //   y = ReduceMean(x, axes = {2, 3}, keepdims = 1)   →  y = GlobalAveragePool(x)
 //   y = ReduceMean(x, axes = {2, 3}, keepdims = 0)   →  y = Flatten(GlobalAveragePool(x))

@@ -8,52 +8,11 @@
 #include "core/shape_util.h"
 #include "runtime/cost.h"
 #include "runtime/partitioner.h"
+#include "runtime/weight_release.h"
 
 namespace polyinfer {
 
 namespace {
-
-class KernelInfoImpl final : public KernelInfo {
- public:
-  // `weights_mu`, when given, is held exclusively while an initializer is erased from the
-  // graph (Executor::ReleaseConstant): lookups take it shared. A found weight itself stays, as
-  // it is released only once all its readers are created.
-  KernelInfoImpl(const ir::Node& node, std::shared_ptr<const ir::Graph> graph,
-                 std::shared_ptr<const RuntimeContext> rt, std::shared_mutex* weights_mu = nullptr)
-      : node_(node), graph_(std::move(graph)), rt_(std::move(rt)), weights_mu_(weights_mu) {}
-
-  const ir::Node& node() const override { return node_; }
-  const Tensor* constant_input(size_t i) const override {
-    if (!has_input(i)) return nullptr;
-    std::shared_lock<std::shared_mutex> lock;
-    if (weights_mu_) lock = std::shared_lock<std::shared_mutex>(*weights_mu_);
-    auto it = graph_->initializers.find(node_.inputs[i]);
-    return it == graph_->initializers.end() ? nullptr : &it->second;
-  }
-  const ir::TypeInfo* input_type(size_t i) const override {
-    return has_input(i) ? graph_->type_of(node_.inputs[i]) : nullptr;
-  }
-  const ir::TypeInfo* output_type(size_t i) const override {
-    return has_output(i) ? graph_->type_of(node_.outputs[i]) : nullptr;
-  }
-  std::unique_ptr<SubgraphRunner> subgraph(const std::string& attr) const override {
-    const ir::Attribute* a = node_.attr(attr);
-    PI_CHECK(a && a->type == ir::Attribute::Type::Graph && a->g, InvalidModel, node_.label(),
-             ": graph attribute '", attr, "' is missing");
-    // The subgraph is owned by this node's attribute, which the outer graph keeps alive; the
-    // aliasing constructor ties the subgraph's lifetime to the outer graph's.
-    std::shared_ptr<const ir::Graph> sub(graph_, a->g.get());
-    return std::make_unique<Executor>(sub, rt_);
-  }
-  int threads() const override { return rt_->threads; }
-  bool allow_tf32() const override { return rt_->allow_tf32; }
-
- private:
-  const ir::Node& node_;
-  std::shared_ptr<const ir::Graph> graph_;
-  std::shared_ptr<const RuntimeContext> rt_;
-  std::shared_mutex* weights_mu_;
-};
 
 class KernelContextImpl final : public KernelContext {
  public:
@@ -122,58 +81,27 @@ double measured_flops(const ir::Node& node, const std::vector<Value>& in,
 }  // namespace
 
 Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const RuntimeContext> rt,
-                   ReleaseConstant release, int workers)
-    : graph_(std::move(graph)), rt_(std::move(rt)) {
+                   std::vector<PlacedNode> nodes, WeightRelease& weights)
+    : graph_(std::move(graph)), rt_(std::move(rt)), nodes_(std::move(nodes)) {
   const ir::Graph& g = *graph_;
   auto define = [&](const std::string& name) {
     auto [it, inserted] = slots_.emplace(name, num_slots_);
     if (inserted) ++num_slots_;
     return it->second;
   };
+  // Released weights are no longer in the graph, but their readers still name them.
+  for (const auto& [name, shape] : weights.released()) define(name);
   for (const auto& [name, t] : g.initializers) define(name);
   for (const auto& v : g.inputs) input_slots_.push_back(define(v.name));
-  for (const auto& name : g.free_values()) outer_.push_back({define(name), name});
+  for (const auto& name : g.free_values())
+    if (!weights.released().count(name)) outer_.push_back({define(name), name});
   for (const auto& n : g.nodes)
     for (const auto& o : n.outputs)
       if (!o.empty()) define(o);
   for (const auto& v : g.outputs) output_slots_.push_back(slot_of(v.name));
-
-  // A weight is freed once every node that reads it has prepacked it (Kernel::prepacked): count
-  // its readers, and never free one a graph output or a subgraph reads.
-  std::map<std::string, int> pending;
-  std::set<std::string> needed, read_whole;  // read_whole: by a subgraph or as a graph output
-  for (const auto& n : g.nodes) {
-    for (const auto& name : n.inputs)
-      if (g.initializers.count(name)) ++pending[name];
-    for (const auto& name : n.implicit_inputs) read_whole.insert(name);
-  }
-  for (const auto& v : g.outputs) read_whole.insert(v.name);
-  needed = read_whole;
-  std::set<std::string> released;
-  std::shared_mutex weights_mu;
-  auto on_placed = [&](const PlacedNode& p) {
-    for (size_t k = 0; k < p.node->inputs.size(); ++k) {
-      const std::string& name = p.node->inputs[k];
-      auto it = pending.find(name);
-      if (it == pending.end()) continue;
-      if (!p.kernel->prepacked(k)) needed.insert(name);
-      if (--it->second > 0 || needed.count(name)) continue;
-      released_shapes_[slots_.at(name)] = g.initializers.at(name).shape();
-      released.insert(name);
-      if (release) {
-        std::unique_lock<std::shared_mutex> lock(weights_mu);
-        release(name);
-      }
-    }
-  };
-  nodes_ = partition(
-      g, *rt_,
-      [&](const ir::Node& n) {
-        return std::make_unique<KernelInfoImpl>(n, graph_, rt_, &weights_mu);
-      },
-      on_placed, workers);
+  for (const auto& [name, shape] : weights.released()) released_shapes_[slots_.at(name)] = shape;
   for (const auto& [name, t] : g.initializers)
-    if (!released.count(name)) constants_.push_back({slots_.at(name), Value(t)});
+    if (!weights.released().count(name)) constants_.push_back({slots_.at(name), Value(t)});
 
   // Steps with their slots, then each slot's last reader, so values die as early as possible.
   std::vector<int> last_use(num_slots_, -1);
@@ -224,13 +152,13 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
   for (auto it = constants_.begin(); it != constants_.end();) {
     const auto d = device_only.find(it->first);
     const std::string& name = constant_name.at(it->first);
-    if (d == device_only.end() || !d->second || read_whole.count(name)) {
+    const Shape shape = it->second.tensor().shape();
+    if (d == device_only.end() || !d->second || !weights.release_unread(name, shape)) {
       ++it;
       continue;
     }
-    released_shapes_[it->first] = it->second.tensor().shape();
+    released_shapes_[it->first] = shape;
     it = constants_.erase(it);
-    if (release) release(name);
   }
 
   std::set<int> keep(output_slots_.begin(), output_slots_.end());
@@ -505,6 +433,13 @@ std::vector<Value> Executor::replay(const std::vector<Value>& inputs) {
     }
   capture_->replay();
   return captured_outputs();
+}
+
+std::unique_ptr<Executor> compile_graph(std::shared_ptr<const ir::Graph> graph,
+                                        std::shared_ptr<const RuntimeContext> rt) {
+  WeightRelease weights(*graph, {});
+  std::vector<PlacedNode> nodes = partition(graph, rt, weights);
+  return std::make_unique<Executor>(graph, rt, std::move(nodes), weights);
 }
 
 }  // namespace polyinfer

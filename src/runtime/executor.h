@@ -26,6 +26,7 @@ struct RuntimeContext {
   std::vector<std::shared_ptr<MemoryPool>> pools;    // one per provider
   int threads = 1;
   bool allow_tf32 = false;  // SessionOptions::allow_tf32
+  ProviderOptions options;  // SessionOptions::cpu and ::cuda, with the list's text options
 };
 
 // A node with its provider and its kernel.
@@ -37,20 +38,16 @@ struct PlacedNode {
   double create_ms = 0;  // placing it and creating its kernel, on whichever thread did
 };
 
+class WeightRelease;
+
 class Executor final : public SubgraphRunner {
  public:
-  // Called with the name of each initializer whose readers have all prepacked it
-  // (Kernel::prepacked), as soon as the last of them is created, and, once every kernel exists,
-  // of each one that only device nodes read through their device copies: the graph's owner may
-  // free it.
-  using ReleaseConstant = std::function<void(const std::string&)>;
-
-  // Places every node of `graph` (runtime/partitioner.h) and creates its kernel, on up to
-  // `workers` threads. `release` may be called from any of them, one call at a time, while
-  // the others create kernels: it may erase the initializer from `graph` (the executor holds
-  // its readers off meanwhile).
+  // Plans the run of `graph` over its placed nodes (runtime/partitioner.h), in their order:
+  // value slots and their last readers, the copies of weights on the devices that read them
+  // (made once, now), and which inputs an output may take over. `weights` is what the
+  // partitioner released; a weight that only device nodes read is released through it too.
   Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const RuntimeContext> rt,
-           ReleaseConstant release = {}, int workers = 1);
+           std::vector<PlacedNode> nodes, WeightRelease& weights);
 
   // Binds graph inputs in order (None leaves an optional input out), resolves outer-scope names
   // from `scope`, runs every node, returns the graph outputs in order.
@@ -144,5 +141,10 @@ class Executor final : public SubgraphRunner {
   std::unique_ptr<Capture> capture_;
   std::string capture_status_;
 };
+
+// Partitions `graph` on rt's providers and plans its execution: a session's two last steps, for
+// subgraphs (If, Loop, Scan bodies) and the optimizer's one-node evaluations. Weights stay.
+std::unique_ptr<Executor> compile_graph(std::shared_ptr<const ir::Graph> graph,
+                                        std::shared_ptr<const RuntimeContext> rt);
 
 }  // namespace polyinfer

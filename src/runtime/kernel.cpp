@@ -72,7 +72,6 @@ std::vector<const KernelDef*> find_kernels(const std::string& provider, const st
 std::unique_ptr<Kernel> make_first_taker(const std::vector<const KernelDef*>& defs,
                                          const KernelInfo& info) {
   for (size_t i = 0; i + 1 < defs.size(); ++i) {
-    if (defs[i]->may_take && !defs[i]->may_take(info)) continue;
     try {
       return defs[i]->make(info);
     } catch (const Error& e) {
@@ -95,6 +94,11 @@ std::vector<const KernelDef*> kernels_of(const std::string& provider) {
 }
 
 using AT = ir::Attribute::Type;
+
+const ProviderOptions& KernelInfo::options() const {
+  static const ProviderOptions defaults;
+  return defaults;
+}
 
 int64_t KernelInfo::attr_int(const std::string& name) const {
   return get_attr(*this, name, AT::Int, "an int").i;

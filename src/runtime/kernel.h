@@ -19,7 +19,6 @@
 // never abort. Inputs are read-only: a kernel never writes into an input's memory.
 #pragma once
 
-#include <concepts>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -27,6 +26,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "polyinfer/provider_options.h"
 #include "polyinfer/tensor.h"
 
 namespace polyinfer {
@@ -59,6 +59,9 @@ class KernelInfo {
   // SessionOptions::allow_tf32: whether float32 products may use TF32 math. False where a
   // kernel is created outside a session's placement (a provider's own inner kernels).
   virtual bool allow_tf32() const { return false; }
+  // The session's provider options (SessionOptions::cpu, ::cuda): what a kernel varies beyond
+  // the choice among kernels (the CPU's GEMM tiles). Defaults outside a session.
+  virtual const ProviderOptions& options() const;
 
   int opset() const { return node().opset; }
   size_t num_inputs() const { return node().inputs.size(); }
@@ -130,19 +133,25 @@ class Kernel {
   // when output 0 is that input's tensor: a residual sum that starts from Z (FusedConv) then
   // skips copying Z into its output.
   virtual int inplace_input() const { return -1; }
+
+  // Why the provider chose this kernel among the operator's candidates (its choice table's
+  // row, then the rows passed over): Placement's choice. "" where there was no choice.
+  const std::string& choice() const { return choice_; }
+  void set_choice(std::string why) { choice_ = std::move(why); }
+
+ private:
+  std::string choice_;
 };
 
 using KernelFactory = std::unique_ptr<Kernel> (*)(const KernelInfo&);
-// A cheap test that is false only where the kernel's constructor would refuse the node.
-using KernelPrecheck = bool (*)(const KernelInfo&);
 
-// A provider may register several kernels for one operator: a fast one (oneDNN, vectorized,
-// threaded) and the plain reference one. The provider tries them fastest first; a fast kernel
-// refuses in its constructor (UnsupportedOp) what it does not cover, and the next one is tried.
-// The reference tier is what the `cpu-ref` provider runs, and the oracle tests compare against.
-// A Specialized kernel covers a narrow case (one layout, one instruction set) better than the
-// general fast kernel of its operator, and is tried before it.
-enum class KernelTier { Reference = 0, Fast = 1, Specialized = 2 };
+// A provider may register two kernels for one operator: a fast one (oneDNN, vectorized,
+// threaded) and the plain reference one, which the `cpu-ref` provider runs alone and the oracle
+// tests compare against. The fast one is tried first; it refuses in its constructor
+// (UnsupportedOp) what it does not cover, and the reference one is tried next. Operators with
+// several fast candidates register each under a name, and the CPU provider's choice table for
+// the operator orders them (providers/cpu/choice.h, docs/design.md "Kernel choice").
+enum class KernelTier { Reference = 0, Fast = 1 };
 
 struct KernelDef {
   std::string provider;  // "cpu", "vulkan", ...
@@ -152,21 +161,20 @@ struct KernelDef {
   int until = 1 << 30;   // last opset version it implements
   KernelFactory make = nullptr;
   KernelTier tier = KernelTier::Reference;
-  // K::may_take when the class declares `static bool may_take(const KernelInfo&)` (see
-  // precheck_of below), else null: always constructed to find out.
-  KernelPrecheck may_take = nullptr;
+  // A fast candidate's name in its operator's choice table ("winograd"); "" for the others.
+  std::string name;
 };
 
 // Adds a kernel to the process-wide registry; returns true so it can initialize a static.
 bool register_kernel(const KernelDef& def);
-// The kernels of `provider` for (domain, op_type) at `opset`, fastest tier first (empty if none).
+// The kernels of `provider` for (domain, op_type) at `opset`, the fast tier first, in
+// registration order within a tier (empty if none).
 std::vector<const KernelDef*> find_kernels(const std::string& provider, const std::string& domain,
                                            const std::string& op_type, int opset);
 // All registered kernels of a provider (for `providers --json` and coverage listings).
 std::vector<const KernelDef*> kernels_of(const std::string& provider);
 // The first of `defs` (non-empty, in order of preference) whose factory takes the node: a
-// kernel's UnsupportedOp passes the node on to the next; the last one's error is thrown. A
-// candidate whose may_take says no is passed over without being constructed (not the last).
+// kernel's UnsupportedOp passes the node on to the next; the last one's error is thrown.
 std::unique_ptr<Kernel> make_first_taker(const std::vector<const KernelDef*>& defs,
                                          const KernelInfo& info);
 
@@ -175,39 +183,27 @@ std::unique_ptr<Kernel> make_kernel(const KernelInfo& info) {
   return std::make_unique<K>(info);
 }
 
-// A kernel class may declare `static bool may_take(const KernelInfo&)`: false only where its
-// constructor would refuse (anything uncertain answers true and is left to the constructor).
-// A refusal is an exception, several microseconds each (~9 here), and the CPU's specialized
-// convolutions refused each of DenseNet-121's 120 convolutions two or three times while its
-// session was created.
-template <class K>
-constexpr KernelPrecheck precheck_of() {
-  if constexpr (requires(const KernelInfo& i) {
-                  { K::may_take(i) } -> std::same_as<bool>;
-                })
-    return &K::may_take;
-  else
-    return nullptr;
-}
-
 }  // namespace polyinfer
 
 #define PI_KERNEL_CONCAT_(a, b) a##b
 #define PI_KERNEL_CONCAT(a, b) PI_KERNEL_CONCAT_(a, b)
 // Registers kernel class K (constructible from const KernelInfo&) for provider P, ONNX domain D,
-// operator OP, opset versions [SINCE, UNTIL].
-#define PI_REGISTER_KERNEL_TIER(P, D, OP, SINCE, UNTIL, K, TIER)                         \
-  static const bool PI_KERNEL_CONCAT(pi_kernel_registered_, __COUNTER__) =                \
-      ::polyinfer::register_kernel(                                                       \
-          {P, D, #OP, SINCE, UNTIL, &::polyinfer::make_kernel<K>,                          \
-           ::polyinfer::KernelTier::TIER, ::polyinfer::precheck_of<K>()})
+// operator OP, opset versions [SINCE, UNTIL], at tier TIER under NAME.
+#define PI_REGISTER_KERNEL_AS(P, D, OP, SINCE, UNTIL, K, TIER, NAME)                      \
+  static const bool PI_KERNEL_CONCAT(pi_kernel_registered_, __COUNTER__) =                 \
+      ::polyinfer::register_kernel({P, D, #OP, SINCE, UNTIL, &::polyinfer::make_kernel<K>, \
+                                    ::polyinfer::KernelTier::TIER, NAME})
 #define PI_REGISTER_KERNEL(P, D, OP, SINCE, UNTIL, K) \
-  PI_REGISTER_KERNEL_TIER(P, D, OP, SINCE, UNTIL, K, Reference)
+  PI_REGISTER_KERNEL_AS(P, D, OP, SINCE, UNTIL, K, Reference, "")
 // The CPU provider's kernels for the default ONNX domain.
 #define PI_CPU_KERNEL(OP, SINCE, UNTIL, K) PI_REGISTER_KERNEL("cpu", "", OP, SINCE, UNTIL, K)
-// A fast CPU kernel (tried before the reference one; see KernelTier). D is the domain.
+// An operator's one fast CPU kernel (tried before the reference one). D is the domain.
 #define PI_CPU_FAST_KERNEL(D, OP, SINCE, UNTIL, K) \
-  PI_REGISTER_KERNEL_TIER("cpu", D, OP, SINCE, UNTIL, K, Fast)
+  PI_REGISTER_KERNEL_AS("cpu", D, OP, SINCE, UNTIL, K, Fast, "")
+// One of an operator's several fast CPU kernels, NAME its row in the operator's choice table
+// (providers/cpu/choice_tables.cpp) and its switch (CpuProviderOptions::kernels).
+#define PI_CPU_CANDIDATE(D, OP, SINCE, UNTIL, NAME, K) \
+  PI_REGISTER_KERNEL_AS("cpu", D, OP, SINCE, UNTIL, K, Fast, NAME)
 // polyinfer's own operators (the optimizer's fused ops, docs/optimizer.md), reference tier.
 #define PI_CPU_INTERNAL_KERNEL(OP, SINCE, UNTIL, K) \
   PI_REGISTER_KERNEL("cpu", "ai.polyinfer", OP, SINCE, UNTIL, K)

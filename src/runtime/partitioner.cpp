@@ -9,20 +9,23 @@
 #include <system_error>
 #include <thread>
 
+#include "runtime/kernel_info.h"
+
 namespace polyinfer {
 namespace {
 
 // Places one node: the first provider that can create its kernel takes it.
-PlacedNode place(const ir::Node& node, const RuntimeContext& rt,
-                 const KernelInfoFactory& make_info) {
+PlacedNode place(const ir::Node& node, const std::shared_ptr<const ir::Graph>& graph,
+                 const std::shared_ptr<const RuntimeContext>& rt_ptr, WeightRelease& weights) {
   const auto started = std::chrono::steady_clock::now();
-  auto info = make_info(node);
+  const RuntimeContext& rt = *rt_ptr;
+  const GraphKernelInfo info(node, graph, rt_ptr, &weights.mutex());
   PlacedNode p;
   p.node = &node;
   // Pass 1: first provider that can create the kernel.
   for (size_t i = 0; i < rt.providers.size() && !p.kernel; ++i) {
     try {
-      p.kernel = rt.providers[i]->create_kernel(*info);
+      p.kernel = rt.providers[i]->create_kernel(info);
       p.provider = static_cast<int>(i);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::UnsupportedOp) throw;
@@ -48,18 +51,19 @@ constexpr size_t kMinNodesPerWorker = 8;
 
 }  // namespace
 
-std::vector<PlacedNode> partition(const ir::Graph& graph, const RuntimeContext& rt,
-                                  const KernelInfoFactory& make_info,
-                                  const std::function<void(const PlacedNode&)>& on_placed,
-                                  int workers) {
+std::vector<PlacedNode> partition(std::shared_ptr<const ir::Graph> graph_ptr,
+                                  std::shared_ptr<const RuntimeContext> rt_ptr,
+                                  WeightRelease& weights, int workers) {
+  const ir::Graph& graph = *graph_ptr;
+  const RuntimeContext& rt = *rt_ptr;
   const size_t n = graph.nodes.size();
   std::vector<PlacedNode> placed(n);
   bool concurrent = workers > 1 && n >= 2 * kMinNodesPerWorker;
   for (const auto& pr : rt.providers) concurrent = concurrent && pr->concurrent_kernel_creation();
   if (!concurrent) {
     for (size_t i = 0; i < n; ++i) {
-      placed[i] = place(graph.nodes[i], rt, make_info);
-      if (on_placed) on_placed(placed[i]);
+      placed[i] = place(graph.nodes[i], graph_ptr, rt_ptr, weights);
+      weights.placed(placed[i]);
     }
     return placed;
   }
@@ -70,15 +74,13 @@ std::vector<PlacedNode> partition(const ir::Graph& graph, const RuntimeContext& 
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   std::vector<std::exception_ptr> errors(n);
-  std::mutex placed_mu;  // on_placed sees one node at a time
+  std::mutex placed_mu;  // `weights` sees one node at a time
   auto work = [&] {
     for (size_t i; !failed.load() && (i = next.fetch_add(1)) < n;) {
       try {
-        placed[i] = place(graph.nodes[i], rt, make_info);
-        if (on_placed) {
-          std::lock_guard<std::mutex> lock(placed_mu);
-          on_placed(placed[i]);
-        }
+        placed[i] = place(graph.nodes[i], graph_ptr, rt_ptr, weights);
+        std::lock_guard<std::mutex> lock(placed_mu);
+        weights.placed(placed[i]);
       } catch (...) {
         errors[i] = std::current_exception();
         failed.store(true);

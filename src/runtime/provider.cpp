@@ -39,7 +39,7 @@ std::unique_ptr<Kernel> RegistryProvider::create_kernel(const KernelInfo& info) 
          n.domain.empty() ? "" : n.domain + ".", n.op_type,
          other_version ? " at opset " + std::to_string(n.opset) + " (other versions exist)" : "");
   }
-  return make_first_taker(defs, info);
+  return choose(defs, info);
 }
 
 std::vector<const KernelDef*> RegistryProvider::kernels() const {
@@ -63,19 +63,57 @@ bool register_indexed_provider(const std::string& name, IndexedProviderFactory f
 }
 
 ProviderName parse_provider_name(const std::string& text) {
-  const auto colon = text.find(':');
-  if (colon == std::string::npos) return {text, -1};
-  const std::string num = text.substr(colon + 1);
-  // Digits only (no sign, no spaces); Device::parse's bound of 1024 devices.
-  const bool digits = !num.empty() && num.size() <= 4 &&
-                      std::all_of(num.begin(), num.end(), [](char c) { return c >= '0' && c <= '9'; });
-  PI_CHECK(digits && std::stoi(num) < 1024, InvalidArgument, "bad device index in provider '",
-           text, "'; write e.g. vulkan:0 (the index `polyinfer providers` lists)");
-  return {text.substr(0, colon), std::stoi(num)};
+  ProviderName pn;
+  size_t at = text.find(':');
+  pn.base = text.substr(0, at);
+  bool first = true;
+  while (at != std::string::npos) {
+    const size_t next = text.find(':', at + 1);
+    const std::string part = text.substr(at + 1, next == std::string::npos ? next : next - at - 1);
+    at = next;
+    const size_t eq = part.find('=');
+    if (eq == std::string::npos) {
+      // Digits only (no sign, no spaces); Device::parse's bound of 1024 devices.
+      const bool digits = first && !part.empty() && part.size() <= 4 &&
+                          std::all_of(part.begin(), part.end(),
+                                      [](char c) { return c >= '0' && c <= '9'; });
+      PI_CHECK(digits && std::stoi(part) < 1024, InvalidArgument, "bad device index '", part,
+               "' in provider '", text,
+               "'; write e.g. vulkan:0 (the index `polyinfer providers` lists) or an option as "
+               "key=value (cpu:winograd=off)");
+      pn.index = std::stoi(part);
+    } else {
+      PI_CHECK(eq > 0, InvalidArgument, "option '", part, "' in provider '", text,
+               "' has no key; write key=value (cpu:winograd=off)");
+      pn.options.emplace_back(part.substr(0, eq), part.substr(eq + 1));
+    }
+    first = false;
+  }
+  return pn;
+}
+
+std::string ProviderName::device_name() const {
+  return index < 0 ? base : base + ":" + std::to_string(index);
+}
+
+void Provider::set_option(ProviderOptions&, const std::string& key, const std::string&) const {
+  fail(ErrorCode::InvalidArgument, "provider '", name(), "' takes no options (got '", key,
+       "')");
+}
+
+void set_provider_option(ProviderOptions& options, const std::string& provider,
+                         const std::string& key, const std::string& value) {
+  create_provider(parse_provider_name(provider).device_name())->set_option(options, key, value);
+}
+
+std::vector<ProviderOptionInfo> provider_option_list(const std::string& provider) {
+  return create_provider(parse_provider_name(provider).device_name())->option_list();
 }
 
 std::unique_ptr<Provider> create_provider(const std::string& name) {
   const ProviderName pn = parse_provider_name(name);
+  PI_CHECK(pn.options.empty(), Internal, "create_provider('", name,
+           "'): options are applied by the session, not here");
   Entry found;
   {
     auto& r = provider_registry();

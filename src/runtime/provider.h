@@ -67,13 +67,25 @@ class Provider {
   // Starts recording the work its kernels queue, instead of running it, until Capture::end().
   // nullptr when the provider cannot record its work (the default).
   virtual std::unique_ptr<Capture> begin_capture() const { return nullptr; }
+
+  // The options this provider takes as text (provider_options.h), for help and errors.
+  // (Optional: none by default.)
+  virtual std::vector<ProviderOptionInfo> option_list() const { return {}; }
+  // Sets option `key` from text in `options`; throws InvalidArgument naming the key and what
+  // it takes. (Optional: the default takes no options and says so.)
+  virtual void set_option(ProviderOptions& options, const std::string& key,
+                          const std::string& value) const;
+  // Checks the typed options a session will create kernels with (a kernel name no choice table
+  // knows, an instruction set this machine lacks); throws InvalidArgument. (Optional.)
+  virtual void check_options(const ProviderOptions& options) const {}
 };
 
 // A provider that creates kernels from the process-wide kernel registry: every provider whose
 // kernels register with PI_REGISTER_KERNEL can derive from it. It tries the registered kernels
-// fastest tier first; one that refuses (UnsupportedOp from its constructor) passes the node on to
-// the next, and only when every tier refuses does the node leave this provider. The reason then
-// reported is the reference kernel's (the most complete one).
+// fast tier first (or as choose() orders them); one that refuses (UnsupportedOp from its
+// constructor) passes the node on to the next, and only when every one refuses does the node
+// leave this provider. The reason then reported is the reference kernel's (the most complete
+// one).
 class RegistryProvider : public Provider {
  public:
   std::unique_ptr<Kernel> create_kernel(const KernelInfo& info) const override;
@@ -83,7 +95,13 @@ class RegistryProvider : public Provider {
   // The name kernels are registered under (the provider's own name by default) and the fastest
   // tier this provider may use; `cpu-ref` uses cpu's kernels at the reference tier only.
   virtual std::string kernel_provider() const { return name(); }
-  virtual KernelTier max_tier() const { return KernelTier::Specialized; }
+  virtual KernelTier max_tier() const { return KernelTier::Fast; }
+  // The kernel among `defs` (the node's registered kernels up to max_tier(), fast first) that
+  // takes the node; make_first_taker() by default.
+  virtual std::unique_ptr<Kernel> choose(const std::vector<const KernelDef*>& defs,
+                                         const KernelInfo& info) const {
+    return make_first_taker(defs, info);
+  }
 };
 
 using ProviderFactory = std::function<std::unique_ptr<Provider>()>;
@@ -98,17 +116,24 @@ bool register_provider(const std::string& name, ProviderFactory factory);
 // devices in the order `polyinfer providers` and `doctor` list them.
 bool register_indexed_provider(const std::string& name, IndexedProviderFactory factory);
 
-// A provider list entry split once: "vulkan:1" is {"vulkan", 1}, "vulkan" is {"vulkan", -1}.
+// A provider list entry split once: "vulkan:1" is {"vulkan", 1}, "vulkan" is {"vulkan", -1},
+// "cpu:winograd=off:gemm_tile=avx2" is {"cpu", -1, {{"winograd", "off"}, {"gemm_tile",
+// "avx2"}}}. After the name come an optional device index, then options as key=value, each
+// behind a colon.
 struct ProviderName {
   std::string base;
   int index = -1;
+  std::vector<std::pair<std::string, std::string>> options;
+  // "vulkan:1" without the options: the name a session reports the provider by.
+  std::string device_name() const;
 };
-// Throws InvalidArgument on an index that is not a small non-negative number ("vulkan:x").
+// Throws InvalidArgument on an index that is not a small non-negative number ("vulkan:x") and
+// on an option that is not key=value.
 ProviderName parse_provider_name(const std::string& text);
 
-// A new instance of the named provider ("cpu", "vulkan", "vulkan:1"); throws InvalidArgument
-// naming the known providers for an unknown name, and for an index given to a provider that has
-// only one device (cpu).
+// A new instance of the named provider ("cpu", "vulkan", "vulkan:1"; options in the name are
+// not read here); throws InvalidArgument naming the known providers for an unknown name, and for
+// an index given to a provider that has only one device (cpu).
 std::unique_ptr<Provider> create_provider(const std::string& name);
 // Names of all providers built into this binary, in registration order with "cpu" first.
 std::vector<std::string> provider_names();

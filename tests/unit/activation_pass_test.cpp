@@ -13,7 +13,6 @@
 namespace polyinfer {
 namespace {
 
-using cpu::ActKind;
 
 double reference(ActKind k, double x) {
   const double s = 1.0 / (1.0 + std::exp(-x));
@@ -39,7 +38,7 @@ TEST(ActivationPass, SiluAndSigmoidMatchTheFormulaInDouble) {
                      std::to_string(n) + " threads=" + std::to_string(threads));
         std::vector<float> y = inputs(n);
         const std::vector<float> x = y;
-        cpu::FusedActivation act;
+        FusedActivation act;
         act.kind = k;
         fast::activate_in_place(y.data(), n, act, threads);
         for (int64_t i = 0; i < n; ++i) {
@@ -63,7 +62,7 @@ TEST(ActivationPass, SiluAndSigmoidMatchTheFormulaInDouble) {
 TEST(ActivationPass, NanStaysNan) {
   for (ActKind k : {ActKind::Silu, ActKind::Sigmoid}) {
     std::vector<float> y(33, std::numeric_limits<float>::quiet_NaN());
-    cpu::FusedActivation act;
+    FusedActivation act;
     act.kind = k;
     fast::activate_in_place(y.data(), static_cast<int64_t>(y.size()), act, 1);
     for (float v : y) EXPECT_TRUE(std::isnan(v));
@@ -75,7 +74,7 @@ TEST(ActivationPass, OtherKindsAreTheReferenceFormula) {
   for (ActKind k : {ActKind::Relu, ActKind::Clip, ActKind::Tanh, ActKind::Gelu,
                     ActKind::HardSwish}) {
     EXPECT_EQ(fast::activation_pass(k), nullptr);
-    cpu::FusedActivation act;
+    FusedActivation act;
     act.kind = k;
     act.alpha = -0.5f;
     act.beta = 2.f;

@@ -1,14 +1,17 @@
 // The NHWC convolutions of src/providers/cpu/fast/ (direct, Winograd, im2col, stem, pointwise GEMM,
-// depthwise) against the reference kernels (`cpu-ref`): one-node ai.polyinfer NhwcFusedConv models
-// with constant weights over shapes with odd channel counts (block tails), strides, dilations,
-// asymmetric pads, several kernel sizes, a residual Z and each activation the kernels cover.
-// POLYINFER_DIRECT_CONV=1 selects the direct one on any CPU with AVX2 and FMA; Winograd takes 3x3
-// stride-1 cases there by default. On other CPUs the tests skip, saying so.
+// depthwise, grouped) against the reference kernels (`cpu-ref`): one-node ai.polyinfer
+// NhwcFusedConv models with constant weights over shapes with odd channel counts (block tails),
+// strides, dilations, asymmetric pads, several kernel sizes, a residual Z and each activation the
+// kernels cover. Kernel switches (CpuProviderOptions::kernels) force a kernel on or off, as a user
+// would; which kernel takes which shape by default is the choice table's, and the table's rules
+// alone are pinned in cpu_choice_test.cpp. On CPUs without a kernel's ISA the tests skip, saying
+// so.
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
+#include <initializer_list>
 #include <random>
+#include <utility>
 
 #include "gemm_tiles.h"
 #include "model_builder.h"
@@ -39,6 +42,17 @@ struct Case {
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 bool have_avx2() { return fast::avx2::supported(); }
+
+// CPU options with these kernels switched, on GEMM tile `tile`.
+CpuProviderOptions switches(std::initializer_list<std::pair<const char*, KernelSwitch>> kernels,
+                            GemmTile tile = GemmTile::Auto) {
+  CpuProviderOptions o;
+  for (const auto& [name, sw] : kernels) o.kernels[name] = sw;
+  o.gemm_tile = tile;
+  return o;
+}
+constexpr KernelSwitch kOn = KernelSwitch::On;
+constexpr KernelSwitch kOff = KernelSwitch::Off;
 
 // The model: Z (when used) comes from a Relu of an input, so it is an intermediate that dies at
 // the convolution and the executor lends its memory to Y (the in-place residual path).
@@ -85,11 +99,13 @@ std::string model_bytes(const Case& c, Shape* y_shape) {
 }
 
 // The implementation the CPU provider picks for the case's convolution at level 0 ("" when
-// the node is missing from the placement report), with `threads` (0: the session's default).
-std::string conv_impl(const Case& c, int threads = 0) {
+// the node is missing from the placement report), with `threads` (0: the session's default) and
+// CPU options `cpu`.
+std::string conv_impl(const Case& c, int threads = 0, const CpuProviderOptions& cpu = {}) {
   Shape y_shape;
   const std::string bytes = model_bytes(c, &y_shape);
   SessionOptions o;
+  o.cpu = cpu;
   o.optimization_level = 0;
   o.threads = threads;
   Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
@@ -99,13 +115,15 @@ std::string conv_impl(const Case& c, int threads = 0) {
 }
 
 // Runs the case's model on the CPU provider and on `cpu-ref` at each of `thread_counts`; checks
-// that the node ran on `impl` and that the outputs agree.
+// that the node ran on `impl` and that the outputs agree. `cpu`: the CPU provider's options.
 void expect_matches_reference(const Case& c, const std::string& impl,
-                              const std::vector<int>& thread_counts = {1, 2}) {
+                              const std::vector<int>& thread_counts = {1, 2},
+                              const CpuProviderOptions& cpu = {}) {
   Shape y_shape;
   const std::string bytes = model_bytes(c, &y_shape);
   for (int threads : thread_counts) {
     SessionOptions fast, ref;
+    fast.cpu = cpu;
     fast.optimization_level = ref.optimization_level = 0;
     fast.threads = ref.threads = threads;
     ref.providers = {"cpu-ref"};
@@ -133,24 +151,21 @@ void expect_matches_reference(const Case& c, const std::string& impl,
   }
 }
 
-// The direct convolution is opt-in, and Winograd and im2col (which would take the 3x3 stride-1
-// and the strided cases first) are turned off while it runs.
+// The direct convolution is opt-in (switched on), and Winograd and im2col (which would take the
+// 3x3 stride-1 and the strided cases first) are switched off.
+const CpuProviderOptions kDirect =
+    switches({{"direct", kOn}, {"winograd", kOff}, {"im2col", kOff}});
+
 class ConvNhwcTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     if (!have_avx2()) GTEST_SKIP() << "the direct NHWC convolution needs AVX2 and FMA";
-    setenv("POLYINFER_DIRECT_CONV", "1", 1);
-    setenv("POLYINFER_WINOGRAD", "0", 1);
-    setenv("POLYINFER_IM2COL_CONV", "0", 1);
-  }
-  void TearDown() override {
-    unsetenv("POLYINFER_DIRECT_CONV");
-    unsetenv("POLYINFER_WINOGRAD");
-    unsetenv("POLYINFER_IM2COL_CONV");
   }
 };
 
-TEST_P(ConvNhwcTest, MatchesReference) { expect_matches_reference(GetParam(), "fast:avx2-direct"); }
+TEST_P(ConvNhwcTest, MatchesReference) {
+  expect_matches_reference(GetParam(), "fast:avx2-direct", {1, 2}, kDirect);
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, ConvNhwcTest,
@@ -176,39 +191,38 @@ INSTANTIATE_TEST_SUITE_P(
              "LeakyRelu", {0.1f}}),
     [](const auto& info) { return std::string(info.param.name); });
 
-// What the kernel leaves to oneDNN even when forced: 1x1 kernels and fewer than 8 channels.
+// What the kernel leaves to the others even when switched on: 1x1 kernels and fewer than 8
+// channels; and without the switch it takes nothing.
 TEST(ConvNhwcSelection, LeavesPointwiseAndThinInputsToOneDnn) {
   if (!have_avx2()) GTEST_SKIP() << "the direct NHWC convolution needs AVX2 and FMA";
-  setenv("POLYINFER_DIRECT_CONV", "1", 1);
-  setenv("POLYINFER_WINOGRAD", "0", 1);
   for (const Case& c : {Case{"pointwise", {1, 4, 4, 16}, 8, 1, 1, {}, {}, {}, true, false, "", {}},
                         Case{"thin", {1, 6, 6, 3}, 8, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "",
                              {}}}) {
-    EXPECT_NE(conv_impl(c), "fast:avx2-direct") << c.name;
+    EXPECT_NE(conv_impl(c, 0, kDirect), "fast:avx2-direct") << c.name;
   }
-  unsetenv("POLYINFER_DIRECT_CONV");
-  unsetenv("POLYINFER_WINOGRAD");
+  const Case k3{"k3", {1, 6, 6, 16}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false, "", {}};
+  EXPECT_EQ(conv_impl(k3, 0, kDirect), "fast:avx2-direct");
+  EXPECT_NE(conv_impl(k3, 0, switches({{"winograd", kOff}, {"im2col", kOff}})),
+            "fast:avx2-direct");
 }
 
 // Winograd F(2x2, 3x3) (src/providers/cpu/fast/conv_winograd.cpp), the default for 3x3
 // stride-1 convolutions on AVX2 machines: its GEMMs on the 16-column zmm tile where the CPU
-// has AVX-512, and on the ymm one (POLYINFER_AVX512_GEMM=0).
-// POLYINFER_WINOGRAD=1 keeps the shapes of fewer than 64 input channels, which it leaves to
-// oneDNN where that runs AVX-512 (ConvWinogradSelection checks that rule).
+// has AVX-512, and on the ymm one (gemm_tile=avx2). Switched on, it keeps the shapes of fewer
+// than 64 input channels, which it leaves to oneDNN where that runs AVX-512
+// (ConvWinogradSelection checks that rule).
 class ConvWinogradTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     if (!have_avx2()) GTEST_SKIP() << "the Winograd convolution needs AVX2 and FMA";
-    setenv("POLYINFER_WINOGRAD", "1", 1);
   }
-  void TearDown() override { unsetenv("POLYINFER_WINOGRAD"); }
 };
 
 TEST_P(ConvWinogradTest, MatchesReference) {
-  for (const test::GemmTile& tile : test::gemm_tiles()) {
+  for (const test::Tile& tile : test::gemm_tiles()) {
     SCOPED_TRACE(tile.isa);
-    const test::GemmTileScope scope(tile);
-    expect_matches_reference(GetParam(), tile.impl("winograd"));
+    expect_matches_reference(GetParam(), tile.impl("winograd"), {1, 2},
+                             switches({{"winograd", kOn}}, tile.option));
   }
 }
 
@@ -283,27 +297,25 @@ TEST(ConvWinogradSelection, TakesOnly3x3Stride1) {
   } else {
     EXPECT_EQ(few, test::gemm_tiles().back().impl("winograd"));
   }
-  setenv("POLYINFER_WINOGRAD", "1", 1);
-  EXPECT_EQ(conv_impl(c56), test::gemm_tiles().back().impl("winograd"));
-  // Turned off for A/B measurements, the case it would take goes to oneDNN.
-  setenv("POLYINFER_WINOGRAD", "0", 1);
-  EXPECT_EQ(conv_impl(k3).rfind("onednn:", 0), 0u);
-  unsetenv("POLYINFER_WINOGRAD");
+  EXPECT_EQ(conv_impl(c56, 0, switches({{"winograd", kOn}})),
+            test::gemm_tiles().back().impl("winograd"));
+  // Switched off (A/B measurements), the case it would take goes to oneDNN.
+  EXPECT_EQ(conv_impl(k3, 0, switches({{"winograd", kOff}})).rfind("onednn:", 0), 0u);
 }
 
-// im2col + GEMM (src/providers/cpu/fast/conv_im2col.cpp): strided and larger kernels; forced
+// im2col + GEMM (src/providers/cpu/fast/conv_im2col.cpp): strided and larger kernels; switched
 // on where oneDNN's AVX-512 kernels would otherwise take them.
+const CpuProviderOptions kIm2col = switches({{"im2col", kOn}});
+
 class ConvIm2colTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     if (!have_avx2()) GTEST_SKIP() << "the im2col convolution needs AVX2 and FMA";
-    setenv("POLYINFER_IM2COL_CONV", "1", 1);
   }
-  void TearDown() override { unsetenv("POLYINFER_IM2COL_CONV"); }
 };
 
 TEST_P(ConvIm2colTest, MatchesReference) {
-  expect_matches_reference(GetParam(), "fast:avx2-im2col");
+  expect_matches_reference(GetParam(), "fast:avx2-im2col", {1, 2}, kIm2col);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -332,39 +344,37 @@ INSTANTIATE_TEST_SUITE_P(
              "HardSwish", {}}),
     [](const auto& info) { return std::string(info.param.name); });
 
-// What im2col leaves to the others: 1x1 (oneDNN; but see the narrow ones below), 3x3 stride 1
-// (Winograd), stems with few input channels, output channels that are not multiples of 8.
-TEST(ConvIm2colSelection, DeclinesWhatOthersDoBetter) {
+// Switched on, im2col takes every convolution of group 1 with outputs in multiples of 8, also
+// those the table gives others by default (1x1, 3x3 stride 1, stems), and computes them right;
+// by default it steps aside where oneDNN runs AVX-512 kernels.
+TEST(ConvIm2colSelection, SwitchedOnTakesWhatItCanAndMatches) {
   if (!have_avx2()) GTEST_SKIP() << "the im2col convolution needs AVX2 and FMA";
-  setenv("POLYINFER_IM2COL_CONV", "1", 1);  // the shape rules, on AVX-512 machines too
   for (const Case& c :
        {Case{"k1_s2", {1, 9, 9, 16}, 16, 1, 1, {2, 2}, {0, 0, 0, 0}, {}, true, false, "", {}},
         Case{"k3_s1", {1, 9, 9, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}},
-        Case{"stem", {1, 23, 21, 3}, 16, 7, 7, {2, 2}, {3, 3, 3, 3}, {}, true, false, "", {}},
-        Case{"odd_outputs", {1, 6, 6, 16}, 12, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false, "",
-             {}}}) {
-    const std::string impl = conv_impl(c);
-    EXPECT_FALSE(impl.empty()) << c.name;
-    EXPECT_NE(impl, "fast:avx2-im2col") << c.name;
+        Case{"stem", {1, 23, 21, 3}, 16, 7, 7, {2, 2}, {3, 3, 3, 3}, {}, true, false, "", {}}}) {
+    SCOPED_TRACE(c.name);
+    expect_matches_reference(c, "fast:avx2-im2col", {1, 2}, kIm2col);
   }
+  const Case odd{"odd_outputs", {1, 6, 6, 16}, 12, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false, "",
+                 {}};
+  EXPECT_NE(conv_impl(odd, 0, kIm2col), "fast:avx2-im2col");
   const Case k3_s2{"k3_s2", {1, 9, 9, 16}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false, "",
                    {}};
-  EXPECT_EQ(conv_impl(k3_s2), "fast:avx2-im2col");
-  // By default it steps aside where oneDNN runs AVX-512 kernels.
-  unsetenv("POLYINFER_IM2COL_CONV");
+  EXPECT_EQ(conv_impl(k3_s2, 0, kIm2col), "fast:avx2-im2col");
   EXPECT_EQ(conv_impl(k3_s2) == "fast:avx2-im2col", !cpu::onednn::avx512_kernels());
 }
 
 // 1x1 convolutions of at most 16 outputs at unit strides, unpadded: where oneDNN runs AVX-512
 // kernels, im2col takes them with X itself as the GEMM's A (odd pixel counts, several pixel
 // blocks, K in several blocks, a residual, activations), on the 16-column zmm tile and on the
-// ymm one (POLYINFER_AVX512_GEMM=0); elsewhere oneDNN keeps them. Wider,
+// ymm one (gemm_tile=avx2); elsewhere oneDNN keeps them. Wider,
 // padded, strided and thin ones stay with oneDNN everywhere.
 TEST(ConvIm2colNarrowPointwise, TakesThemWhereOneDnnRunsAvx512AndMatches) {
   if (!have_avx2()) GTEST_SKIP() << "the im2col convolution needs AVX2 and FMA";
   const bool avx512 = cpu::onednn::avx512_kernels();
-  for (const test::GemmTile& tile : test::gemm_tiles()) {
-    const test::GemmTileScope scope(tile);
+  for (const test::Tile& tile : test::gemm_tiles()) {
+    const CpuProviderOptions on_tile = switches({}, tile.option);
     const std::string want = tile.impl("im2col");
     for (const Case& c :
          {Case{"m16", {1, 13, 11, 32}, 16, 1, 1, {}, {}, {}, true, false, "Clip", {0, 6}},
@@ -374,9 +384,9 @@ TEST(ConvIm2colNarrowPointwise, TakesThemWhereOneDnnRunsAvx512AndMatches) {
           Case{"k_blocks", {1, 12, 12, 600}, 16, 1, 1, {}, {}, {}, true, false, "HardSwish",
                {}}}) {
       SCOPED_TRACE(std::string(c.name) + ", " + tile.isa);
-      const std::string impl = conv_impl(c);
+      const std::string impl = conv_impl(c, 0, on_tile);
       EXPECT_EQ(impl == want, avx512) << impl;
-      expect_matches_reference(c, impl);
+      expect_matches_reference(c, impl, {1, 2}, on_tile);
     }
   }
   for (const Case& c :
@@ -438,10 +448,9 @@ TEST(ConvPointwiseGemm, TakesDeepOnesAndMatches) {
     EXPECT_FALSE(impl.empty());
     EXPECT_NE(impl, "fast:avx512-pointwise-gemm");
   }
-  setenv("POLYINFER_POINTWISE_GEMM", "0", 1);
-  EXPECT_NE(conv_impl(Case{"off", {1, 9, 9, 256}, 64, 1, 1, {}, {}, {}, true, false, "", {}}, 1),
+  EXPECT_NE(conv_impl(Case{"off", {1, 9, 9, 256}, 64, 1, 1, {}, {}, {}, true, false, "", {}}, 1,
+                      switches({{"pointwise_gemm", kOff}})),
             "fast:avx512-pointwise-gemm");
-  unsetenv("POLYINFER_POINTWISE_GEMM");
 }
 
 // On a 1x1 map (a squeeze-and-excitation block's convolutions: one row per image) the GEMM
@@ -472,27 +481,26 @@ TEST(ConvPointwiseGemm, TakesPooledMapsAtAnyDepthAndThreads) {
   }
   // With the AVX2 tile forced (whole-vector stores), an output count that is not a multiple of
   // 8 is left to oneDNN, and the values are still the reference's.
-  setenv("POLYINFER_AVX512_GEMM", "0", 1);
+  const CpuProviderOptions ymm = switches({}, GemmTile::Avx2);
   const Case m52{"m52_avx2", {2, 1, 1, 208}, 52, 1, 1, {}, {}, {}, true, false, "", {}};
-  const std::string impl = conv_impl(m52, 1);
+  const std::string impl = conv_impl(m52, 1, ymm);
   EXPECT_EQ(impl.find("pointwise-gemm"), std::string::npos) << impl;
-  expect_matches_reference(m52, impl, {1});
-  unsetenv("POLYINFER_AVX512_GEMM");
+  expect_matches_reference(m52, impl, {1}, ymm);
 }
 
 // The AVX2 grouped kernel, with the AVX-512 one (which takes most of these shapes where the CPU
-// has AVX-512) turned off.
+// has AVX-512) switched off.
+const CpuProviderOptions kNoAvx512Grouped = switches({{"grouped_avx512", kOff}});
+
 class ConvGroupedTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     if (!have_avx2()) GTEST_SKIP() << "the grouped convolution needs AVX2 and FMA";
-    setenv("POLYINFER_GROUPED_CONV_AVX512", "0", 1);
   }
-  void TearDown() override { unsetenv("POLYINFER_GROUPED_CONV_AVX512"); }
 };
 
 TEST_P(ConvGroupedTest, MatchesReference) {
-  expect_matches_reference(GetParam(), "fast:avx2-grouped");
+  expect_matches_reference(GetParam(), "fast:avx2-grouped", {1, 2}, kNoAvx512Grouped);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -524,7 +532,6 @@ INSTANTIATE_TEST_SUITE_P(
 // an odd number of 4-channel groups.
 TEST(ConvGroupedSelection, DeclinesOtherGroupSizes) {
   if (!have_avx2()) GTEST_SKIP() << "the grouped convolution needs AVX2 and FMA";
-  setenv("POLYINFER_GROUPED_CONV_AVX512", "0", 1);
   for (const Case& c : {Case{"depthwise", {1, 8, 8, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true,
                              false, "", {}, 16},
                         Case{"thirty_two", {1, 8, 8, 64}, 64, 3, 3, {}, {1, 1, 1, 1}, {}, true,
@@ -532,10 +539,10 @@ TEST(ConvGroupedSelection, DeclinesOtherGroupSizes) {
                         Case{"odd_pairs", {1, 8, 8, 12}, 12, 3, 3, {}, {1, 1, 1, 1}, {}, true,
                              false, "", {}, 3}}) {
     SCOPED_TRACE(c.name);
-    EXPECT_NE(conv_impl(c), "fast:avx2-grouped");
-    expect_matches_reference(c, conv_impl(c));
+    const std::string impl = conv_impl(c, 0, kNoAvx512Grouped);
+    EXPECT_NE(impl, "fast:avx2-grouped");
+    expect_matches_reference(c, impl, {1, 2}, kNoAvx512Grouped);
   }
-  unsetenv("POLYINFER_GROUPED_CONV_AVX512");
 }
 
 class ConvGroupedAvx512Test : public ::testing::TestWithParam<Case> {
@@ -581,7 +588,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return std::string(info.param.name); });
 
 // What the AVX-512 grouped kernel leaves to the others: fewer inputs than outputs per group,
-// windows wider than 7, depthwise; and POLYINFER_GROUPED_CONV_AVX512=0 turns it off.
+// windows wider than 7, depthwise; and its switch turns it off.
 TEST(ConvGroupedAvx512Selection, DeclinesOtherShapesAndTheSwitch) {
   if (!fast::avx512::supported()) GTEST_SKIP() << "the AVX-512 grouped convolution needs AVX-512";
   for (const Case& c : {Case{"two_in_eight_out", {1, 10, 9, 8}, 32, 3, 3, {}, {1, 1, 1, 1}, {},
@@ -596,19 +603,16 @@ TEST(ConvGroupedAvx512Selection, DeclinesOtherShapesAndTheSwitch) {
   }
   const Case eight{"eight", {1, 8, 8, 32}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}, 4};
   EXPECT_EQ(conv_impl(eight), "fast:avx512-grouped");
-  setenv("POLYINFER_GROUPED_CONV_AVX512", "0", 1);
-  EXPECT_EQ(conv_impl(eight), "fast:avx2-grouped");
-  unsetenv("POLYINFER_GROUPED_CONV_AVX512");
+  EXPECT_EQ(conv_impl(eight, 0, kNoAvx512Grouped), "fast:avx2-grouped");
 }
 
 // The convolutions oneDNN runs (pointwise, depthwise) with the activations polyinfer applies
 // after the primitive on AVX-512 CPUs instead of as oneDNN post-ops (onednn::split_activation):
 // with and without a residual, whose sum must come before the activation. 20x20x24 outputs are
 // enough for the pass to split over 2 threads. The packed GEMM and the depthwise kernel, which
-// would take these on such CPUs, are turned off.
+// would take these on such CPUs, are switched off.
 TEST(ConvOnednnActivation, SiluAndSigmoidAfterThePrimitive) {
-  setenv("POLYINFER_POINTWISE_GEMM", "0", 1);
-  setenv("POLYINFER_DEPTHWISE_CONV", "0", 1);
+  const CpuProviderOptions onednn = switches({{"pointwise_gemm", kOff}, {"depthwise", kOff}});
   for (const char* act : {"Silu", "Sigmoid"})
     for (bool z : {false, true})
       for (const Case& c :
@@ -616,23 +620,21 @@ TEST(ConvOnednnActivation, SiluAndSigmoidAfterThePrimitive) {
             Case{"depthwise", {1, 21, 20, 24}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, true, z, act, {},
                  24}}) {
         SCOPED_TRACE(std::string(c.name) + " " + act + (z ? " z" : ""));
-        const std::string impl = conv_impl(c);
+        const std::string impl = conv_impl(c, 0, onednn);
         EXPECT_EQ(impl.rfind("onednn:", 0), 0u) << impl;
         // The pass's name ends the impl exactly where this CPU has one (ActivationPass tests
         // which CPUs those are).
         const char* pass = fast::activation_pass(std::string(act) == "Silu"
-                                                     ? cpu::ActKind::Silu
-                                                     : cpu::ActKind::Sigmoid);
+                                                     ? ActKind::Silu
+                                                     : ActKind::Sigmoid);
         const std::string suffix = pass ? std::string(" + ") + pass : std::string();
         EXPECT_TRUE(impl.size() >= suffix.size() &&
                     impl.compare(impl.size() - suffix.size(), suffix.size(), suffix) == 0)
             << impl;
         EXPECT_EQ(impl.find(" + fast:"), pass ? impl.size() - suffix.size() : std::string::npos)
             << impl;
-        expect_matches_reference(c, impl);
+        expect_matches_reference(c, impl, {1, 2}, onednn);
       }
-  unsetenv("POLYINFER_POINTWISE_GEMM");
-  unsetenv("POLYINFER_DEPTHWISE_CONV");
 }
 
 // The stem convolution (src/providers/cpu/fast/conv_stem.cpp): windows of up to 3x3 over at most
@@ -669,11 +671,10 @@ TEST(ConvStem, TakesThreeByThreeStemsAndMatches) {
     EXPECT_FALSE(impl.empty());
     EXPECT_NE(impl, "fast:avx512-stem");
   }
-  setenv("POLYINFER_STEM_CONV", "0", 1);
   EXPECT_NE(conv_impl(Case{"off", {1, 9, 9, 3}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "",
-                           {}}),
+                           {}},
+                      0, switches({{"stem", kOff}})),
             "fast:avx512-stem");
-  unsetenv("POLYINFER_STEM_CONV");
 }
 
 // The depthwise convolution (src/providers/cpu/fast/conv_depthwise.cpp): one input channel per
@@ -718,11 +719,10 @@ TEST(ConvDepthwise, TakesThreeAndFiveSquareWindowsAndMatches) {
     EXPECT_FALSE(impl.empty());
     EXPECT_NE(impl, "fast:avx512-depthwise");
   }
-  setenv("POLYINFER_DEPTHWISE_CONV", "0", 1);
   EXPECT_NE(conv_impl(Case{"off", {1, 9, 9, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "",
-                           {}, 16}),
+                           {}, 16},
+                      0, switches({{"depthwise", kOff}})),
             "fast:avx512-depthwise");
-  unsetenv("POLYINFER_DEPTHWISE_CONV");
 }
 
 // Strided 1x1 convolutions without padding run on oneDNN as stride-1 convolutions of every
@@ -730,7 +730,7 @@ TEST(ConvDepthwise, TakesThreeAndFiveSquareWindowsAndMatches) {
 // two images, a residual, groups; and the cases that keep the strided primitive (padding, a
 // view oneDNN cannot describe).
 TEST(ConvOnednnStridedPointwise, MatchesReference) {
-  setenv("POLYINFER_IM2COL_CONV", "0", 1);
+  const CpuProviderOptions no_im2col = switches({{"im2col", kOff}});
   for (const Case& c :
        {Case{"stride2_odd", {1, 9, 7, 16}, 24, 1, 1, {2, 2}, {}, {}, true, false, "Relu", {}},
         Case{"stride2_to_one_row", {1, 2, 3, 16}, 8, 1, 1, {2, 2}, {}, {}, true, false, "", {}},
@@ -741,11 +741,10 @@ TEST(ConvOnednnStridedPointwise, MatchesReference) {
         Case{"stride2_padded", {1, 7, 8, 16}, 8, 1, 1, {2, 2}, {1, 0, 1, 1}, {}, true, true,
              "Clip", {0, 6}}}) {
     SCOPED_TRACE(c.name);
-    const std::string impl = conv_impl(c);
+    const std::string impl = conv_impl(c, 0, no_im2col);
     EXPECT_EQ(impl.rfind("onednn:", 0), 0u) << impl;
-    expect_matches_reference(c, impl);
+    expect_matches_reference(c, impl, {1, 2}, no_im2col);
   }
-  unsetenv("POLYINFER_IM2COL_CONV");
 }
 
 }  // namespace

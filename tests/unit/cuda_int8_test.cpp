@@ -23,11 +23,11 @@ using namespace test;
 
 // Runs `m` on cuda and cpu-ref with `feed` and expects equal outputs, and every node of the cuda
 // session on cuda with an implementation of its own ("cuda:..."), the first named `impl` when
-// that is given.
+// that is given. `o` carries the cuda session's provider options.
 void expect_same_as_reference(ModelBuilder& m, const std::map<std::string, Value>& feed,
-                              const std::string& impl = "", int level = 0) {
+                              const std::string& impl = "", int level = 0,
+                              SessionOptions o = {}) {
   const std::string bytes = m.bytes();
-  SessionOptions o;
   o.optimization_level = level;
   o.threads = 1;
   o.providers = {"cuda"};
@@ -98,23 +98,23 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaInt8MatMul, ::testing::ValuesIn(qmatmul_cas
                          [](const auto& info) { return std::string(info.param.name); });
 
 // The plain int8 GEMM kernel, which runs where cuBLASLt has no int8 algorithm for a shape:
-// POLYINFER_CUDA_INT8_GEMM=plain sends every product there.
+// CudaProviderOptions::plain_int8_gemm sends every product there.
 TEST(CudaInt8, PlainGemmMatchesReferenceExactly) {
   PI_SKIP_WITHOUT_CUDA();
-  struct PlainGemm {
-    PlainGemm() { setenv("POLYINFER_CUDA_INT8_GEMM", "plain", 1); }
-    ~PlainGemm() { unsetenv("POLYINFER_CUDA_INT8_GEMM"); }
-  } plain;
+  SessionOptions plain;
+  plain.cuda.plain_int8_gemm = true;
   for (const QConvCase& c : qconv_cases()) {
     if (c.group != 1) continue;
     SCOPED_TRACE(c.name);
     ModelBuilder m = qconv_model(c, 127);
-    expect_same_as_reference(m, {{"x", random_q8(c.x, c.signed_x, 11)}}, "cuda:int8-gemm");
+    expect_same_as_reference(m, {{"x", random_q8(c.x, c.signed_x, 11)}}, "cuda:int8-gemm", 0,
+                             plain);
   }
   for (const QMatMulCase& c : qmatmul_cases()) {
     SCOPED_TRACE(c.name);
     ModelBuilder m = qmatmul_model(c, 127);
-    expect_same_as_reference(m, {{"a", random_q8(c.a, c.signed_a, 11)}}, "cuda:int8-gemm");
+    expect_same_as_reference(m, {{"a", random_q8(c.a, c.signed_a, 11)}}, "cuda:int8-gemm", 0,
+                             plain);
   }
 }
 

@@ -19,7 +19,7 @@ int64_t at(int64_t r, int j, int64_t ldc, int64_t hi) {
 }
 
 // One call of the R-row tile on n columns, output rows ldc floats apart, against plain sums.
-void check(int R, int n, int64_t ldc, int64_t hi, bool with_z, const cpu::FusedActivation* act) {
+void check(int R, int n, int64_t ldc, int64_t hi, bool with_z, const FusedActivation* act) {
   SCOPED_TRACE(::testing::Message() << "hi " << hi << ", rows " << R << ", n " << n
                                     << (with_z ? ", Z" : "") << (act ? ", Relu" : ""));
   test::check_gemm_tile(
@@ -32,11 +32,11 @@ void check(int R, int n, int64_t ldc, int64_t hi, bool with_z, const cpu::FusedA
 TEST(GemmRows16, MatchesPlainSumsInBothLayouts) {
 #ifdef PI_X86_AVX512_GEMM
   if (!fast::avx512::supported()) GTEST_SKIP() << "the zmm tile needs AVX-512";
-  cpu::FusedActivation relu;
-  relu.kind = cpu::ActKind::Relu;
+  FusedActivation relu;
+  relu.kind = ActKind::Relu;
   for (int R = 1; R <= fast::avx512::kTileRows; ++R)
     for (bool with_z : {false, true})
-      for (const cpu::FusedActivation* act : {&relu, static_cast<cpu::FusedActivation*>(nullptr)}) {
+      for (const FusedActivation* act : {&relu, static_cast<FusedActivation*>(nullptr)}) {
         for (int n : {16, 13, 8, 1}) check(R, n, 21, 8, with_z, act);  // contiguous
         for (int n : {16, 8}) check(R, n, 8, 72, with_z, act);           // planes of 8
       }
@@ -51,12 +51,12 @@ TEST(GemmRows16, MatchesPlainSumsInBothLayouts) {
 #ifdef PI_X86_AVX512_GEMM
 template <int kP>
 void check_multi() {
-  cpu::FusedActivation relu;
-  relu.kind = cpu::ActKind::Relu;
+  FusedActivation relu;
+  relu.kind = ActKind::Relu;
   constexpr int64_t kLdc = 69, kK = 13, kW = 16 * kP, kHi = 72;
   for (int R = 1; R <= fast::avx512::multi_rows(kP); ++R)
     for (bool with_z : {false, true})
-      for (const cpu::FusedActivation* act : {&relu, static_cast<cpu::FusedActivation*>(nullptr)})
+      for (const FusedActivation* act : {&relu, static_cast<FusedActivation*>(nullptr)})
         for (int64_t hi : {int64_t{8}, kHi})
           for (int n : {kW, kW - 8, kW - 14, kW - 23}) {
             if (hi != 8 && n % 8 != 0) continue;  // planes take whole 8-column groups

@@ -14,7 +14,7 @@ namespace {
 
 #ifdef PI_X86_AVX512_GEMM
 // One call of the R-row tile on n live columns of a [K][32] panel, against plain sums.
-void check(int R, int n, bool with_z, const cpu::FusedActivation* act) {
+void check(int R, int n, bool with_z, const FusedActivation* act) {
   SCOPED_TRACE(::testing::Message() << "rows " << R << ", n " << n << (with_z ? ", Z" : "")
                                     << (act ? ", HardSwish" : ""));
   constexpr int64_t kLdc = 37;
@@ -28,12 +28,12 @@ void check(int R, int n, bool with_z, const cpu::FusedActivation* act) {
 TEST(GemmRowsNarrow, MatchesPlainSumsForEachLiveWidth) {
 #ifdef PI_X86_AVX512_GEMM
   if (!fast::avx512::supported()) GTEST_SKIP() << "the zmm tile needs AVX-512";
-  cpu::FusedActivation hard_swish;
-  hard_swish.kind = cpu::ActKind::HardSwish;
+  FusedActivation hard_swish;
+  hard_swish.kind = ActKind::HardSwish;
   for (int R = 1; R <= fast::avx512::kTileRows; ++R)
     for (bool with_z : {false, true})
-      for (const cpu::FusedActivation* act :
-           {&hard_swish, static_cast<cpu::FusedActivation*>(nullptr)})
+      for (const FusedActivation* act :
+           {&hard_swish, static_cast<FusedActivation*>(nullptr)})
         for (int n : {24, 21, 17, 16, 9, 8, 5, 1}) check(R, n, with_z, act);
 #else
   GTEST_SKIP() << "the zmm tile is x86-64 code";

@@ -14,7 +14,7 @@ namespace polyinfer {
 namespace {
 
 #ifdef PI_X86_AVX512_GEMM
-void check(int R, int n, int64_t K, bool with_z, const cpu::FusedActivation* act, bool ahead) {
+void check(int R, int n, int64_t K, bool with_z, const FusedActivation* act, bool ahead) {
   SCOPED_TRACE(::testing::Message() << "rows " << R << ", n " << n << ", K " << K
                                     << (with_z ? ", Z" : "") << (act ? ", HardSwish" : "")
                                     << (ahead ? ", fetching ahead" : ""));
@@ -23,7 +23,7 @@ void check(int R, int n, int64_t K, bool with_z, const cpu::FusedActivation* act
   const std::vector<float> next(2 * K * kP);
   const auto tile = [&](const float* a, int64_t lda, const float* b, int64_t k, float* c,
                         int64_t ldc, int64_t hi, const float* bias, const float* z,
-                        const cpu::FusedActivation* f, int cols) {
+                        const FusedActivation* f, int cols) {
     fast::avx512::gemm_rows_pair_for(act)[R](a, lda, b, k, c, ldc, hi, bias, z, f, cols,
                                              ahead ? next.data() : nullptr, ahead ? 2 * k : 0);
   };
@@ -37,12 +37,12 @@ void check(int R, int n, int64_t K, bool with_z, const cpu::FusedActivation* act
 TEST(GemmRowsPair, MatchesPlainSumsOverBothPanels) {
 #ifdef PI_X86_AVX512_GEMM
   if (!fast::avx512::supported()) GTEST_SKIP() << "the zmm tile needs AVX-512";
-  cpu::FusedActivation hard_swish;
-  hard_swish.kind = cpu::ActKind::HardSwish;
+  FusedActivation hard_swish;
+  hard_swish.kind = ActKind::HardSwish;
   for (int R = 1; R <= fast::avx512::kPairRows; ++R)
     for (bool with_z : {false, true})
-      for (const cpu::FusedActivation* act :
-           {&hard_swish, static_cast<cpu::FusedActivation*>(nullptr)})
+      for (const FusedActivation* act :
+           {&hard_swish, static_cast<FusedActivation*>(nullptr)})
         for (int n : {64, 57, 48, 33})
           for (int64_t K : {1, 19})
             for (bool ahead : {false, true}) check(R, n, K, with_z, act, ahead);

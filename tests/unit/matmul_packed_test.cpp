@@ -59,11 +59,11 @@ std::string model(const Case& c) {
   return m.bytes();
 }
 
-// Runs the case on `cpu` and `cpu-ref`; returns the implementation `cpu` picked and checks the
-// outputs agree.
-std::string run_and_compare(const Case& c, int threads) {
+// Runs the case on `cpu` (with `fast`'s CPU options) and `cpu-ref`; returns the implementation
+// `cpu` picked and checks the outputs agree.
+std::string run_and_compare(const Case& c, int threads, SessionOptions fast = {}) {
   const std::string bytes = model(c);
-  SessionOptions fast, ref;
+  SessionOptions ref;
   fast.optimization_level = ref.optimization_level = 0;
   fast.threads = ref.threads = threads;
   ref.providers = {"cpu-ref"};
@@ -93,11 +93,10 @@ class PackedMatMulTest : public ::testing::TestWithParam<Case> {
 };
 
 TEST_P(PackedMatMulTest, MatchesReference) {
-  for (const test::GemmTile& tile : test::gemm_tiles()) {
-    const test::GemmTileScope scope(tile);
+  for (const test::Tile& tile : test::gemm_tiles()) {
     for (int threads : {1, 2, 3}) {
       SCOPED_TRACE(tile.impl("packed") + ", " + std::to_string(threads) + " threads");
-      EXPECT_EQ(run_and_compare(GetParam(), threads), tile.impl("packed"));
+      EXPECT_EQ(run_and_compare(GetParam(), threads, tile.session()), tile.impl("packed"));
     }
   }
 }
@@ -152,9 +151,10 @@ TEST(PackedMatMulSelection, DeclinesWhatItDoesNotCover) {
   EXPECT_FALSE(packed(run_and_compare(
       Case{"c_column", {16, 32}, {32, 16}, false, true, "", {}, true, false, 1.f, 1.f, {16, 1}},
       1)));
-  setenv("POLYINFER_PACKED_MATMUL", "0", 1);
-  EXPECT_FALSE(packed(run_and_compare(Case{"off", {6, 32}, {32, 16}, false, false, "", {}}, 1)));
-  unsetenv("POLYINFER_PACKED_MATMUL");
+  SessionOptions off;
+  off.cpu.kernels["packed_matmul"] = KernelSwitch::Off;
+  EXPECT_FALSE(
+      packed(run_and_compare(Case{"off", {6, 32}, {32, 16}, false, false, "", {}}, 1, off)));
 }
 
 // With the packed kernel off, oneDNN's matmul takes FusedMatMul; SiLU and Sigmoid then run as
@@ -162,19 +162,19 @@ TEST(PackedMatMulSelection, DeclinesWhatItDoesNotCover) {
 // post-ops: either way the reference's values, at 1 and 3 threads (300 x 40 outputs, enough
 // for the pass to split).
 TEST(OnednnMatMulActivation, SiluAndSigmoidMatchTheReference) {
-  setenv("POLYINFER_PACKED_MATMUL", "0", 1);
+  SessionOptions off;
+  off.cpu.kernels["packed_matmul"] = KernelSwitch::Off;
   for (const char* act : {"Silu", "Sigmoid"})
     for (int threads : {1, 3}) {
       SCOPED_TRACE(std::string(act) + ", " + std::to_string(threads) + " threads");
       const std::string impl =
-          run_and_compare(Case{"onednn", {300, 50}, {50, 40}, true, true, act, {}}, threads);
+          run_and_compare(Case{"onednn", {300, 50}, {50, 40}, true, true, act, {}}, threads, off);
       EXPECT_EQ(impl.rfind("onednn:", 0), 0u) << impl;
       const char* pass = fast::activation_pass(std::string(act) == "Silu"
-                                                   ? cpu::ActKind::Silu
-                                                   : cpu::ActKind::Sigmoid);
+                                                   ? ActKind::Silu
+                                                   : ActKind::Sigmoid);
       EXPECT_EQ(impl.find(" + fast:avx512-") != std::string::npos, pass != nullptr) << impl;
     }
-  unsetenv("POLYINFER_PACKED_MATMUL");
 }
 
 // One row's sums are formed in blocks of K (one_row): sequentially in float32, 4000 products of
@@ -188,9 +188,8 @@ TEST(PackedMatMulOneRow, SumsInBlocksStayCloseToTheExactDot) {
   m.initializer("b", {K, N}, std::vector<float>(static_cast<size_t>(K * N), 0.1f));
   m.node("MatMul", {"a", "b"}, {"y"}, "mm");
   const std::string bytes = m.bytes();
-  for (const test::GemmTile& tile : test::gemm_tiles()) {
-    const test::GemmTileScope scope(tile);
-    SessionOptions o;
+  for (const test::Tile& tile : test::gemm_tiles()) {
+    SessionOptions o = tile.session();
     o.optimization_level = 0;
     Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
     ASSERT_EQ(s.placement().nodes.at(0).impl, tile.impl("packed"));

@@ -140,10 +140,9 @@ TEST(OptAttention, LevelThreeOnlyAndTheWholeOptimizer) {
 
 // The session at level 3 on `cpu` (the fast kernel, or the reference where it declines) against
 // the unfused graph on cpu-ref.
-std::string fast_vs_reference(const Block& c, int threads) {
+std::string fast_vs_reference(const Block& c, int threads, SessionOptions o = {}) {
   const std::string bytes = attention_block(c).bytes();
   const auto in = test::random_inputs(bytes);
-  SessionOptions o;
   o.threads = threads;
   o.optimization_level = 3;
   Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
@@ -165,13 +164,12 @@ TEST(FastAttention, MatchesTheUnfusedGraph) {
   cases[3].B = 1, cases[3].Sq = 128, cases[3].Sk = 128, cases[3].H = 2, cases[3].D = 64;
   cases[3].Dv = 64;
   cases[4].Sq = 50, cases[4].Sk = 1, cases[4].scale = "";
-  for (const test::GemmTile& tile : test::gemm_tiles()) {
-    const test::GemmTileScope scope(tile);
+  for (const test::Tile& tile : test::gemm_tiles()) {
     for (size_t i = 0; i < cases.size(); ++i)
       for (int threads : {1, 2, 3}) {
         SCOPED_TRACE(tile.impl("attention") + ", case " + std::to_string(i) + ", " +
                      std::to_string(threads) + " threads");
-        EXPECT_EQ(fast_vs_reference(cases[i], threads), tile.impl("attention"));
+        EXPECT_EQ(fast_vs_reference(cases[i], threads, tile.session()), tile.impl("attention"));
       }
   }
 }
@@ -181,9 +179,9 @@ TEST(FastAttention, HandsTheReferenceWhatItDoesNotCover) {
   Block c;
   c.Dv = 6;  // not a multiple of 8: declined at run time
   EXPECT_EQ(fast_vs_reference(c, 2), "reference (fast path declined)");
-  setenv("POLYINFER_FAST_ATTENTION", "0", 1);
-  EXPECT_EQ(fast_vs_reference(Block{}, 1), "reference");
-  unsetenv("POLYINFER_FAST_ATTENTION");
+  SessionOptions off;
+  off.cpu.kernels["attention"] = KernelSwitch::Off;
+  EXPECT_EQ(fast_vs_reference(Block{}, 1, off), "reference");
 }
 
 // The operator itself, as a model may hold it: no scale attribute means 1/sqrt(D).
@@ -200,10 +198,9 @@ TEST(FastAttention, DefaultScaleIsOneOverRootHeadSize) {
   test::set_int(test::last_node(b), "kv_num_heads", 2);
   const std::string bytes = b.bytes();
   const auto in = test::random_inputs(bytes);
-  SessionOptions o;
-  o.optimization_level = 0;
-  for (const test::GemmTile& tile : test::gemm_tiles()) {
-    const test::GemmTileScope scope(tile);
+  for (const test::Tile& tile : test::gemm_tiles()) {
+    SessionOptions o = tile.session();
+    o.optimization_level = 0;
     Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
     EXPECT_LE(test::max_rel_diff(s.run(in), test::run_model(bytes, 0, in)), 2e-6);
     EXPECT_EQ(s.placement().nodes.at(0).impl, tile.impl("attention"));

@@ -1,4 +1,4 @@
-// Placement rules 2-5 of docs/DESIGN.md, checked with a fake second provider that runs only Neg
+// Placement rules 2-5 of docs/design.md, checked with a fake second provider that runs only Neg
 // on a device of its own, and a provider that is never usable.
 #include <gtest/gtest.h>
 

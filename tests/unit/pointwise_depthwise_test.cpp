@@ -1,7 +1,7 @@
 // ai.polyinfer NhwcPointwiseDepthwiseConv: the optimizer's fusion of a 1x1 convolution into the
 // 3x3 depthwise convolution that reads it (opt/pointwise_depthwise_fusion.cpp), the fused AVX2
 // kernel (providers/cpu/fast/conv_pointwise_depthwise.cpp) and the split form that runs the two
-// convolutions on their own kernels (providers/cpu/ops/pointwise_depthwise.cpp), each against
+// convolutions on their own kernels (providers/cpu/reference/pointwise_depthwise.cpp), each against
 // the reference kernels (`cpu-ref`).
 #include <gtest/gtest.h>
 
@@ -44,14 +44,14 @@ void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 // The activation pass the fused kernel runs for the activation named `act` on this CPU (SiLU and
 // Sigmoid where it has AVX-512), or null where the kernel's own epilogue applies it.
 const char* pass_for(const std::string& act) {
-  if (act == "Silu") return fast::activation_pass(cpu::ActKind::Silu);
-  if (act == "Sigmoid") return fast::activation_pass(cpu::ActKind::Sigmoid);
+  if (act == "Silu") return fast::activation_pass(ActKind::Silu);
+  if (act == "Sigmoid") return fast::activation_pass(ActKind::Sigmoid);
   return nullptr;
 }
 
 // The impl the fused kernel reports for `c` on GEMM tile `tile`: its name, then each pass it
 // runs.
-std::string fused_impl(const Case& c, const test::GemmTile& tile) {
+std::string fused_impl(const Case& c, const test::Tile& tile) {
   std::string s = tile.impl("pointwise-depthwise");
   for (const char* act : {c.act1, c.act2})
     if (const char* pass = pass_for(act)) s += std::string(" + ") + pass;
@@ -90,8 +90,7 @@ std::string fused_model(const Case& c, Shape* y_shape) {
 }
 
 Tensor run(const std::string& bytes, const std::vector<std::string>& providers, int threads,
-           const Tensor& x, std::string* impl) {
-  SessionOptions o;
+           const Tensor& x, std::string* impl, SessionOptions o = {}) {
   o.optimization_level = 0;
   o.threads = threads;
   o.providers = providers;
@@ -114,20 +113,20 @@ TEST_P(PointwiseDepthwiseKernel, FusedAndSplitMatchTheReference) {
   EXPECT_EQ(ref_impl, "reference + reference");
   // The fused kernel where the CPU has AVX2, its expansion on each GEMM tile (the zmm one
   // where the CPU has AVX-512), then the split form on the fast kernels.
-  std::vector<std::pair<const char*, const test::GemmTile*>> variants;
-  const std::vector<test::GemmTile> tiles = test::gemm_tiles();
+  std::vector<std::pair<bool, const test::Tile*>> variants;
+  const std::vector<test::Tile> tiles = test::gemm_tiles();
   if (have_avx2())
-    for (const test::GemmTile& tile : tiles) variants.push_back({"1", &tile});
-  variants.push_back({"0", &tiles.back()});
-  for (const auto& [env, tile] : variants) {
-    setenv("POLYINFER_FUSED_DEPTHWISE", env, 1);
-    const test::GemmTileScope scope(*tile);
-    const std::string impl = std::string(env) == "1" && c.fusable ? fused_impl(c, *tile) : "";
+    for (const test::Tile& tile : tiles) variants.push_back({true, &tile});
+  variants.push_back({false, &tiles.back()});
+  for (const auto& [fused, tile] : variants) {
+    SessionOptions o = tile->session();
+    if (!fused) o.cpu.kernels["pointwise_depthwise"] = KernelSwitch::Off;
+    const std::string impl = fused && c.fusable ? fused_impl(c, *tile) : "";
     for (int threads : {1, 2, 3}) {
-      SCOPED_TRACE(std::string("POLYINFER_FUSED_DEPTHWISE=") + env + ", " + tile->isa +
-                   " tile, threads " + std::to_string(threads));
+      SCOPED_TRACE(std::string("pointwise_depthwise=") + (fused ? "auto" : "off") + ", " +
+                   tile->isa + " tile, threads " + std::to_string(threads));
       std::string ran;
-      const Tensor got = run(bytes, {"cpu"}, threads, x, &ran);
+      const Tensor got = run(bytes, {"cpu"}, threads, x, &ran, o);
       if (!impl.empty())
         EXPECT_EQ(ran, impl);
       else
@@ -140,7 +139,6 @@ TEST_P(PointwiseDepthwiseKernel, FusedAndSplitMatchTheReference) {
             << "at flat index " << i;
     }
   }
-  unsetenv("POLYINFER_FUSED_DEPTHWISE");
 }
 
 INSTANTIATE_TEST_SUITE_P(

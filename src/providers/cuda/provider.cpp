@@ -76,6 +76,18 @@ class CudaProvider final : public RegistryProvider {
     state();  // loads the plugin, whose kernels then register
     return RegistryProvider::kernels();
   }
+  std::vector<ProviderOptionInfo> option_list() const override {
+    return {{"plain_int8_gemm", "on|off",
+             "int8 products on polyinfer's plain GEMM instead of cuBLASLt, every shape"}};
+  }
+  void set_option(ProviderOptions& options, const std::string& key,
+                  const std::string& value) const override {
+    PI_CHECK(key == "plain_int8_gemm", InvalidArgument, "cuda has no option '", key,
+             "'; it takes plain_int8_gemm");
+    PI_CHECK(value == "on" || value == "off", InvalidArgument, "cuda option ", key, "=", value,
+             ": the value must be on or off");
+    options.cuda.plain_int8_gemm = value == "on";
+  }
 
  protected:
   std::string kernel_provider() const override { return "cuda"; }

@@ -28,22 +28,22 @@ PI_AVX512 void sigmoid_family16(float* y, int64_t n) {
 
 }  // namespace
 
-const char* activation_pass(cpu::ActKind kind) {
+const char* activation_pass(ActKind kind) {
 #ifdef PI_X86_AVX512
-  if (avx512::supported() && kind == cpu::ActKind::Silu) return "fast:avx512-silu";
-  if (avx512::supported() && kind == cpu::ActKind::Sigmoid) return "fast:avx512-sigmoid";
+  if (avx512::supported() && kind == ActKind::Silu) return "fast:avx512-silu";
+  if (avx512::supported() && kind == ActKind::Sigmoid) return "fast:avx512-sigmoid";
 #endif
   (void)kind;
   return nullptr;
 }
 
-void activate_in_place(float* y, int64_t n, const cpu::FusedActivation& act, int threads) {
-  if (act.kind == cpu::ActKind::None || n <= 0) return;
+void activate_in_place(float* y, int64_t n, const FusedActivation& act, int threads) {
+  if (act.kind == ActKind::None || n <= 0) return;
   // Transcendental work per element: worth threads from a quarter of the usual grain.
   parallel_for(n, threads, kGrain / 4, [&](int64_t b, int64_t e) {
 #ifdef PI_X86_AVX512
     if (activation_pass(act.kind)) {
-      if (act.kind == cpu::ActKind::Silu) return sigmoid_family16<true>(y + b, e - b);
+      if (act.kind == ActKind::Silu) return sigmoid_family16<true>(y + b, e - b);
       return sigmoid_family16<false>(y + b, e - b);
     }
 #endif

@@ -2,26 +2,24 @@
 // library kernel that computed the values without it.
 //
 // Why a separate pass can beat a fused epilogue: oneDNN 2.6's AVX-512 convolutions (brgconv,
-// brdgmm) apply transcendental post-ops at 0.4-0.8 ns per element on a Zen 4 core, against a
-// convolution of MobileNet/EfficientNet size that costs ~0.5 ns per output element itself: a
-// SiLU post-op more than doubled a 1x1 convolution's time. The pass below runs SiLU and Sigmoid
-// at ~0.2 ns per element over an output still in L2/L3 (docs/kernels.md, "Activations after
-// oneDNN").
+// brdgmm) apply transcendental post-ops slowly, at about what a mobile model's convolution
+// costs per output element itself; the pass below runs SiLU and Sigmoid in a fraction of that
+// over an output still in L2/L3 (docs/kernels.md has the figures).
 #pragma once
 
 #include <cstdint>
 
-#include "providers/cpu/ops/fused_activation.h"
+#include "ops/activation.h"
 
 namespace polyinfer::fast {
 
 // The pass's implementation name for `kind` on this CPU ("fast:avx512-silu"), or null where it
 // has no vector code for it (it has for Silu and Sigmoid on AVX-512): activate_in_place is then
 // correct but no faster than a fused epilogue.
-const char* activation_pass(cpu::ActKind kind);
+const char* activation_pass(ActKind kind);
 
 // y[i] = act(y[i]) for i in [0, n), split over up to `threads` OpenMP threads. Values agree with
 // FusedActivation::apply within the fast kernels' tolerance (fast_unary_test.cpp); NaN stays NaN.
-void activate_in_place(float* y, int64_t n, const cpu::FusedActivation& act, int threads);
+void activate_in_place(float* y, int64_t n, const FusedActivation& act, int threads);
 
 }  // namespace polyinfer::fast

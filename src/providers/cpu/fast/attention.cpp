@@ -17,15 +17,13 @@
 // scaled and run through a softmax, and the tile computes the rows of Y from the probabilities
 // and V's panels, written straight into the head's columns of Y. Heads are tasks taken by
 // whichever thread is free. W is 16 on avx2_util.h's 6x16 ymm tile, 32 on avx512_gemm.h's 8x32
-// zmm tile where the CPU has AVX-512 (with a 16-lane softmax): on a Zen 4 core, BERT-base's 12
-// attention nodes 8.3 -> 7.3 ms at 1 thread (3 alternated runs), ~90 GFLOP/s.
+// zmm tile where the GEMM runs zmm tiles (with a 16-lane softmax).
 //
 // Anything else (masks, a cache, causal, other dtypes or ranks, grouped heads) is the reference
-// kernel's (ops/attention.cpp), chosen at creation where the attributes say so and at run time
+// kernel's (reference/attention.cpp), chosen at creation where the attributes say so and at run time
 // where the shapes do.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -34,6 +32,7 @@
 #include "providers/cpu/fast/avx512_gemm.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
+#include "providers/cpu/fast/packed_gemm.h"
 
 namespace polyinfer::fast {
 namespace {
@@ -192,12 +191,10 @@ PI_AVX2 void run_head(const Plan& p, const Tile& tile, int64_t b, int64_t h) {
   }
 }
 
-// The widest tile this CPU runs; POLYINFER_AVX512_GEMM=0 keeps the AVX2 one on an AVX-512 CPU
-// (tests, A/B runs), as for the packed MatMul.
-Tile best_tile() {
+// The widest tile the options allow on this CPU (as for the packed MatMul: packed_gemm.h).
+Tile best_tile(const CpuProviderOptions& options) {
 #ifdef PI_X86_AVX512_GEMM
-  const char* wide = std::getenv("POLYINFER_AVX512_GEMM");
-  if (avx512::supported() && !(wide && std::strcmp(wide, "0") == 0))
+  if (PackedGemm::wide(options))
     return {avx512::kPanel, avx512::gemm_rows_for(nullptr), avx512::row_tiles, softmax_scaled16};
 #endif
   // Fetching ahead pays even here (~4% of the blocks): packed keys and values together take
@@ -211,7 +208,7 @@ class FastAttention final : public Kernel {
  public:
   explicit FastAttention(const KernelInfo& info)
       : ref_(info, "Attention", 23) {
-    require_avx2_kernel(info, "fast attention", "POLYINFER_FAST_ATTENTION");
+    require_avx2_kernel(info, "fast attention");
     require_float_input(info, 0);
     for (size_t i = 3; i < info.num_inputs(); ++i)
       if (info.has_input(i)) info.unsupported("fast attention: a mask or a key/value cache");
@@ -224,7 +221,7 @@ class FastAttention final : public Kernel {
       info.unsupported("fast attention: 3-D inputs with as many key/value heads as query heads");
     if (info.has_attr("scale")) scale_ = info.attr_float("scale");
 #ifdef PI_X86_AVX2
-    tile_ = best_tile();
+    tile_ = best_tile(info.options().cpu);
 #endif
   }
 
@@ -273,8 +270,8 @@ class FastAttention final : public Kernel {
 #endif
 };
 
-PI_REGISTER_KERNEL_TIER("cpu", "", Attention, 23, 23, FastAttention, Fast);
-PI_REGISTER_KERNEL_TIER("cpu", "ai.polyinfer", Attention, 1, 1, FastAttention, Fast);
+PI_CPU_CANDIDATE("", Attention, 23, 23, "attention", FastAttention);
+PI_CPU_CANDIDATE("ai.polyinfer", Attention, 1, 1, "attention", FastAttention);
 
 }  // namespace
 }  // namespace polyinfer::fast

@@ -10,27 +10,27 @@
 
 #include "polyinfer/status.h"
 #include "providers/cpu/fast/math_coefficients.h"
-#include "providers/cpu/ops/fused_activation.h"
+#include "ops/activation.h"
 
 namespace polyinfer::fast::avx2 {
 
 // Whether activate() covers `kind`: the activations fused into a convolution that these kernels
 // apply in registers before the store.
-inline bool covers(cpu::ActKind kind) {
-  return kind == cpu::ActKind::None || kind == cpu::ActKind::Relu ||
-         kind == cpu::ActKind::Clip || kind == cpu::ActKind::LeakyRelu ||
-         kind == cpu::ActKind::Gelu || kind == cpu::ActKind::Sigmoid ||
-         kind == cpu::ActKind::Silu || kind == cpu::ActKind::HardSigmoid ||
-         kind == cpu::ActKind::HardSwish;
+inline bool covers(ActKind kind) {
+  return kind == ActKind::None || kind == ActKind::Relu ||
+         kind == ActKind::Clip || kind == ActKind::LeakyRelu ||
+         kind == ActKind::Gelu || kind == ActKind::Sigmoid ||
+         kind == ActKind::Silu || kind == ActKind::HardSigmoid ||
+         kind == ActKind::HardSwish;
 }
 
-// f(std::integral_constant<cpu::ActKind, K>{}) for an activation known only at run time: the
+// f(std::integral_constant<ActKind, K>{}) for an activation known only at run time: the
 // one place where a kind becomes a template argument (so an epilogue applies it without a
 // dispatch per vector), for the kinds covers() accepts. Kernels refuse the others when they are
 // created, so one here is a bug: an Internal error naming `who`.
 template <class F>
-auto with_activation(cpu::ActKind kind, const char* who, F&& f) {
-  using A = cpu::ActKind;
+auto with_activation(ActKind kind, const char* who, F&& f) {
+  using A = ActKind;
   switch (kind) {
     case A::None: return f(std::integral_constant<A, A::None>{});
     case A::Relu: return f(std::integral_constant<A, A::Relu>{});
@@ -162,30 +162,30 @@ PI_AVX2 inline __m256 gelu8(__m256 x) {
 }
 
 // activate() for an activation known at compile time, so loops can hoist the dispatch.
-template <cpu::ActKind K>
-PI_AVX2 inline __m256 activate_as(__m256 v, const cpu::FusedActivation& a) {
-  if constexpr (K == cpu::ActKind::Relu) {
+template <ActKind K>
+PI_AVX2 inline __m256 activate_as(__m256 v, const FusedActivation& a) {
+  if constexpr (K == ActKind::Relu) {
     // max(v, 0) returns 0 for NaN, as the reference's x > 0 ? x : 0 does
     return _mm256_max_ps(v, _mm256_setzero_ps());
-  } else if constexpr (K == cpu::ActKind::Clip) {
+  } else if constexpr (K == ActKind::Clip) {
     // operands ordered so a NaN passes through, as in the reference
     return _mm256_min_ps(_mm256_set1_ps(a.beta), _mm256_max_ps(_mm256_set1_ps(a.alpha), v));
-  } else if constexpr (K == cpu::ActKind::LeakyRelu) {
+  } else if constexpr (K == ActKind::LeakyRelu) {
     const __m256 ge = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GE_OQ);
     return _mm256_blendv_ps(_mm256_mul_ps(v, _mm256_set1_ps(a.alpha)), v, ge);
-  } else if constexpr (K == cpu::ActKind::Gelu) {
+  } else if constexpr (K == ActKind::Gelu) {
     return gelu8(v);
-  } else if constexpr (K == cpu::ActKind::Sigmoid) {
+  } else if constexpr (K == ActKind::Sigmoid) {
     const __m256 one = _mm256_set1_ps(1.f);
     return _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), v))));
-  } else if constexpr (K == cpu::ActKind::Silu) {  // x * sigmoid(x), as x / (1 + exp(-x))
+  } else if constexpr (K == ActKind::Silu) {  // x * sigmoid(x), as x / (1 + exp(-x))
     const __m256 one = _mm256_set1_ps(1.f);
     return _mm256_div_ps(v, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), v))));
-  } else if constexpr (K == cpu::ActKind::HardSigmoid) {
+  } else if constexpr (K == ActKind::HardSigmoid) {
     // operands ordered so a NaN passes through, as in the reference
     const __m256 y = _mm256_fmadd_ps(_mm256_set1_ps(a.alpha), v, _mm256_set1_ps(a.beta));
     return _mm256_min_ps(_mm256_set1_ps(1.f), _mm256_max_ps(_mm256_setzero_ps(), y));
-  } else if constexpr (K == cpu::ActKind::HardSwish) {
+  } else if constexpr (K == ActKind::HardSwish) {
     const __m256 y = _mm256_add_ps(_mm256_div_ps(v, _mm256_set1_ps(6.f)), _mm256_set1_ps(0.5f));
     return _mm256_mul_ps(
         v, _mm256_min_ps(_mm256_set1_ps(1.f), _mm256_max_ps(_mm256_setzero_ps(), y)));
@@ -196,16 +196,16 @@ PI_AVX2 inline __m256 activate_as(__m256 v, const cpu::FusedActivation& a) {
 
 // Per vector, for loops that dispatch once per call (a lambda for with_activation would need
 // the AVX2 attribute); an activation covers() rejects is returned as it is.
-PI_AVX2 inline __m256 activate(__m256 v, const cpu::FusedActivation& a) {
+PI_AVX2 inline __m256 activate(__m256 v, const FusedActivation& a) {
   switch (a.kind) {
-    case cpu::ActKind::Relu: return activate_as<cpu::ActKind::Relu>(v, a);
-    case cpu::ActKind::Clip: return activate_as<cpu::ActKind::Clip>(v, a);
-    case cpu::ActKind::LeakyRelu: return activate_as<cpu::ActKind::LeakyRelu>(v, a);
-    case cpu::ActKind::Gelu: return activate_as<cpu::ActKind::Gelu>(v, a);
-    case cpu::ActKind::Sigmoid: return activate_as<cpu::ActKind::Sigmoid>(v, a);
-    case cpu::ActKind::Silu: return activate_as<cpu::ActKind::Silu>(v, a);
-    case cpu::ActKind::HardSigmoid: return activate_as<cpu::ActKind::HardSigmoid>(v, a);
-    case cpu::ActKind::HardSwish: return activate_as<cpu::ActKind::HardSwish>(v, a);
+    case ActKind::Relu: return activate_as<ActKind::Relu>(v, a);
+    case ActKind::Clip: return activate_as<ActKind::Clip>(v, a);
+    case ActKind::LeakyRelu: return activate_as<ActKind::LeakyRelu>(v, a);
+    case ActKind::Gelu: return activate_as<ActKind::Gelu>(v, a);
+    case ActKind::Sigmoid: return activate_as<ActKind::Sigmoid>(v, a);
+    case ActKind::Silu: return activate_as<ActKind::Silu>(v, a);
+    case ActKind::HardSigmoid: return activate_as<ActKind::HardSigmoid>(v, a);
+    case ActKind::HardSwish: return activate_as<ActKind::HardSwish>(v, a);
     default: return v;
   }
 }
@@ -221,14 +221,13 @@ inline constexpr int64_t kGemmPrefetch = 32;
 // `bias` (16 floats) or null for zeros; `z`, laid out as c, added before the activation, or
 // null (z may be c itself: a sum continued over a further block of K). The activation is
 // known at compile time (`act` holds its parameters; null for ActKind::None): dispatched per
-// vector in the epilogue it cost MobileNetV2's expansion layers (K = 16-24) ~6%.
+// vector in the epilogue it slowed short-K layers (docs/kernels.md).
 // kPrefetch fetches B's line kGemmPrefetch steps ahead, for a B that comes from memory; a B
-// that stays in L1 (a small K, reused by every tile) only loses load slots to it (another ~5%
-// of those layers).
-template <int R, cpu::ActKind kAct, bool kPrefetch>
+// that stays in L1 (a small K, reused by every tile) only loses load slots to it.
+template <int R, ActKind kAct, bool kPrefetch>
 PI_AVX2 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, float* c,
                        int64_t ldc, int64_t hi, const float* bias, const float* z,
-                       const cpu::FusedActivation* act, int n) {
+                       const FusedActivation* act, int n) {
   __m256 acc[R][2];
   const __m256 b0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
   const __m256 b1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
@@ -238,8 +237,8 @@ PI_AVX2 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, f
     acc[r][1] = b1;
   }
   for (int64_t k = 0; k < K; ++k) {
-    // A hint: past B's end it is dropped. BERT-base's weights come from memory once per run;
-    // without it the hardware prefetcher left its GEMMs at 84% of the FMA peak, with it 88-90%.
+    // A hint: past B's end it is dropped. Weights read once per run come from memory, where
+    // the hardware prefetcher alone leaves the tile short of the FMA peak (docs/kernels.md).
     if constexpr (kPrefetch)
       _mm_prefetch(reinterpret_cast<const char*>(b + (k + kGemmPrefetch) * 16), _MM_HINT_T0);
     const __m256 w0 = _mm256_load_ps(b + k * 16), w1 = _mm256_load_ps(b + k * 16 + 8);
@@ -256,7 +255,7 @@ PI_AVX2 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, f
       acc[r][0] = _mm256_add_ps(acc[r][0], _mm256_loadu_ps(z + r * ldc));
       if (n > 8) acc[r][1] = _mm256_add_ps(acc[r][1], _mm256_loadu_ps(z + r * ldc + hi));
     }
-    if constexpr (kAct != cpu::ActKind::None) {
+    if constexpr (kAct != ActKind::None) {
       acc[r][0] = activate_as<kAct>(acc[r][0], *act);
       acc[r][1] = activate_as<kAct>(acc[r][1], *act);
     }
@@ -266,11 +265,11 @@ PI_AVX2 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, f
 }
 
 using GemmRowsFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t,
-                            int64_t, const float*, const float*, const cpu::FusedActivation*,
+                            int64_t, const float*, const float*, const FusedActivation*,
                             int);
 
 // gemm_rows<R, kAct, kPrefetch> by R (index 0 unused).
-template <cpu::ActKind kAct, bool kPrefetch>
+template <ActKind kAct, bool kPrefetch>
 inline constexpr GemmRowsFn kGemmRowsAs[7] = {
     nullptr,
     gemm_rows<1, kAct, kPrefetch>,
@@ -281,7 +280,7 @@ inline constexpr GemmRowsFn kGemmRowsAs[7] = {
     gemm_rows<6, kAct, kPrefetch>};
 
 template <bool kPrefetch>
-const GemmRowsFn* gemm_rows_as(cpu::ActKind kind) {
+const GemmRowsFn* gemm_rows_as(ActKind kind) {
   return with_activation(kind, "gemm_rows", [](auto k) -> const GemmRowsFn* {
     return kGemmRowsAs<decltype(k)::value, kPrefetch>;
   });
@@ -289,8 +288,8 @@ const GemmRowsFn* gemm_rows_as(cpu::ActKind kind) {
 
 // The tiles by row count (index 0 unused) for activation `act` (null: none), one that covers()
 // accepts, with B fetched ahead or not.
-inline const GemmRowsFn* gemm_rows_for(const cpu::FusedActivation* act, bool prefetch) {
-  const cpu::ActKind kind = act ? act->kind : cpu::ActKind::None;
+inline const GemmRowsFn* gemm_rows_for(const FusedActivation* act, bool prefetch) {
+  const ActKind kind = act ? act->kind : ActKind::None;
   return prefetch ? gemm_rows_as<true>(kind) : gemm_rows_as<false>(kind);
 }
 

@@ -2,13 +2,11 @@
 // registers, for kernels that pack their weights [N/32][K][32] where the CPU has AVX-512, and
 // gemm_rows16 for the AVX2 tile's own 16-column panels (below).
 //
-// Why: on a Zen 4 core (AVX-512 split into two 256-bit halves, so the same FMA peak as AVX2)
-// BERT-base's GEMMs ran at ~92% of the FMA peak on the 6x16 ymm tile with weights coming from
-// memory, and at ~96-99% with everything in L1. A tile of up to 8 rows x 32 columns reads each
-// panel line once per 16 FMAs instead of once per 12 and each row's broadcast once per two
-// zmm FMAs, and the first row tile of a panel asks the memory for a line every 16 cycles
-// instead of every 6: standalone, over BERT-base's 72 weight matrices, it ran 4-10% faster
-// than the ymm tile, alternated in one process.
+// Why: the 6x16 ymm tile falls short of the FMA peak when its weights come from memory. A tile
+// of up to 8 rows x 32 columns reads each panel line once per 16 FMAs instead of once per 12
+// and each row's broadcast once per two zmm FMAs, and the first row tile of a panel asks the
+// memory for a line every 16 cycles instead of every 6: it runs a transformer's GEMMs faster,
+// even on a Zen 4 core, whose FMA peak is AVX2's (docs/kernels.md has the figures).
 #pragma once
 
 #include "providers/cpu/fast/avx512_math.h"
@@ -33,33 +31,33 @@ inline __mmask16 lanes16(int k) {
 
 // One vector of a tile's epilogue: c[0, 16) = act(v + z[0, 16)) for the `live` lanes; z null
 // for none. All lanes live (the common case) go without masks: a masked load or store costs
-// more on Zen 4 (the grouped and depthwise kernels measured up to 1.5x in their loops).
-template <cpu::ActKind kAct>
+// more on Zen 4 (docs/kernels.md).
+template <ActKind kAct>
 PI_AVX512 inline __attribute__((always_inline)) void store16(__m512 v, float* c, const float* z,
                                                              __mmask16 live,
-                                                             const cpu::FusedActivation* act) {
+                                                             const FusedActivation* act) {
   if (live == kAll) {
     if (z) v = _mm512_add_ps(v, _mm512_loadu_ps(z));
-    if constexpr (kAct != cpu::ActKind::None) v = activate_as<kAct>(v, *act);
+    if constexpr (kAct != ActKind::None) v = activate_as<kAct>(v, *act);
     _mm512_storeu_ps(c, v);
     return;
   }
   if (z) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(live, z));
-  if constexpr (kAct != cpu::ActKind::None) v = activate_as<kAct>(v, *act, live);
+  if constexpr (kAct != ActKind::None) v = activate_as<kAct>(v, *act, live);
   _mm512_mask_storeu_ps(c, live, v);
 }
 
 // One vector into two planes of 8 columns (avx2::gemm_rows's `hi` layout): c[0, 8) and, when
 // `both`, c[hi, hi + 8) = act(v + z at the same places); z null for none. The halves are
-// stored through zero-masked extracts: a masked 512-bit store of the upper half ran the fused
-// expansion 15% slower on a Zen 4 core, and GCC 12's plain casts trip -Wmaybe-uninitialized.
-template <cpu::ActKind kAct>
+// stored through zero-masked extracts: a masked 512-bit store of the upper half is slow on Zen 4
+// (docs/kernels.md), and GCC 12's plain casts trip -Wmaybe-uninitialized.
+template <ActKind kAct>
 PI_AVX512 inline __attribute__((always_inline)) void store16_planes(
-    __m512 v, float* c, int64_t hi, const float* z, bool both, const cpu::FusedActivation* act) {
+    __m512 v, float* c, int64_t hi, const float* z, bool both, const FusedActivation* act) {
   if (z)
     v = _mm512_add_ps(v, _mm512_mask_loadu_ps(_mm512_maskz_loadu_ps(0x00FF, z),
                                               both ? 0xFF00 : 0, z + hi - 8));
-  if constexpr (kAct != cpu::ActKind::None) v = activate_as<kAct>(v, *act);
+  if constexpr (kAct != ActKind::None) v = activate_as<kAct>(v, *act);
   const __m512d d = _mm512_castps_pd(v);
   _mm256_storeu_pd(reinterpret_cast<double*>(c), _mm512_maskz_extractf64x4_pd(0xF, d, 0));
   if (both)
@@ -71,11 +69,11 @@ PI_AVX512 inline __attribute__((always_inline)) void store16_planes(
 // null (it may be c itself: each output reads its own element just before writing it). Every
 // index into acc is a constant, so the sums stay in registers: with a loop over the two halves
 // (bounded by the live lanes) GCC kept a copy of all 16 on the stack, written before the K loop
-// and read back here (a short-K tile, a 3x3 stem's 27 steps, ran ~20% slower).
-template <int R, cpu::ActKind kAct>
+// and read back here, which slows short-K tiles (a 3x3 stem's 27 steps) markedly.
+template <int R, ActKind kAct>
 PI_AVX512 inline __attribute__((always_inline)) void store_tile(
     const __m512 (&acc)[R][2], float* c, int64_t ldc, const float* z,
-    const cpu::FusedActivation* act, int n) {
+    const FusedActivation* act, int n) {
   if (n >= 32) {  // whole vectors: the common case, without masks
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
@@ -84,7 +82,7 @@ PI_AVX512 inline __attribute__((always_inline)) void store_tile(
         v0 = _mm512_add_ps(v0, _mm512_loadu_ps(z + r * ldc));
         v1 = _mm512_add_ps(v1, _mm512_loadu_ps(z + r * ldc + 16));
       }
-      if constexpr (kAct != cpu::ActKind::None) {
+      if constexpr (kAct != ActKind::None) {
         v0 = activate_as<kAct>(v0, *act);
         v1 = activate_as<kAct>(v1, *act);
       }
@@ -120,7 +118,7 @@ PI_AVX512 inline __attribute__((always_inline)) void tile_start(__m512 (&acc)[R]
 // step of the next two, in 16.16 fixed point). A tile whose weights come from memory asks for
 // them all at once and runs at a fraction of the speed of the tiles after it, which find them
 // in L2; fetched a share per tile ahead of the first, they arrive at the pace memory gives them
-// (gemm_rows_pair has the figures). Where the tiles are few against the weights, all of them
+// (docs/kernels.md has the figures). Where the tiles are few against the weights, all of them
 // wait on memory and the extra fetches only slow it (gemm_rows16_multi).
 struct Ahead {
   const char* at;
@@ -142,7 +140,7 @@ struct Ahead {
 // (contiguous, or null) and its number of cache lines (at most 2K).
 using GemmRowsAheadFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t,
                                  int64_t, const float*, const float*,
-                                 const cpu::FusedActivation*, int, const float*, int64_t);
+                                 const FusedActivation*, int, const float*, int64_t);
 
 // One step of depth: acc[r] += a[r * lda] x the 32 weights at w (64-byte aligned): two loads
 // and R broadcasts feed 2R FMAs.
@@ -165,17 +163,17 @@ PI_AVX512 inline __attribute__((always_inline)) void tile_step(__m512 (&acc)[R][
 // continued over a further block of K). The epilogue (store_tile) runs once per tile, after K
 // FMAs per output. Same signature as avx2::GemmRowsFn; `hi` is unused (a row's columns are
 // contiguous).
-template <int R, cpu::ActKind kAct>
+template <int R, ActKind kAct>
 PI_AVX512 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, float* c,
                          int64_t ldc, int64_t /*hi*/, const float* bias, const float* z,
-                         const cpu::FusedActivation* act, int n) {
+                         const FusedActivation* act, int n) {
   __m512 acc[R][2];
   tile_start<R>(acc, bias);
   for (int64_t k = 0; k < K; ++k) tile_step<R>(acc, a + k, lda, b + k * kPanel);
   store_tile<R, kAct>(acc, c, ldc, z, act, n);
 }
 
-template <cpu::ActKind kAct>
+template <ActKind kAct>
 inline constexpr avx2::GemmRowsFn kGemmRowsAs[kTileRows + 1] = {
     nullptr,
     gemm_rows<1, kAct>,
@@ -189,8 +187,8 @@ inline constexpr avx2::GemmRowsFn kGemmRowsAs[kTileRows + 1] = {
 
 // The tiles by row count (index 0 unused) for activation `act` (null: none), one that
 // avx2::covers() accepts.
-inline const avx2::GemmRowsFn* gemm_rows_for(const cpu::FusedActivation* act) {
-  return avx2::with_activation(act ? act->kind : cpu::ActKind::None, "avx512 gemm_rows",
+inline const avx2::GemmRowsFn* gemm_rows_for(const FusedActivation* act) {
+  return avx2::with_activation(act ? act->kind : ActKind::None, "avx512 gemm_rows",
                                [](auto k) -> const avx2::GemmRowsFn* {
                                  return kGemmRowsAs<decltype(k)::value>;
                                });
@@ -199,17 +197,15 @@ inline const avx2::GemmRowsFn* gemm_rows_for(const cpu::FusedActivation* act) {
 // gemm_rows over two adjacent panels at once: c[r][0, n) for R rows (R <= 6) and n columns
 // (33 to 64) of the panel at b and the one `stride` floats further (a packing's next panel;
 // GemmRowsAheadFn, `hi` carrying that stride); `bias` 64 floats or null. Four loads and R
-// broadcasts feed 4R FMAs (8x32: 2 and 8 for 16): on an Intel core with two zmm FMA pipes (Xeon
-// with AMX, 237 GFLOP/s per thread) the 8x32 tile ran a 128 x 768 x 768 product from L2 at 167
-// GFLOP/s and 6x64 at 183 (a probe, best of 3). With the caller's next pair fetched ahead, over
-// BERT-base's FFN weights (12 layers, so from memory; alternated in a probe) 768 -> 3072 ran
-// 133-144 -> 134-151 GFLOP/s (mean +5%), 3072 -> 768 +2%.
+// broadcasts feed 4R FMAs (8x32: 2 and 8 for 16): on a core with two zmm FMA pipes the 8x32
+// tile is bound by its loads, and 6x64 runs faster; the caller's next pair fetched ahead
+// (`ahead`) helps where the weights come from memory (docs/kernels.md has the figures).
 inline constexpr int64_t kPairPrefetch = 16;
 
-template <int R, cpu::ActKind kAct>
+template <int R, ActKind kAct>
 PI_AVX512 void gemm_rows_pair(const float* a, int64_t lda, const float* b, int64_t K, float* c,
                               int64_t ldc, int64_t stride, const float* bias, const float* z,
-                              const cpu::FusedActivation* act, int n, const float* ahead,
+                              const FusedActivation* act, int n, const float* ahead,
                               int64_t ahead_lines) {
   __m512 acc0[R][2], acc1[R][2];
   tile_start<R>(acc0, bias);
@@ -219,8 +215,8 @@ PI_AVX512 void gemm_rows_pair(const float* a, int64_t lda, const float* b, int64
   for (int64_t k = 0; k < K; ++k) {
     const __m512 w0 = _mm512_load_ps(b + k * kPanel), w1 = _mm512_load_ps(b + k * kPanel + 16);
     const __m512 w2 = _mm512_load_ps(b1 + k * kPanel), w3 = _mm512_load_ps(b1 + k * kPanel + 16);
-    // Both panels' lines kPairPrefetch steps ahead: BERT-base 6-8% faster at 1 thread (158 ->
-    // 149-151 ms, alternated; 8 and 32 steps the same within noise, 64 slower).
+    // Both panels' lines kPairPrefetch steps ahead: faster than the hardware prefetcher alone
+    // (8 and 32 steps measured the same, 64 slower; docs/kernels.md).
     for (const float* w : {b + (k + kPairPrefetch) * kPanel, b1 + (k + kPairPrefetch) * kPanel}) {
       _mm_prefetch(reinterpret_cast<const char*>(w), _MM_HINT_T0);
       _mm_prefetch(reinterpret_cast<const char*>(w + 16), _MM_HINT_T0);
@@ -242,7 +238,7 @@ PI_AVX512 void gemm_rows_pair(const float* a, int64_t lda, const float* b, int64
 
 inline constexpr int kPairRows = 6;  // rows per tile of gemm_rows_pair: 24 zmm accumulators
 
-template <cpu::ActKind kAct>
+template <ActKind kAct>
 inline constexpr GemmRowsAheadFn kGemmRowsPairAs[kPairRows + 1] = {
     nullptr,
     gemm_rows_pair<1, kAct>,
@@ -253,8 +249,8 @@ inline constexpr GemmRowsAheadFn kGemmRowsPairAs[kPairRows + 1] = {
     gemm_rows_pair<6, kAct>};
 
 // The two-panel tiles by row count (index 0 unused) for activation `act` (null: none).
-inline const GemmRowsAheadFn* gemm_rows_pair_for(const cpu::FusedActivation* act) {
-  return avx2::with_activation(act ? act->kind : cpu::ActKind::None, "avx512 gemm_rows_pair",
+inline const GemmRowsAheadFn* gemm_rows_pair_for(const FusedActivation* act) {
+  return avx2::with_activation(act ? act->kind : ActKind::None, "avx512 gemm_rows_pair",
                                [](auto k) -> const GemmRowsAheadFn* {
                                  return kGemmRowsPairAs<decltype(k)::value>;
                                });
@@ -263,12 +259,11 @@ inline const GemmRowsAheadFn* gemm_rows_pair_for(const cpu::FusedActivation* act
 // gemm_rows for the last panel of an N that leaves it kCols = 8, 16 or 24 columns wide (n <=
 // kCols live), same packing and signature: per row a ymm, a zmm, or a zmm and a ymm of sums,
 // so no FMA runs on the panel's zero columns. A zmm FMA takes both 256-bit halves of a Zen 4
-// core's FMA pipes: 24 columns cost 3/4 of 32. MobileNetV2's 24-channel projection (144 -> 24
-// on 56x56, one panel) 0.283 -> 0.220 ms at 1 thread (78 -> 99 GFLOP/s).
-template <int R, int kCols, cpu::ActKind kAct>
+// core's FMA pipes: 24 columns cost 3/4 of 32 (docs/kernels.md has the figures).
+template <int R, int kCols, ActKind kAct>
 PI_AVX512 void gemm_rows_narrow(const float* a, int64_t lda, const float* b, int64_t K, float* c,
                                 int64_t ldc, int64_t /*hi*/, const float* bias, const float* z,
-                                const cpu::FusedActivation* act, int n) {
+                                const FusedActivation* act, int n) {
   static_assert(kCols == 8 || kCols == 16 || kCols == 24, "whole ymm vectors");
   constexpr bool kZmm = kCols >= 16, kYmm = kCols % 16 == 8;
   constexpr int kY = kZmm ? 16 : 0;  // the ymm's first column
@@ -303,7 +298,7 @@ PI_AVX512 void gemm_rows_narrow(const float* a, int64_t lda, const float* b, int
       __m512 v = _mm512_castpd_ps(
           _mm512_maskz_insertf64x4(0xFF, _mm512_setzero_pd(), _mm256_castps_pd(acc_y[r]), 0));
       if (z) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(live_y, z + at + kY));
-      if constexpr (kAct != cpu::ActKind::None) v = activate_as<kAct>(v, *act, live_y);
+      if constexpr (kAct != ActKind::None) v = activate_as<kAct>(v, *act, live_y);
       const __m256 y =
           _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(v), 0));
       if (n - kY >= 8)
@@ -314,7 +309,7 @@ PI_AVX512 void gemm_rows_narrow(const float* a, int64_t lda, const float* b, int
   }
 }
 
-template <int kCols, cpu::ActKind kAct>
+template <int kCols, ActKind kAct>
 inline constexpr avx2::GemmRowsFn kGemmRowsNarrowAs[kTileRows + 1] = {
     nullptr,
     gemm_rows_narrow<1, kCols, kAct>,
@@ -328,11 +323,11 @@ inline constexpr avx2::GemmRowsFn kGemmRowsNarrowAs[kTileRows + 1] = {
 
 // The tiles by row count (index 0 unused) for a panel of n live columns (1 to 32) and
 // activation `act` (null: none): gemm_rows_narrow's where n <= 24, else gemm_rows'.
-inline const avx2::GemmRowsFn* gemm_rows_for(const cpu::FusedActivation* act, int n) {
+inline const avx2::GemmRowsFn* gemm_rows_for(const FusedActivation* act, int n) {
   if (n > 24) return gemm_rows_for(act);
-  return avx2::with_activation(act ? act->kind : cpu::ActKind::None, "avx512 gemm_rows_narrow",
+  return avx2::with_activation(act ? act->kind : ActKind::None, "avx512 gemm_rows_narrow",
                                [n](auto k) -> const avx2::GemmRowsFn* {
-                                 constexpr cpu::ActKind kAct = decltype(k)::value;
+                                 constexpr ActKind kAct = decltype(k)::value;
                                  return n > 16  ? kGemmRowsNarrowAs<24, kAct>
                                         : n > 8 ? kGemmRowsNarrowAs<16, kAct>
                                                 : kGemmRowsNarrowAs<8, kAct>;
@@ -341,15 +336,14 @@ inline const avx2::GemmRowsFn* gemm_rows_for(const cpu::FusedActivation* act, in
 
 // gemm_rows for one 16-column panel of the AVX2 tile's packing ([K][16], 64-byte aligned) in
 // zmm registers, up to 8 rows (n <= 16 columns; `hi` as avx2::gemm_rows's: 8 for contiguous
-// columns, else planes of 8 with n 8 or 16). For a narrow 1x1 convolution
-// (16 outputs over 32 channels, MobileNetV2's 112x112 layer) it ran 0.179 -> 0.138 ms against
-// the 6x16 ymm tile: 8 rows of 16 FMAs per call instead of 6 of 12 halve the calls and their
-// bias, epilogue and pointer setup per FMA; 10-14 rows ran slower again (0.149-0.2: the
-// compiler keeps a pointer per row).
-template <int R, cpu::ActKind kAct>
+// columns, else planes of 8 with n 8 or 16). It runs a narrow 1x1 convolution (16 outputs)
+// faster than the 6x16 ymm tile: 8 rows of 16 FMAs per call instead of 6 of 12 halve the calls
+// and their bias, epilogue and pointer setup per FMA; 10-14 rows ran slower again (the compiler
+// keeps a pointer per row; docs/kernels.md has the figures).
+template <int R, ActKind kAct>
 PI_AVX512 void gemm_rows16(const float* a, int64_t lda, const float* b, int64_t K, float* c,
                            int64_t ldc, int64_t hi, const float* bias, const float* z,
-                           const cpu::FusedActivation* act, int n) {
+                           const FusedActivation* act, int n) {
   __m512 acc[R];
   const __m512 b0 = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
 #pragma GCC unroll 8
@@ -371,7 +365,7 @@ PI_AVX512 void gemm_rows16(const float* a, int64_t lda, const float* b, int64_t 
     store16<kAct>(acc[r], c + r * ldc, z ? z + r * ldc : nullptr, lanes16(n), act);
 }
 
-template <cpu::ActKind kAct>
+template <ActKind kAct>
 inline constexpr avx2::GemmRowsFn kGemmRows16As[kTileRows + 1] = {
     nullptr,
     gemm_rows16<1, kAct>,
@@ -384,8 +378,8 @@ inline constexpr avx2::GemmRowsFn kGemmRows16As[kTileRows + 1] = {
     gemm_rows16<8, kAct>};
 
 // The 16-column tiles by row count (index 0 unused) for activation `act` (null: none).
-inline const avx2::GemmRowsFn* gemm_rows16_for(const cpu::FusedActivation* act) {
-  return avx2::with_activation(act ? act->kind : cpu::ActKind::None, "avx512 gemm_rows16",
+inline const avx2::GemmRowsFn* gemm_rows16_for(const FusedActivation* act) {
+  return avx2::with_activation(act ? act->kind : ActKind::None, "avx512 gemm_rows16",
                                [](auto k) -> const avx2::GemmRowsFn* {
                                  return kGemmRows16As<decltype(k)::value>;
                                });
@@ -398,15 +392,14 @@ inline const avx2::GemmRowsFn* gemm_rows16_for(const cpu::FusedActivation* act) 
 // gemm_rows16's 8 rows take 1 load and 8 broadcasts per 8 FMAs: on an Intel core with two zmm
 // FMA pipes and two loads per cycle that tile is bound by its loads, and its 8 sums barely
 // cover the FMA latency (Winograd's GEMMs). Up to 6 rows of 4 panels or 8 of 2: 24 or 16 sums.
-// The weights are fetched 16 steps ahead (library swapped, 3 rounds): ResNet-50's two 7x7
-// Winograd layers (512 channels: 16 tiles, 3 row tiles per 128 KB of weights from memory) 4.66
-// -> 4.24 ms at 1 thread, its other stride-1 3x3 layers 11.62 -> 11.05, all of them at 2
-// threads 8.28 -> 7.72. Fetching the next weights into L2 too (Ahead) made the 7x7 layers
-// slower, 4.2 -> 5.1 ms: there all three row tiles wait on memory, not the first alone.
-template <int R, int kP, cpu::ActKind kAct>
+// The weights are fetched 16 steps ahead, which speeds layers whose weights come from memory.
+// The next weights are not fetched into L2 (Ahead): where the row tiles are few against the
+// weights (a 7x7 map: 3 row tiles per 128 KB), all of them wait on memory, not the first
+// alone, and the extra fetches made those layers slower (docs/kernels.md has the figures).
+template <int R, int kP, ActKind kAct>
 PI_AVX512 void gemm_rows16_multi(const float* a, int64_t lda, const float* b, int64_t K,
                                  float* c, int64_t ldc, int64_t hi, const float* bias,
-                                 const float* z, const cpu::FusedActivation* act, int n) {
+                                 const float* z, const FusedActivation* act, int n) {
   static_assert(kP == 2 || kP == 4, "two or four panels");
   __m512 acc[R][kP];
 #pragma GCC unroll 4
@@ -455,7 +448,7 @@ PI_AVX512 void gemm_rows16_multi(const float* a, int64_t lda, const float* b, in
 // Rows per tile of gemm_rows16_multi over kP panels.
 inline constexpr int multi_rows(int kP) { return kP == 4 ? 6 : 8; }
 
-template <int kP, cpu::ActKind kAct>
+template <int kP, ActKind kAct>
 inline constexpr avx2::GemmRowsFn kGemmRows16MultiAs[9] = {
     nullptr,
     gemm_rows16_multi<1, kP, kAct>,
@@ -467,7 +460,7 @@ inline constexpr avx2::GemmRowsFn kGemmRows16MultiAs[9] = {
     gemm_rows16_multi<7, kP, kAct>,
     gemm_rows16_multi<8, kP, kAct>};
 
-template <cpu::ActKind kAct>  // four panels: up to 6 rows
+template <ActKind kAct>  // four panels: up to 6 rows
 inline constexpr avx2::GemmRowsFn kGemmRows16MultiAs<4, kAct>[9] = {
     nullptr,
     gemm_rows16_multi<1, 4, kAct>,
@@ -482,8 +475,8 @@ inline constexpr avx2::GemmRowsFn kGemmRows16MultiAs<4, kAct>[9] = {
 // The kP-panel 16-column tiles by row count (index 0 unused; up to multi_rows(kP)) for
 // activation `act` (null: none).
 template <int kP>
-inline const avx2::GemmRowsFn* gemm_rows16_multi_for(const cpu::FusedActivation* act) {
-  return avx2::with_activation(act ? act->kind : cpu::ActKind::None, "avx512 gemm_rows16_multi",
+inline const avx2::GemmRowsFn* gemm_rows16_multi_for(const FusedActivation* act) {
+  return avx2::with_activation(act ? act->kind : ActKind::None, "avx512 gemm_rows16_multi",
                                [](auto k) -> const avx2::GemmRowsFn* {
                                  return kGemmRows16MultiAs<kP, decltype(k)::value>;
                                });

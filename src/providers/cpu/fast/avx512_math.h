@@ -3,12 +3,10 @@
 //
 // Why not avx2_util.h's 8-lane forms twice: on a Zen 4 core each zmm instruction costs the
 // front end what a ymm one does, and erf8 divides (vdivps) where erf16 takes a reciprocal
-// estimate and one Newton step. BERT-base's ff1 layer alone (128 x 768 x 3072 with its GELU),
-// medians of 3 s: 5.5 ms without the GELU, 6.0 with erf8 in the epilogue, 5.9 with gelu16;
-// in the model, 3 alternated runs, its 12 ff1 layers 66.9 -> 66.4 ms. (Alone over an array in
-// L1, gelu16 takes ~1.3 cycles per element; in the epilogue its cost is ~3: it does not overlap
-// the next tile's FMAs.) The coefficients are math_coefficients.h's, as in fast_util.h's
-// fast_exp and fast_erf, so the three forms agree to within an ulp or two.
+// estimate and one Newton step: a GELU epilogue costs less (in an epilogue it does not overlap
+// the next tile's FMAs, so its cost shows; docs/kernels.md has the figures). The coefficients
+// are math_coefficients.h's, as in fast_util.h's fast_exp and fast_erf, so the three forms
+// agree to within an ulp or two.
 #pragma once
 
 #include <immintrin.h>
@@ -130,27 +128,27 @@ PI_AVX512 inline __m512 gelu16(__m512 x, __mmask16 live = 0xFFFF) {
 
 // avx2::activate_as for 16 lanes (of which `live` are kept), the same formulas and NaN
 // handling, for the kinds avx2::covers() accepts.
-template <cpu::ActKind K>
-PI_AVX512 inline __m512 activate_as(__m512 v, const cpu::FusedActivation& a,
+template <ActKind K>
+PI_AVX512 inline __m512 activate_as(__m512 v, const FusedActivation& a,
                                     __mmask16 live = 0xFFFF) {
   const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.f);
-  if constexpr (K == cpu::ActKind::Relu) {
+  if constexpr (K == ActKind::Relu) {
     return max16(v, zero);  // max(NaN, 0) is 0, as the reference's x > 0 ? x : 0
-  } else if constexpr (K == cpu::ActKind::Clip) {
+  } else if constexpr (K == ActKind::Clip) {
     return min16(_mm512_set1_ps(a.beta), max16(_mm512_set1_ps(a.alpha), v));
-  } else if constexpr (K == cpu::ActKind::LeakyRelu) {
+  } else if constexpr (K == ActKind::LeakyRelu) {
     const __mmask16 ge = _mm512_cmp_ps_mask(v, zero, _CMP_GE_OQ);
     return _mm512_mask_blend_ps(ge, _mm512_mul_ps(v, _mm512_set1_ps(a.alpha)), v);
-  } else if constexpr (K == cpu::ActKind::Gelu) {
+  } else if constexpr (K == ActKind::Gelu) {
     return gelu16(v, live);
-  } else if constexpr (K == cpu::ActKind::Sigmoid) {
+  } else if constexpr (K == ActKind::Sigmoid) {
     return _mm512_div_ps(one, _mm512_add_ps(one, exp16(_mm512_sub_ps(zero, v))));
-  } else if constexpr (K == cpu::ActKind::Silu) {  // x * sigmoid(x), as x / (1 + exp(-x))
+  } else if constexpr (K == ActKind::Silu) {  // x * sigmoid(x), as x / (1 + exp(-x))
     return _mm512_div_ps(v, _mm512_add_ps(one, exp16(_mm512_sub_ps(zero, v))));
-  } else if constexpr (K == cpu::ActKind::HardSigmoid) {
+  } else if constexpr (K == ActKind::HardSigmoid) {
     const __m512 y = _mm512_fmadd_ps(_mm512_set1_ps(a.alpha), v, _mm512_set1_ps(a.beta));
     return min16(one, max16(zero, y));
-  } else if constexpr (K == cpu::ActKind::HardSwish) {
+  } else if constexpr (K == ActKind::HardSwish) {
     const __m512 y = _mm512_add_ps(_mm512_div_ps(v, _mm512_set1_ps(6.f)), _mm512_set1_ps(0.5f));
     return _mm512_mul_ps(v, min16(one, max16(zero, y)));
   } else {

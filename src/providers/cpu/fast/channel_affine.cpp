@@ -5,7 +5,7 @@
 // loops over each input's channel slice of the output. Activations other than none, Relu and
 // LeakyRelu, and any shape or dtype they do not expect, go to the reference kernel.
 #include "providers/cpu/fast/fast_util.h"
-#include "providers/cpu/ops/fused_activation.h"
+#include "ops/activation.h"
 
 namespace polyinfer::fast {
 namespace {
@@ -35,11 +35,11 @@ PI_FAST_MATH_END
 
 // The slope of max(y, slope * y) for the activations the fast loops take; refuses the others.
 float activation_slope(const KernelInfo& info) {
-  const cpu::FusedActivation act = cpu::FusedActivation::from(info);
+  const FusedActivation act = FusedActivation::from(info);
   switch (act.kind) {
-    case cpu::ActKind::None: return 1;
-    case cpu::ActKind::Relu: return 0;
-    case cpu::ActKind::LeakyRelu:
+    case ActKind::None: return 1;
+    case ActKind::Relu: return 0;
+    case ActKind::LeakyRelu:
       if (!(act.alpha >= 0 && act.alpha <= 1))
         info.unsupported("the fast kernel for LeakyRelu alpha outside [0, 1]");
       return act.alpha;

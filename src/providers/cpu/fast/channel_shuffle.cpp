@@ -1,9 +1,9 @@
-// Fast ai.polyinfer ConcatChannelShuffle (definition in ops/channel_shuffle.cpp) for ShuffleNet's
-// two groups: each output row interleaves a run of X1's channels with the same run of X2's,
-// 8 + 8 floats into 16 per step on AVX2 (unpack, then a lane permute), one pass that reads each
-// input once and writes each output once. The unfused Concat, Transpose and two Slices moved
-// every value three times (ShuffleNetV2: 8-15% of its run). Other group counts, element sizes
-// and CPUs without AVX2 go to the reference kernel.
+// Fast ai.polyinfer ConcatChannelShuffle (definition in reference/channel_shuffle.cpp) for
+// ShuffleNet's two groups: each output row interleaves a run of X1's channels with the same run
+// of X2's, 8 + 8 floats into 16 per step on AVX2 (unpack, then a lane permute), one pass that
+// reads each input once and writes each output once. The unfused Concat, Transpose and two
+// Slices moved every value three times (docs/kernels.md has the share of ShuffleNetV2's run).
+// Other group counts, element sizes and CPUs without AVX2 go to the reference kernel.
 #include <algorithm>
 #include <cstring>
 #include <vector>

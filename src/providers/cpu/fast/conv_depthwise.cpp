@@ -2,16 +2,10 @@
 // windows of 3x3 or 5x5, equal strides of 1 or 2, undilated, any padding, bias, residual Z and
 // fused activation. X [N, H, W, C], W [C, 1, k, k], Y [N, OH, OW, C].
 //
-// Why: oneDNN 2.6's depthwise kernel (brdgmm_dw) ran MobileNetV2's 3x3 layers at 40-50
-// GFLOP/s on a Zen 4 core, and its threads split the work their own way, so at 2 threads its
-// 14x14 and 7x7 layers ran no faster than at 1 (the 1x1 layers around them give each thread
-// a contiguous share of the pixels: packed_gemm.h). Alone, with the data in cache, this kernel
-// runs at about the same speed (both near 50 GFLOP/s: bound by the input's traffic from L2,
-// 3 rows x 10 pixels of 64 bytes per 72 FMAs); in the models, per-node sums of the depthwise
-// layers, 5 alternated runs, 1 / 2 threads, ms (brdgmm_dw -> here): MobileNetV2 0.640 -> 0.584
-// / 0.588 -> 0.496, MNASNet 1.333 -> 1.105 / 0.789 -> 0.710, EfficientNet-B0 (SiLU in the
-// epilogue instead of a pass after oneDNN) 1.864 -> 1.658 / 1.017 -> 0.772, MobileNetV3 0.743
-// -> 0.616 / 0.524 -> 0.435; every layer at least level. POLYINFER_DEPTHWISE_CONV=0: oneDNN's.
+// Why: oneDNN 2.6's depthwise kernel (brdgmm_dw) splits the work among threads its own way, so
+// at 2 threads its 14x14 and 7x7 layers ran no faster than at 1, while the 1x1 layers around
+// them give each thread a contiguous share of the pixels; this kernel splits rows as they do
+// (docs/kernels.md has the figures).
 //
 // The computation: per output row and block of 8 output pixels, for each 16 channels, 8 sums
 // in zmm registers; for each window row, the block's input pixels (7 * stride + k of them) are
@@ -19,10 +13,8 @@
 // k weight vectors. A pixel outside the image (the padding) reads a vector of zeros, so
 // borders run the same FMAs as the interior; a window row outside the image is skipped. The
 // last block of a row may hold fewer than 8 pixels (its extra sums are dropped), the last 16
-// channels fewer than 16: only there do loads and stores go under masks, which cost more on
-// Zen 4 than plain ones (padding as zero-masked loads and every vector masked ran the layers
-// 8-13% slower in four models at 1 thread; 14x14 and 7x7 rows are all border blocks). Threads
-// split the output rows in contiguous shares, as the layers around them do.
+// channels fewer than 16: only there do loads and stores go under masks, which cost more than
+// plain ones on Zen 4. Threads split the output rows in contiguous shares.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -30,13 +22,12 @@
 #include "providers/cpu/fast/avx512_gemm.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
-#include "providers/cpu/ops/conv_util.h"
-#include "providers/cpu/ops/fused_activation.h"
+#include "ops/window.h"
+#include "ops/activation.h"
 
 namespace polyinfer::fast {
 namespace {
 
-using cpu::FusedActivation;
 
 constexpr int kBlock = 8;        // output pixels per register block
 constexpr int64_t kMaxK = 5;     // window side taken
@@ -59,7 +50,7 @@ struct Plan {
 // input row oy * S - top + ky (its pixel 0, channel 0), or null outside the image; for an edge
 // block, at[i] and keep[i] place its input pixels (dw_row). kFull: all 16 channels live, so
 // no load or store goes under a mask.
-template <int K, int S, cpu::ActKind kAct, bool kFull>
+template <int K, int S, ActKind kAct, bool kFull>
 PI_AVX512 inline __attribute__((always_inline)) void dw_block(
     const Plan& q, const float* const* rows, float* y, const float* z, int64_t ox0, int n,
     bool edge, const int64_t* at, const __mmask16* keep, int64_t c0) {
@@ -100,7 +91,7 @@ PI_AVX512 inline __attribute__((always_inline)) void dw_block(
     if constexpr (kFull) {  // store16's unmasked path, spelt out: through store16 the 14x14
       __m512 v = acc[j];    // layers ran 5-6% slower alone (two runs of 4)
       if (z) v = _mm512_add_ps(v, _mm512_loadu_ps(z + at_y));
-      if constexpr (kAct != cpu::ActKind::None) v = avx512::activate_as<kAct>(v, q.act);
+      if constexpr (kAct != ActKind::None) v = avx512::activate_as<kAct>(v, q.act);
       _mm512_storeu_ps(y + at_y, v);
     } else {
       avx512::store16<kAct>(acc[j], y + at_y, z ? z + at_y : nullptr, live, &q.act);
@@ -109,7 +100,7 @@ PI_AVX512 inline __attribute__((always_inline)) void dw_block(
 }
 
 // One output row, blocks of 8 pixels, each over all channels 16 at a time (dw_block).
-template <int K, int S, cpu::ActKind kAct>
+template <int K, int S, ActKind kAct>
 PI_AVX512 void dw_row(const Plan& q, const float* const* rows, float* y, const float* z) {
   constexpr int kIn = (kBlock - 1) * S + K;
   const int64_t full = q.C / kLanes * kLanes;  // channels in whole vectors
@@ -137,14 +128,14 @@ PI_AVX512 void dw_row(const Plan& q, const float* const* rows, float* y, const f
 using RowFn = void (*)(const Plan&, const float* const*, float*, const float*);
 
 template <int K, int S>
-RowFn row_for(cpu::ActKind kind) {
+RowFn row_for(ActKind kind) {
   return avx2::with_activation(kind, "depthwise convolution", [](auto k) -> RowFn {
     return dw_row<K, S, decltype(k)::value>;
   });
 }
 
 RowFn row_fn(const Plan& q) {
-  const cpu::ActKind a = q.act.kind;
+  const ActKind a = q.act.kind;
   if (q.K == 3) return q.S == 1 ? row_for<3, 1>(a) : row_for<3, 2>(a);
   return q.S == 1 ? row_for<5, 1>(a) : row_for<5, 2>(a);
 }
@@ -169,33 +160,17 @@ void run_rows(const Plan& q, int64_t r0, int64_t r1) {
 #endif  // PI_X86_AVX512_GEMM
 
 class NhwcDepthwiseConv final : public Kernel {
-  static constexpr const char* kEnv = "POLYINFER_DEPTHWISE_CONV";
-
  public:
-  static bool may_take(const KernelInfo& info) {
-    const auto o = conv_outline(info);
-    return !o || (o->c == 1 && o->group == o->m && o->kh == o->kw &&
-                  (o->kh == 3 || o->kh == kMaxK));
-  }
-
   explicit NhwcDepthwiseConv(const KernelInfo& info) : label_(info.node().label()) {
-    require_avx2_kernel(info, "depthwise convolution", kEnv);
+    require_avx2_kernel(info, "depthwise convolution");
 #ifdef PI_X86_AVX512_GEMM
     if (!avx512::supported())
 #endif
       info.unsupported("depthwise convolution: needs AVX-512");
     a_ = NhwcConvArgs::read(info, "depthwise convolution");
-    const auto& at = a_.attrs;
-    if (a_.C != 1 || at.group != a_.M)
-      info.unsupported("depthwise convolution: not one input channel per output channel");
-    if (a_.KH != a_.KW || (a_.KH != 3 && a_.KH != kMaxK))
-      info.unsupported("depthwise convolution: a window other than 3x3 or 5x5");
-    if (std::any_of(at.dilations.begin(), at.dilations.end(), [](int64_t d) { return d != 1; }))
-      info.unsupported("depthwise convolution: dilated");
-    const int64_t s = at.strides.empty() ? 1 : at.strides[0];
-    if (std::any_of(at.strides.begin(), at.strides.end(), [&](int64_t v) { return v != s; }) ||
-        (s != 1 && s != 2))
-      info.unsupported("depthwise convolution: strides other than 1 or 2 on both axes");
+    PI_CHECK(a_.C == 1 && a_.attrs.group == a_.M && a_.KH == a_.KW && a_.KH <= kMaxK, Internal,
+             label_, ": the depthwise kernel takes one input channel per group and square "
+             "windows up to ", kMaxK, "x", kMaxK);
     pack();
   }
 
@@ -234,8 +209,7 @@ class NhwcDepthwiseConv final : public Kernel {
   Tensor w_, bias_;
 };
 
-PI_REGISTER_KERNEL_TIER("cpu", "ai.polyinfer", NhwcFusedConv, 1, 1, NhwcDepthwiseConv,
-                        Specialized);
+PI_CPU_CANDIDATE("ai.polyinfer", NhwcFusedConv, 1, 1, "depthwise", NhwcDepthwiseConv);
 
 }  // namespace
 }  // namespace polyinfer::fast

@@ -2,9 +2,8 @@
 // ResNeXt's 32 groups of 4 (its first stage), 8 and 16 channels, RegNet's groups of 8.
 // X [N, H, W, G * ci], W [G * co, ci, kH, kW], Y [N, OH, OW, G * co], any window.
 //
-// Why: oneDNN 2.6 has no channels-last AVX2 kernel for 4 channels per group and fell back to
-// its gemm convolution at 3.5 GFLOP/s (ResNeXt-50's three 56x56 layers, 8 ms each: 20% of the
-// model, which ran 1.23x ORT's time); its jit kernel ran groups of 8 at 26-32 GFLOP/s.
+// Why: oneDNN 2.6 has no channels-last AVX2 kernel for 4 channels per group (it fell back to its
+// gemm convolution at a few GFLOP/s) and runs groups of 8 slowly (docs/kernels.md).
 //
 // The computation: per output pixel block and group, the sums over the taps and the group's
 // input channels are FMAs of one broadcast input value with a vector of the group's output
@@ -17,10 +16,9 @@
 #include <cstring>
 
 #include "providers/cpu/fast/avx2_util.h"
-#include "providers/cpu/fast/conv_grouped.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
-#include "providers/cpu/ops/conv_util.h"
+#include "ops/window.h"
 
 namespace polyinfer::fast {
 namespace {
@@ -31,7 +29,7 @@ struct Plan {
   float* y;
   const float* w;     // packed, see above (pairs of groups when co = 4)
   const float* bias;  // M values (zeros when the node has none)
-  cpu::FusedActivation act;
+  FusedActivation act;
   int64_t N, H, W, C, M, OH, OW, KH, KW, sh, sw, dh, dw, top, left;
   int64_t groups;  // the channels per group are the block functions' template arguments
 };
@@ -58,7 +56,7 @@ constexpr int chains_for(int vectors, int channels) {
 }
 
 // Store of P pixels' V vectors of output channels [m0, m0 + 8V): residual and activation.
-template <cpu::ActKind K, int P, int V>
+template <ActKind K, int P, int V>
 PI_AVX2 void finish(const Plan& q, __m256 (&acc)[P][V], int64_t pix0, int64_t m0) {
 #pragma GCC unroll 8
   for (int p = 0; p < P; ++p)
@@ -73,7 +71,7 @@ PI_AVX2 void finish(const Plan& q, __m256 (&acc)[P][V], int64_t pix0, int64_t m0
 
 // co = 8V channels per group of CI inputs: P pixels (columns ox0..) of output row oy, image n,
 // whose taps [ky0, ky1) x [kx0, kx1) are all inside the image.
-template <cpu::ActKind K, int P, int V, int CI>
+template <ActKind K, int P, int V, int CI>
 PI_AVX2 void block(const Plan& q, int64_t n, int64_t oy, int64_t ox0, int64_t ky0, int64_t ky1,
                    int64_t kx0, int64_t kx1) {
   constexpr int A = chains_for(P * V, CI);
@@ -126,7 +124,7 @@ PI_AVX2 void block(const Plan& q, int64_t n, int64_t oy, int64_t ox0, int64_t ky
 }
 
 // co = ci = 4: pairs of groups, one vector of 8 output channels per pixel (see the top).
-template <cpu::ActKind K, int P>
+template <ActKind K, int P>
 PI_AVX2 void pair_block(const Plan& q, int64_t n, int64_t oy, int64_t ox0, int64_t ky0,
                         int64_t ky1, int64_t kx0, int64_t kx1) {
   constexpr int A = chains_for(P, 4);
@@ -197,7 +195,7 @@ PI_AVX2 void run_row(const Plan& q, int64_t n, int64_t oy, const Blocks& b) {
   }
 }
 
-template <cpu::ActKind K, int CI>
+template <ActKind K, int CI>
 Blocks blocks_as(int64_t co) {
   if (co == 8)
     return {{block<K, 8, 1, CI>, block<K, 4, 1, CI>, block<K, 2, 1, CI>, block<K, 1, 1, CI>},
@@ -206,7 +204,7 @@ Blocks blocks_as(int64_t co) {
           {4, 3, 2, 1}};
 }
 
-template <cpu::ActKind K>
+template <ActKind K>
 Blocks blocks_with(bool pairs, int64_t ci, int64_t co) {
   if (pairs)
     return {{pair_block<K, 6>, pair_block<K, 4>, pair_block<K, 2>, pair_block<K, 1>},
@@ -222,7 +220,7 @@ Blocks blocks_with(bool pairs, int64_t ci, int64_t co) {
 }
 
 // The block functions for the node's activation (one avx2::covers() accepts) and form.
-Blocks blocks_for(cpu::ActKind k, bool pairs, int64_t ci, int64_t co) {
+Blocks blocks_for(ActKind k, bool pairs, int64_t ci, int64_t co) {
   return avx2::with_activation(k, "grouped convolution", [&](auto a) {
     return blocks_with<decltype(a)::value>(pairs, ci, co);
   });
@@ -232,38 +230,14 @@ Blocks blocks_for(cpu::ActKind k, bool pairs, int64_t ci, int64_t co) {
 
 class NhwcGroupedConv final : public Kernel {
  public:
-  // What the constructor refuses by shape: group 1, depthwise (one input channel per group),
-  // and group sizes outside the two forms below.
-  static bool may_take(const KernelInfo& info) {
-    const auto o = conv_outline(info);
-    if (!o) return true;
-    if (o->group <= 1 || o->m % o->group != 0) return false;
-    const int64_t co = o->m / o->group;
-    return takes(o->c, co, o->group) && !avx512_grouped_takes(o->c, co, o->kh, o->kw);
-  }
-
-  // 4 channels per group in pairs of groups, or 8 or 16 outputs per group of 2, 4, 8 or 16
-  // inputs.
-  // Where oneDNN's jit kernels are already fast (32 channels per group: 60 GFLOP/s) or the
-  // shape is depthwise (its jit_dw), it keeps them.
-  static bool takes(int64_t ci, int64_t co, int64_t groups) {
-    return (ci == 4 && co == 4 && groups % 2 == 0) ||
-           ((co == 8 || co == 16) && (ci == 2 || ci == 4 || ci == 8 || ci == 16));
-  }
-
   explicit NhwcGroupedConv(const KernelInfo& info) : label_(info.node().label()) {
-    require_avx2_kernel(info, "grouped convolution", "POLYINFER_GROUPED_CONV");
+    require_avx2_kernel(info, "grouped convolution");
     a_ = NhwcConvArgs::read(info, "grouped convolution");
     const int64_t G = a_.attrs.group;
-    if (G <= 1) info.unsupported("grouped convolution: group 1");
-    if (a_.M % G != 0) info.unsupported("grouped convolution: M not a multiple of the groups");
+    PI_CHECK(G > 1 && a_.M % G == 0, Internal, label_,
+             ": the grouped kernel takes group > 1 dividing the outputs");
     co_ = a_.M / G;
     pairs_ = a_.C == 4 && co_ == 4 && G % 2 == 0;
-    if (!takes(a_.C, co_, G))
-      info.unsupported("grouped convolution: 4 channels per group in pairs, or 8 or 16 outputs "
-                       "per group of 2, 4, 8 or 16 inputs");
-    if (avx512_grouped_takes(a_.C, co_, a_.KH, a_.KW))
-      info.unsupported("grouped convolution: left to the AVX-512 kernel (conv_grouped_avx512)");
     pack();
   }
 
@@ -320,8 +294,7 @@ class NhwcGroupedConv final : public Kernel {
   Tensor w_, bias_;
 };
 
-PI_REGISTER_KERNEL_TIER("cpu", "ai.polyinfer", NhwcFusedConv, 1, 1, NhwcGroupedConv,
-                        Specialized);
+PI_CPU_CANDIDATE("ai.polyinfer", NhwcFusedConv, 1, 1, "grouped", NhwcGroupedConv);
 
 }  // namespace
 }  // namespace polyinfer::fast

@@ -3,13 +3,9 @@
 // any strides, dilations and padding. X [N, H, W, G * ci], W [G * co, ci, kH, kW],
 // Y [N, OH, OW, G * co].
 //
-// Why: the AVX2 kernel (conv_grouped.cpp) feeds each FMA from a broadcast load, and on a Zen 4
-// core a ymm FMA with a broadcast from memory runs at 52 GFLOP/s against a peak of 116 (a zmm
-// one at 116; a zmm FMA after an in-lane vpermilps at 103-106, after a vpermps at 84: one
-// probe, 8 chains). Its layers ran at 26-55 GFLOP/s, a quarter of RegNet-Y-400MF's time.
-// Here, per-node sums over the grouped layers, 3 alternated runs, 1 / 2 threads, ms (the AVX2
-// kernel, and oneDNN's brgconv for 32 per group -> this one): RegNet-Y-400MF 2.55 -> 1.54 /
-// 1.83 -> 1.34, ResNeXt-50 7.43 -> 5.20 / 3.91 -> 2.73; every layer faster.
+// Why: the AVX2 kernel (conv_grouped.cpp) feeds each FMA from a broadcast load, which runs at
+// half the FMA peak on a Zen 4 core; an in-lane permute feeding a zmm FMA runs near it
+// (docs/kernels.md has the figures).
 //
 // The computation, per output row, in blocks of P (4-8) pixels, and per unit of 16 or 32
 // output channels:
@@ -25,36 +21,21 @@
 // block) reads a vector of zeros instead, so the border runs the same code; window rows
 // outside the image are skipped. No load or FMA in the loops is masked except in a lanes
 // form's last unit when it holds fewer than 4 groups (its loads would pass the tensor's end):
-// zero-masked loads ran ResNeXt's 4-per-group layer 1.5x slower (56x56x128 alone: 0.51 ->
-// 0.35 ms), FMAs that keep the sum under a mask the 16-per-group ones 1.35x (0.42 -> 0.31).
+// masked loads and FMAs ran these layers 1.35-1.5x slower.
 // The sums go through a small buffer to the epilogue (bias is their start; residual Z and
 // activation there), so the FMA loops are compiled once per form and block size, not once per
 // activation as well. Threads split the output rows in contiguous shares.
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "providers/cpu/fast/avx512_gemm.h"
-#include "providers/cpu/fast/conv_grouped.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
-#include "providers/cpu/ops/conv_util.h"
-#include "providers/cpu/ops/fused_activation.h"
+#include "ops/window.h"
+#include "ops/activation.h"
 
 namespace polyinfer::fast {
-
-bool avx512_grouped_takes(int64_t ci, int64_t co, int64_t kh, int64_t kw) {
-#ifdef PI_X86_AVX512_GEMM
-  const char* env = std::getenv("POLYINFER_GROUPED_CONV_AVX512");
-  if ((env && std::strcmp(env, "0") == 0) || !avx512::supported()) return false;
-  return ci == co && (ci == 4 || ci == 8 || ci == 16 || ci == 32) && kh >= 1 && kh <= 7 &&
-         kw >= 1 && kw <= 7;
-#else
-  (void)ci, (void)co, (void)kh, (void)kw;
-  return false;
-#endif
-}
 
 namespace {
 
@@ -70,7 +51,7 @@ struct Plan {
   float* y;
   const float* w;     // packed per form (pack() below)
   const float* bias;  // packed per form, zero-filled past M
-  cpu::FusedActivation act;
+  FusedActivation act;
   int64_t H, W, C, M, OH, OW, KH, KW, sh, sw, dh, dw, top, left;
   int64_t G, ci;      // groups, channels per group (in = out)
   int64_t units;      // per pixel: group quads (ci 4, 8) or groups (16, 32)
@@ -234,7 +215,7 @@ PI_AVX512 void sums_broadcast(const Plan& q, const Taps& t, const float* const* 
 // The epilogue of unit u for a block's first n pixels from pixel pix0 (Y's flat pixel index):
 // kWidth channels from ch0 (the live ones up to M), interleaved from the lanes8 order first
 // where kInterleave, then residual, activation and the store.
-template <cpu::ActKind kAct, int kWidth, bool kInterleave>
+template <ActKind kAct, int kWidth, bool kInterleave>
 PI_AVX512 void finish(const Plan& q, const float (*sums)[kUnit], int n, int64_t pix0,
                       int64_t ch0) {
   const int lc = static_cast<int>(q.M - ch0);
@@ -284,9 +265,9 @@ SumsFn sums_fn(int64_t ci, int p, bool full) {
   }
 }
 
-FinishFn finish_fn(cpu::ActKind kind, int64_t ci) {
+FinishFn finish_fn(ActKind kind, int64_t ci) {
   return avx2::with_activation(kind, "grouped convolution", [ci](auto k) -> FinishFn {
-    constexpr cpu::ActKind kAct = decltype(k)::value;
+    constexpr ActKind kAct = decltype(k)::value;
     if (ci == 4 || ci == 16) return finish<kAct, 16, false>;
     return ci == 8 ? finish<kAct, 32, true> : finish<kAct, 32, false>;
   });
@@ -339,22 +320,18 @@ void run_rows(const Plan& q, int64_t r0, int64_t r1) {
 
 class NhwcGroupedConvAvx512 final : public Kernel {
  public:
-  static bool may_take(const KernelInfo& info) {
-    const auto o = conv_outline(info);
-    if (!o) return true;
-    if (o->group <= 1 || o->m % o->group != 0) return false;
-    return avx512_grouped_takes(o->c, o->m / o->group, o->kh, o->kw);
-  }
-
   explicit NhwcGroupedConvAvx512(const KernelInfo& info) : label_(info.node().label()) {
-    require_avx2_kernel(info, "AVX-512 grouped convolution", "POLYINFER_GROUPED_CONV_AVX512");
+    require_avx2_kernel(info, "AVX-512 grouped convolution");
     a_ = NhwcConvArgs::read(info, "AVX-512 grouped convolution");
+#ifdef PI_X86_AVX512_GEMM
+    if (!avx512::supported())
+#endif
+      info.unsupported("AVX-512 grouped convolution: needs AVX-512");
     const int64_t G = a_.attrs.group;
-    if (G <= 1 || a_.M % G != 0)
-      info.unsupported("AVX-512 grouped convolution: not a grouped convolution");
-    if (!avx512_grouped_takes(a_.C, a_.M / G, a_.KH, a_.KW))
-      info.unsupported("AVX-512 grouped convolution: needs AVX-512, as many outputs as inputs "
-                       "per group (4, 8, 16 or 32) and a window of at most 7x7");
+    PI_CHECK(G > 1 && a_.M % G == 0 && a_.M / G == a_.C && a_.C <= 32 && a_.KH <= 7 &&
+                 a_.KW <= 7, Internal, label_,
+             ": the AVX-512 grouped kernel takes as many outputs as inputs per group, up to 32, "
+             "and windows up to 7x7");
     pack();
   }
 
@@ -411,8 +388,7 @@ class NhwcGroupedConvAvx512 final : public Kernel {
   Tensor w_, bias_;
 };
 
-PI_REGISTER_KERNEL_TIER("cpu", "ai.polyinfer", NhwcFusedConv, 1, 1, NhwcGroupedConvAvx512,
-                        Specialized);
+PI_CPU_CANDIDATE("ai.polyinfer", NhwcFusedConv, 1, 1, "grouped_avx512", NhwcGroupedConvAvx512);
 
 }  // namespace
 }  // namespace polyinfer::fast

@@ -1,22 +1,11 @@
-// ai.polyinfer NhwcFusedConv as im2col + GEMM on AVX2+FMA, for convolutions the other
-// specialized kernels leave to oneDNN where oneDNN 2.6's jit:avx2 runs slowly: strided 3x3
-// layers. X [N, H, W, C], W [M, C, kH, kW], Y [N, OH, OW, M], group 1, any stride, padding and
-// dilation, at least 16 input channels, M a multiple of 8, kernels larger than 1x1 (3x3 only
-// when strided: Winograd's otherwise; one narrow 1x1 form below).
+// ai.polyinfer NhwcFusedConv as im2col + GEMM on AVX2+FMA: X [N, H, W, C], W [M, C, kH, kW],
+// Y [N, OH, OW, M], group 1, M a multiple of 8, any window, stride, padding and dilation.
 //
-// Why: in ResNet-50 on an AVX2 machine (one thread) oneDNN ran the stride-2 3x3 layers at
-// 57-77 GFLOP/s, alone or in the model (layer4.0, a 7x7 output of 512 channels: 57), and its
-// own gemm convolution was no better (47-62). Here, in the model: layer2.0/3.0/4.0 3.0-3.3 /
-// 3.2-3.3 / 4.0-4.1 ms on oneDNN against 2.7-2.9 / 2.7-2.9 / 3.2-3.4. Not for stems: with 3
-// input channels the copy of each pixel's taps cost more than oneDNN's whole convolution
-// (MobileNetV2's 3x3 stem 1.1 ms against 0.29; ResNet-50's 7x7 one 6.3 against 3.0).
-// One 1x1 form too, where oneDNN runs AVX-512 code: unit strides, unpadded, at most 16 outputs
-// (the first blocks of MobileNetV2/V3, MNASNet, EfficientNet at 112x112), with X itself as A,
-// no copy. On a Zen 4 core, alternated in the model: MobileNetV2's 32->16 0.196 -> 0.130 ms,
-// MobileNetV3's 16->16 with its residual 0.132 -> 0.082, EfficientNet-B0's 32->16 0.143 ->
-// 0.125 (brgconv_1x1 runs such narrow layers at ~50 GFLOP/s). There it runs avx512_gemm.h's
-// 16-column zmm tile (`fast:avx512-im2col`; MobileNetV2's 0.179 -> 0.138 ms against the ymm
-// tile; POLYINFER_AVX512_GEMM=0 keeps the ymm one).
+// Why: oneDNN 2.6's jit:avx2 and gemm convolutions ran ResNet-50's strided 3x3 layers at 47-77
+// GFLOP/s on an AVX2 machine; this GEMM runs them faster. Where oneDNN runs AVX-512 its kernels
+// win, but for narrow 1x1 layers (16 or fewer outputs: brgconv_1x1's weakest shapes), which
+// run here with X itself as A, no copy, on avx512_gemm.h's 16-column zmm tile. Which shapes
+// come here is the choice table's (choice_tables.cpp; docs/kernels.md has the figures).
 //
 // The computation: K = kH * kW * C, ordered (ky, kx, c) so that each tap of an output pixel is
 // a contiguous run of X's channels. W is packed once as [M/16][K][16]. Each task takes a block
@@ -34,14 +23,12 @@
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
 #include "providers/cpu/fast/packed_gemm.h"
-#include "providers/cpu/onednn/onednn.h"
-#include "providers/cpu/ops/conv_util.h"
-#include "providers/cpu/ops/fused_activation.h"
+#include "ops/window.h"
+#include "ops/activation.h"
 
 namespace polyinfer::fast {
 namespace {
 
-using cpu::FusedActivation;
 
 constexpr int64_t kBlock = 16;        // output channels per panel
 constexpr int kRows = 6;              // pixels per register tile
@@ -141,49 +128,18 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
 #endif  // PI_X86_AVX2
 
 class NhwcIm2colConv final : public Kernel {
-  static constexpr const char* kEnv = "POLYINFER_IM2COL_CONV";
-
  public:
-  // What the constructor refuses first: grouped, 1x1 (but narrow ones), 3x3 at stride 1, and
-  // everything else where oneDNN's AVX-512 kernels are faster.
-  static bool may_take(const KernelInfo& info) {
-    const auto o = conv_outline(info);
-    if (o && narrow_pointwise(*o)) return true;
-    if (onednn_avx512_convolutions_win(kEnv)) return false;
-    return !o || (o->group == 1 && o->kh * o->kw != 1 &&
-                  !(o->kh == 3 && o->kw == 3 && o->unit_strides));
-  }
-
-  // The one 1x1 form taken: unit strides, at most 16 outputs (one panel), where oneDNN runs
-  // AVX-512 code. X is then the GEMM's A as it is. brgconv_1x1 is at its weakest there (a Zen 4
-  // core: MobileNetV2's 112x112 32->16 layer at 52 GFLOP/s, against 100+ for wide ones); on
-  // oneDNN's AVX2 kernels it was not measured.
-  static bool narrow_pointwise(const ConvOutline& o) {
-    return o.group == 1 && o.kh == 1 && o.kw == 1 && o.unit_strides && o.m <= kBlock &&
-           cpu::onednn::avx512_kernels();
-  }
-
   explicit NhwcIm2colConv(const KernelInfo& info) : label_(info.node().label()) {
-    require_avx2_kernel(info, "im2col convolution", kEnv);
-    const auto o = conv_outline(info);
-    const bool narrow = o && narrow_pointwise(*o);
-    if (!narrow && onednn_avx512_convolutions_win(kEnv))
-      info.unsupported("im2col convolution: oneDNN's AVX-512 kernels are faster here");
+    require_avx2_kernel(info, "im2col convolution");
     a_ = NhwcConvArgs::read(info, "im2col convolution");
-    if (a_.attrs.group != 1) info.unsupported("im2col convolution: grouped convolution");
-    const bool unpadded = std::all_of(a_.attrs.pads.begin(), a_.attrs.pads.end(),
-                                      [](int64_t p) { return p == 0; });
-    if (a_.KH * a_.KW == 1 && !(narrow && unpadded))
-      info.unsupported("im2col convolution: 1x1 kernel (oneDNN's) but unpadded ones of at most "
-                       "16 outputs on AVX-512");
-    if (a_.C < 16) info.unsupported("im2col convolution: fewer than 16 input channels");
-    const bool strided = std::any_of(a_.attrs.strides.begin(), a_.attrs.strides.end(),
-                                     [](int64_t s) { return s != 1; });
-    if (a_.KH == 3 && a_.KW == 3 && !strided)
-      info.unsupported("im2col convolution: 3x3 stride 1 (Winograd's or oneDNN's)");
-    if (a_.M % 8 != 0)
-      info.unsupported("im2col convolution: output channels a multiple of 8 only");
-    zmm_ = narrow && PackedGemm::wide();
+    PI_CHECK(a_.attrs.group == 1 && a_.M % 8 == 0, Internal, label_,
+             ": the im2col kernel takes group 1 and outputs in multiples of 8");
+    // A 1x1 window at unit strides, unpadded, reads X as A in place: there the zmm tile runs.
+    const auto all = [](const std::vector<int64_t>& v, int64_t x) {
+      return std::all_of(v.begin(), v.end(), [&](int64_t e) { return e == x; });
+    };
+    zmm_ = a_.KH * a_.KW == 1 && all(a_.attrs.strides, 1) && all(a_.attrs.pads, 0) &&
+           PackedGemm::wide(info.options().cpu);
     pack();
   }
 
@@ -238,12 +194,11 @@ class NhwcIm2colConv final : public Kernel {
 
   std::string label_;
   NhwcConvArgs a_;
-  bool zmm_ = false;  // the narrow 1x1 form on the 16-column zmm tile (avx512_gemm.h)
+  bool zmm_ = false;  // a 1x1 window on the 16-column zmm tile (avx512_gemm.h)
   Tensor w_, bias_;
 };
 
-PI_REGISTER_KERNEL_TIER("cpu", "ai.polyinfer", NhwcFusedConv, 1, 1, NhwcIm2colConv,
-                        Specialized);
+PI_CPU_CANDIDATE("ai.polyinfer", NhwcFusedConv, 1, 1, "im2col", NhwcIm2colConv);
 
 }  // namespace
 }  // namespace polyinfer::fast

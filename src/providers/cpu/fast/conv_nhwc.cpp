@@ -2,15 +2,9 @@
 // microkernel: X [N, H, W, C], W [M, C, kH, kW], Y [N, OH, OW, M], group 1, float32, kernels
 // larger than 1x1 over at least 8 input channels.
 //
-// OPT-IN (POLYINFER_DIRECT_CONV=1), an experiment kept for measurement. It was written because
-// ResNet-50's 3x3 layers ran at 60-85 GFLOP/s in the model on an AVX2 machine (102 GFLOP/s FMA
-// peak per core), where oneDNN 2.6 has only its older jit:avx2 convolution. Measured there:
-//   - alone (one-node models, best of 200 runs), oneDNN's jit:avx2 reaches 90-93% of the peak on
-//     ResNet-50's 3x3 shapes and this kernel 85-90%: the microkernel is not what was missing;
-//   - in the model, one 3-round A/B put the 16 3x3 layers at 53 ms here against 56-59 ms on
-//     oneDNN, but the machine was too noisy afterwards to confirm it. The gap between a layer
-//     alone and in the model is memory traffic (ResNet-50 streams ~100 MB of weights per run).
-// Make it the default only on a quiet machine's in-model A/B (docs/status.md).
+// Opt-in (cpu:direct=on), kept for measurement: in the models measured it ran level with
+// oneDNN's jit:avx2 (docs/kernels.md). The choice table's `direct` row (choice_tables.cpp)
+// gives it only those shapes.
 //
 // The computation: each task is a tile of 6 output pixels (consecutive in Y, across rows) for one
 // block of 16 output channels; a tile keeps its 6x16 sums in 12 ymm registers while the
@@ -26,15 +20,14 @@
 // Summation order differs from the reference kernel's (taps, then channels): results agree to
 // float rounding, which tests/unit/conv_nhwc_test.cpp checks against the reference.
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
-#include "providers/cpu/ops/conv_util.h"
-#include "providers/cpu/ops/fused_activation.h"
+#include "ops/window.h"
+#include "ops/activation.h"
 
 #ifdef PI_X86_AVX2
 #define PI_DIRECT_CONV 1
@@ -43,25 +36,9 @@
 namespace polyinfer::fast {
 namespace {
 
-using cpu::FusedActivation;
 
 constexpr int64_t kBlock = 16;  // output channels per task: two ymm vectors
 constexpr int kTile = 6;        // output pixels per tile: 6 x 2 accumulators + 3 = 15 registers
-
-// Whether this CPU should run NHWC convolutions here rather than on oneDNN, and the reason
-// when not (the placement report's refusal).
-const char* direct_conv_refusal() {
-#ifdef PI_DIRECT_CONV
-  const char* env = std::getenv("POLYINFER_DIRECT_CONV");
-  if (!env || std::strcmp(env, "1") != 0)
-    return "direct NHWC convolution: opt-in (POLYINFER_DIRECT_CONV=1) until measured faster";
-  if (!avx2::supported())
-    return "direct NHWC convolution: needs AVX2 and FMA";
-  return nullptr;
-#else
-  return "direct NHWC convolution: x86-64 only";
-#endif
-}
 
 // What one run needs besides the tensors.
 struct Geometry {
@@ -158,17 +135,9 @@ constexpr TileFn kTiles[kTile + 1] = {nullptr,         tile<1, NV>, tile<2, NV>,
 
 class NhwcDirectConv final : public Kernel {
  public:
-  // Opt-in: without the switch it refuses every convolution, so skip it unconstructed.
-  static bool may_take(const KernelInfo&) { return direct_conv_refusal() == nullptr; }
-
   explicit NhwcDirectConv(const KernelInfo& info) : label_(info.node().label()) {
-    if (const char* why = direct_conv_refusal()) info.unsupported(why);
+    require_avx2_kernel(info, "direct NHWC convolution");
     a_ = NhwcConvArgs::read(info, "direct NHWC convolution");
-    if (a_.attrs.group != 1) info.unsupported("direct NHWC convolution: grouped convolution");
-    // A few input channels leave the channel loop too short to pay for the tile's setup (the
-    // 3-channel stem); 1x1 convolutions stay with oneDNN's jit:avx2_1x1.
-    if (a_.C < 8) info.unsupported("direct NHWC convolution: fewer than 8 input channels");
-    if (a_.KH * a_.KW == 1) info.unsupported("direct NHWC convolution: 1x1 kernel (oneDNN's)");
     pack(a_.weights, a_.bias);
     a_.weights = {};  // the originals are released once packed
     a_.bias = nullptr;
@@ -182,8 +151,8 @@ class NhwcDirectConv final : public Kernel {
     const Tensor& x = ctx.input(0);
     a_.check_x(x, label_);
     const int64_t N = x.shape()[0], H = x.shape()[1], W = x.shape()[2];
-    const cpu::WindowGeometry g =
-        cpu::window_geometry(a_.attrs, {H, W}, {a_.KH, a_.KW}, label_);
+    const WindowGeometry g =
+        window_geometry(a_.attrs, {H, W}, {a_.KH, a_.KW}, label_);
     Geometry geo{a_.C,
                  a_.M,
                  a_.KH,
@@ -225,7 +194,7 @@ class NhwcDirectConv final : public Kernel {
   // X copied into the middle of a zero-bordered [N, HP, WP, C] buffer: one per thread, shared by
   // every convolution that runs on it and grown to the largest, instead of one per kernel (a
   // ResNet-50 would hold ~10 MB of them). Each row is written whole, border included.
-  static const float* pad_input(const Tensor& x, const cpu::WindowGeometry& g,
+  static const float* pad_input(const Tensor& x, const WindowGeometry& g,
                                 const Geometry& geo, int threads) {
     thread_local std::vector<float> scratch;
     const int64_t N = x.shape()[0], H = x.shape()[1], W = x.shape()[2], C = geo.C;
@@ -311,7 +280,7 @@ class NhwcDirectConv final : public Kernel {
   Tensor packed_, bias_;
 };
 
-PI_REGISTER_KERNEL_TIER("cpu", "ai.polyinfer", NhwcFusedConv, 1, 1, NhwcDirectConv, Specialized);
+PI_CPU_CANDIDATE("ai.polyinfer", NhwcFusedConv, 1, 1, "direct", NhwcDirectConv);
 
 }  // namespace
 }  // namespace polyinfer::fast

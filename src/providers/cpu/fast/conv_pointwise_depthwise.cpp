@@ -6,17 +6,15 @@
 //
 // Why: the expansion writes E channels per pixel (6x the block's input) and the depthwise
 // convolution reads them back at once; on oneDNN they are two passes over a tensor of up to
-// 1.8 MB (MobileNetV2's 56x56x144), and both ran memory-bound in the model (the 1x1 at 60-80
-// GFLOP/s, the depthwise at 20-40, against 100-150 for the later 1x1 layers).
+// 1.8 MB (MobileNetV2's 56x56x144), both bound by memory in the model (docs/kernels.md).
 //
 // The computation, per task (an image, a band of output rows and a range of 16-channel blocks):
 // expanded rows are computed one input row at a time into a ring of three rows (any three
 // consecutive input rows have distinct row % 3, so both stride 1 and stride 2 find their rows),
 // with the 6x16 GEMM register tile of avx2_util.h over the pixels (bias and the pointwise
-// activation applied in registers), or avx512_gemm.h's 8x16 zmm tile where the CPU has AVX-512
-// (`fast:avx512-pointwise-depthwise`: MobileNetV2's three fused blocks 1.29 -> 1.23 ms at 1
-// thread, 0.83 -> 0.78 at 2, EfficientNet-B0's 1.76 -> 1.69, 4 alternated runs; a 32-column
-// tile was no faster). A ring row is stored as planes of 8 channels ([E/8][W][8])
+// activation applied in registers), or avx512_gemm.h's 16-column zmm tiles on the zmm GEMM
+// (`fast:avx512-pointwise-depthwise`; a 32-column tile was no faster). A ring row is stored as
+// planes of 8 channels ([E/8][W][8])
 // with zero borders as wide as the padding, and rows above or below the image read a plane of
 // zeros, so the depthwise loop has no bounds tests: per output pixel and 8 channels, 9 FMAs
 // from the three rows with the 9 weights held in registers. Rows at band edges are computed by
@@ -24,7 +22,7 @@
 // nothing.
 //
 // The unfused pair stays available: where this kernel declines, the split form in
-// providers/cpu/ops/pointwise_depthwise.cpp runs the two convolutions on their own kernels.
+// providers/cpu/reference/pointwise_depthwise.cpp runs the two convolutions on their own kernels.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -38,13 +36,12 @@
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
 #include "providers/cpu/fast/packed_gemm.h"
-#include "providers/cpu/ops/conv_util.h"
-#include "providers/cpu/ops/fused_activation.h"
+#include "ops/window.h"
+#include "ops/activation.h"
 
 namespace polyinfer::fast {
 namespace {
 
-using cpu::FusedActivation;
 
 constexpr int64_t kBlock = 16;  // expanded channels per GEMM column block
 
@@ -81,7 +78,7 @@ struct Plan {
 // kU outputs at a time keep kU FMA chains in flight; the planes make every tap's address a
 // constant offset from one pointer per row (a channels-last ring took 35-45% longer: an index
 // register per tap, and half of each loaded line belonged to the next pass).
-template <cpu::ActKind K, int SW, int kU>
+template <ActKind K, int SW, int kU>
 PI_AVX2 inline __attribute__((always_inline)) void dw_row_as(const float* const r[3], int64_t ow,
                                                              const float* w, int64_t E,
                                                              const float* b,
@@ -121,7 +118,7 @@ PI_AVX2 inline __attribute__((always_inline)) void dw_row_as(const float* const 
 
 // With AVX2's 16 registers (9 weights held), 4 chains: half the 8 that two FMA pipes of
 // latency 4 need; 8 spilled and ran slower.
-template <cpu::ActKind K, int SW>
+template <ActKind K, int SW>
 PI_AVX2 void dw_row(const float* const r[3], int64_t ow, const float* w, int64_t E,
                     const float* b, const FusedActivation& act, float* y) {
   dw_row_as<K, SW, 4>(r, ow, w, E, b, act, y);
@@ -130,7 +127,7 @@ PI_AVX2 void dw_row(const float* const r[3], int64_t ow, const float* w, int64_t
 // With AVX-512VL's 32 ymm registers, 8 chains: MobileNetV2's three fused blocks 1.19 -> 1.14 ms
 // at 1 thread on a Zen 4 core (0.63 -> 0.61 at 2), 7 alternated runs; EfficientNet-B0's (SiLU
 // passes) level.
-template <cpu::ActKind K, int SW>
+template <ActKind K, int SW>
 PI_AVX512VL void dw_row8(const float* const r[3], int64_t ow, const float* w, int64_t E,
                          const float* b, const FusedActivation& act, float* y) {
   dw_row_as<K, SW, 8>(r, ow, w, E, b, act, y);
@@ -140,7 +137,7 @@ using DwRowFn = void (*)(const float* const*, int64_t, const float*, int64_t, co
                          const FusedActivation&, float*);
 
 template <int SW>
-DwRowFn dw_row_for(cpu::ActKind k, bool vl) {
+DwRowFn dw_row_for(ActKind k, bool vl) {
   return avx2::with_activation(k, "pointwise-depthwise convolution", [vl](auto a) -> DwRowFn {
     return vl ? dw_row8<decltype(a)::value, SW> : dw_row<decltype(a)::value, SW>;
   });
@@ -214,7 +211,7 @@ PI_AVX2 void run_ring_task(const Plan& p, int64_t task) {
         }
       }
       // Plane by plane: the borders stay zero (Sigmoid(0) is not).
-      if (p.after1.kind != cpu::ActKind::None)
+      if (p.after1.kind != ActKind::None)
         for (int64_t c = 0; c < ew; c += 8)
           activate_in_place(slot + c / 8 * plane + g.left * 8, g.W * 8, p.after1, 1);
     }
@@ -224,7 +221,7 @@ PI_AVX2 void run_ring_task(const Plan& p, int64_t task) {
       for (int ky = 0; ky < 3; ++ky) r[ky] = slots[ky] ? slots[ky] + c / 8 * plane : zeros;
       dw(r, g.OW, p.w2 + e0 + c, g.E, p.b2 + e0 + c, p.act2, yr + c);
     }
-    if (p.after2.kind == cpu::ActKind::None) continue;
+    if (p.after2.kind == ActKind::None) continue;
     if (ew == g.E) {
       activate_in_place(yr, g.OW * g.E, p.after2, 1);
     } else {
@@ -238,8 +235,7 @@ PI_AVX2 void run_ring_task(const Plan& p, int64_t task) {
 class NhwcPointwiseDepthwise final : public Kernel {
  public:
   explicit NhwcPointwiseDepthwise(const KernelInfo& info) : label_(info.node().label()) {
-    require_avx2_kernel(info, "fused pointwise+depthwise convolution",
-                        "POLYINFER_FUSED_DEPTHWISE");
+    require_avx2_kernel(info, "fused pointwise+depthwise convolution");
     require_float_input(info);
     const Tensor* w1 = info.constant_input(1);
     const Tensor* w2 = info.constant_input(3);
@@ -252,7 +248,7 @@ class NhwcPointwiseDepthwise final : public Kernel {
                  w2->shape()[1] == 1,
              InvalidModel, label_, ": weights ", shape_str(w1->shape()), " and ",
              shape_str(w2->shape()), " are not [E, C, 1, 1] and [E, 1, kH, kW]");
-    attrs_ = cpu::WindowAttrs::parse(info);
+    attrs_ = WindowAttrs::parse(info);
     const bool undilated = std::all_of(attrs_.dilations.begin(), attrs_.dilations.end(),
                                        [](int64_t d) { return d == 1; });
     if (w2->shape()[2] != 3 || w2->shape()[3] != 3 || attrs_.group != E_ || !undilated)
@@ -267,10 +263,7 @@ class NhwcPointwiseDepthwise final : public Kernel {
       info.unsupported("fused pointwise+depthwise convolution: this activation");
     // Where the CPU has the AVX-512 activation pass for an activation (SiLU, Sigmoid), it runs
     // over each expanded row and each output row while they are in cache, instead of this
-    // kernel's AVX2 epilogue, whose exp and division per 8 lanes cost ~0.5 ns per element
-    // there (a Zen 4 core: EfficientNet-B0's two fused blocks 2.45 ms with the epilogue, 1.93-
-    // 2.05 as two oneDNN convolutions with the pass after each; here 2.18 split, 1.54 with
-    // the pass per row).
+    // kernel's AVX2 epilogue, whose exp and division per 8 lanes cost more (docs/kernels.md).
     for (auto [act, after] : {std::pair{&act1_, &after1_}, std::pair{&act2_, &after2_}})
       if (activation_pass(act->kind)) std::swap(*act, *after);
     const Tensor* b1 = nullptr;
@@ -284,7 +277,7 @@ class NhwcPointwiseDepthwise final : public Kernel {
                " values for ", E_, " channels");
       (i == 2 ? b1 : b2) = b;
     }
-    zmm_ = PackedGemm::wide();
+    zmm_ = PackedGemm::wide(info.options().cpu);
     pack(*w1, b1, *w2, b2);
   }
 
@@ -303,7 +296,7 @@ class NhwcPointwiseDepthwise final : public Kernel {
     PI_CHECK(x.rank() == 4 && x.shape()[3] == C_, ShapeMismatch, label_, ": X has shape ",
              shape_str(x.shape()), " but the weights want [N, H, W, ", C_, "] (channels last)");
     const int64_t N = x.shape()[0], H = x.shape()[1], W = x.shape()[2];
-    const cpu::WindowGeometry wg = cpu::window_geometry(attrs_, {H, W}, {3, 3}, label_);
+    const WindowGeometry wg = window_geometry(attrs_, {H, W}, {3, 3}, label_);
     Geometry g{N, H, W, C_, E_, wg.out[0], wg.out[1], wg.strides[0], wg.strides[1],
                wg.pad_begin[0], wg.pad_begin[1], 0};
     // Wide enough for the last window (its right end may pass the padded width when the stride
@@ -351,7 +344,7 @@ class NhwcPointwiseDepthwise final : public Kernel {
   }
 
   std::string label_;
-  cpu::WindowAttrs attrs_;
+  WindowAttrs attrs_;
   int64_t E_ = 0, C_ = 0;
   FusedActivation act1_, act2_;      // in the kernel's registers
   FusedActivation after1_, after2_;  // by the activation pass (kind None where unused)
@@ -359,8 +352,8 @@ class NhwcPointwiseDepthwise final : public Kernel {
   Tensor w1_, b1_, w2_, b2_;
 };
 
-PI_REGISTER_KERNEL_TIER("cpu", "ai.polyinfer", NhwcPointwiseDepthwiseConv, 1, 1,
-                        NhwcPointwiseDepthwise, Specialized);
+PI_CPU_CANDIDATE("ai.polyinfer", NhwcPointwiseDepthwiseConv, 1, 1, "pointwise_depthwise",
+                 NhwcPointwiseDepthwise);
 
 }  // namespace
 }  // namespace polyinfer::fast

@@ -2,12 +2,8 @@
 // channels (C <= 4: an image's RGB), group 1, undilated, windows of up to 9 taps (3x3), more than
 // 16 outputs. X [N, H, W, C], W [M, C, kH, kW], Y [N, OH, OW, M], any strides and padding.
 //
-// Why: oneDNN JIT-compiles its brgconv for each stem at session creation (1.4-2.5 ms each) and
-// runs 3x3 ones no faster than this. Per node in the models, 1 thread, alternated runs (ms,
-// brgconv -> here): MobileNetV2's 3x3 stride-2 3->32 stem 0.298 -> 0.280, EfficientNet-B0's
-// (with SiLU) 0.390 -> 0.361. A 7x7 window stays oneDNN's: ResNet-50's 3->64 ran 2.35 -> 2.57
-// (brgconv's tile holds more sums: 110 GFLOP/s alone against 104 here). The im2col kernel's
-// copy of 3-channel taps costs more than the convolution (its header).
+// Why: oneDNN JIT-compiles its brgconv for each stem at session creation and runs 3x3 stems
+// no faster than this; a 7x7 window stays oneDNN's, whose tile holds more sums (docs/kernels.md).
 //
 // The computation: channels-last and undilated, the kW taps of one window row are kW * C
 // consecutive floats of an input row, starting at (ox * sw - left) * C for output pixel ox. So
@@ -26,16 +22,14 @@
 #include "providers/cpu/fast/avx512_gemm.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
-#include "providers/cpu/ops/conv_util.h"
-#include "providers/cpu/ops/fused_activation.h"
+#include "ops/window.h"
+#include "ops/activation.h"
 
 namespace polyinfer::fast {
 namespace {
 
-using cpu::FusedActivation;
+constexpr int64_t kMaxTaps = 9;  // window taps at most (the choice table's stem rule)
 
-constexpr int64_t kMaxChannels = 4;  // input channels taken (measured on RGB stems)
-constexpr int64_t kMaxTaps = 9;      // window taps taken (3x3; a 7x7 ran slower, above)
 
 // One run, as the tasks see it.
 struct Plan {
@@ -53,7 +47,7 @@ struct Plan {
 
 // c[r][0, n) = act(bias + z[r] + sum over window rows ky and j < kwc of
 // rows[ky][r * step + j] * b[(ky * kwc + j) * 32 + ...]) for R pixels of one output row.
-template <int R, cpu::ActKind kAct>
+template <int R, ActKind kAct>
 PI_AVX512 void stem_rows(const float* const* rows, int64_t KH, int64_t kwc, int64_t step,
                          const float* b, const float* bias, const float* z, float* c,
                          int64_t ldc, const FusedActivation* act, int n) {
@@ -71,7 +65,7 @@ using StemRowsFn = void (*)(const float* const*, int64_t, int64_t, int64_t, cons
                             const float*, const float*, float*, int64_t, const FusedActivation*,
                             int);
 
-template <cpu::ActKind kAct>
+template <ActKind kAct>
 inline constexpr StemRowsFn kStemRowsAs[avx512::kTileRows + 1] = {
     nullptr,           stem_rows<1, kAct>, stem_rows<2, kAct>, stem_rows<3, kAct>,
     stem_rows<4, kAct>, stem_rows<5, kAct>, stem_rows<6, kAct>, stem_rows<7, kAct>,
@@ -127,33 +121,16 @@ PI_AVX512 void run_rows(const Plan& q, int64_t r0, int64_t r1) {
 #endif  // PI_X86_AVX512_GEMM
 
 class NhwcStemConv final : public Kernel {
-  static constexpr const char* kEnv = "POLYINFER_STEM_CONV";
-
  public:
-  static bool may_take(const KernelInfo& info) {
-    const auto o = conv_outline(info);
-    return !o || (o->group == 1 && o->c <= kMaxChannels && o->kh * o->kw > 1 &&
-                  o->kh * o->kw <= kMaxTaps && o->m > 16);
-  }
-
   explicit NhwcStemConv(const KernelInfo& info) : label_(info.node().label()) {
-    require_avx2_kernel(info, "stem convolution", kEnv);
+    require_avx2_kernel(info, "stem convolution");
 #ifdef PI_X86_AVX512_GEMM
     if (!avx512::supported())
 #endif
       info.unsupported("stem convolution: needs AVX-512");
     a_ = NhwcConvArgs::read(info, "stem convolution");
-    const auto& at = a_.attrs;
-    if (at.group != 1) info.unsupported("stem convolution: grouped");
-    if (a_.C > kMaxChannels)
-      info.unsupported("stem convolution: more than " + std::to_string(kMaxChannels) +
-                       " input channels");
-    if (a_.KH * a_.KW == 1 || a_.KH * a_.KW > kMaxTaps)
-      info.unsupported("stem convolution: a 1x1 window or more than " +
-                       std::to_string(kMaxTaps) + " taps");
-    if (a_.M <= 16) info.unsupported("stem convolution: 16 or fewer outputs (half a panel)");
-    if (std::any_of(at.dilations.begin(), at.dilations.end(), [](int64_t d) { return d != 1; }))
-      info.unsupported("stem convolution: dilated");
+    PI_CHECK(a_.attrs.group == 1 && a_.KH * a_.KW <= kMaxTaps, Internal, label_,
+             ": the stem kernel takes group 1 and at most ", kMaxTaps, " taps");
     pack();
   }
 
@@ -200,7 +177,7 @@ class NhwcStemConv final : public Kernel {
   Tensor w_, bias_;
 };
 
-PI_REGISTER_KERNEL_TIER("cpu", "ai.polyinfer", NhwcFusedConv, 1, 1, NhwcStemConv, Specialized);
+PI_CPU_CANDIDATE("ai.polyinfer", NhwcFusedConv, 1, 1, "stem", NhwcStemConv);
 
 }  // namespace
 }  // namespace polyinfer::fast

@@ -1,13 +1,14 @@
 // ai.polyinfer NhwcFusedConv, 3x3 stride 1, as a Winograd F(2x2, 3x3) convolution on AVX2+FMA:
 // X [N, H, W, C], W [M, C, 3, 3], Y [N, OH, OW, M], group 1, float32, C and M multiples of 8.
 //
-// Why: oneDNN 2.6 has Winograd kernels for AVX-512 only; on AVX2 machines its jit:avx2 direct
-// convolution runs ResNet-50's 3x3 layers at ~90% of the FMA peak, which leaves no room (ORT's
-// MLAS is as fast). Winograd F(2x2, 3x3) does the same convolution with 16 multiplies per 2x2
-// output tile and input channel instead of 36 (2.25x fewer), plus cheap add-only transforms.
-// F(4x4, 3x3) would save 4x, but its transforms' coefficients (up to 8 and 1/24) cost about a
-// decimal digit of float32 accuracy (measured ~17x the direct convolution's error on a 256-
-// channel sum, against ~1.3x here), and polyinfer promises outputs within 1e-4 of ONNX Runtime's.
+// Why: oneDNN 2.6 has Winograd kernels for AVX-512 only, and its direct convolution leaves no
+// room on AVX2 (ORT's MLAS is as fast). F(2x2, 3x3) does the convolution with 16 multiplies per
+// 2x2 output tile and input channel instead of 36, plus add-only transforms. F(4x4, 3x3) would
+// save 4x, but its transforms' coefficients (up to 8 and 1/24) cost about a decimal digit of
+// float32 accuracy, and polyinfer promises outputs within 1e-4 of ONNX Runtime's. On AVX-512,
+// oneDNN's own Winograd transforms the weights at ~15 ms a layer at creation, 2.3x a ResNet-50
+// session's creation; with fewer than 64 input channels oneDNN's direct convolution wins
+// (the choice table's rule; docs/kernels.md has the figures).
 //
 // The algorithm (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", 2016), for
 // one 4x4 input tile d and one 3x3 filter g: Y = A^T [(G g G^T) (.) (B^T d B)] A, with
@@ -21,32 +22,20 @@
 //     (zero-filled past M), so the GEMM reads 16 output channels' values per input channel in
 //     order, and the original weights are released.
 //   - A run splits the output tiles (2x2 pixels, counted across rows and images) into blocks of
-//     TB tiles, sized so the block's transformed input V [16][TB][C] stays in L2. Each task (a
-//     block, or a block and a range of 16-channel output blocks when there are fewer blocks than
-//     threads want) transforms its tiles' input into V, then for each 16-channel output block:
-//     16 GEMMs with a 6x16 register tile (12 ymm accumulators; one U load pair per input channel
-//     feeds 12 FMAs) into a small buffer, and the output transform from that buffer straight into
-//     Y with bias, residual Z and the activation applied on the way. Where the CPU has AVX-512
-//     the GEMMs run avx512_gemm.h's 8x16 zmm tile on the same packing (`fast:avx512-winograd`;
-//     on a Zen 4 core, per-node sums, 4 alternated runs, 1 / 2 threads: ResNet-50's 3x3 layers
-//     24.4 -> 22.1 / 13.0 -> 11.4 ms, DenseNet-121's 21.1 -> 19.6 / 12.3 -> 10.7, Inception-v3's
-//     16.0 -> 15.6 at 1; POLYINFER_AVX512_GEMM=0 keeps the ymm tile), four output blocks at a
-//     time on its four-panel form (gemm_rows16_multi, 6 rows x 64 columns, the sums in the buffer
-//     as [tile][pos][64]): the 8x16 tile's 1 load and 8 broadcasts per 8 FMAs bound it by its
-//     loads on an Intel core with two zmm FMA pipes (ResNet-50 at 1 thread, library swapped,
-//     twice: 54.2 -> 51.2 and 51.7 -> 49.1 ms; its 7x7 layers 2.7-2.8 -> 2.1-2.3 ms each).
-//     Two blocks at a time where fewer than four are left (8 rows x 32 columns): DenseNet-121's
-//     32-output layers, 1 thread, library swapped, twice: 41.7 -> 39.8 and 43.6 -> 39.6 ms (2
-//     threads 23.3 -> 22.6, level). A last block alone keeps the 8x16 tile.
+//     TB tiles, sized so the block's transformed input V [16][TB][C] and its sums stay in L2.
+//     Each task (a block, or a block and a range of 16-channel output blocks when there are
+//     fewer blocks than threads want) transforms its tiles' input into V, then for each
+//     16-channel output block: 16 GEMMs with a 6x16 register tile (12 ymm accumulators; one U
+//     load pair per input channel feeds 12 FMAs) into a small buffer, and the output transform
+//     from that buffer straight into Y with bias, residual Z and the activation applied on the
+//     way. On the zmm tiles (`fast:avx512-winograd`) the GEMMs take four output blocks at a time
+//     (gemm_rows16_multi, 6 rows x 64 columns, sums buffered as [tile][pos][64]: the 8x16 tile
+//     is bound by its loads on cores with two zmm FMA pipes), two where fewer are left (8 rows x
+//     32 columns), and a last block alone the 8x16 tile.
 //   - Padding needs no copy: a tile that crosses the border loads zeros for the missing pixels.
 //
 // Accuracy: the transforms only add and halve, so results agree with the reference to float
-// rounding (tests/unit/conv_nhwc_test.cpp checks against the reference kernel); ResNet-50's
-// logits came within 4.6e-5 of ONNX Runtime's (5.3e-5 with oneDNN's direct convolution).
-//
-// Measured on a 2-core AVX2 EPYC (ResNet-50's 3x3 stride-1 layers, one thread): 1.4-1.7 ms per
-// layer against 2.5-2.9 ms on oneDNN (3.5 ms against 2.6 on the 7x7 layers); DenseNet-121's
-// 3x3 layers (128 to 32 channels) 1.25-1.35x faster down to 14x14, even at 7x7. The cost is at
+// rounding (tests/unit/conv_nhwc_test.cpp checks against the reference kernel). The cost is at
 // creation: U is 16/9 of the weights, written to fresh memory.
 #include <algorithm>
 #include <cstring>
@@ -58,14 +47,12 @@
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
 #include "providers/cpu/fast/packed_gemm.h"
-#include "providers/cpu/onednn/onednn.h"
-#include "providers/cpu/ops/conv_util.h"
-#include "providers/cpu/ops/fused_activation.h"
+#include "ops/window.h"
+#include "ops/activation.h"
 
 namespace polyinfer::fast {
 namespace {
 
-using cpu::FusedActivation;
 
 constexpr int64_t kBlock = 16;  // output channels per GEMM column block: two ymm vectors
 constexpr int kRows = 6;        // tiles per register tile: 6 x 2 accumulators + 3 = 15 registers
@@ -312,35 +299,17 @@ void gather_taps(UnalignedFloats w, int64_t C, int64_t m0, int64_t mn, int64_t c
 
 class NhwcWinogradConv final : public Kernel {
  public:
-  // What the constructor refuses first by shape: all but 3x3, stride 1, ungrouped. It stays the
-  // default where oneDNN has AVX-512 Winograd kernels too: theirs ran ResNet-50 5-10% faster
-  // on a Zen 4 core but made session creation 2.3x as long (267 against 118 ms: oneDNN
-  // transforms the weights at ~15 ms per layer), past ONNX Runtime's own (POLYINFER_WINOGRAD=0
-  // chooses them).
-  static bool may_take(const KernelInfo& info) {
-    const auto o = conv_outline(info);
-    return !o || (o->kh == 3 && o->kw == 3 && o->group == 1 && o->unit_strides);
-  }
-
   explicit NhwcWinogradConv(const KernelInfo& info) : label_(info.node().label()) {
-    require_avx2_kernel(info, "Winograd convolution", "POLYINFER_WINOGRAD");
+    require_avx2_kernel(info, "Winograd convolution");
     a_ = NhwcConvArgs::read(info, "Winograd convolution");
-    auto all_ones = [](const std::vector<int64_t>& v) {
+    const auto ones = [](const std::vector<int64_t>& v) {
       return std::all_of(v.begin(), v.end(), [](int64_t s) { return s == 1; });
     };
-    if (a_.KH != 3 || a_.KW != 3 || a_.attrs.group != 1 || !all_ones(a_.attrs.strides) ||
-        !all_ones(a_.attrs.dilations))
-      info.unsupported("Winograd convolution: 3x3, stride 1, undilated, ungrouped only");
-    if (a_.C % 8 != 0 || a_.M % 8 != 0)
-      info.unsupported("Winograd convolution: channel counts that are multiples of 8 only");
-    // Few input channels: where oneDNN runs AVX-512 its direct brgconv wins (the transforms
-    // weigh more against a short sum; onednn.h has the figures; POLYINFER_WINOGRAD=1 keeps
-    // Winograd, as the tests do).
-    if (a_.C < cpu::onednn::kWinogradMinChannels &&
-        onednn_avx512_convolutions_win("POLYINFER_WINOGRAD"))
-      info.unsupported("Winograd convolution: fewer than 64 input channels, where oneDNN's "
-                       "AVX-512 direct convolution is faster");
-    zmm_ = PackedGemm::wide();
+    PI_CHECK(a_.KH == 3 && a_.KW == 3 && a_.attrs.group == 1 && ones(a_.attrs.strides) &&
+                 ones(a_.attrs.dilations) && a_.C % 8 == 0 && a_.M % 8 == 0,
+             Internal, label_,
+             ": the Winograd kernel takes 3x3 stride 1, undilated, group 1, channels in 8s");
+    zmm_ = PackedGemm::wide(info.options().cpu);
     pack(a_.weights, a_.bias);
     a_.weights = {};  // the originals are released once packed
     a_.bias = nullptr;
@@ -356,7 +325,7 @@ class NhwcWinogradConv final : public Kernel {
     const Tensor& x = ctx.input(0);
     a_.check_x(x, label_);
     const int64_t N = x.shape()[0], H = x.shape()[1], W = x.shape()[2];
-    const cpu::WindowGeometry wg = cpu::window_geometry(a_.attrs, {H, W}, {3, 3}, label_);
+    const WindowGeometry wg = window_geometry(a_.attrs, {H, W}, {3, 3}, label_);
     const int64_t OH = wg.out[0], OW = wg.out[1];
     const Geometry g{N, H, W, a_.C, a_.M, wg.pad_begin[0], wg.pad_begin[1], OH, OW,
                      (OH + 1) / 2, (OW + 1) / 2};
@@ -441,8 +410,7 @@ class NhwcWinogradConv final : public Kernel {
   Tensor packed_, bias_;
 };
 
-PI_REGISTER_KERNEL_TIER("cpu", "ai.polyinfer", NhwcFusedConv, 1, 1, NhwcWinogradConv,
-                        Specialized);
+PI_CPU_CANDIDATE("ai.polyinfer", NhwcFusedConv, 1, 1, "winograd", NhwcWinogradConv);
 
 }  // namespace
 }  // namespace polyinfer::fast

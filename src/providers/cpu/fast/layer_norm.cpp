@@ -20,7 +20,7 @@ PI_FAST_MATH_BEGIN
 
 // The row reductions keep kLanes partial sums (4 ymm or 2 zmm accumulators once vectorized):
 // with the one vector of a plain simd reduction, each add waited for the last (3-4 cycles a
-// vector) and a BERT-base row of 768 took ~300 cycles a pass.
+// vector; docs/kernels.md).
 constexpr int64_t kLanes = 32;
 
 PI_FAST_CLONES float row_sum(const float* __restrict x, int64_t n) {

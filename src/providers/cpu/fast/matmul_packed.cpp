@@ -4,11 +4,9 @@
 // are such a product: transA 0, a constant B ([K, N], or [N, K] under transB: transposed while
 // packing, alpha folded in) and a C that is a per-column bias (beta folded in).
 //
-// Why: these are BERT-base's 72 projection and feed-forward layers, 94% of its run; oneDNN
-// 2.6's gemm:jit (AVX2) ran them at ~80 GFLOP/s of the 101 peak. The classifiers' last layer,
-// a Gemm of one row, runs at parity with oneDNN's at 1 thread and faster at 2 (ShuffleNetV2's
-// 0.07 against 0.10 ms, MobileNetV2's 0.14-0.16 against 0.18-0.19), and its weight is read
-// in place where oneDNN's path first copied a misaligned one (creation: within noise).
+// Why: these are a transformer's projection and feed-forward layers, most of its run; oneDNN 2.6's
+// gemm:jit ran them well below this tile's speed on AVX2, and a classifier's last layer (one
+// row) runs at parity or faster (docs/kernels.md).
 //
 // The computation is packed_gemm.h's.
 #include <string>
@@ -17,17 +15,16 @@
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
 #include "providers/cpu/fast/packed_gemm.h"
-#include "providers/cpu/ops/fused_activation.h"
+#include "ops/activation.h"
 
 namespace polyinfer::fast {
 namespace {
 
-using cpu::FusedActivation;
 
 class PackedMatMul final : public Kernel {
  public:
   explicit PackedMatMul(const KernelInfo& info) : label_(info.node().label()) {
-    require_avx2_kernel(info, "packed MatMul", "POLYINFER_PACKED_MATMUL");
+    require_avx2_kernel(info, "packed MatMul");
     require_float_input(info);
     const Tensor* b = info.constant_input(1);
     if (!b || b->dtype() != DType::Float32 || b->rank() != 2)
@@ -55,7 +52,7 @@ class PackedMatMul final : public Kernel {
         info.unsupported("packed MatMul: a bias that is not a constant vector of N values");
     }
     // Read in place: a weight still in the model file is never copied whole first.
-    packed_ = PackedGemm(b->peek_bytes(), K, N, trans_b, alpha,
+    packed_ = PackedGemm(info.options().cpu, b->peek_bytes(), K, N, trans_b, alpha,
                          bias ? bias->data<float>() : nullptr, beta);
   }
 
@@ -85,10 +82,10 @@ class PackedMatMul final : public Kernel {
   PackedGemm packed_;  // B, bias and the tiles
 };
 
-PI_REGISTER_KERNEL_TIER("cpu", "", MatMul, 1, 23, PackedMatMul, Specialized);
-PI_REGISTER_KERNEL_TIER("cpu", "ai.polyinfer", FusedMatMul, 1, 1, PackedMatMul, Specialized);
-PI_REGISTER_KERNEL_TIER("cpu", "", Gemm, 1, 23, PackedMatMul, Specialized);
-PI_REGISTER_KERNEL_TIER("cpu", "ai.polyinfer", FusedGemm, 1, 1, PackedMatMul, Specialized);
+PI_CPU_CANDIDATE("", MatMul, 1, 23, "packed_matmul", PackedMatMul);
+PI_CPU_CANDIDATE("ai.polyinfer", FusedMatMul, 1, 1, "packed_matmul", PackedMatMul);
+PI_CPU_CANDIDATE("", Gemm, 1, 23, "packed_matmul", PackedMatMul);
+PI_CPU_CANDIDATE("ai.polyinfer", FusedGemm, 1, 1, "packed_matmul", PackedMatMul);
 
 }  // namespace
 }  // namespace polyinfer::fast

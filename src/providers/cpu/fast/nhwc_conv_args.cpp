@@ -1,47 +1,17 @@
 #include "providers/cpu/fast/nhwc_conv_args.h"
 
-#include <cstdlib>
-#include <cstring>
 
 #include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/fast_util.h"
-#include "providers/cpu/onednn/onednn.h"
 
 namespace polyinfer::fast {
 
-void require_avx2_kernel(const KernelInfo& info, const char* who, const char* off_env) {
+void require_avx2_kernel(const KernelInfo& info, const char* who) {
 #ifdef PI_X86_AVX2
-  if (const char* env = std::getenv(off_env); env && std::strcmp(env, "0") == 0)
-    info.unsupported(std::string(who) + ": turned off (" + off_env + "=0)");
   if (!avx2::supported()) info.unsupported(std::string(who) + ": needs AVX2 and FMA");
 #else
-  (void)off_env;
   info.unsupported(std::string(who) + ": x86-64 only");
 #endif
-}
-
-bool onednn_avx512_convolutions_win(const char* off_env) {
-  const char* env = std::getenv(off_env);
-  return !(env && std::strcmp(env, "1") == 0) && cpu::onednn::avx512_kernels();
-}
-
-std::optional<ConvOutline> conv_outline(const KernelInfo& info) {
-  const Tensor* w = info.has_input(1) ? info.constant_input(1) : nullptr;
-  if (!w || w->rank() != 4) return std::nullopt;
-  ConvOutline o;
-  o.m = w->shape()[0];
-  o.c = w->shape()[1];
-  o.kh = w->shape()[2];
-  o.kw = w->shape()[3];
-  const ir::Attribute* group = info.node().attr("group");
-  const ir::Attribute* strides = info.node().attr("strides");
-  if ((group && group->type != ir::Attribute::Type::Int) ||
-      (strides && strides->type != ir::Attribute::Type::Ints))
-    return std::nullopt;  // malformed: the constructors say so
-  if (group) o.group = group->i;
-  if (strides)
-    for (int64_t s : strides->ints) o.unit_strides = o.unit_strides && s == 1;
-  return o;
 }
 
 NhwcConvArgs NhwcConvArgs::read(const KernelInfo& info, const char* who) {
@@ -56,8 +26,8 @@ NhwcConvArgs NhwcConvArgs::read(const KernelInfo& info, const char* who) {
   a.KH = w->shape()[2];
   a.KW = w->shape()[3];
   a.weights = UnalignedFloats(w->peek_bytes());  // packed by every user: never copied first
-  a.attrs = cpu::WindowAttrs::parse(info);
-  a.act = cpu::FusedActivation::from(info);
+  a.attrs = WindowAttrs::parse(info);
+  a.act = FusedActivation::from(info);
   if (!avx2::covers(a.act.kind)) info.unsupported(what + ": this activation");
   a.has_z = info.has_input(3);
   if (info.has_input(2)) {
@@ -84,7 +54,7 @@ NhwcConvArgs::Run NhwcConvArgs::begin(KernelContext& ctx, const std::string& lab
   const Tensor& x = ctx.input(0);
   check_x(x, label);
   const int64_t N = x.dim(0), H = x.dim(1), W = x.dim(2);
-  const cpu::WindowGeometry g = cpu::window_geometry(attrs, {H, W}, {KH, KW}, label);
+  const WindowGeometry g = window_geometry(attrs, {H, W}, {KH, KW}, label);
   Tensor& y = ctx.output(0, DType::Float32, {N, g.out[0], g.out[1], M});
   return {x, N, H, W, g, y, residual(ctx, y, label)};
 }

@@ -1,47 +1,29 @@
-// What the hand-written specialized kernels of this folder read and check the same way, so
-// that each file holds its arithmetic and the rules of when it applies, not another copy of
-// these: the AVX2/A-B switch (all of them, matmul_packed.cpp included) and the operands of
-// NhwcFusedConv (the conv_*.cpp kernels) and how a run of it begins.
+// What the hand-written kernels of this folder read and check the same way, so that each file
+// holds its arithmetic, not another copy of these: whether the CPU runs their code, and the
+// operands of NhwcFusedConv (the conv_*.cpp kernels) and how a run of it begins. Which kernel
+// takes which shapes is the choice table's (providers/cpu/choice_tables.cpp).
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "core/unaligned.h"
-#include "providers/cpu/ops/conv_util.h"
-#include "providers/cpu/ops/fused_activation.h"
+#include "ops/window.h"
+#include "ops/activation.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer::fast {
 
 // Declines (info.unsupported, the placement report's reason, naming `who`) unless this build
-// and CPU run AVX2+FMA code and the environment variable `off_env` is not "0": the switch each
-// specialized kernel keeps for A/B runs against the kernel it replaces.
-void require_avx2_kernel(const KernelInfo& info, const char* who, const char* off_env);
-
-// Whether a specialized convolution that oneDNN's AVX-512 kernels beat steps aside: true where
-// oneDNN runs AVX-512 code, unless the environment variable `off_env` is "1" (forced on, for
-// tests and A/B runs). The im2col kernel asks: on a Zen 4 core oneDNN 2.6's brgconv ran
-// ResNet-50 2% and Inception-v3 8-10% faster without it.
-bool onednn_avx512_convolutions_win(const char* off_env);
-
-// An NhwcFusedConv's kernel size, group and strides, read as cheaply as they can be for the
-// specialized kernels' may_take (runtime/kernel.h); nullopt when the weights are not a
-// constant of rank 4 (the constructors then decide).
-struct ConvOutline {
-  int64_t m = 0, c = 0;  // output channels, input channels per group (the weights' [M, C])
-  int64_t kh = 0, kw = 0, group = 1;
-  bool unit_strides = true;
-};
-std::optional<ConvOutline> conv_outline(const KernelInfo& info);
+// and CPU run AVX2+FMA code: a kernel compiled out of a non-x86 build says so.
+void require_avx2_kernel(const KernelInfo& info, const char* who);
 
 // ai.polyinfer NhwcFusedConv's operands: X [N, H, W, C], W [M, C, kH, kW], optional B [M],
 // optional residual Z shaped as Y [N, OH, OW, M], and the fused activation.
 struct NhwcConvArgs {
   int64_t M = 0, C = 0, KH = 0, KW = 0;
-  cpu::WindowAttrs attrs;
-  cpu::FusedActivation act;
+  WindowAttrs attrs;
+  FusedActivation act;
   bool has_z = false;
   // [M, C, kH, kW], maybe still in the model file: read them in the kernel's constructor.
   UnalignedFloats weights;
@@ -65,7 +47,7 @@ struct NhwcConvArgs {
   struct Run {
     const Tensor& x;
     int64_t N, H, W;
-    cpu::WindowGeometry g;
+    WindowGeometry g;
     Tensor& y;
     const float* z;  // or null
   };

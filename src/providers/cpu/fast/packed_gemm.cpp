@@ -1,7 +1,6 @@
 #include "providers/cpu/fast/packed_gemm.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 #include "core/unaligned.h"
@@ -12,7 +11,6 @@
 namespace polyinfer::fast {
 namespace {
 
-using cpu::FusedActivation;
 
 constexpr int64_t kBlock = 16;    // output columns per panel of the AVX2 tile
 constexpr int kRows = 6;          // rows per AVX2 register tile
@@ -154,23 +152,22 @@ PI_AVX2 void run_task(const Plan& q, int64_t blk, int64_t group) {
 
 }  // namespace
 
-bool PackedGemm::wide() {
+bool PackedGemm::wide(const CpuProviderOptions& options) {
 #ifdef PI_X86_AVX2
-  const char* env = std::getenv("POLYINFER_AVX512_GEMM");
-  return avx512::supported() && !(env && std::strcmp(env, "0") == 0);
+  return avx512::supported() && options.gemm_tile != GemmTile::Avx2;
 #else
+  (void)options;
   return false;
 #endif
 }
 
-PackedGemm::PackedGemm(const void* b, int64_t K, int64_t N, bool trans_b, float alpha,
-                       const float* bias, float beta)
+PackedGemm::PackedGemm(const CpuProviderOptions& options, const void* b, int64_t K, int64_t N,
+                       bool trans_b, float alpha, const float* bias, float beta)
     : K_(K), N_(N) {
 #ifdef PI_X86_AVX2
-  if (wide()) {
+  if (wide(options)) {
     width_ = avx512::kPanel;
-    const char* env = std::getenv("POLYINFER_GEMM_PAIRS");
-    pairs_ = !(env && std::strcmp(env, "0") == 0);
+    pairs_ = options.gemm_tile != GemmTile::Avx512;
   }
 #endif
   PI_CHECK(N % 8 == 0 || width_ != kBlock, Internal, "PackedGemm: N = ", N,

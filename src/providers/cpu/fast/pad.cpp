@@ -1,14 +1,14 @@
 // Fast constant-mode Pad for float32: each output row (all dimensions but the last) is either all
 // fill value, or fill / one memcpy of an input row / fill, and rows are split over threads. The
 // reference kernel maps every element through per-dimension tables; a DenseNet or YOLO border pad
-// is a few row copies here. Shapes, pads and their errors come from ops/pad_params.h, shared with
+// is a few row copies here. Shapes, pads and their errors come from src/ops/pad.h, shared with
 // the reference kernel; other modes and dtypes, and a constant_value input that is not one float,
 // go to it.
 #include <cstring>
 
 #include "core/shape_util.h"
 #include "providers/cpu/fast/fast_util.h"
-#include "providers/cpu/ops/pad_params.h"
+#include "ops/pad.h"
 
 namespace polyinfer::fast {
 namespace {

@@ -3,9 +3,8 @@
 // taps) and the ONNX MaxPool / AveragePool on NCHW X (1-D and 2-D: each plane pooled alone, one
 // value per output pixel).
 //
-// Why not oneDNN's: on this AVX2 machine its jit pooling took 0.79-1.2 ms for ResNet/DenseNet's
-// stem max pool (64 channels, 112x112, 3x3 stride 2) where these loops need 0.24 ms, and on NCHW
-// it has only simple_nchw: 13.9 ms for that pool in a level-2 ResNet-50 session (11% of the run).
+// Why not oneDNN's: on AVX2 its jit pooling ran ResNet's stem max pool 3-5x slower than these
+// loops, and on NCHW it has only its slow simple_nchw (docs/kernels.md).
 //
 // Results equal the reference kernel's bit for bit: the taps are visited in its order (window
 // rows, then columns), the maximum keeps the first valid tap unless a later one is greater (so
@@ -21,7 +20,7 @@
 #include <type_traits>
 
 #include "providers/cpu/fast/fast_util.h"
-#include "providers/cpu/ops/conv_util.h"
+#include "ops/window.h"
 
 namespace polyinfer::fast {
 namespace {
@@ -98,7 +97,7 @@ class FastPool final : public Kernel {
  public:
   explicit FastPool(const KernelInfo& info)
       : ref_(info),
-        attrs_(cpu::WindowAttrs::parse(info)),
+        attrs_(WindowAttrs::parse(info)),
         channels_last_(info.node().domain == "ai.polyinfer"),
         max_(info.node().op_type.find("MaxPool") != std::string::npos),
         include_pad_(info.attr_int("count_include_pad", 0) != 0),
@@ -123,8 +122,8 @@ class FastPool final : public Kernel {
     if (!typed || x.rank() != axes + 2) return ref_.run(ctx);  // its error
     const Shape spatial = channels_last_ ? Shape(x.shape().begin() + 1, x.shape().end() - 1)
                                          : Shape(x.shape().begin() + 2, x.shape().end());
-    const cpu::WindowGeometry g =
-        cpu::window_geometry(attrs_, spatial, attrs_.kernel_shape, label_, /*pool=*/true);
+    const WindowGeometry g =
+        window_geometry(attrs_, spatial, attrs_.kernel_shape, label_, /*pool=*/true);
     // A 1-D window is a 2-D one of height 1; an NCHW tensor is N·C planes of one channel.
     const int last = axes - 1;
     Axis h;
@@ -222,7 +221,7 @@ class FastPool final : public Kernel {
   }
 
   RefFallback ref_;
-  cpu::WindowAttrs attrs_;
+  WindowAttrs attrs_;
   bool channels_last_, max_, include_pad_;
   std::string label_;
 };
@@ -257,7 +256,7 @@ PI_FAST_CLONES void sum_rows(float* __restrict acc, const float* __restrict x, i
 // sums a contiguous run of pixels (as the layer before wrote them, so mostly from its own
 // cache) into its own partial sums, which are then added and divided by H * W; below kSerial
 // elements one thread does it all. Why not oneDNN's: on AVX2 its jit global pooling got slower
-// at 2 threads than at 1 (EfficientNet-B0's 17 squeeze-and-excitation pools 0.28 -> 0.48 ms).
+// at 2 threads than at 1 (docs/kernels.md).
 class FastGlobalAveragePoolNhwc final : public Kernel {
  public:
   explicit FastGlobalAveragePoolNhwc(const KernelInfo& info) : ref_(info) {
@@ -298,8 +297,8 @@ class FastGlobalAveragePoolNhwc final : public Kernel {
 
 }  // namespace
 
-PI_REGISTER_KERNEL_TIER("cpu", "ai.polyinfer", NhwcGlobalAveragePool, 1, 1,
-                        FastGlobalAveragePoolNhwc, Specialized);
+PI_CPU_CANDIDATE("ai.polyinfer", NhwcGlobalAveragePool, 1, 1, "global_average_pool",
+                 FastGlobalAveragePoolNhwc);
 PI_CPU_FAST_KERNEL("", MaxPool, 1, 22, FastPool);
 PI_CPU_FAST_KERNEL("", AveragePool, 1, 22, FastPool);
 PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcMaxPool, 1, 1, FastPool);

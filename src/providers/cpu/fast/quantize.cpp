@@ -1,7 +1,7 @@
 // Fast QuantizeLinear / DequantizeLinear between float32 and uint8/int8, DynamicQuantizeLinear
 // and ai.polyinfer QLinearAdd: what is left of a quantized model between its integer kernels
 // (float pooling, the network's input and output, dynamically quantized activations), one
-// vectorized pass each. The reference kernels (ops/quantize.cpp) go through doubles and cost
+// vectorized pass each. The reference kernels (reference/quantize.cpp) go through doubles and cost
 // ~30x more per element.
 //
 // Same numbers as the reference: quantize divides in float (x / s, as the spec's reference does

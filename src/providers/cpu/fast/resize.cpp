@@ -1,7 +1,7 @@
 // Fast float32 Resize over the last two axes (NCHW image up- and downsampling: YOLO's and the
 // segmentation models' Upsample/Resize), nearest, linear and cubic, every coordinate
 // transformation but tf_crop_and_resize. The taps and weights are the reference kernel's
-// (ops/resize_params.h: plan_resize, plan_axis), worked out once per run; each output is then
+// (src/ops/resize.h: plan_resize, plan_axis), worked out once per run; each output is then
 // sum over rows of w_h * (sum over columns of w_w * x), the reference's order (innermost axis
 // first), in float32 instead of double, and output rows are split over threads. The reference
 // converts the whole tensor to double and makes one pass per axis. Everything else — other
@@ -11,7 +11,7 @@
 
 #include "core/shape_util.h"
 #include "providers/cpu/fast/fast_util.h"
-#include "providers/cpu/ops/resize_params.h"
+#include "ops/resize.h"
 
 namespace polyinfer::fast {
 namespace {

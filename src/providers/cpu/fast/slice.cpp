@@ -2,13 +2,13 @@
 // input (the whole inner dimensions, extended by the innermost sliced one when its step is 1),
 // so each run is one memcpy and the runs are split over threads when there are many bytes. A
 // channel slice of an NCHW tensor (ShuffleNet's split in two) is `N` copies of C/2*H*W floats.
-// The parameters and their errors come from ops/slice_params.h, shared with the reference
+// The parameters and their errors come from src/ops/slice.h, shared with the reference
 // kernel; strings and element-by-element slices (a step on the innermost dimension) go to it.
 #include <cstring>
 
 #include "core/shape_util.h"
 #include "providers/cpu/fast/fast_util.h"
-#include "providers/cpu/ops/slice_params.h"
+#include "ops/slice.h"
 
 namespace polyinfer::fast {
 namespace {

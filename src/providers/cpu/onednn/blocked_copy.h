@@ -4,12 +4,10 @@
 // Why not oneDNN's reorder: its reorders read through typed pointers, so a weight still in the
 // mapped model file at an address that is not a multiple of its element size (most of them:
 // raw_data offsets are arbitrary) first had to be copied into an aligned buffer; that copy and
-// the reorder primitive's own creation (a JIT) were about half the time the reorders took
-// (DenseNet-121 on a Zen 4 core: copy 9.4 ms, reorder 2.6 + 9.0 ms). Writing each weight once,
-// wherever it is, cut the session's kernel phase there, alternated 8 times: DenseNet-121 47.2
-// -> 42.8 ms, ResNet-50 114 -> 102, MobileNetV3 28.1 -> 25.3, EfficientNet-B0 26.9 -> 24.6
-// (RegNet-Y 23.9 -> 24.4, ShuffleNetV2 13.2 -> 12.6). What stays is mostly the fresh pages the
-// packed weights need, which the staging copies used to pre-fault for them.
+// the reorder primitive's own creation (a JIT) were about half the time the reorders took.
+// Writing each weight once, wherever it is, cut up to a tenth of the kernel phase of session
+// creation (docs/kernels.md has the figures). What stays is mostly the fresh pages the packed
+// weights need, which the staging copies used to pre-fault for them.
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>

@@ -1,5 +1,5 @@
 // Conv and ai.polyinfer FusedConv / NhwcFusedConv through oneDNN (fast tier; the plain kernels
-// in ops/conv.cpp and ops/fused.cpp are the reference).
+// in reference/conv.cpp and reference/fused.cpp are the reference).
 //
 // Covers float32 1-D and 2-D convolutions of any group, stride, dilation and padding whose
 // weights (and bias) are constants — everything torchvision-style models use. FusedConv adds a
@@ -13,7 +13,7 @@
 #include <optional>
 
 #include "providers/cpu/onednn/conv_plan.h"
-#include "providers/cpu/ops/conv_util.h"
+#include "ops/window.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer::cpu {
@@ -117,11 +117,10 @@ class OnednnConv final : public Kernel {
     dnnl::primitive_attr attr;
     onednn::use_own_scratchpad(attr);
     attr.set_post_ops(ops);
-    // 3x3 stride-1 convolutions: Winograd (oneDNN's F(2x3)/F(4x3) on AVX-512) measured 1.1-2.2x
-    // faster than brgconv on ResNet-50's layers here, and its blocked layout costs reorders of
-    // only 1-5% of the convolution from and to NHWC. Where oneDNN has no Winograd kernel for the
-    // shape or post-ops, the direct convolution is used; so it is below kWinogradMinChannels
-    // input channels on AVX-512 (onednn.h: the figures).
+    // 3x3 stride-1 convolutions: Winograd (oneDNN's F(2x3)/F(4x3) on AVX-512) runs ResNet-50's
+    // layers faster than brgconv, the reorders from and to NHWC included (docs/kernels.md).
+    // Where oneDNN has no Winograd kernel for the shape or post-ops, the direct convolution is
+    // used; so it is below kWinogradMinChannels input channels on AVX-512 (onednn.h).
     const bool few_channels = d.src[1] < onednn::kWinogradMinChannels && onednn::avx512_kernels();
     std::optional<dnnl::convolution_forward::primitive_desc> chosen;
     const bool winograd_shape = w_shape_.size() == 4 && attrs_.group == 1 &&
@@ -157,7 +156,7 @@ class OnednnConv final : public Kernel {
 
 PI_CPU_FAST_KERNEL("", Conv, 1, 23, OnednnConv);
 PI_CPU_FAST_KERNEL("ai.polyinfer", FusedConv, 1, 1, OnednnConv);
-PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcFusedConv, 1, 1, OnednnConv);
+PI_CPU_CANDIDATE("ai.polyinfer", NhwcFusedConv, 1, 1, "onednn_conv", OnednnConv);
 
 }  // namespace
 }  // namespace polyinfer::cpu

@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "providers/cpu/onednn/onednn.h"
-#include "providers/cpu/ops/conv_util.h"
+#include "ops/window.h"
 
 namespace polyinfer::cpu::onednn {
 
@@ -21,9 +21,8 @@ struct ConvDims {
   // Empty: X is dense `src`. Else X's element strides for `src`, which is then a view of every
   // stride-th pixel of X: a 1x1 convolution with strides and no padding reads only those, so it
   // runs as a stride-1 convolution of that view, gathered into a dense copy by the reorder into
-  // the primitive's layout. oneDNN's brgconv_1x1 with stride 2 ran ResNet-50's 28x28 512->1024
-  // downsampling at 80 GFLOP/s against 110 for the same convolution at stride 1 on a Zen 4
-  // core (0.57-0.72 ms more per run, 1 and 2 threads).
+  // the primitive's layout: oneDNN's strided brgconv_1x1 runs well below its stride-1 speed
+  // (docs/kernels.md has the figures).
   dnnl::memory::dims src_strides;
   Shape y_shape;  // the output tensor's shape, in the tensors' layout
   int64_t M = 0;  // output channels

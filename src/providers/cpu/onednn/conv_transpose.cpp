@@ -1,14 +1,15 @@
-// ConvTranspose through oneDNN's deconvolution (fast tier; the scatter in ops/conv_transpose.cpp
-// is the reference). Float32 1-D (as 2-D of height 1), 2-D and 3-D, any group, stride,
-// dilation and padding, output_padding and output_shape, with constant weights and bias: the
-// weights are reordered into the primitive's layout once, at session creation when the input
-// shape is static. The output sizes and pads are the reference's (cpu::conv_transpose_geometry);
-// output_padding and a larger output_shape become a smaller (possibly negative) right padding in
-// oneDNN's terms. A shape oneDNN refuses is a refusal at creation (the reference takes the node);
-// with a dynamic input shape the nodes that may need a negative padding are refused up front, so
-// a run never meets a refusal it could not fall back from.
+// ConvTranspose through oneDNN's deconvolution (fast tier; the scatter in
+// reference/conv_transpose.cpp is the reference). Float32 1-D (as 2-D of height 1), 2-D and
+// 3-D, any group, stride, dilation and padding, output_padding and output_shape, with constant
+// weights and bias: the weights are reordered into the primitive's layout once, at session
+// creation when the input shape is static. The output sizes and pads are the reference's
+// (conv_transpose_geometry); output_padding and a larger output_shape become a smaller
+// (possibly negative) right padding in oneDNN's terms. A shape oneDNN refuses is a refusal at
+// creation (the reference takes the node); with a dynamic input shape the nodes that may need
+// a negative padding are refused up front, so a run never meets a refusal it could not fall
+// back from.
 #include "providers/cpu/onednn/onednn.h"
-#include "providers/cpu/ops/conv_util.h"
+#include "ops/window.h"
 #include "runtime/kernel.h"
 
 #include <optional>

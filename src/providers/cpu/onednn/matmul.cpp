@@ -1,5 +1,5 @@
 // MatMul, Gemm and ai.polyinfer FusedMatMul / FusedGemm through oneDNN's matmul primitive (fast
-// tier; ops/gemm.cpp and ops/fused.cpp hold the reference kernels).
+// tier; reference/gemm.cpp and reference/fused.cpp hold the reference kernels).
 //
 // Two shapes of work matter. Linear layers (a constant 2-D weight): the batch dimensions of A
 // fold into M, and the weight is reordered once into the layout the primitive prefers, with
@@ -204,8 +204,8 @@ class OnednnMatMul final : public Kernel {
     dnnl::matmul::primitive_desc pd(desc, attr, onednn::engine());
     // Where oneDNN has no blocked weight layout of its own (its gemm-based matmul: AVX2 and older
     // in 2.6), it takes constant weights as they come, row-major [K, N]. Stored transposed they
-    // ran up to twice as fast on an AVX2 machine (BERT's 768x3072 FFN at M=128: 45 -> 91
-    // GFLOP/s; 0.9-1.05x for M=1), so the prepacked copy is stored that way instead.
+    // ran up to twice as fast on an AVX2 machine (docs/kernels.md), so the prepacked copy is
+    // stored that way instead.
     if (const_b_ && pd.weights_desc() == w_plain) {
       const memory::desc w_t(w_d, dt::f32, tag::ba);
       auto desc_t = bias_.defined() ? dnnl::matmul::desc(src_md, w_t, bias_md, p.dst_md)
@@ -236,10 +236,10 @@ class OnednnMatMul final : public Kernel {
   std::string impl_ = "onednn";
 };
 
-PI_CPU_FAST_KERNEL("", MatMul, 1, 23, OnednnMatMul);
-PI_CPU_FAST_KERNEL("", Gemm, 1, 23, OnednnMatMul);
-PI_CPU_FAST_KERNEL("ai.polyinfer", FusedMatMul, 1, 1, OnednnMatMul);
-PI_CPU_FAST_KERNEL("ai.polyinfer", FusedGemm, 1, 1, OnednnMatMul);
+PI_CPU_CANDIDATE("", MatMul, 1, 23, "onednn_matmul", OnednnMatMul);
+PI_CPU_CANDIDATE("", Gemm, 1, 23, "onednn_matmul", OnednnMatMul);
+PI_CPU_CANDIDATE("ai.polyinfer", FusedMatMul, 1, 1, "onednn_matmul", OnednnMatMul);
+PI_CPU_CANDIDATE("ai.polyinfer", FusedGemm, 1, 1, "onednn_matmul", OnednnMatMul);
 
 }  // namespace
 }  // namespace polyinfer::cpu

@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "polyinfer/tensor.h"
-#include "providers/cpu/ops/fused_activation.h"
+#include "ops/activation.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer::cpu::onednn {
@@ -53,8 +53,8 @@ inline dnnl::memory host_memory(const dnnl::memory::desc& md, Tensor* owner) {
 // Every primitive here is created with scratchpad_mode::user set by this, and run with its
 // scratchpad from add_thread_scratchpad(). With oneDNN's own (library) scratchpad, a Winograd
 // convolution created on one thread and run on another crashed or ran garbage code
-// (Inception-v3 at 2 threads, whose kernels are created on the session's helper threads: 7 of
-// 12 runs), and a user may create a session on one thread and run it on another.
+// (Inception-v3 at 2 threads, whose kernels are created on the session's helper threads), and
+// a user may create a session on one thread and run it on another.
 void use_own_scratchpad(dnnl::primitive_attr& attr);
 
 // The scratchpad `md` (a primitive_desc's scratchpad_desc()) in a buffer of the calling thread,
@@ -69,9 +69,8 @@ bool append_activation(dnnl::post_ops& ops, const FusedActivation& act);
 
 // A fused activation split between oneDNN's post-ops (`post_op`) and polyinfer's own pass over
 // the output afterwards (`after`, fast/activation_pass.h): one of the two is None. The pass
-// takes the activations it runs faster than oneDNN's eltwise injector on this CPU (measured on
-// a Zen 4 core with AVX-512: a 1x1 convolution with 451k outputs, 0.21 ms without activation,
-// 0.59 ms with oneDNN's SiLU post-op, 0.35 ms with the pass); the rest stay post-ops.
+// takes the activations it runs faster than oneDNN's eltwise injector on this CPU (SiLU and
+// Sigmoid where the CPU has AVX-512; docs/kernels.md has the figures); the rest stay post-ops.
 struct SplitActivation {
   FusedActivation post_op, after;
   // " + fast:avx512-silu" where a pass follows the primitive, for Kernel::impl(); else "".
@@ -89,10 +88,10 @@ std::string impl_name(const dnnl::primitive_desc_base& pd);
 bool avx512_kernels();
 
 // Input channels below which a 3x3 stride-1 convolution runs oneDNN's direct kernel (brgconv)
-// where oneDNN runs AVX-512, not a Winograd one (oneDNN's own, conv.cpp; polyinfer's,
-// fast/conv_winograd.cpp, which steps aside): on an Intel Xeon, 1 thread, Inception-v3's two
-// 32-channel 147x147 layers 1.87 + 2.93 ms on polyinfer's Winograd, 1.86 + 2.35 on oneDNN's,
-// 1.32 + 2.53 direct; at 100, its 80-channel layer ran 3.09 -> 4.06.
+// where oneDNN runs AVX-512, not a Winograd one (oneDNN's own, conv.cpp; polyinfer's, whose
+// choice-table row steps aside): with a short sum the transforms weigh more, and the direct
+// kernel ran such layers faster than either Winograd, while a bound of 100 sent 80-channel
+// layers to it, which it ran slower (docs/kernels.md has the figures).
 inline constexpr int64_t kWinogradMinChannels = 64;
 
 // Whether oneDNN's int8 dot products are exact on this CPU. Without VNNI (SSE4.1, AVX, AVX2,

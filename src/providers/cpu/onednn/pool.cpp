@@ -1,7 +1,8 @@
-// GlobalAveragePool and GlobalMaxPool through oneDNN (fast tier; ops/pool.cpp holds the reference
-// kernels), in NCHW or — as the ai.polyinfer NhwcGlobal* operators the channels-last pass emits —
-// NHWC: one window covering the 1-D or 2-D input. float32; 8-bit for the maximum. (Windowed
-// MaxPool / AveragePool have faster loops of their own in either layout: fast/pool.cpp.)
+// GlobalAveragePool and GlobalMaxPool through oneDNN (fast tier; reference/pool.cpp holds the
+// reference kernels), in NCHW or — as the ai.polyinfer NhwcGlobal* operators the channels-last
+// pass emits — NHWC: one window covering the 1-D or 2-D input. float32; 8-bit for the maximum.
+// (Windowed MaxPool / AveragePool have faster loops of their own in either layout:
+// fast/pool.cpp; NhwcGlobalAveragePool's table tries fast/pool.cpp's first.)
 
 #include "providers/cpu/onednn/onednn.h"
 #include "runtime/kernel.h"
@@ -103,7 +104,7 @@ class OnednnPool final : public Kernel {
 
 PI_CPU_FAST_KERNEL("", GlobalAveragePool, 1, 22, OnednnPool);
 PI_CPU_FAST_KERNEL("", GlobalMaxPool, 1, 22, OnednnPool);
-PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcGlobalAveragePool, 1, 1, OnednnPool);
+PI_CPU_CANDIDATE("ai.polyinfer", NhwcGlobalAveragePool, 1, 1, "onednn_pool", OnednnPool);
 PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcGlobalMaxPool, 1, 1, OnednnPool);
 
 }  // namespace

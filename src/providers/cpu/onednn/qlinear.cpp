@@ -1,7 +1,8 @@
 // QLinearConv (and ai.polyinfer NhwcQLinearConv, QLinearConvAdd, NhwcQLinearConvAdd: channels-
 // last and with a quantized residual, oneDNN's sum post-op), QLinearMatMul (and ai.polyinfer
-// QLinearGemm: with an int32 bias) and MatMulInteger through oneDNN's int8 convolution and matmul (fast tier; the plain kernels in
-// ops/quantize.cpp, ops/nhwc.cpp and ops/gemm.cpp are the reference).
+// QLinearGemm: with an int32 bias) and MatMulInteger through oneDNN's int8 convolution and
+// matmul (fast tier; the plain kernels in reference/quantize.cpp, reference/nhwc.cpp and
+// reference/gemm.cpp are the reference).
 //
 // ONNX:  y = saturate(round((acc + bias) · sx·sw[m] / sy) + zy),
 //        acc = Σ (x - zx)·(w[m] - zw[m])
@@ -28,7 +29,7 @@
 #include "core/shape_util.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/onednn/conv_plan.h"
-#include "providers/cpu/ops/conv_util.h"
+#include "ops/window.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer::cpu {

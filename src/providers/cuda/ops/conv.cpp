@@ -1,7 +1,7 @@
 // Conv and ai.polyinfer FusedConv (act(Conv(X, W, B) + Z)) on CUDA through cuDNN's convolution
 // API, float32, float16 and bfloat16: 1-D (as 2-D with one row), 2-D and 3-D, groups, strides,
-// dilations, pads and auto_pad. The window arithmetic is the CPU kernels' (cpu::WindowAttrs,
-// cpu::conv_geometry), and cuDNN's own output size is checked against it before anything runs.
+// dilations, pads and auto_pad. The window arithmetic is the CPU kernels' (WindowAttrs,
+// conv_geometry), and cuDNN's own output size is checked against it before anything runs.
 //
 // Per call: Z (when given) is copied into Y and cuDNN accumulates onto it (beta = 1); the bias
 // is added by cudnnAddTensor; the activation runs in place with the element-wise kernel. One
@@ -30,7 +30,7 @@
 #include <mutex>
 
 #include "core/shape_util.h"
-#include "providers/cpu/ops/conv_util.h"
+#include "ops/window.h"
 #include "providers/cuda/ops/nn_kernels.h"
 #include "providers/cuda/ops/op_util.h"
 #include "runtime/tuning_cache.h"
@@ -127,7 +127,7 @@ struct Plan {
 class ConvKernel : public Kernel {
  public:
   ConvKernel(const KernelInfo& info, bool fused)
-      : ctx_(Context::get()), attrs_(cpu::WindowAttrs::parse(info)) {
+      : ctx_(Context::get()), attrs_(WindowAttrs::parse(info)) {
     for (size_t i = 0; i < 2; ++i) {
       const int r = known_rank(info, i);
       if (r >= 0 && (r < 3 || r > 5))
@@ -136,7 +136,7 @@ class ConvKernel : public Kernel {
     }
     dtype_ = require_float(info, 4, -1, /*library=*/true);
     tf32_ = tf32_for(info, dtype_);
-    if (fused) has_act_ = unary_of(act_ = cpu::FusedActivation::from(info), &act_op_);
+    if (fused) has_act_ = unary_of(act_ = FusedActivation::from(info), &act_op_);
     const auto& p = attrs_.pads;
     if (p.size() == 6 && (p[0] != p[3] || p[1] != p[4] || p[2] != p[5]))
       info.unsupported("asymmetric pads in a 3-D convolution (cuDNN takes one pad per axis; "
@@ -152,7 +152,7 @@ class ConvKernel : public Kernel {
     check_dtype(kc, w, dtype_);
     PI_CHECK(x.rank() >= 3 && x.rank() <= 5, UnsupportedOp, who, ": input ", x.describe(),
              " (the CUDA kernel does 1-D, 2-D and 3-D convolutions)");
-    const cpu::WindowGeometry g = cpu::conv_geometry(attrs_, x.shape(), w.shape(), who);
+    const WindowGeometry g = conv_geometry(attrs_, x.shape(), w.shape(), who);
     const int64_t N = x.dim(0), M = w.dim(0);
     const Tensor* b = kc.has_input(2) ? &kc.input(2) : nullptr;
     if (b) {
@@ -228,7 +228,7 @@ class ConvKernel : public Kernel {
   // The plan for this input shape, made (and the algorithm timed or read from the cache) the
   // first time the shape is seen.
   Plan& plan_for(KernelContext& kc, const Tensor& x, const Tensor& w,
-                 const cpu::WindowGeometry& g, const Tensor& y) {
+                 const WindowGeometry& g, const Tensor& y) {
     const std::string shape_key = shape_str(x.shape()) + shape_str(w.shape());
     if (const auto it = plans_.find(shape_key); it != plans_.end()) return *it->second;
     const std::string who = kc.node().label();
@@ -410,8 +410,8 @@ class ConvKernel : public Kernel {
   Context& ctx_;
   DType dtype_ = DType::Float32;
   bool tf32_ = false;  // tf32_for()
-  cpu::WindowAttrs attrs_;
-  cpu::FusedActivation act_;
+  WindowAttrs attrs_;
+  FusedActivation act_;
   bool has_act_ = false;
   UnaryOp act_op_ = UnaryOp::Relu;
   std::map<std::string, std::unique_ptr<Plan>> plans_;

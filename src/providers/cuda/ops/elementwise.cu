@@ -26,7 +26,7 @@ __device__ __forceinline__ float clamp01(float v) {
   return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
 }
 
-// The formulas of the CPU reference kernels (activation.cpp, gelu.cpp, fused_activation.h).
+// The formulas of the CPU reference kernels (activation.cpp, gelu.cpp, ops/activation.h).
 template <UnaryOp Op>
 __device__ __forceinline__ float apply(float x, float alpha, float beta) {
   if constexpr (Op == UnaryOp::Relu) return x < 0.0f ? 0.0f : x;  // NaN stays NaN

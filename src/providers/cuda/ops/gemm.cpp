@@ -14,7 +14,7 @@
 #include <algorithm>
 
 #include "core/shape_util.h"
-#include "providers/cpu/ops/fused_activation.h"
+#include "ops/activation.h"
 #include "providers/cuda/ops/elementwise_kernels.h"
 #include "providers/cuda/ops/lt_matmul.h"
 #include "providers/cuda/ops/op_util.h"
@@ -72,8 +72,8 @@ struct Activation {
   float alpha = 0.0f, beta = 0.0f;
 };
 
-Activation activation_of(const cpu::FusedActivation& a) {
-  using K = cpu::ActKind;
+Activation activation_of(const FusedActivation& a) {
+  using K = ActKind;
   auto kernel = [&](UnaryOp op) { return Activation{true, Epi::None, op, a.alpha, a.beta}; };
   switch (a.kind) {
     case K::None: return {};
@@ -280,7 +280,7 @@ class GemmKernel final : public Kernel {
         trans_b_(info.attr_int("transB", 0) != 0) {
     dtype_ = require_float(info, 3, 2, /*library=*/true);
     tf32_ = tf32_for(info, dtype_);
-    if (fused) act_ = activation_of(cpu::FusedActivation::from(info));
+    if (fused) act_ = activation_of(FusedActivation::from(info));
   }
   // The path the last run took (path_name); "cuda:cublas" before the first.
   std::string impl() const override { return path_; }
@@ -390,7 +390,7 @@ class FusedMatMulKernel final : public Kernel {
   explicit FusedMatMulKernel(const KernelInfo& info) : ctx_(Context::get()) {
     dtype_ = require_float(info, 3, -1, /*library=*/true);
     tf32_ = tf32_for(info, dtype_);
-    act_ = activation_of(cpu::FusedActivation::from(info));
+    act_ = activation_of(FusedActivation::from(info));
     // A's batch folds into its rows (one product): B must be a single matrix, known at creation.
     const Tensor* b = info.constant_input(1);
     const ir::TypeInfo* bt = info.input_type(1);

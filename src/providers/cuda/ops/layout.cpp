@@ -9,10 +9,10 @@
 #include <numeric>
 
 #include "core/shape_util.h"
-#include "providers/cpu/ops/gather_params.h"
-#include "providers/cpu/ops/op_util.h"
-#include "providers/cpu/ops/slice_params.h"
-#include "providers/cpu/ops/split_params.h"
+#include "ops/gather.h"
+#include "ops/shape_rules.h"
+#include "ops/slice.h"
+#include "ops/split.h"
 #include "providers/cuda/ops/layout_kernels.h"
 #include "providers/cuda/ops/op_util.h"
 

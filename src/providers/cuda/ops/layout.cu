@@ -32,7 +32,7 @@ __global__ void gather(const T* __restrict__ x, const Index* __restrict__ idx, T
   }
 }
 
-// cpu/ops/pad_params.h's pad_source, on the device: the input coordinate for coordinate i of
+// ops/pad.h's pad_source, on the device: the input coordinate for coordinate i of
 // an axis of size dim, -1 for the constant.
 __device__ int64_t pad_source(int mode, int64_t i, int64_t dim) {
   if (i >= 0 && i < dim) return i;

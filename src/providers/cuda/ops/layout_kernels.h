@@ -34,7 +34,7 @@ void launch_gather(size_t elem_bytes, const void* x, const void* indices, bool w
                    cudaStream_t stream);
 
 // Pad: output element i, unravelled over odims, reads input coordinate c - before[d] on each
-// axis, mapped by `mode` (0 constant, 1 reflect, 2 edge, 3 wrap: cpu/ops/pad_params.h's PadMode
+// axis, mapped by `mode` (0 constant, 1 reflect, 2 edge, 3 wrap: ops/pad.h's PadMode
 // and pad_source); outside the input in constant mode the output is `value`.
 struct PadView {
   int rank = 0;

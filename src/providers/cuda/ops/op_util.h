@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "providers/cpu/ops/fused_activation.h"
+#include "ops/activation.h"
 #include "providers/cuda/ops/elem.h"
 #include "providers/cuda/ops/elementwise_kernels.h"
 #include "providers/cuda/plugin/context.h"
@@ -88,8 +88,8 @@ inline void check_launch(const char* what) {
 
 // A fused operator's activation as the element-wise kernel that applies it in place; false for
 // none.
-inline bool unary_of(const cpu::FusedActivation& a, UnaryOp* op) {
-  using K = cpu::ActKind;
+inline bool unary_of(const FusedActivation& a, UnaryOp* op) {
+  using K = ActKind;
   switch (a.kind) {
     case K::None: return false;
     case K::Relu: *op = UnaryOp::Relu; return true;

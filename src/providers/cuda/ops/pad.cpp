@@ -1,12 +1,12 @@
 // Pad on CUDA (layout.cu), float32, float16 and bfloat16, rank <= 8: constant, reflect, edge and
 // wrap (19+), negative pads cropping; pads from the attribute (before 11) or inputs with the
 // optional axes (18+), the constant value from the attribute or input 2. The pads, output shape,
-// modes and their errors are the CPU's (cpu/ops/pad_params.h: plan_pad, pad_mode; the kernel
+// modes and their errors are the CPU's (ops/pad.h: plan_pad, pad_mode; the kernel
 // mirrors pad_source). Constant inputs stay on the host; computed ones are read back, which
 // waits for the queued work. Refused at creation: other data types, ranks above 8, modes the
 // CPU refuses.
 #include "core/shape_util.h"
-#include "providers/cpu/ops/pad_params.h"
+#include "ops/pad.h"
 #include "providers/cuda/ops/layout_kernels.h"
 #include "providers/cuda/ops/op_util.h"
 

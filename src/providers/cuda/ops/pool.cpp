@@ -3,13 +3,13 @@
 // output, AveragePool (with and without count_include_pad), over 1-D and 2-D windows with
 // strides, dilations, asymmetric pads, auto_pad and ceil_mode; GlobalAveragePool and
 // GlobalMaxPool over any spatial rank (one block per (n, c) plane). The window arithmetic is the
-// CPU kernels' (cpu::window_geometry).
+// CPU kernels' (window_geometry).
 //
 // Not cuDNN: its pooling takes one pad per axis, no dilations and no ceil_mode, and these
 // kernels read each input element a few times at most, so they are bound by memory like cuDNN's.
 // Refused at creation: the Indices output, 3-D windows, other dtypes.
 #include "core/shape_util.h"
-#include "providers/cpu/ops/conv_util.h"
+#include "ops/window.h"
 #include "providers/cuda/ops/nn_kernels.h"
 #include "providers/cuda/ops/op_util.h"
 
@@ -19,7 +19,7 @@ namespace {
 class PoolKernel final : public Kernel {
  public:
   PoolKernel(const KernelInfo& info, bool max)
-      : ctx_(Context::get()), attrs_(cpu::WindowAttrs::parse(info)), max_(max) {
+      : ctx_(Context::get()), attrs_(WindowAttrs::parse(info)), max_(max) {
     dtype_ = max ? require_float_or_q8(info, 1) : require_float(info, 1);
     if (max && info.has_output(1)) info.unsupported("MaxPool's Indices output");
     const int r = known_rank(info, 0);
@@ -38,7 +38,7 @@ class PoolKernel final : public Kernel {
              " (the CUDA kernel does 1-D and 2-D windows)");
     PI_CHECK(attrs_.kernel_shape.size() == x.shape().size() - 2, InvalidModel, who,
              ": kernel_shape must have ", x.shape().size() - 2, " values");
-    const cpu::WindowGeometry g = cpu::window_geometry(
+    const WindowGeometry g = window_geometry(
         attrs_, Shape(x.shape().begin() + 2, x.shape().end()), attrs_.kernel_shape, who, true);
     Shape ys{x.dim(0), x.dim(1)};
     ys.insert(ys.end(), g.out.begin(), g.out.end());
@@ -66,7 +66,7 @@ class PoolKernel final : public Kernel {
  private:
   Context& ctx_;
   DType dtype_;
-  cpu::WindowAttrs attrs_;
+  WindowAttrs attrs_;
   bool max_;
   bool include_pad_ = false;
 };

@@ -7,7 +7,7 @@
 //   Σ (x - zx)·w = Σ x'·w - z'·Σ w,   x' = x - 128 for uint8 (x for int8), z' likewise,
 // so the shift and the zero point fold into one int32 per output channel, added with the bias
 // (offset), and mult = sx·sw[c]/sy scales it in double as the CPU reference does: the results
-// are the reference's (providers/cpu/ops/quantize.cpp) bit for bit. A padded tap of the
+// are the reference's (providers/cpu/reference/quantize.cpp) bit for bit. A padded tap of the
 // convolution holds z', which cancels like any other tap at the zero point.
 //
 // cuBLASLt's int8 Tensor Core (IMMA) kernels take the "TN" form with m and k multiples of 4 and
@@ -23,7 +23,7 @@
 #include <cstdlib>
 
 #include "core/shape_util.h"
-#include "providers/cpu/ops/conv_util.h"
+#include "ops/window.h"
 #include "providers/cuda/ops/lt_matmul.h"
 #include "providers/cuda/ops/qparams.h"
 
@@ -59,14 +59,6 @@ bool lt_int8(Context& ctx, LtPlans& plans, int64_t m, int64_t n, int64_t k, cons
   const int32_t one = 1, zero = 0;
   plan->run(ctx, &one, a, b, &zero, c);
   return true;
-}
-
-// POLYINFER_CUDA_INT8_GEMM=plain (read when a kernel is created) skips cuBLASLt for the int8
-// products: the plain kernel then runs every shape. How the tests reach that path on GPUs
-// where cuBLASLt takes every shape they have.
-bool plain_int8_gemm() {
-  const char* v = std::getenv("POLYINFER_CUDA_INT8_GEMM");
-  return v && std::string(v) == "plain";
 }
 
 // The product of lt_int8, by cuBLASLt (unless `plain`) or else the plain kernel; returns the
@@ -140,7 +132,7 @@ class QLinearConvKernel final : public Kernel {
  public:
   explicit QLinearConvKernel(const KernelInfo& info)
       : ctx_(Context::get()),
-        attrs_(cpu::WindowAttrs::parse(info)),
+        attrs_(WindowAttrs::parse(info)),
         who_(info.node().label()),
         residual_(info.node().op_type == "QLinearConvAdd") {
     xt_ = require_q8(info, 0, "X");
@@ -201,7 +193,7 @@ class QLinearConvKernel final : public Kernel {
       offset_ = device_array(bias);
     }
     mult_ = device_array(mult);
-    plain_ = plain_int8_gemm();
+    plain_ = info.options().cuda.plain_int8_gemm;
     path_ = group_ != 1 ? "cuda:int8-direct" : plain_ ? "cuda:int8-gemm" : "cuda:cublaslt-int8";
   }
 
@@ -215,7 +207,7 @@ class QLinearConvKernel final : public Kernel {
     check_dtype(kc, x, xt_);
     PI_CHECK(x.rank() == 3 || x.rank() == 4, UnsupportedOp, who_, ": input ", x.describe(),
              " (the CUDA kernel does 1-D and 2-D convolutions)");
-    const cpu::WindowGeometry wg = cpu::conv_geometry(attrs_, x.shape(), w_shape_, who_);
+    const WindowGeometry wg = conv_geometry(attrs_, x.shape(), w_shape_, who_);
     const int64_t N = x.dim(0), M = w_shape_[0];
     Shape ys{N, M};
     ys.insert(ys.end(), wg.out.begin(), wg.out.end());
@@ -269,7 +261,7 @@ class QLinearConvKernel final : public Kernel {
 
  private:
   Context& ctx_;
-  cpu::WindowAttrs attrs_;
+  WindowAttrs attrs_;
   std::string who_;
   bool residual_;
   DType xt_ = DType::UInt8, yt_ = DType::UInt8, zt_ = DType::UInt8;
@@ -277,7 +269,7 @@ class QLinearConvKernel final : public Kernel {
   int64_t group_ = 1, kp_ = 0;
   int8_t pad_ = 0;
   int32_t zx_ = 0;
-  bool plain_ = false;  // plain_int8_gemm()
+  bool plain_ = false;  // CudaProviderOptions::plain_int8_gemm
   LtPlans lt_;
   Tensor weights_, mult_, offset_;  // on the device
   Requant r_;                       // everything but the device pointers and Z
@@ -332,7 +324,7 @@ class QLinearMatMulKernel final : public Kernel {
     weights_ = device_array(p.rows);
     mult_ = device_array(mult);
     offset_ = device_array(p.offset);
-    plain_ = plain_int8_gemm();
+    plain_ = info.options().cuda.plain_int8_gemm;
     path_ = plain_ ? "cuda:int8-gemm" : "cuda:cublaslt-int8";
   }
 
@@ -375,7 +367,7 @@ class QLinearMatMulKernel final : public Kernel {
   bool gemm_;
   DType at_ = DType::UInt8, yt_ = DType::UInt8;
   int64_t K_ = 0, N_ = 0, kp_ = 0, np_ = 0;
-  bool plain_ = false;  // plain_int8_gemm()
+  bool plain_ = false;  // CudaProviderOptions::plain_int8_gemm
   LtPlans lt_;
   Tensor weights_, mult_, offset_;
   Requant r_;

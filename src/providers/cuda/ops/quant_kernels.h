@@ -4,7 +4,7 @@
 // convolution is grouped, and the requantization of the int32 accumulators. Plain types only,
 // so the .cu file needs none of the runtime's headers.
 //
-// Every rounding is the CPU reference kernels' (providers/cpu/ops/quantize.cpp) done the same
+// Every rounding is the CPU reference kernels' (providers/cpu/reference/quantize.cpp) done the same
 // way: the float32 divisions and products with the _rn intrinsics and the double ones with
 // __dmul_rn/__dadd_rn, which nvcc never contracts into FMAs, so the results are the reference's
 // bit for bit.

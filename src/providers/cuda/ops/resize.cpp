@@ -1,9 +1,9 @@
-// Resize (10-19) on CUDA (layout.cu), float32, float16 and bfloat16, nearest and linear over the last two axes, every
-// coordinate_transformation_mode but tf_half_pixel_for_nn, every nearest_mode, exclude_outside,
-// sizes or scales, keep_aspect_ratio_policy, axes (18+). The output shape and every tap and
-// weight are the CPU reference's (cpu/ops/resize_params.h: plan_resize, plan_axis), computed on
-// the host and uploaded as two small tables when the input shape changes; the kernel only
-// blends at most 2x2 input points.
+// Resize (10-19) on CUDA (layout.cu), float32, float16 and bfloat16, nearest and linear over the
+// last two axes, every coordinate_transformation_mode but tf_half_pixel_for_nn, every
+// nearest_mode, exclude_outside, sizes or scales, keep_aspect_ratio_policy, axes (18+). The
+// output shape and every tap and weight are the CPU reference's (ops/resize.h: plan_resize,
+// plan_axis), computed on the host and uploaded as two small tables when the input shape
+// changes; the kernel only blends at most 2x2 input points.
 // Refused at creation: cubic, antialias, tf_half_pixel_for_nn (it moves even unscaled axes),
 // scales/sizes (and tf_crop_and_resize's roi) computed at run time or an unknown input rank (the
 // leading axes could not be checked), constants that change an axis before the last two; other
@@ -11,7 +11,7 @@
 #include <map>
 
 #include "core/shape_util.h"
-#include "providers/cpu/ops/resize_params.h"
+#include "ops/resize.h"
 #include "providers/cuda/ops/layout_kernels.h"
 #include "providers/cuda/ops/op_util.h"
 

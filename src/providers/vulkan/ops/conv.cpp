@@ -1,13 +1,13 @@
 // Float32 and float16 Conv and ai.polyinfer FusedConv (act(Conv(X, W, B) + Z)) on Vulkan, 1-D
 // and 2-D, with groups (depthwise included), strides, dilations, explicit pads and auto_pad —
-// the window arithmetic is the CPU kernels' (cpu::WindowAttrs, cpu::conv_geometry), so both
+// the window arithmetic is the CPU kernels' (WindowAttrs, conv_geometry), so both
 // agree on output sizes and pads. One implicit-GEMM shader (shaders/conv.comp, and conv_f16).
 // Refused at creation: other dtypes (float16 without 16-bit storage), 3-D and higher
 // convolutions (input rank above 4), and devices that bind fewer than the 5 storage buffers the
 // shader uses (Vulkan only promises 4).
 #include "core/shape_util.h"
-#include "providers/cpu/ops/conv_util.h"
-#include "providers/cpu/ops/fused_activation.h"
+#include "ops/window.h"
+#include "ops/activation.h"
 #include "providers/vulkan/ops/common.h"
 
 namespace polyinfer::vulkan {
@@ -30,7 +30,7 @@ static_assert(sizeof(ConvParams) == 104, "matches the push-constant block of con
 
 class ConvKernel : public Kernel {
  public:
-  ConvKernel(const KernelInfo& info, bool fused) : attrs_(cpu::WindowAttrs::parse(info)) {
+  ConvKernel(const KernelInfo& info, bool fused) : attrs_(WindowAttrs::parse(info)) {
     for (size_t i = 0; i < 2; ++i) {
       const int r = known_rank(info, i);
       if (r >= 0 && r != 3 && r != 4)
@@ -38,7 +38,7 @@ class ConvKernel : public Kernel {
                          " (the Vulkan kernel does 1-D and 2-D convolutions)");
     }
     dtype_ = require_float(info, 4);
-    if (fused) act_ = cpu::FusedActivation::from(info);
+    if (fused) act_ = FusedActivation::from(info);
     ctx_ = Context::get();
     if (ctx_->max_storage_buffers() < 5)
       info.unsupported("Conv on a device that binds only " +
@@ -56,7 +56,7 @@ class ConvKernel : public Kernel {
     check_input(kc, w, 4, dtype_);
     PI_CHECK(x.rank() >= 3, UnsupportedOp, who, ": input ", x.describe(),
              " (the Vulkan kernel does 1-D and 2-D convolutions)");
-    const cpu::WindowGeometry g = cpu::conv_geometry(attrs_, x.shape(), w.shape(), who);
+    const WindowGeometry g = conv_geometry(attrs_, x.shape(), w.shape(), who);
     const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
     const Tensor* b = kc.has_input(2) ? &kc.input(2) : nullptr;
     if (b) {
@@ -124,8 +124,8 @@ class ConvKernel : public Kernel {
   }
 
  private:
-  cpu::WindowAttrs attrs_;
-  cpu::FusedActivation act_;
+  WindowAttrs attrs_;
+  FusedActivation act_;
   DType dtype_ = DType::Float32;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;

@@ -1,10 +1,10 @@
 // ConvTranspose on Vulkan (float32, or float16 storage with float32 sums) over 1-D, 2-D and 3-D inputs, with groups, strides, dilations,
 // pads, auto_pad, output_padding and output_shape — the output sizes and pads are the CPU
-// kernel's (cpu::conv_transpose_geometry), so both agree on every shape. One gather shader
+// kernel's (conv_transpose_geometry), so both agree on every shape. One gather shader
 // (shaders/conv_transpose.comp). Refused at creation: other dtypes, float16 on a device without
 // 16-bit storage, and inputs of rank above 5.
 #include "core/shape_util.h"
-#include "providers/cpu/ops/conv_util.h"
+#include "ops/window.h"
 #include "providers/vulkan/ops/common.h"
 
 namespace polyinfer::vulkan {
@@ -23,7 +23,7 @@ static_assert(sizeof(ConvTransposeParams) == 112,
 class ConvTransposeKernel final : public Kernel {
  public:
   explicit ConvTransposeKernel(const KernelInfo& info)
-      : attrs_(cpu::ConvTransposeAttrs::parse(info)) {
+      : attrs_(ConvTransposeAttrs::parse(info)) {
     for (size_t i = 0; i < 2; ++i) {
       const int r = known_rank(info, i);
       if (r > 5)
@@ -43,8 +43,8 @@ class ConvTransposeKernel final : public Kernel {
     const Tensor& w = kc.input(1);
     check_input(kc, x, 5, dtype_);
     check_input(kc, w, 5, dtype_);
-    const cpu::ConvTransposeGeometry g =
-        cpu::conv_transpose_geometry(attrs_, x.shape(), w.shape(), who);
+    const ConvTransposeGeometry g =
+        conv_transpose_geometry(attrs_, x.shape(), w.shape(), who);
     const Tensor* b = kc.has_input(2) ? &kc.input(2) : nullptr;
     if (b) {
       check_input(kc, *b, kMaxRank, dtype_);
@@ -89,7 +89,7 @@ class ConvTransposeKernel final : public Kernel {
   }
 
  private:
-  cpu::ConvTransposeAttrs attrs_;
+  ConvTransposeAttrs attrs_;
   DType dtype_ = DType::Float32;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;

@@ -1,11 +1,11 @@
 // Float32 Expand and Tile on Vulkan: strided copies (shaders/copy.comp). Expand walks the output
 // with the input's broadcast strides (0 on broadcast dimensions), output shape by the CPU's rule
-// (expand_shape in cpu/ops/op_util.h); Tile walks the output as [repeats, dim] pairs, the
+// (expand_shape in ops/shape_rules.h); Tile walks the output as [repeats, dim] pairs, the
 // repeat's input stride 0 (a repeat of 1 is one dimension). Constant shapes/repeats stay on the
 // host; ones computed at run time are read back, which waits for the recorded work.
 // Refused at creation: data other than float32, more than 6 walked dimensions (Expand: output
 // rank; Tile: rank plus the repeated dimensions) when known then.
-#include "providers/cpu/ops/op_util.h"
+#include "ops/shape_rules.h"
 #include "providers/vulkan/ops/copy.h"
 
 namespace polyinfer::vulkan {

@@ -1,12 +1,12 @@
 // Float32 Gather on Vulkan (shaders/gather.comp), any rank and axis, int32 or int64 indices.
 // The indices are checked on the host with the CPU's rule and error (read_indices in
-// cpu/ops/gather_params.h: negative ones count from the end, anything outside [-dim, dim) is an
+// ops/gather.h: negative ones count from the end, anything outside [-dim, dim) is an
 // InvalidArgument naming the node); the shader reads them from the device. Constant indices are
 // uploaded once and their host copy kept for the check; indices computed at run time are copied
 // to the host for it, which waits for the recorded work. Refused at creation: data other than
 // float32 (integer Gathers of shapes stay on the CPU), indices of unknown dtype.
-#include "providers/cpu/ops/gather_params.h"
-#include "providers/cpu/ops/op_util.h"
+#include "ops/gather.h"
+#include "ops/shape_rules.h"
 #include "providers/vulkan/ops/common.h"
 
 namespace polyinfer::vulkan {

@@ -2,7 +2,7 @@
 // dispatch for Transpose and one per input for Concat. Ranks up to 6; other dtypes are refused
 // at creation (integer Concats of shapes belong on the CPU, where their consumers are).
 #include "core/shape_util.h"
-#include "providers/cpu/ops/op_util.h"
+#include "ops/shape_rules.h"
 #include "providers/vulkan/ops/copy.h"
 
 namespace polyinfer::vulkan {

@@ -10,7 +10,7 @@
 // dimensions is refused outright), and Gemm operands of known rank other than 2 / C of rank
 // above 2.
 #include "core/shape_util.h"
-#include "providers/cpu/ops/fused_activation.h"
+#include "ops/activation.h"
 #include "providers/vulkan/ops/common.h"
 
 namespace polyinfer::vulkan {
@@ -32,11 +32,11 @@ struct GemmParams {
 };
 static_assert(sizeof(GemmParams) == 116, "matches the push-constant block of gemm.comp");
 
-// gemm.comp's activation codes are cpu::ActKind's values (activation.glsl).
-static_assert(static_cast<int>(cpu::ActKind::Relu) == 1 &&
-                  static_cast<int>(cpu::ActKind::Clip) == 3 &&
-                  static_cast<int>(cpu::ActKind::GeluTanh) == 10,
-              "activation.glsl numbers the activations as cpu::ActKind does");
+// gemm.comp's activation codes are ActKind's values (activation.glsl).
+static_assert(static_cast<int>(ActKind::Relu) == 1 &&
+                  static_cast<int>(ActKind::Clip) == 3 &&
+                  static_cast<int>(ActKind::GeluTanh) == 10,
+              "activation.glsl numbers the activations as ActKind does");
 
 // The batch walk of a numpy matmul: the broadcast batch dimensions with A's and B's strides in
 // elements (0 where an operand is broadcast), size-1 dimensions dropped and neighbours that are
@@ -114,7 +114,7 @@ class GemmKernel : public Kernel {
       if (known_rank(info, 2) > 2)
         info.unsupported("Gemm C of rank " + std::to_string(known_rank(info, 2)));
     }
-    if (fused) act_ = cpu::FusedActivation::from(info);
+    if (fused) act_ = FusedActivation::from(info);
     ctx_ = Context::get();
     pipeline_ = &ctx_->pipeline(shader_for("gemm", dtype_), 4, sizeof(GemmParams));
   }
@@ -246,7 +246,7 @@ class GemmKernel : public Kernel {
   Form form_;
   float alpha_ = 1.0f, beta_ = 1.0f;
   bool trans_a_ = false, trans_b_ = false;
-  cpu::FusedActivation act_;
+  FusedActivation act_;
   DType dtype_ = DType::Float32;
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;

@@ -1,11 +1,11 @@
 // Float32 Pad on Vulkan (shaders/pad.comp), rank <= 6: constant, reflect, edge and wrap (19+),
 // negative pads cropping; pads from the attribute (before 11) or inputs with the optional axes
 // (18+), the constant value from the attribute or input 2. The pads, output shape, modes and
-// their errors are the CPU's (cpu/ops/pad_params.h: plan_pad, pad_mode, and pad_source, which
+// their errors are the CPU's (ops/pad.h: plan_pad, pad_mode, and pad_source, which
 // the shader mirrors). Constant inputs stay on the host; ones computed at run time are read
 // back, which waits for the recorded work. Refused at creation: data other than float32, rank
 // > 6, modes the CPU refuses.
-#include "providers/cpu/ops/pad_params.h"
+#include "ops/pad.h"
 #include "providers/vulkan/ops/copy.h"
 
 namespace polyinfer::vulkan {

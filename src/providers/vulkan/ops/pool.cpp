@@ -1,10 +1,10 @@
 // Float32 and float16 pooling on Vulkan (shaders/pool.comp): MaxPool and AveragePool over 1-D
 // and 2-D windows (strides, dilations, pads, auto_pad, ceil_mode, count_include_pad), and
 // GlobalAveragePool / GlobalMaxPool over any number of spatial dimensions (one window over
-// them all). The window arithmetic is the CPU kernels' (cpu::window_geometry). Refused at
+// them all). The window arithmetic is the CPU kernels' (window_geometry). Refused at
 // creation: other dtypes, MaxPool's Indices output, windows over 3 or more dimensions.
 #include "core/shape_util.h"
-#include "providers/cpu/ops/conv_util.h"
+#include "ops/window.h"
 #include "providers/vulkan/ops/common.h"
 
 namespace polyinfer::vulkan {
@@ -27,7 +27,7 @@ class PoolKernel final : public Kernel {
   explicit PoolKernel(const KernelInfo& info) {
     dtype_ = require_float(info);
     if constexpr (!kGlobal) {
-      attrs_ = cpu::WindowAttrs::parse(info);
+      attrs_ = WindowAttrs::parse(info);
       if (attrs_.kernel_shape.size() > 2)
         info.unsupported(std::to_string(attrs_.kernel_shape.size()) +
                          "-D pooling (the Vulkan kernel pools over 1-D and 2-D windows)");
@@ -61,7 +61,7 @@ class PoolKernel final : public Kernel {
                " (the Vulkan kernel pools over 1-D and 2-D windows)");
       PI_CHECK(attrs_.kernel_shape.size() == x.shape().size() - 2, InvalidModel, who,
                ": kernel_shape must have ", x.shape().size() - 2, " values");
-      const cpu::WindowGeometry g = cpu::window_geometry(
+      const WindowGeometry g = window_geometry(
           attrs_, Shape(x.shape().begin() + 2, x.shape().end()), attrs_.kernel_shape, who, true);
       ys.insert(ys.end(), g.out.begin(), g.out.end());
       // 1-D as 2-D with one row.
@@ -94,7 +94,7 @@ class PoolKernel final : public Kernel {
   }
 
  private:
-  cpu::WindowAttrs attrs_;
+  WindowAttrs attrs_;
   bool include_pad_ = false;
   DType dtype_ = DType::Float32;
   std::shared_ptr<Context> ctx_;

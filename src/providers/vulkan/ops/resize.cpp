@@ -1,13 +1,13 @@
 // Float32 Resize (10-19) on Vulkan (shaders/resize.comp), nearest and linear over the last two
 // axes, every coordinate_transformation_mode but tf_half_pixel_for_nn, every nearest_mode,
 // exclude_outside, sizes or scales, keep_aspect_ratio_policy, axes (18+). The output shape and
-// every tap and weight are the CPU reference's (cpu/ops/resize_params.h: plan_resize,
+// every tap and weight are the CPU reference's (ops/resize.h: plan_resize,
 // plan_axis), computed on the host and uploaded as a small table when the input shape changes.
 // Refused at creation: cubic, antialias, tf_half_pixel_for_nn (it moves even unscaled axes),
 // scales/sizes (and tf_crop_and_resize's roi) computed at run time or an unknown input rank
 // (the leading axes could not be checked), and constants that change an axis before the last
 // two; data other than float32.
-#include "providers/cpu/ops/resize_params.h"
+#include "ops/resize.h"
 #include "providers/vulkan/ops/common.h"
 
 namespace polyinfer::vulkan {

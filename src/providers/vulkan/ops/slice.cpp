@@ -1,10 +1,10 @@
 // Float32 Slice on Vulkan: one strided copy (shaders/copy.comp) from the first selected element
 // with each dimension's step times its stride (negative steps walk backwards). Every version:
 // starts/ends/axes as attributes before opset 10, as inputs (with steps) from 10. The clamping
-// and the errors are the CPU kernels' (plan_slice in cpu/ops/slice_params.h). Constant inputs
+// and the errors are the CPU kernels' (plan_slice in ops/slice.h). Constant inputs
 // stay on the host; ones computed at run time are read back, which waits for the recorded work.
 // Refused at creation: data other than float32, rank > 6.
-#include "providers/cpu/ops/slice_params.h"
+#include "ops/slice.h"
 #include "providers/vulkan/ops/copy.h"
 
 namespace polyinfer::vulkan {

@@ -1,10 +1,10 @@
 // Float32 Split on Vulkan: one strided copy (shaders/copy.comp) per output, of the output's shape
 // with the input's strides from the part's start along the axis. Every version: sizes from the
 // 'split' attribute (before 13) or input (1, 13+), equal parts, num_outputs (18+) with a smaller
-// last part; the rules and errors are the CPU kernel's (plan_split in cpu/ops/split_params.h).
+// last part; the rules and errors are the CPU kernel's (plan_split in ops/split.h).
 // Constant sizes stay on the host; sizes computed at run time are read back, which waits for the
 // recorded work. Refused at creation: data other than float32, rank > 6.
-#include "providers/cpu/ops/split_params.h"
+#include "ops/split.h"
 #include "providers/vulkan/ops/copy.h"
 
 namespace polyinfer::vulkan {

@@ -1,5 +1,5 @@
 // The activation a fused operator applies to its result (the `activation` attribute of
-// ai.polyinfer FusedConv/FusedGemm/FusedMatMul). `kind` follows cpu::ActKind's order, which the
+// ai.polyinfer FusedConv/FusedGemm/FusedMatMul). `kind` follows ActKind's order, which the
 // kernels pass through unchanged (static_assert in ops/common.h keeps the two in step).
 // Included by the shaders that fuse it (GL_GOOGLE_include_directive).
 

@@ -1,10 +1,10 @@
-// ConvTranspose over 1-D, 2-D and 3-D float32 or float16 tensors (storage.glsl) (ops/conv_transpose.cpp), as a gather: one
-// thread per output element (looping past the dispatch limit) sums, over the input channels of
-// its group and the kernel taps, the input elements that land on it — input position i reaches
-// output position o through tap k when o = i * stride - pad_begin + k * dilation. The CPU
-// reference scatters instead (each input element times the kernel into the output), which needs
-// atomics on a GPU; the gather writes every output once. Fewer spatial dimensions than 3 are
-// leading dimensions of size 1.
+// ConvTranspose over 1-D, 2-D and 3-D float32 or float16 tensors (storage.glsl)
+// (ops/conv_transpose.cpp), as a gather: one thread per output element (looping past the dispatch
+// limit) sums, over the input channels of its group and the kernel taps, the input elements that
+// land on it — input position i reaches output position o through tap k when
+// o = i * stride - pad_begin + k * dilation. The CPU reference scatters instead (each input
+// element times the kernel into the output), which needs atomics on a GPU; the gather writes
+// every output once. Fewer spatial dimensions than 3 are leading dimensions of size 1.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "storage.glsl"

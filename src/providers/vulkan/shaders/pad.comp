@@ -1,5 +1,5 @@
 // Float32 Pad (ops/pad.cpp), rank <= 6: each output coordinate minus the dimension's pad before
-// is mapped to an input coordinate as cpu::pad_source does (cpu/ops/pad_params.h): constant
+// is mapped to an input coordinate as pad_source does (src/ops/pad.h): constant
 // (outside: the value), reflect (period 2(dim-1), the edge not repeated), edge, wrap. Negative
 // pads crop.
 #version 450

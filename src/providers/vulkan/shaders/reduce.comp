@@ -75,7 +75,8 @@ void main() {
     if (p.op == 1u) acc = acc / float(p.n_red);
     if (p.op == 6u) acc = sqrt(acc);
     // GLSL leaves log of 0 and of negatives undefined: the CPU's (C's) values, explicitly.
-    if (p.op == 7u) acc = acc > 0.0 ? log(acc) : (acc == 0.0 ? -1.0 / 0.0 : uintBitsToFloat(0x7fc00000u));
+    if (p.op == 7u)
+      acc = acc > 0.0 ? log(acc) : (acc == 0.0 ? -1.0 / 0.0 : uintBitsToFloat(0x7fc00000u));
     if (p.op == 8u) acc = isinf(shift) || isnan(shift) ? shift : log(acc) + shift;
     y[p.off_y + o] = acc;
   }

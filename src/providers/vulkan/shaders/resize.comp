@@ -1,6 +1,6 @@
 // Float32 Resize over the last two axes (ops/resize.cpp): the output viewed as [outer, OH, OW],
 // each output row and column reading at most two input rows and columns with the weights the
-// CPU's cpu::resize::plan_axis computed on the host (nearest: one tap of weight 1; linear: two),
+// CPU's resize::plan_axis computed on the host (nearest: one tap of weight 1; linear: two),
 // from a table of 4 floats per output index: index 0, index 1 (exact integers), weight 0,
 // weight 1; index 0 < 0 marks tf_crop_and_resize's extrapolation. As on the CPU the columns are
 // interpolated first, then the rows.

@@ -1,0 +1,203 @@
+// The CPU provider's kernel choice: one table per operator with several fast kernels, rows in
+// the order they are tried (choice.h says how a row is judged). A row's `can` rule is the
+// shapes its kernel computes; its `prefer` rule is where it was measured faster than the rows
+// below it on the machines these tables were tuned on (docs/kernels.md has each kernel's
+// figures, bench/README.md the models'). tests/unit/cpu_choice_test.cpp pins the choice for
+// representative shapes on AVX-512, AVX2 and plain x86-64 machines.
+#include "providers/cpu/choice.h"
+#include "providers/cpu/onednn/onednn.h"
+
+namespace polyinfer::cpu {
+namespace {
+
+constexpr const char* kNotConv = "not a convolution with constant 4-D weights";
+
+// ---- NhwcFusedConv ----
+
+// 1-4 input channels (an image's RGB), 2-9 taps, more than 16 outputs (half a zmm panel and
+// less stays oneDNN's), group 1, undilated.
+const char* stem_can(const ChoiceFacts& f) {
+  if (!f.conv) return kNotConv;
+  const ConvShape& c = *f.conv;
+  if (c.group != 1 || c.c > 4 || c.taps() < 2 || c.taps() > 9 || c.m <= 16 || !c.undilated)
+    return "not a stem";
+  return nullptr;
+}
+
+// One input channel per output channel, a square 3x3 or 5x5 window, equal strides of 1 or 2.
+const char* depthwise_can(const ChoiceFacts& f) {
+  if (!f.conv) return kNotConv;
+  const ConvShape& c = *f.conv;
+  if (c.c != 1 || c.group != c.m || c.kh != c.kw || (c.kh != 3 && c.kh != 5) || !c.undilated ||
+      (c.stride != 1 && c.stride != 2))
+    return "not a 3x3 or 5x5 depthwise convolution";
+  return nullptr;
+}
+
+// As many outputs as inputs per group, 4, 8, 16 or 32 of them, windows up to 7x7.
+const char* grouped_avx512_can(const ChoiceFacts& f) {
+  if (!f.conv) return kNotConv;
+  const ConvShape& c = *f.conv;
+  if (c.group <= 1 || c.m % c.group != 0) return "not grouped";
+  const int64_t ci = c.c, co = c.m / c.group;
+  if (ci != co || (ci != 4 && ci != 8 && ci != 16 && ci != 32) || c.kh > 7 || c.kw > 7)
+    return "not 4, 8, 16 or 32 channels per group in and out";
+  return nullptr;
+}
+
+// 4 channels per group in pairs of groups, or 8 or 16 outputs per group of 2, 4, 8 or 16
+// inputs: where oneDNN's jit kernels are slow (32 per group they run well; depthwise is theirs).
+const char* grouped_can(const ChoiceFacts& f) {
+  if (!f.conv) return kNotConv;
+  const ConvShape& c = *f.conv;
+  if (c.group <= 1 || c.m % c.group != 0) return "not grouped";
+  const int64_t ci = c.c, co = c.m / c.group;
+  const bool pairs = ci == 4 && co == 4 && c.group % 2 == 0;
+  const bool wide = (co == 8 || co == 16) && (ci == 2 || ci == 4 || ci == 8 || ci == 16);
+  if (!pairs && !wide) return "not a group size it takes";
+  return nullptr;
+}
+
+// 3x3, stride 1, undilated, group 1, channel counts multiples of 8.
+const char* winograd_can(const ChoiceFacts& f) {
+  if (!f.conv) return kNotConv;
+  const ConvShape& c = *f.conv;
+  if (c.kh != 3 || c.kw != 3 || !c.unit_strides() || !c.undilated || c.group != 1 ||
+      c.c % 8 != 0 || c.m % 8 != 0)
+    return "not 3x3 stride 1";
+  return nullptr;
+}
+
+// Fewer than 64 input channels: the transforms weigh more against a short sum, and oneDNN's
+// AVX-512 direct convolution wins (onednn.h: kWinogradMinChannels).
+const char* winograd_prefer(const ChoiceFacts& f) {
+  if (f.conv->c < onednn::kWinogradMinChannels && f.cpu.onednn_avx512)
+    return "fewer than 64 input channels, where oneDNN's AVX-512 direct convolution is faster";
+  return nullptr;
+}
+
+// 1x1, unit strides, unpadded, group 1: a GEMM over the pixels. The ymm tile stores whole
+// vectors, so there the outputs come in multiples of 8.
+const char* pointwise_can(const ChoiceFacts& f) {
+  if (!f.conv) return kNotConv;
+  const ConvShape& c = *f.conv;
+  if (c.taps() != 1 || !c.unit_strides() || !c.unpadded || c.group != 1)
+    return "not an unpadded 1x1 at stride 1";
+  if (c.m % 8 != 0 && !f.cpu.zmm_gemm) return "outputs not a multiple of 8 on the ymm tile";
+  return nullptr;
+}
+
+// Measured against oneDNN's AVX-512 brgconv_1x1 only; there it wins from 16 input channels
+// (below, K is too short for the tile's fixed cost) and on a 1x1 map (squeeze-and-excitation:
+// rows are images) at any depth, and spares its JIT at creation.
+const char* pointwise_prefer(const ChoiceFacts& f) {
+  const ConvShape& c = *f.conv;
+  if (!f.cpu.avx512 || !f.cpu.onednn_avx512)
+    return "measured only against oneDNN's AVX-512 kernels";
+  if (c.m <= 16) return "16 or fewer outputs: im2col's narrow form";
+  if (c.c < 16 && !c.one_pixel) return "fewer than 16 input channels on a map larger than 1x1";
+  if (c.m % 8 != 0 && !c.one_pixel) return "outputs not a multiple of 8 on a map larger than 1x1";
+  return nullptr;
+}
+
+// Group 1, outputs in multiples of 8: any window, stride, padding and dilation.
+const char* im2col_can(const ChoiceFacts& f) {
+  if (!f.conv) return kNotConv;
+  const ConvShape& c = *f.conv;
+  if (c.group != 1 || c.m % 8 != 0) return "grouped, or outputs not a multiple of 8";
+  return nullptr;
+}
+
+// Where oneDNN runs AVX2 only (its jit:avx2 ran strided 3x3 layers at 57-77 GFLOP/s), and one
+// 1x1 form where it runs AVX-512: unit strides, unpadded, at most 16 outputs (brgconv_1x1 is
+// at its weakest there), X itself the GEMM's A. With fewer than 16 input channels the copy of
+// each pixel's taps costs more than oneDNN's convolution; 3x3 stride 1 is Winograd's.
+const char* im2col_prefer(const ChoiceFacts& f) {
+  const ConvShape& c = *f.conv;
+  if (c.c < 16) return "fewer than 16 input channels";
+  if (c.taps() == 1) {
+    if (!f.cpu.onednn_avx512) return "1x1 where oneDNN runs AVX2: oneDNN's";
+    if (!c.unit_strides() || !c.unpadded || c.m > 16)
+      return "1x1 other than unpadded, stride 1, 16 or fewer outputs";
+    return nullptr;
+  }
+  if (f.cpu.onednn_avx512) return "oneDNN's AVX-512 kernels are faster here";
+  if (c.kh == 3 && c.kw == 3 && c.unit_strides()) return "3x3 stride 1: Winograd's or oneDNN's";
+  return nullptr;
+}
+
+// Group 1, at least 8 input channels, windows larger than 1x1.
+const char* direct_can(const ChoiceFacts& f) {
+  if (!f.conv) return kNotConv;
+  const ConvShape& c = *f.conv;
+  if (c.group != 1 || c.c < 8 || c.taps() == 1) return "grouped, 1x1 or fewer than 8 inputs";
+  return nullptr;
+}
+
+const ChoiceTable kNhwcFusedConv = {
+    {{"ai.polyinfer", "NhwcFusedConv"}},
+    {
+        {"stem", Isa::Avx512, stem_can, nullptr, false,
+         "1-4 input channels, 2-9 taps: oneDNN JITs each stem and runs it no faster"},
+        {"depthwise", Isa::Avx512, depthwise_can, nullptr, false,
+         "3x3 and 5x5 depthwise: rows shared among threads as the layers around it share them"},
+        {"grouped_avx512", Isa::Avx512, grouped_avx512_can, nullptr, false,
+         "4-32 channels per group in and out: several groups per zmm vector"},
+        {"grouped", Isa::Avx2, grouped_can, nullptr, false,
+         "small groups where oneDNN's jit kernels are slow"},
+        {"winograd", Isa::Avx2, winograd_can, winograd_prefer, false,
+         "3x3 stride 1 as Winograd F(2x2, 3x3): 2.25x fewer multiplies, no JIT"},
+        {"pointwise_gemm", Isa::Avx2, pointwise_can, pointwise_prefer, false,
+         "1x1 as the packed GEMM over the pixels: as fast as brgconv_1x1, no JIT at creation"},
+        {"im2col", Isa::Avx2, im2col_can, im2col_prefer, false,
+         "strided and larger windows where oneDNN runs AVX2; narrow 1x1 layers on AVX-512"},
+        {"direct", Isa::Avx2, direct_can, nullptr, true,
+         "direct AVX2 convolution, kept for measurement: level with oneDNN in the model"},
+        {"onednn_conv", Isa::Any, nullptr, nullptr, false,
+         "oneDNN: every window, group, stride and dilation"},
+    }};
+
+// ---- the others ----
+
+const ChoiceTable kMatMul = {
+    {{"", "MatMul"}, {"", "Gemm"}, {"ai.polyinfer", "FusedMatMul"}, {"ai.polyinfer", "FusedGemm"}},
+    {
+        {"packed_matmul", Isa::Avx2, nullptr, nullptr, false,
+         "constant 2-D weights packed once into the register tiles' panels"},
+        {"onednn_matmul", Isa::Any, nullptr, nullptr, false,
+         "oneDNN: computed operands, batched products"},
+    }};
+
+const ChoiceTable kPointwiseDepthwise = {
+    {{"ai.polyinfer", "NhwcPointwiseDepthwiseConv"}},
+    {
+        {"pointwise_depthwise", Isa::Avx2, nullptr, nullptr, false,
+         "the expansion and its 3x3 depthwise together: the expanded rows stay in cache"},
+        {"pointwise_then_depthwise", Isa::Any, nullptr, nullptr, false,
+         "the two convolutions one after the other, each by NhwcFusedConv's table"},
+    }};
+
+const ChoiceTable kAttention = {
+    {{"", "Attention"}, {"ai.polyinfer", "Attention"}},
+    {
+        {"attention", Isa::Avx2, nullptr, nullptr, false,
+         "packed keys and values, softmax between the two GEMMs"},
+    }};
+
+const ChoiceTable kGlobalAveragePool = {
+    {{"ai.polyinfer", "NhwcGlobalAveragePool"}},
+    {
+        {"global_average_pool", Isa::Any, nullptr, nullptr, false,
+         "threads sum their own runs of pixels: oneDNN's got slower at 2 threads on AVX2"},
+        {"onednn_pool", Isa::Any, nullptr, nullptr, false, "oneDNN's global pooling"},
+    }};
+
+}  // namespace
+
+const std::vector<ChoiceTable>& choice_tables() {
+  static const std::vector<ChoiceTable> tables = {kNhwcFusedConv, kMatMul, kPointwiseDepthwise,
+                                                  kAttention, kGlobalAveragePool};
+  return tables;
+}
+
+}  // namespace polyinfer::cpu
