@@ -301,8 +301,8 @@ def main():
     text = table(rows)
     peak_line = ", ".join(f"{t} thread{'s' if t > 1 else ''} {g:.0f}" for t, g in peaks.items())
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    rev = subprocess.run(["git", "-C", HERE, "describe", "--always", "--dirty"], capture_output=True,
-                         text=True).stdout.strip() or "?"
+    rev = subprocess.run(["git", "-C", HERE, "describe", "--always", "--dirty"],
+                         capture_output=True, text=True).stdout.strip() or "?"
     import onnxruntime  # noqa: E402  (version for the record)
     notes = (f"Machine: {machine()}. FMA peak GFLOP/s (bench/fma_peak): {peak_line or 'n/a'}.\n"
              f"polyinfer {rev} ({build_type(args.polyinfer)} build), "

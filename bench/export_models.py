@@ -55,7 +55,8 @@ EXTRA_MODELS = ["resnet18", "squeezenet1_0", "shufflenet_v2_x1_0", "densenet121"
 
 
 class EncoderLayer(nn.Module):
-    """One post-norm BERT layer: self-attention, residual + LayerNorm, GELU FFN, residual + LayerNorm."""
+    """One post-norm BERT layer: self-attention, residual + LayerNorm, GELU FFN,
+    residual + LayerNorm."""
 
     def __init__(self, batch, seq, hidden, heads, ffn):
         super().__init__()

@@ -121,7 +121,8 @@ def agreement(ref, got):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", nargs="+", default=["digits", "resnet50", "mobilenet_v2"])
     p.add_argument("--calibration", type=int, default=32, help="calibration samples (default 32)")
     p.add_argument("--validation", type=int, default=20, help="validation samples (default 20)")
@@ -142,7 +143,8 @@ def main():
             np.save(cal_file, cal)
             pi_q, ort_q = os.path.join(tmp, f"{m}.pi.onnx"), os.path.join(tmp, f"{m}.ort.onnx")
             subprocess.run([a.polyinfer, "quantize", path, "-o", pi_q, "--calibration", cal_file,
-                            "--per-channel", "--method", a.method], check=True, stdout=subprocess.DEVNULL)
+                            "--per-channel", "--method", a.method],
+                           check=True, stdout=subprocess.DEVNULL)
             quantize_static(path, ort_q, Reader(name, cal), quant_format=QuantFormat.QDQ,
                             per_channel=True, activation_type=QuantType.QInt8,
                             weight_type=QuantType.QInt8, calibrate_method=methods[a.method])
@@ -174,12 +176,13 @@ def main():
                 cos, top1 = agreement(both["ORT"], both["polyinfer"])
                 agree.append((m, qname, cos, top1))
     print(f"\n{a.calibration} calibration samples ({a.method}, per-channel, int8 activations), "
-          f"{a.validation} validation samples, {a.threads} thread(s); reference: ORT fp32; latency: "
-          f"median of {a.rounds} alternating rounds of {a.runs} runs.\n")
+          f"{a.validation} validation samples, {a.threads} thread(s); reference: ORT fp32; "
+          f"latency: median of {a.rounds} alternating rounds of {a.runs} runs.\n")
     print("| model | quantized by | run in | cosine | top-1 agree | accuracy | median ms |")
     print("|---|---|---|---:|---:|---:|---:|")
     for m, q, r, cos, top1, acc, ms in rows:
-        print(f"| {m} | {q} | {r} | {cos:.5f} | {top1:.3f} | {'' if acc is None else f'{acc:.4f}'} | {ms:.3f} |")
+        print(f"| {m} | {q} | {r} | {cos:.5f} | {top1:.3f} | "
+              f"{'' if acc is None else f'{acc:.4f}'} | {ms:.3f} |")
     print("\nThe same model in both runtimes (polyinfer's outputs against ONNX Runtime's):\n")
     print("| model | quantized by | cosine | top-1 agree |")
     print("|---|---|---:|---:|")

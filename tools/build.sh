@@ -9,7 +9,8 @@ dir=${1:-$root/build}
 shift || true
 mkdir -p "$dir"
 if ! { cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" &&
-       ninja -C "$dir" ${POLYINFER_JOBS:+-j "$POLYINFER_JOBS"} ${POLYINFER_TARGETS:-}; } >"$dir/build.log" 2>&1; then
+       ninja -C "$dir" ${POLYINFER_JOBS:+-j "$POLYINFER_JOBS"} ${POLYINFER_TARGETS:-}; } \
+     >"$dir/build.log" 2>&1; then
   tail -n 60 "$dir/build.log" >&2
   echo "build failed; full log: $dir/build.log" >&2
   exit 1

@@ -27,6 +27,7 @@ p, b = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
 pred = p["targets"][0]["seconds"] * 1e3
 meas = b["latency_ms"]["median"]
 ap, ar = p["activation_arena_bytes"] / 2**20, b["memory_arena_mb"]
-print(f"{name:22s} {pred:9.2f} ms {meas:9.2f} ms {pred / meas:7.2f} {ap:9.2f} MiB {ar:9.2f} MiB {ap / ar if ar else 0:7.3f}")
+print(f"{name:22s} {pred:9.2f} ms {meas:9.2f} ms {pred / meas:7.2f} "
+      f"{ap:9.2f} MiB {ar:9.2f} MiB {ap / ar if ar else 0:7.3f}")
 PY
 done

@@ -13,10 +13,13 @@ status=0
 for onnx in "$dir"/*.onnx; do
   name=$(basename "$onnx" .onnx)
   out=$(mktemp -d)
-  input_name=$("$root/.venv/bin/python" -c "import onnx,sys; print(onnx.load(sys.argv[1]).graph.input[0].name)" "$onnx")
-  "$pi" run "$onnx" -i "$input_name=$dir/$name.input.npy" -o "$out" | grep -E '^latency|^placement' | tr '\n' ' '
+  input_name=$("$root/.venv/bin/python" -c \
+    "import onnx,sys; print(onnx.load(sys.argv[1]).graph.input[0].name)" "$onnx")
+  "$pi" run "$onnx" -i "$input_name=$dir/$name.input.npy" -o "$out" |
+    grep -E '^latency|^placement' | tr '\n' ' '
   echo
-  if ! "$root/.venv/bin/python" "$root/tools/compare_ort.py" "$onnx" "$out" -i "$input_name=$dir/$name.input.npy"; then
+  if ! "$root/.venv/bin/python" "$root/tools/compare_ort.py" "$onnx" "$out" \
+      -i "$input_name=$dir/$name.input.npy"; then
     status=1
   fi
   rm -rf "$out"

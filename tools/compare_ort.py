@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks polyinfer's outputs for a model against ONNX Runtime's: the acceptance test for real models.
+"""Checks polyinfer's outputs for a model against ONNX Runtime's: the acceptance test for \
+real models.
 
 Why: ONNX Runtime is the reference implementation users compare us with. Given a model, the
 input .npy files, and the folder that `polyinfer run MODEL -i NAME=FILE -o DIR` wrote (one

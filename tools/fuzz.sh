@@ -12,7 +12,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-60}
 if [ "$mode" = "--ci" ]; then
-  build=${2:?"usage: tools/fuzz.sh --ci BUILD_DIR (a build with -DPOLYINFER_FUZZ=ON, as tools/test.sh makes)"}
+  usage="usage: tools/fuzz.sh --ci BUILD_DIR "
+  usage+="(a build with -DPOLYINFER_FUZZ=ON, as tools/test.sh makes)"
+  build=${2:?"$usage"}
 else
   build="$root/build-fuzz"
   # Only the fuzz targets (and the library under them), not the CLI and benchmarks. Line tables
@@ -49,10 +51,15 @@ for src in "$root"/tests/fuzz/fuzz_*.cpp; do
     status=1; continue
   fi
   mkdir -p "$seeds"
-  if [ "$mode" = "--ci" ]; then budget=(-seed=1 -runs=30000); else budget=(-max_total_time="$mode"); fi
+  if [ "$mode" = "--ci" ]; then
+    budget=(-seed=1 -runs=30000)
+  else
+    budget=(-max_total_time="$mode")
+  fi
   if "$fuzzer" "${budget[@]}" -max_len=65536 -rss_limit_mb=4096 -timeout=10 \
        -print_final_stats=1 "$seeds" >"$build/$name.log" 2>&1; then
-    echo "fuzz $name: ok ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$build/$name.log" | grep -o '[0-9]*$') runs)"
+    echo "fuzz $name: ok ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' \
+      "$build/$name.log" | grep -o '[0-9]*$') runs)"
   else
     echo "fuzz $name: FAILED"; tail -n 40 "$build/$name.log"; status=1
   fi

@@ -67,7 +67,8 @@ step() {
 }
 
 {
-  echo "commit: $(git rev-parse HEAD 2>/dev/null) $(git status --porcelain 2>/dev/null | wc -l) files changed"
+  echo "commit: $(git rev-parse HEAD 2>/dev/null)" \
+    "$(git status --porcelain 2>/dev/null | wc -l) files changed"
   echo "date: $(date -u)"
   command -v nvidia-smi >/dev/null && nvidia-smi || echo "nvidia-smi: not found"
   /usr/local/cuda/bin/nvcc --version 2>&1 | tail -n 2
@@ -84,14 +85,16 @@ echo "env: see env.log" >>"$summary"
 vulkan=OFF
 if [ -f /usr/include/vulkan/vulkan.h ] && command -v glslangValidator >/dev/null; then vulkan=ON; fi
 echo "vulkan provider in the build: $vulkan" | tee -a "$summary"
-[ "${GPU_CHECK_NO_CONFIGURE:-0}" = 1 ] || step configure 180 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DPOLYINFER_WERROR=ON -DPOLYINFER_CUDA=ON -DPOLYINFER_BENCH=OFF -DPOLYINFER_VULKAN=$vulkan ||
+[ "${GPU_CHECK_NO_CONFIGURE:-0}" = 1 ] ||
+  step configure 180 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DPOLYINFER_WERROR=ON -DPOLYINFER_CUDA=ON -DPOLYINFER_BENCH=OFF -DPOLYINFER_VULKAN=$vulkan ||
   { echo "configure failed: see $out/configure.log"; exit 1; }
 step build 330 ninja -C "$build" -j"$jobs" polyinfer_cli polyinfer_cuda unit_tests ||
   { echo "build failed: see $out/build.log"; exit 1; }
 
 step providers 60 bash -c "'$pi' providers && '$pi' providers --json >'$out/providers.json'"
-grep -q '✓ cuda' "$out/providers.log" || echo "    (cuda is NOT usable: every later GPU check will skip)"
+grep -q '✓ cuda' "$out/providers.log" ||
+  echo "    (cuda is NOT usable: every later GPU check will skip)"
 step doctor 60 bash -c "'$pi' doctor && '$pi' doctor --json >'$out/doctor.json'"
 step monitor 30 "$pi" monitor --count 3 --interval 500
 
@@ -116,8 +119,12 @@ echo "unit tests skipped: $skips (on a GPU expect 2: the two tests for machines 
 # Out-of-bounds and race checks of the kernels, when the toolkit has compute-sanitizer.
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 if [ -n "$sanitizer" ]; then
+  memcheck_filter='CudaElementwise.*:CudaSoftmax.*:CudaMatMul.*:CudaGemm.*:CudaProvider.Tensor*:'
+  memcheck_filter+='CudaPool.*:CudaLayerNorm.*:CudaBatchNorm.*:CudaLayout.*:CudaReduce.*:'
+  memcheck_filter+='CudaResize.*:CudaPrecision.*:CudaCapture.*:CudaWhere.*:CudaPad.*:CudaInt8.*:'
+  memcheck_filter+='Shapes/CudaInt8*'
   step unit_memcheck 200 "$sanitizer" --tool memcheck --error-exitcode 1 \
-    "$build/tests/unit_tests" --gtest_filter='CudaElementwise.*:CudaSoftmax.*:CudaMatMul.*:CudaGemm.*:CudaProvider.Tensor*:CudaPool.*:CudaLayerNorm.*:CudaBatchNorm.*:CudaLayout.*:CudaReduce.*:CudaResize.*:CudaPrecision.*:CudaCapture.*:CudaWhere.*:CudaPad.*:CudaInt8.*:Shapes/CudaInt8*'
+    "$build/tests/unit_tests" --gtest_filter="$memcheck_filter"
   # cuDNN's own kernels are slow under memcheck: the convolutions get a suite of their own.
   step unit_memcheck_conv 200 "$sanitizer" --tool memcheck --error-exitcode 1 \
     "$build/tests/unit_tests" --gtest_filter='CudaConv.*'
@@ -131,13 +138,20 @@ compare_py='
 import sys, glob, os, numpy as np
 a, b = sys.argv[1], sys.argv[2]
 for f in sorted(glob.glob(os.path.join(a, "*.npy"))):
-    x = np.load(f).astype(np.float64); y = np.load(os.path.join(b, os.path.basename(f))).astype(np.float64)
+    x = np.load(f).astype(np.float64)
+    y = np.load(os.path.join(b, os.path.basename(f))).astype(np.float64)
     d = np.abs(x - y).max() if x.size else 0.0
-    print(f"{os.path.basename(f)}: shape {x.shape}, max |cuda - cpu| {d:.3g}, max |cpu| {np.abs(x).max():.3g}")
+    print(f"{os.path.basename(f)}: shape {x.shape}, max |cuda - cpu| {d:.3g}, "
+          f"max |cpu| {np.abs(x).max():.3g}")
 '
 # One worker process runs the tests (one CUDA context for the run), and a crash costs only the
 # test that caused it: a new worker takes the rest.
-ops='cast|add|sub|mul|div|pow|max|min|relu|leakyrelu|sigmoid|tanh|exp|log|neg|abs|sqrt|reciprocal|erf|hardsigmoid|hardswish|gelu|softmax|logsoftmax|matmul|gemm|conv|maxpool|averagepool|globalaveragepool|globalmaxpool|batchnorm|layer_normalization|transpose|concat|slice|split|gather|reshape|flatten|squeeze|unsqueeze|identity|reduce_sum|reduce_mean|reduce_max|reduce_min|resize|expand|pad|where|quantizelinear|dequantizelinear|qlinearconv|qlinearmatmul'
+ops='cast|add|sub|mul|div|pow|max|min|relu|leakyrelu|sigmoid|tanh|exp|log|neg|abs|sqrt|'
+ops+='reciprocal|erf|hardsigmoid|hardswish|gelu|softmax|logsoftmax|matmul|gemm|conv|maxpool|'
+ops+='averagepool|globalaveragepool|globalmaxpool|batchnorm|layer_normalization|transpose|concat|'
+ops+='slice|split|gather|reshape|flatten|squeeze|unsqueeze|identity|reduce_sum|reduce_mean|'
+ops+='reduce_max|reduce_min|resize|expand|pad|where|quantizelinear|dequantizelinear|qlinearconv|'
+ops+='qlinearmatmul'
 if [ -d "$testdata/node" ]; then
   step conformance_node_cuda_ops 150 "$pi" conformance "$testdata/node" --providers cuda,cpu \
     --filter "^test_($ops)(_|\$)" --expect tests/conformance/expected_failures.txt --json

@@ -24,7 +24,8 @@ SEED = 0
 
 
 class DigitsCNN(nn.Module):
-    """Conv(1->16)+ReLU, Conv(16->32)+ReLU, MaxPool 2x2, Flatten, Linear(512->64)+ReLU, Linear(64->10)."""
+    """Conv(1->16)+ReLU, Conv(16->32)+ReLU, MaxPool 2x2, Flatten, Linear(512->64)+ReLU,
+    Linear(64->10)."""
 
     def __init__(self):
         super().__init__()

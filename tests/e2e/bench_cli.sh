@@ -11,13 +11,14 @@ failures=0
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 
 # JSON report: keys, types and a per-node profile covering the placement's nodes.
-if "$pi" bench "$model" --iterations 4 --warmup 2 --threads 1 --profile --json >"$tmp/out.json" 2>"$tmp/err"; then
+if "$pi" bench "$model" --iterations 4 --warmup 2 --threads 1 --profile --json >"$tmp/out.json" \
+    2>"$tmp/err"; then
   python3 - "$tmp/out.json" <<'PY' || fail "json: keys or values wrong"
 import json, sys
 r = json.load(open(sys.argv[1]))
 for k in ["session_create_ms", "first_run_ms", "latency_ms", "throughput", "peak_rss_mb",
-          "peak_intermediate_mb", "memory_arena_mb", "threads", "placement", "profile", "samples_ms", "iterations",
-          "precision"]:
+          "peak_intermediate_mb", "memory_arena_mb", "threads", "placement", "profile",
+          "samples_ms", "iterations", "precision"]:
     assert k in r, f"missing key {k}"
 lat = r["latency_ms"]
 for k in ["min", "median", "p90", "p99", "max"]:
@@ -47,7 +48,8 @@ fi
 
 # The human report names its sections.
 if "$pi" bench "$model" --duration 0.2 --profile --top 3 >"$tmp/out.txt" 2>"$tmp/err"; then
-  for want in "latency over" "throughput:" "(import " ", kernels " "peak RSS" "placement: cpu" "top 3 of"; do
+  for want in "latency over" "throughput:" "(import " ", kernels " "peak RSS" "placement: cpu" \
+      "top 3 of"; do
     grep -q "$want" "$tmp/out.txt" || fail "text report lacks '$want'"
   done
   echo "ok   text report"
@@ -59,7 +61,8 @@ expect_usage() {  # NAME PATTERN ARGS...
   local name=$1 pattern=$2; shift 2
   "$pi" bench "$@" >"$tmp/out" 2>"$tmp/err"
   local rc=$?
-  if [ "$rc" -ne 1 ] || [ "$(grep -c . "$tmp/err")" -ne 1 ] || ! grep -q "^error: .*$pattern" "$tmp/err"; then
+  if [ "$rc" -ne 1 ] || [ "$(grep -c . "$tmp/err")" -ne 1 ] ||
+      ! grep -q "^error: .*$pattern" "$tmp/err"; then
     fail "$name: exit $rc, stderr: $(cat "$tmp/err")"
   else
     echo "ok   $name: $(cat "$tmp/err")"
@@ -148,7 +151,8 @@ for c in cols:
     assert sum(p["nodes"] for p in pl["providers"]) == pl["total_nodes"] > 0, pl
     assert c["max_abs_diff"] is not None and c["max_abs_diff"] < 1e-3, c
 assert cols[0]["usable"] and cols[0]["max_abs_diff"] == 0, cols[0]
-print("ok   --compare json:", ", ".join(c["provider"] + (" measured" if c["usable"] else " not usable") for c in cols))
+print("ok   --compare json:",
+      ", ".join(c["provider"] + (" measured" if c["usable"] else " not usable") for c in cols))
 PY
 else
   fail "compare run: exit $?: $(cat "$tmp/err")"

@@ -30,12 +30,17 @@ expect_error random-bytes "not a valid ONNX" "$pi" run "$tmp/random.onnx"
 expect_error missing-file "does not exist" "$pi" run "$tmp/nope.onnx"
 expect_error unknown-op "FrobnicateX 'frob'" "$pi" run "$data/unknown_op.onnx"
 expect_error external-escape "leaves the model's folder" "$pi" run "$data/external_escape.onnx"
-expect_error wrong-shape "has shape \[1,1,8,9\] but the model expects float32\[batch,1,8,8\]" "$pi" run "$digits/digits_cnn.onnx" --shape pixels=1x1x8x9
-expect_error wrong-dtype "dtype int64" "$pi" run "$digits/digits_cnn.onnx" -i pixels="$digits/test_y.npy"
-expect_error missing-input-file "cannot" "$pi" run "$digits/digits_cnn.onnx" -i pixels="$tmp/none.npy"
+expect_error wrong-shape "has shape \[1,1,8,9\] but the model expects float32\[batch,1,8,8\]" \
+  "$pi" run "$digits/digits_cnn.onnx" --shape pixels=1x1x8x9
+expect_error wrong-dtype "dtype int64" "$pi" run "$digits/digits_cnn.onnx" \
+  -i pixels="$digits/test_y.npy"
+expect_error missing-input-file "cannot" "$pi" run "$digits/digits_cnn.onnx" \
+  -i pixels="$tmp/none.npy"
 expect_error bad-npy "bad.npy" "$pi" run "$digits/digits_cnn.onnx" -i pixels="$tmp/bad.npy"
-expect_error unknown-input "no input named 'foo'" "$pi" run "$digits/digits_cnn.onnx" -i foo="$digits/test_x.npy"
-expect_error unknown-provider "unknown provider 'tpu'" "$pi" run "$digits/digits_cnn.onnx" --providers tpu
+expect_error unknown-input "no input named 'foo'" "$pi" run "$digits/digits_cnn.onnx" \
+  -i foo="$digits/test_x.npy"
+expect_error unknown-provider "unknown provider 'tpu'" "$pi" run "$digits/digits_cnn.onnx" \
+  --providers tpu
 expect_error unknown-option "unknown option '--frob'" "$pi" run "$digits/digits_cnn.onnx" --frob
 
 echo "$((12 - failures)) passed, $failures failed"

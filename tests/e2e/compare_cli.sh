@@ -58,7 +58,8 @@ fi
 "$pi" compare "$model" "$model" --samples 3 >"$tmp/out" 2>"$tmp/err" &&
   grep -q "on 3 samples" "$tmp/out" && grep -q "^logits .* 1.000000 " "$tmp/out" ||
   fail "random samples: $(cat "$tmp/out" "$tmp/err")"
-if "$pi" compare "$model" "$model" --time --iterations 3 --threads 1 --json >"$tmp/t.json" 2>"$tmp/err"; then
+if "$pi" compare "$model" "$model" --time --iterations 3 --threads 1 --json >"$tmp/t.json" \
+    2>"$tmp/err"; then
   python3 -c "
 import json, sys
 l = json.load(open(sys.argv[1]))['latency_ms']
@@ -72,7 +73,8 @@ fi
 "$pi" compare "$model" "$tmp/missing.onnx" >/dev/null 2>"$tmp/err"
 [[ $? -eq 17 ]] && grep -q "missing.onnx" "$tmp/err" || fail "missing model: $(cat "$tmp/err")"
 "$pi" compare "$model" "$model" --data "$tmp" >/dev/null 2>"$tmp/err"
-[[ $? -eq 12 ]] && grep -q "holds no .npy files" "$tmp/err" || fail "empty data folder: $(cat "$tmp/err")"
+[[ $? -eq 12 ]] && grep -q "holds no .npy files" "$tmp/err" ||
+  fail "empty data folder: $(cat "$tmp/err")"
 
 [[ $failures -eq 0 ]] || { echo "compare_cli: $failures failed"; exit 1; }
 echo "compare_cli: all passed"

@@ -18,7 +18,8 @@ assert len(lines) == 3, len(lines)
 prev = 0
 for line in lines:
     s = json.loads(line)
-    for k in ["t_ms", "cpu_util_pct", "core_util_pct", "core_mhz", "temperature_c", "memory_used_mb", "memory_total_mb", "gpus"]:
+    for k in ["t_ms", "cpu_util_pct", "core_util_pct", "core_mhz", "temperature_c",
+              "memory_used_mb", "memory_total_mb", "gpus"]:
         assert k in s, k
     assert s["t_ms"] > prev, (s["t_ms"], prev)  # one interval apart, in order
     prev = s["t_ms"]
@@ -36,10 +37,12 @@ fi
 for bad in "--interval 5" "--interval x" "--count 0"; do
   # shellcheck disable=SC2086
   "$pi" monitor $bad >/dev/null 2>"$tmp/err"
-  [ $? -eq 1 ] && grep -q "^error: --" "$tmp/err" || fail "monitor $bad: want exit 1 and one error line"
+  [ $? -eq 1 ] && grep -q "^error: --" "$tmp/err" ||
+    fail "monitor $bad: want exit 1 and one error line"
 done
 
-if "$pi" bench "$model" --iterations 20 --monitor --monitor-interval 20 --json >"$tmp/b.json" 2>"$tmp/err"; then
+if "$pi" bench "$model" --iterations 20 --monitor --monitor-interval 20 --json >"$tmp/b.json" \
+    2>"$tmp/err"; then
   python3 - "$tmp/b.json" <<'PY' || fail "bench --monitor json"
 import json, sys
 m = json.load(open(sys.argv[1]))["monitor"]
@@ -53,7 +56,9 @@ PY
 else
   fail "bench --monitor: exit $?: $(cat "$tmp/err")"
 fi
-"$pi" bench "$model" --iterations 5 --monitor >"$tmp/b.txt" 2>&1 && grep -q "^monitor (" "$tmp/b.txt" ||
+"$pi" bench "$model" --iterations 5 --monitor >"$tmp/b.txt" 2>&1 &&
+  grep -q "^monitor (" "$tmp/b.txt" ||
   fail "bench --monitor text lacks the monitor line"
 
-[ "$failures" -eq 0 ] && echo "monitor_cli: all passed" || { echo "monitor_cli: $failures failed"; exit 1; }
+[ "$failures" -eq 0 ] && echo "monitor_cli: all passed" ||
+  { echo "monitor_cli: $failures failed"; exit 1; }

@@ -18,7 +18,8 @@ fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 # The tiny decoder (tools/make_decoder.py --layers 2 --hidden 64 --heads 4 --ffn 172 --vocab 100):
 # 111,936 float16 parameters; KV inputs [1, 4, past, 16] per layer, keys and values.
 for prec in int4 fp16; do
-  if "$pi" plan "$decoder" --precision $prec --context 64 --target h100-sxm --json >"$tmp/dec_$prec.json" 2>"$tmp/err"; then
+  if "$pi" plan "$decoder" --precision $prec --context 64 --target h100-sxm --json \
+      >"$tmp/dec_$prec.json" 2>"$tmp/err"; then
     python3 - "$tmp/dec_$prec.json" $prec <<'PY' || fail "decoder arithmetic at $prec"
 import json, sys
 d, prec = json.load(open(sys.argv[1])), sys.argv[2]
@@ -52,7 +53,8 @@ fi
 
 # The predicted arena is the one a session plans (bench reports it in MiB).
 if "$pi" plan "$digits" --quick-measure --threads 1 --json >"$tmp/digits_plan.json" 2>"$tmp/err" &&
-   "$pi" bench "$digits" --threads 1 --iterations 5 --warmup 1 --json >"$tmp/digits_bench.json" 2>>"$tmp/err"; then
+   "$pi" bench "$digits" --threads 1 --iterations 5 --warmup 1 --json \
+     >"$tmp/digits_bench.json" 2>>"$tmp/err"; then
   python3 - "$tmp/digits_plan.json" "$tmp/digits_bench.json" <<'PY' || fail "arena prediction"
 import json, sys
 p, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
@@ -82,7 +84,8 @@ PY
 }
 if [[ -d $node ]]; then
   check_rejects "$node/test_top_k/model.onnx" rk3588 TopK
-  check_rejects "$node/test_nonmaxsuppression_center_point_box_format/model.onnx" rk3588 NonMaxSuppression
+  check_rejects "$node/test_nonmaxsuppression_center_point_box_format/model.onnx" rk3588 \
+    NonMaxSuppression
   check_rejects "$node/test_qlinearconv/model.onnx" tensorrt QLinearConv
 else
   echo "skip op-support checks: $node (libonnx-testdata) is not installed"

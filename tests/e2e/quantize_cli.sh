@@ -64,9 +64,11 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 t = d["target"]
 assert t["met"] and t["metric"] == "snr" and len(t["steps"]) >= 2, t
-assert t["steps"][0]["excluded"] == "" and t["steps"][0]["metric"] < 45 <= t["steps"][-1]["metric"], t
+assert (t["steps"][0]["excluded"] == ""
+        and t["steps"][0]["metric"] < 45 <= t["steps"][-1]["metric"]), t
 excluded = [s["excluded"] for s in t["steps"][1:]]
-assert len(set(excluded)) == len(excluded) and all(s["op"] in ("Conv", "Gemm") for s in t["steps"][1:]), t
+assert (len(set(excluded)) == len(excluded)
+        and all(s["op"] in ("Conv", "Gemm") for s in t["steps"][1:])), t
 assert d["nodes"] == 4 - len(excluded), d
 print("ok   target snr=45 met after keeping %d layer(s) in float" % len(excluded))
 PY
@@ -86,7 +88,8 @@ fi
 # models stay close to float.
 for mode in dynamic fp16; do
   if "$pi" quantize "$model" -o "$tmp/$mode.onnx" --$mode --json >"$tmp/$mode.json" 2>"$tmp/err" &&
-     "$pi" compare "$model" "$tmp/$mode.onnx" --data "$data" --json >"$tmp/c$mode.json" 2>>"$tmp/err"; then
+     "$pi" compare "$model" "$tmp/$mode.onnx" --data "$data" --json >"$tmp/c$mode.json" \
+       2>>"$tmp/err"; then
     python3 - "$tmp/$mode.json" "$tmp/c$mode.json" $mode <<'PY' || fail "--$mode"
 import json, sys
 q, (o,) = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))["outputs"]
@@ -119,9 +122,11 @@ PY
 mkdir "$tmp/empty"
 # A two-input model: a folder with one batched INPUT.npy per input; one missing is an error.
 two=$(dirname "$0")/../data/two_inputs.onnx
-if "$pi" quantize "$two" -o "$tmp/two.onnx" --calibration "$tmp/two" --json >"$tmp/two.json" 2>"$tmp/err" &&
-   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['samples'] == 5 and d['nodes'] == 1, d" \
-     "$tmp/two.json"; then
+two_check="import json,sys; d=json.load(open(sys.argv[1])); "
+two_check+="assert d['samples'] == 5 and d['nodes'] == 1, d"
+if "$pi" quantize "$two" -o "$tmp/two.onnx" --calibration "$tmp/two" --json >"$tmp/two.json" \
+     2>"$tmp/err" &&
+   python3 -c "$two_check" "$tmp/two.json"; then
   echo "ok   two inputs calibrated from a.npy and b.npy"
 else
   fail "two-input calibration: $(cat "$tmp/err")"

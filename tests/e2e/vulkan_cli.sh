@@ -33,8 +33,10 @@ if [[ $line == "✓"* ]]; then
   [[ $bad == "✗"*"POLYINFER_VULKAN_MEMORY=vram is not one of auto, mapped, device"* ]] ||
     fail "providers with POLYINFER_VULKAN_MEMORY=vram: '$bad'"
   out=$("$pi" run "$decoder" --providers vulkan 2>&1); rc=$?
+  f16_reason="dtype float16 (the Vulkan "
+  f32_only=" kernels are float32 only)"
   { [ $rc -ne 0 ] &&
-    [[ $out == *"no provider can run"*"vulkan: "*"dtype float16 (the Vulkan "*" kernels are float32 only)"* ]]; } ||
+    [[ $out == *"no provider can run"*"vulkan: "*"$f16_reason"*"$f32_only"* ]]; } ||
     fail "run --providers vulkan: exit $rc: $out"
   out=$("$pi" run "$decoder" --providers vulkan,cpu 2>&1); rc=$?
   { [ $rc -eq 0 ] && [[ $out == *"fallback:"*"(vulkan: "*"dtype float16"* ]]; } ||
@@ -44,9 +46,11 @@ if [[ $line == "✓"* ]]; then
     fail "run digits --providers vulkan: exit $rc: $out"
   # --precision fp16: float16 kernels where the device has 16-bit storage, every node on vulkan
   # (the border Casts too); where it has none, the float16 nodes fall back with the reason.
-  out=$("$pi" run "$digits/digits_cnn.onnx" --providers vulkan,cpu --precision fp16 --json 2>&1); rc=$?
+  out=$("$pi" run "$digits/digits_cnn.onnx" --providers vulkan,cpu --precision fp16 --json \
+    2>&1); rc=$?
   if [[ $line == *"16-bit storage"* ]]; then
-    { [ $rc -eq 0 ] && [[ $out == *'"precision": "fp16"'* ]] && [[ $out == *'"fallbacks": 0'* ]]; } ||
+    { [ $rc -eq 0 ] && [[ $out == *'"precision": "fp16"'* ]] &&
+      [[ $out == *'"fallbacks": 0'* ]]; } ||
       fail "run digits --precision fp16 on vulkan: exit $rc: $out"
   else
     { [ $rc -eq 0 ] && [[ $out == *'"precision": "fp16"'* ]]; } ||
@@ -72,15 +76,16 @@ if [[ $line == "✓"* ]]; then
   "$pi" optimize "$digits/digits_cnn.onnx" -o "$tmp/d3.onnx" --level 3 >/dev/null 2>&1 ||
     fail "optimize --level 3"
   out=$("$pi" run "$tmp/d3.onnx" --providers vulkan,cpu 2>&1); rc=$?
-  { [ $rc -eq 0 ] &&
-    [[ $out == *"NhwcFusedConv"*"(vulkan: no vulkan kernel for ai.polyinfer.NhwcFusedConv)"* ]]; } ||
+  no_kernel="(vulkan: no vulkan kernel for ai.polyinfer.NhwcFusedConv)"
+  { [ $rc -eq 0 ] && [[ $out == *"NhwcFusedConv"*"$no_kernel"* ]]; } ||
     fail "run a level-3 model --providers vulkan,cpu: exit $rc: $out"
 else
   echo "vulkan is not usable here; checking the reason only"
 fi
 
 # No working driver: the same reason from providers, run and doctor.
-export VK_ICD_FILENAMES=/nonexistent/polyinfer_icd.json VK_DRIVER_FILES=/nonexistent/polyinfer_icd.json
+export VK_ICD_FILENAMES=/nonexistent/polyinfer_icd.json \
+  VK_DRIVER_FILES=/nonexistent/polyinfer_icd.json
 line=$("$pi" providers 2>&1 | grep ' vulkan ')
 reason=${line#*kernels): }
 { [[ $line == "✗"* ]] && [ -n "$reason" ]; } || fail "providers without a driver: '$line'"
