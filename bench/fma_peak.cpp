@@ -28,7 +28,8 @@ std::vector<int> parse_threads(const char* text) {
     if (*p == ',' || *p == '\0') {
       const int n = std::atoi(cur.c_str());
       if (n < 1 || n > 1024) {
-        std::fprintf(stderr, "fma_peak: error: --threads takes a list like 1,2,4, got '%s'\n", text);
+        std::fprintf(stderr, "fma_peak: error: --threads takes a list like 1,2,4, got '%s'\n",
+                     text);
         std::exit(1);
       }
       out.push_back(n);
@@ -49,8 +50,10 @@ int main(int argc, char** argv) {
   std::vector<int> threads;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json")) json = true;
-    else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = parse_threads(argv[++i]);
-    else if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
+      threads = parse_threads(argv[++i]);
+    else if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc)
+      seconds = std::atof(argv[++i]);
     else {
       std::fprintf(stderr, "usage: fma_peak [--threads 1,2,...] [--seconds S] [--json]\n");
       return 1;

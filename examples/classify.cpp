@@ -2,7 +2,8 @@
 // and check where it ran. Classifies the digits test split (examples/digits/) and prints the
 // accuracy, the latency and the placement.
 //
-//   example_classify examples/digits/digits_cnn.onnx examples/digits/test_x.npy examples/digits/test_y.npy
+//   example_classify examples/digits/digits_cnn.onnx examples/digits/test_x.npy
+//   examples/digits/test_y.npy
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -43,7 +44,8 @@ int main(int argc, char** argv) {
     for (int r = 0; r < 10; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
       logits = session.run({{input.name, images}}).at(0).tensor();
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(ms.begin(), ms.end());
 
@@ -57,8 +59,8 @@ int main(int argc, char** argv) {
     }
     std::printf("accuracy: %.4f (%lld of %lld test images)\n", double(correct) / n,
                 static_cast<long long>(correct), static_cast<long long>(n));
-    std::printf("latency: %.3f ms median for the batch of %lld (%.1f us per image)\n", ms[ms.size() / 2],
-                static_cast<long long>(n), 1000.0 * ms[ms.size() / 2] / n);
+    std::printf("latency: %.3f ms median for the batch of %lld (%.1f us per image)\n",
+                ms[ms.size() / 2], static_cast<long long>(n), 1000.0 * ms[ms.size() / 2] / n);
     std::cout << session.placement().summary() << "\n";
     return 0;
   } catch (const polyinfer::Error& e) {

@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   namespace ops = polyinfer::ops;
   try {
     // x: [2, 3] on the host; w: [3, 2]; b: [2], broadcast over rows.
-    const std::vector<float> xv{1, -2, 3, -4, 5, -6}, wv{0.05f, -0.1f, 0.2f, 0.025f, -0.05f, 0.1f}, bv{0.1f, -0.2f};
+    const std::vector<float> xv{1, -2, 3, -4, 5, -6}, wv{0.05f, -0.1f, 0.2f, 0.025f, -0.05f, 0.1f},
+        bv{0.1f, -0.2f};
     const Tensor x = Tensor::from_vector<float>({2, 3}, xv);
     const Tensor w = Tensor::from_vector<float>({3, 2}, wv);
     const Tensor b = Tensor::from_vector<float>({2}, bv);

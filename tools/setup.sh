@@ -6,13 +6,18 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ ccache pkg-config
   libonnx-dev libprotobuf-dev protobuf-compiler   # ONNX import/export
-  libdnnl-dev ocl-icd-opencl-dev                  # oneDNN: fast CPU Conv/MatMul kernels (its CMake config wants libOpenCL.so)
+  libdnnl-dev ocl-icd-opencl-dev                  # oneDNN: fast CPU Conv/MatMul kernels (its CMake
+                                                  # config wants libOpenCL.so)
   libgtest-dev libbenchmark-dev                   # unit tests, bench/ micro-benchmarks
   libonnx-testdata                                # the ONNX backend test data (conformance)
-  clang libclang-rt-14-dev libomp-dev             # the CI build (tools/test.sh): clang, libFuzzer, OpenMP
+  clang libclang-rt-14-dev libomp-dev             # the CI build (tools/test.sh): clang, libFuzzer,
+                                                  # OpenMP
+  clang-format                                    # tools/check_format.sh (the test command)
   python3-venv                                    # tools/pyenv.sh (ONNX Runtime comparisons)
-  libvulkan-dev mesa-vulkan-drivers               # Vulkan headers + loader, llvmpipe (doctor, tests)
-  glslang-tools                                   # glslangValidator: Vulkan shaders to SPIR-V at build time
+  libvulkan-dev mesa-vulkan-drivers               # Vulkan headers + loader, llvmpipe (doctor,
+                                                  # tests)
+  glslang-tools                                   # glslangValidator: Vulkan shaders to SPIR-V at
+                                                  # build time
   opencl-c-headers ocl-icd-libopencl1 pocl-opencl-icd   # OpenCL headers, ICD loader, PoCL
   nlohmann-json3-dev                              # reading plan's target catalog and caches
 )

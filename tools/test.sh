@@ -8,6 +8,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # Each step's start in seconds since the script began: a slow CI run shows where its time went.
 step() { echo "== $* [at ${SECONDS}s]"; }
 
+# The tree's shape first: they take seconds and fail with the fix named.
+step "format (.clang-format, 100 columns) and layering (docs/design.md)"
+"$root/tools/check_format.sh"
+python3 "$root/tools/check_layers.py"
+
 # One clang build serves the tests and the fuzzers: the library carries libFuzzer's coverage
 # instrumentation beside the sanitizers, so CI compiles it once instead of once per compiler.
 # (Developers' own builds use g++, with -DPOLYINFER_WERROR=ON, so both compilers' warnings are

@@ -38,9 +38,9 @@ size_t dtype_size(DType t);
 const char* dtype_name(DType t);
 // Parses a dtype_name (also accepts "float32", "fp32", "fp16", "bf16", "double").
 DType dtype_from_name(const std::string& name);
-bool is_float(DType t);     // float32/64, float16, bfloat16
-bool is_integer(DType t);   // signed and unsigned integers (not bool)
-bool is_signed(DType t);    // signed integers and floats
+bool is_float(DType t);    // float32/64, float16, bfloat16
+bool is_integer(DType t);  // signed and unsigned integers (not bool)
+bool is_signed(DType t);   // signed integers and floats
 
 // IEEE 754 binary16, stored as its bit pattern. Converts implicitly to and from float so that
 // kernels can write generic arithmetic; the arithmetic itself happens in float.

@@ -60,7 +60,7 @@ struct ProviderOptions {
 // One option as text: its key, the values it takes, what it does.
 struct ProviderOptionInfo {
   std::string key;
-  std::string values;   // "auto|on|off"
+  std::string values;  // "auto|on|off"
   std::string meaning;
 };
 

@@ -99,11 +99,11 @@ struct SessionOptions {
 struct ValueSpec {
   std::string name;
   DType dtype = DType::Undefined;
-  Shape shape;                      // -1 for a dynamic dimension
-  std::vector<std::string> dims;    // symbolic names of dynamic dimensions ("" when none)
-  bool has_shape = false;           // false when even the rank is unknown
-  std::string kind = "tensor";      // "tensor", "sequence", "optional", "map"
-  std::string type;                 // printable: "float32[N,1,8,8]"
+  Shape shape;                    // -1 for a dynamic dimension
+  std::vector<std::string> dims;  // symbolic names of dynamic dimensions ("" when none)
+  bool has_shape = false;         // false when even the rank is unknown
+  std::string kind = "tensor";    // "tensor", "sequence", "optional", "map"
+  std::string type;               // printable: "float32[N,1,8,8]"
 };
 
 // What one node cost over the runs profiled so far (SessionOptions::profile).
@@ -150,17 +150,17 @@ struct Placement {
     // choice.
     std::string choice;
   };
-  std::vector<Share> providers;    // in the session's provider order, only those used
-  std::vector<NodePlacement> nodes; // every top-level node, in execution order
-  std::vector<Fallback> fallbacks; // nodes that did not run on the first usable provider
-  std::vector<Skipped> skipped;    // unusable providers skipped under allow_missing
+  std::vector<Share> providers;      // in the session's provider order, only those used
+  std::vector<NodePlacement> nodes;  // every top-level node, in execution order
+  std::vector<Fallback> fallbacks;   // nodes that did not run on the first usable provider
+  std::vector<Skipped> skipped;      // unusable providers skipped under allow_missing
   // With providers {"auto"}: what it chose and why the others were not taken ("auto chose cpu
   // (cuda not in this build; vulkan not in this build)"); "" for an explicit list.
   std::string auto_choice;
   // Caveats of the chosen kernels on this machine (Kernel::advisory), each once, led by how many
   // nodes it concerns: "3 nodes (QLinearConv 'conv1', ...): this CPU has no VNNI: ...".
   std::vector<std::string> notes;
-  int device_copies = 0;           // tensor copies across device borders per run
+  int device_copies = 0;  // tensor copies across device borders per run
   int total_nodes = 0;
   // Where flops_share comes from: "static shapes" (known at load), "first run" (shapes of the
   // first run, for models with dynamic dimensions), or "" (not known yet: flops_share is 0).

@@ -49,8 +49,7 @@ class Error : public std::runtime_error {
 };
 
 namespace detail {
-template <class... Args>
-std::string concat(Args&&... args) {
+template <class... Args> std::string concat(Args&&... args) {
   std::ostringstream os;
   (os << ... << std::forward<Args>(args));
   return os.str();
@@ -58,8 +57,7 @@ std::string concat(Args&&... args) {
 }  // namespace detail
 
 // Throws Error(code, concatenation of the streamed arguments).
-template <class... Args>
-[[noreturn]] void fail(ErrorCode code, Args&&... args) {
+template <class... Args> [[noreturn]] void fail(ErrorCode code, Args&&... args) {
   throw Error(code, detail::concat(std::forward<Args>(args)...));
 }
 
@@ -67,7 +65,7 @@ template <class... Args>
 
 // Checks a condition on data that came from outside (model, tensor file, caller); on failure
 // throws Error with the given code and message parts.
-#define PI_CHECK(cond, code, ...)                                  \
-  do {                                                             \
+#define PI_CHECK(cond, code, ...)                                              \
+  do {                                                                         \
     if (!(cond)) ::polyinfer::fail(::polyinfer::ErrorCode::code, __VA_ARGS__); \
   } while (0)

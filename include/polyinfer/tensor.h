@@ -57,10 +57,8 @@ class Tensor {
   static Tensor zeros(DType dtype, Shape shape);
   // Copies `nbytes` bytes of host memory; nbytes must equal the tensor's byte size.
   static Tensor from_host(DType dtype, Shape shape, const void* data, size_t nbytes);
-  template <class T>
-  static Tensor from_vector(Shape shape, const std::vector<T>& values);
-  template <class T>
-  static Tensor scalar(T value) { return from_vector<T>({}, {value}); }
+  template <class T> static Tensor from_vector(Shape shape, const std::vector<T>& values);
+  template <class T> static Tensor scalar(T value) { return from_vector<T>({}, {value}); }
 
   bool defined() const { return storage_ != nullptr; }
   // True when this handle is the only one to its memory (no other copy of the handle, no view)
@@ -79,7 +77,10 @@ class Tensor {
   // Element access. data<T>() checks that T matches dtype() and throws Internal if not.
   void* raw_data();
   const void* raw_data() const;
-  template <class T> T* data() { check_type(dtype_of<T>()); return static_cast<T*>(raw_data()); }
+  template <class T> T* data() {
+    check_type(dtype_of<T>());
+    return static_cast<T*>(raw_data());
+  }
   template <class T> const T* data() const {
     check_type(dtype_of<T>());
     return static_cast<const T*>(raw_data());
@@ -147,8 +148,7 @@ class Value {
   DType elem_ = DType::Undefined;
 };
 
-template <class T>
-Tensor Tensor::from_vector(Shape shape, const std::vector<T>& values) {
+template <class T> Tensor Tensor::from_vector(Shape shape, const std::vector<T>& values) {
   Tensor t = empty(dtype_of<T>(), std::move(shape));
   PI_CHECK(static_cast<int64_t>(values.size()) == t.numel(), InvalidArgument,
            "from_vector: ", values.size(), " values given for shape ", shape_str(t.shape()),
@@ -158,8 +158,7 @@ Tensor Tensor::from_vector(Shape shape, const std::vector<T>& values) {
   return t;
 }
 
-template <class T>
-std::vector<T> Tensor::to_vector() const {
+template <class T> std::vector<T> Tensor::to_vector() const {
   Tensor host = to(Device::cpu());
   const T* p = host.data<T>();
   return std::vector<T>(p, p + numel_);

@@ -107,10 +107,12 @@ std::vector<std::string> resolve_auto(std::string* note) {
       chosen.push_back(name);
       continue;
     }
-    const hw::StackCheck stack = name == "cuda"
-                                     ? hw::check_cuda_stack(hw::probe_nvidia(hw::system_files(), hw::system_loader()))
-                                     : hw::check_vulkan_stack(hw::probe_vulkan(hw::system_loader()));
-    add_reason(name + " not in this build" + (stack.usable ? " (" + stack.detail + " is here)" : ""));
+    const hw::StackCheck stack =
+        name == "cuda"
+            ? hw::check_cuda_stack(hw::probe_nvidia(hw::system_files(), hw::system_loader()))
+            : hw::check_vulkan_stack(hw::probe_vulkan(hw::system_loader()));
+    add_reason(name + " not in this build" +
+               (stack.usable ? " (" + stack.detail + " is here)" : ""));
   }
   chosen.push_back("cpu");
   std::string list;
@@ -119,7 +121,8 @@ std::vector<std::string> resolve_auto(std::string* note) {
   return chosen;
 }
 
-std::shared_ptr<RuntimeContext> make_runtime(const SessionOptions& requested, Placement* placement) {
+std::shared_ptr<RuntimeContext> make_runtime(const SessionOptions& requested,
+                                             Placement* placement) {
   SessionOptions opts = requested;
   if (std::find(opts.providers.begin(), opts.providers.end(), "auto") != opts.providers.end()) {
     PI_CHECK(opts.providers.size() == 1, InvalidArgument,
@@ -129,8 +132,8 @@ std::shared_ptr<RuntimeContext> make_runtime(const SessionOptions& requested, Pl
   }
   PI_CHECK(!opts.providers.empty(), InvalidArgument,
            "the provider list is empty; give at least one, e.g. --providers cpu");
-  PI_CHECK(opts.threads >= 0 && opts.threads <= 1024, InvalidArgument, "threads must be 0..1024, got ",
-           opts.threads);
+  PI_CHECK(opts.threads >= 0 && opts.threads <= 1024, InvalidArgument,
+           "threads must be 0..1024, got ", opts.threads);
   auto rt = std::make_shared<RuntimeContext>();
   rt->threads = opts.threads > 0 ? opts.threads : default_thread_count();
   rt->allow_tf32 = opts.allow_tf32;
@@ -161,8 +164,8 @@ std::shared_ptr<RuntimeContext> make_runtime(const SessionOptions& requested, Pl
     const std::string base = parse_provider_name(name).base;
     for (const auto& q : rt->providers)
       PI_CHECK(parse_provider_name(q->name()).base != base || q->device() != p->device(),
-               InvalidArgument, "providers '", q->name(), "' and '", name, "' are the same device (",
-               p->device().str(), "); list it once");
+               InvalidArgument, "providers '", q->name(), "' and '", name,
+               "' are the same device (", p->device().str(), "); list it once");
     rt->providers.push_back(p);
     rt->pools.push_back(std::make_shared<MemoryPool>(p->allocator()));
   }
@@ -188,13 +191,13 @@ void fill_placement(const Executor& ex, const RuntimeContext& rt, const std::vec
   for (size_t i = 0; i < ex.nodes().size(); ++i) {
     const auto& p = ex.nodes()[i];
     ++nodes[p.provider];
-    pl->nodes.push_back({p.node->name,
-                         p.node->domain.empty() ? p.node->op_type
-                                                : p.node->domain + "." + p.node->op_type,
-                         rt.providers[p.provider]->name(), p.kernel->impl(),
-                         p.kernel->choice()});
+    pl->nodes.push_back(
+        {p.node->name,
+         p.node->domain.empty() ? p.node->op_type : p.node->domain + "." + p.node->op_type,
+         rt.providers[p.provider]->name(), p.kernel->impl(), p.kernel->choice()});
     if (const std::string a = p.kernel->advisory(); !a.empty()) {
-      auto it = std::find_if(advised.begin(), advised.end(), [&](const auto& x) { return x.first == a; });
+      auto it =
+          std::find_if(advised.begin(), advised.end(), [&](const auto& x) { return x.first == a; });
       if (it == advised.end()) it = advised.insert(advised.end(), {a, {}});
       it->second.push_back(p.node->label());
     }
@@ -204,8 +207,8 @@ void fill_placement(const Executor& ex, const RuntimeContext& rt, const std::vec
       total += flops[i];
     }
     if (!p.declined.empty())
-      pl->fallbacks.push_back({p.node->name, p.node->op_type, rt.providers[p.provider]->name(),
-                               p.declined});
+      pl->fallbacks.push_back(
+          {p.node->name, p.node->op_type, rt.providers[p.provider]->name(), p.declined});
   }
   known = known && total > 0;
   pl->flops_basis = known ? basis : "";
@@ -232,7 +235,8 @@ void keep_values(ir::Graph& g, const std::vector<std::string>& names) {
     ir::ValueInfo v;
     v.name = name;
     if (const ir::TypeInfo* t = g.type_of(name)) v.type = *t;
-    else v.type.kind = ir::TypeInfo::Kind::Unknown;
+    else
+      v.type.kind = ir::TypeInfo::Kind::Unknown;
     g.outputs.push_back(v);
   }
 }
@@ -258,8 +262,7 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts,
   // would push every convolution back to the CPU behind a Transpose, so such sessions stop at
   // level 2.
   int level = opts.optimization_level;
-  if (!impl->rt->providers.empty() &&
-      impl->rt->providers.front()->device().kind != DeviceKind::CPU)
+  if (!impl->rt->providers.empty() && impl->rt->providers.front()->device().kind != DeviceKind::CPU)
     level = std::min(level, 2);
   const auto optimize_start = Clock::now();
   opt::optimize_model(impl->model, level);
@@ -283,7 +286,8 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts,
   //    there. Weights the kernels hold in their own (prepacked) form are not kept twice: each
   //    original is freed as soon as its last reader has prepacked it.
   ir::Graph& graph = *impl->model.graph;
-  WeightRelease weights(graph, [&graph](const std::string& name) { graph.initializers.erase(name); });
+  WeightRelease weights(graph,
+                        [&graph](const std::string& name) { graph.initializers.erase(name); });
   std::vector<PlacedNode> placed =
       partition(impl->model.graph, impl->rt, weights, impl->rt->threads);
   // 5. Plan the run: value lifetimes, weights copied to the devices that read them.
@@ -316,11 +320,11 @@ std::string list_inputs(const std::vector<ValueSpec>& specs) {
 
 void check_input(const ValueSpec& spec, const Value& v) {
   if (spec.kind != "tensor") return;
-  PI_CHECK(v.is_tensor(), InvalidArgument, "input '", spec.name, "' must be a tensor (",
-           spec.type, "), got ", v.describe());
+  PI_CHECK(v.is_tensor(), InvalidArgument, "input '", spec.name, "' must be a tensor (", spec.type,
+           "), got ", v.describe());
   const Tensor& t = v.tensor();
-  PI_CHECK(spec.dtype == DType::Undefined || t.dtype() == spec.dtype, InvalidArgument,
-           "input '", spec.name, "' has dtype ", dtype_name(t.dtype()), " but the model expects ",
+  PI_CHECK(spec.dtype == DType::Undefined || t.dtype() == spec.dtype, InvalidArgument, "input '",
+           spec.name, "' has dtype ", dtype_name(t.dtype()), " but the model expects ",
            dtype_name(spec.dtype), " (", spec.type, "); convert the data to ",
            dtype_name(spec.dtype));
   if (!spec.has_shape) return;
@@ -394,8 +398,7 @@ Precision parse_precision(const std::string& name) {
   if (name == "fp32") return Precision::Fp32;
   if (name == "fp16") return Precision::Fp16;
   if (name == "bf16") return Precision::Bf16;
-  fail(ErrorCode::InvalidArgument, "unknown precision '", name,
-       "' (choose fp32, fp16 or bf16)");
+  fail(ErrorCode::InvalidArgument, "unknown precision '", name, "' (choose fp32, fp16 or bf16)");
 }
 
 std::vector<NodeProfile> Session::profile() const {
@@ -417,8 +420,9 @@ std::vector<NodeProfile> Session::profile() const {
       r.calls = ex.timings()[i].calls;
       r.total_ms = static_cast<double>(ex.timings()[i].total_ns) * 1e-6;
     }
-    r.flops = i < measured.size() ? measured[i]
-              : i < impl_->static_flops.size() ? impl_->static_flops[i] : -1;
+    r.flops = i < measured.size()              ? measured[i]
+              : i < impl_->static_flops.size() ? impl_->static_flops[i]
+                                               : -1;
     out.push_back(std::move(r));
   }
   return out;
@@ -483,8 +487,8 @@ std::vector<Value> Session::run(const std::map<std::string, Value>& inputs,
   for (const auto& name : output_names) {
     size_t i = 0;
     while (i < impl_->outputs.size() && impl_->outputs[i].name != name) ++i;
-    PI_CHECK(i < impl_->outputs.size(), InvalidArgument, "the model has no output named '",
-             name, "'; its outputs are: ", list_inputs(impl_->outputs));
+    PI_CHECK(i < impl_->outputs.size(), InvalidArgument, "the model has no output named '", name,
+             "'; its outputs are: ", list_inputs(impl_->outputs));
     out.push_back(all[i]);
   }
   return out;
@@ -495,8 +499,8 @@ std::string Placement::summary() const {
   char buf[64];
   for (size_t i = 0; i < providers.size(); ++i) {
     std::snprintf(buf, sizeof buf, "%.0f%%", providers[i].flops_share * 100);
-    s += (i ? ", " : " ") + providers[i].provider + " " + std::to_string(providers[i].nodes) +
-         "/" + std::to_string(total_nodes) + " nodes";
+    s += (i ? ", " : " ") + providers[i].provider + " " + std::to_string(providers[i].nodes) + "/" +
+         std::to_string(total_nodes) + " nodes";
     if (!flops_basis.empty()) s += std::string(" (") + buf + " of FLOPs)";
   }
   if (flops_basis.empty()) s += " (FLOP shares known after the first run)";

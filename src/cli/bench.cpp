@@ -42,19 +42,22 @@ std::vector<OpTotal> by_op(const std::vector<NodeProfile>& prof) {
     t.ms += r.total_ms;
     t.create_ms += r.create_ms;
     if (r.flops < 0) t.flops_known = false;
-    else t.flops += r.flops * static_cast<double>(r.calls);
+    else
+      t.flops += r.flops * static_cast<double>(r.calls);
     ++t.impls[r.impl];
   }
   std::vector<OpTotal> v;
   for (auto& [k, t] : m) v.push_back(std::move(t));
-  std::stable_sort(v.begin(), v.end(), [](const OpTotal& a, const OpTotal& b) { return a.ms > b.ms; });
+  std::stable_sort(v.begin(), v.end(),
+                   [](const OpTotal& a, const OpTotal& b) { return a.ms > b.ms; });
   return v;
 }
 
 std::string impl_list(const std::map<std::string, int>& impls) {
   if (impls.size() == 1) return impls.begin()->first;
   std::string s;
-  for (const auto& [name, n] : impls) s += (s.empty() ? "" : ", ") + name + " x" + std::to_string(n);
+  for (const auto& [name, n] : impls)
+    s += (s.empty() ? "" : ", ") + name + " x" + std::to_string(n);
   return s;
 }
 
@@ -79,9 +82,10 @@ void print_profile(const std::vector<NodeProfile>& prof, int runs, int top, doub
   double kernel_ms = 0;
   for (const auto& r : prof) kernel_ms += r.total_ms;
   const double per_run = kernel_ms / runs;
-  std::printf("\nprofile over %d runs: kernels %.3f ms per run (%.1f%% of the mean latency; the "
-              "rest is the executor's bookkeeping)\n",
-              runs, per_run, mean_ms > 0 ? 100 * per_run / mean_ms : 0.0);
+  std::printf(
+      "\nprofile over %d runs: kernels %.3f ms per run (%.1f%% of the mean latency; the "
+      "rest is the executor's bookkeeping)\n",
+      runs, per_run, mean_ms > 0 ? 100 * per_run / mean_ms : 0.0);
   // "create ms": the op's kernels' share of session creation (prepacking, oneDNN's JIT).
   std::printf("%-34s %6s %10s %7s %9s %10s  %s\n", "op", "nodes", "ms/run", "share", "GFLOP/s",
               "create ms", "impl");
@@ -93,8 +97,9 @@ void print_profile(const std::vector<NodeProfile>& prof, int runs, int top, doub
 
   std::vector<const NodeProfile*> nodes;
   for (const auto& r : prof) nodes.push_back(&r);
-  std::stable_sort(nodes.begin(), nodes.end(),
-                   [](const NodeProfile* a, const NodeProfile* b) { return a->total_ms > b->total_ms; });
+  std::stable_sort(nodes.begin(), nodes.end(), [](const NodeProfile* a, const NodeProfile* b) {
+    return a->total_ms > b->total_ms;
+  });
   const size_t n = std::min(nodes.size(), static_cast<size_t>(top));
   std::printf("\ntop %zu of %zu nodes:\n", n, nodes.size());
   std::printf("%-32s %-26s %10s %7s %9s  %s\n", "node", "op", "ms/run", "share", "GFLOP/s", "impl");
@@ -144,8 +149,8 @@ std::string profile_json(const std::vector<NodeProfile>& prof, int runs) {
     s += std::string(first ? "" : ", ") + "{\"node\": " + json_str(r.node) +
          ", \"op\": " + json_str(r.op) + ", \"provider\": " + json_str(r.provider) +
          ", \"impl\": " + json_str(r.impl) + ", \"choice\": " + json_str(r.choice) +
-         ", \"calls\": " + std::to_string(r.calls) +
-         ", \"total_ms\": " + num(r.total_ms) + ", \"flops\": " + num(r.flops) +
+         ", \"calls\": " + std::to_string(r.calls) + ", \"total_ms\": " + num(r.total_ms) +
+         ", \"flops\": " + num(r.flops) +
          ", \"gflops\": " + num(gflops(r.flops * static_cast<double>(r.calls), r.total_ms)) +
          ", \"create_ms\": " + num(r.create_ms) + "}";
     first = false;
@@ -265,20 +270,21 @@ int cmd_bench(const std::vector<std::string>& argv) {
   if (bo.json) {
     std::string providers;
     for (const auto& p : so.providers) providers += (providers.empty() ? "" : ", ") + json_str(p);
-    std::cout << "{\"model\": " << json_str(args.positional[0]) << ", \"providers\": ["
-              << providers << "], \"threads\": " << session.threads()
+    std::cout << "{\"model\": " << json_str(args.positional[0]) << ", \"providers\": [" << providers
+              << "], \"threads\": " << session.threads()
               << ", \"optimization_level\": " << session.optimization_level()
               << ", \"precision\": " << json_str(precision_name(session.precision()))
               << ", \"tf32\": " << (so.allow_tf32 ? "true" : "false")
               << ", \"warmup\": " << bo.warmup << ", \"iterations\": " << runs
               << ", \"session_create_ms\": " << num(create_ms)
               << ", \"session_create_phases_ms\": {\"import\": " << num(ct.import_ms)
-              << ", \"optimize\": " << num(ct.optimize_ms) << ", \"kernels\": "
-              << num(ct.kernels_ms) << "}"
-              << ", \"first_run_ms\": " << num(first_ms) << ", \"latency_ms\": {\"min\": "
-              << num(st.min) << ", \"mean\": " << num(st.mean) << ", \"median\": "
-              << num(st.median) << ", \"p90\": " << num(st.p90) << ", \"p99\": " << num(st.p99)
-              << ", \"max\": " << num(st.max) << "}, \"samples_ms\": [";
+              << ", \"optimize\": " << num(ct.optimize_ms)
+              << ", \"kernels\": " << num(ct.kernels_ms) << "}"
+              << ", \"first_run_ms\": " << num(first_ms)
+              << ", \"latency_ms\": {\"min\": " << num(st.min) << ", \"mean\": " << num(st.mean)
+              << ", \"median\": " << num(st.median) << ", \"p90\": " << num(st.p90)
+              << ", \"p99\": " << num(st.p99) << ", \"max\": " << num(st.max)
+              << "}, \"samples_ms\": [";
     for (size_t i = 0; i < samples.size(); ++i) std::cout << (i ? ", " : "") << num(samples[i]);
     std::cout << "], \"throughput\": " << num(throughput) << ", \"gflop_per_run\": " << num(gflop)
               << ", \"gflops\": " << num(gflop / (st.median / 1000))
@@ -290,7 +296,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
     for (size_t i = 0; i < notes.size(); ++i) std::cout << (i ? ", " : "") << json_str(notes[i]);
     std::cout << "]";
     if (bo.profile) std::cout << ", \"profile\": " << profile_json(prof, runs);
-    if (monitor) std::cout << ", \"monitor\": " << monitor_json(hw::summarize(readings), readings.size());
+    if (monitor)
+      std::cout << ", \"monitor\": " << monitor_json(hw::summarize(readings), readings.size());
     std::cout << "}\n";
     return kExitOk;
   }
@@ -302,14 +309,16 @@ int cmd_bench(const std::vector<std::string>& argv) {
            ? std::string()
            : std::string("; precision ") + precision_name(session.precision())) +
       (so.allow_tf32 ? "; tf32 allowed" : "");
-  std::printf("session: created in %.1f ms (import %.1f, optimize %.1f, kernels %.1f); first run "
-              "%.2f ms; %d warm-up run%s; %d thread%s%s\n",
-              create_ms, ct.import_ms, ct.optimize_ms, ct.kernels_ms, first_ms, bo.warmup,
-              bo.warmup == 1 ? "" : "s", session.threads(), session.threads() == 1 ? "" : "s",
-              precision_note.c_str());
-  std::printf("latency over %d runs (ms): min %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f"
-              "  (mean %.3f)\n",
-              runs, st.min, st.median, st.p90, st.p99, st.max, st.mean);
+  std::printf(
+      "session: created in %.1f ms (import %.1f, optimize %.1f, kernels %.1f); first run "
+      "%.2f ms; %d warm-up run%s; %d thread%s%s\n",
+      create_ms, ct.import_ms, ct.optimize_ms, ct.kernels_ms, first_ms, bo.warmup,
+      bo.warmup == 1 ? "" : "s", session.threads(), session.threads() == 1 ? "" : "s",
+      precision_note.c_str());
+  std::printf(
+      "latency over %d runs (ms): min %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f"
+      "  (mean %.3f)\n",
+      runs, st.min, st.median, st.p90, st.p99, st.max, st.mean);
   std::printf("throughput: %.2f runs/s", throughput);
   if (std::isfinite(gflop))
     std::printf("; %.3f GFLOP per run, %.2f GFLOP/s at the median", gflop,

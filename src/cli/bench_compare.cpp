@@ -28,13 +28,13 @@ namespace {
 constexpr int kRounds = 3;
 
 struct Column {
-  std::string name;                 // as given: "vulkan", "vulkan:1", "cpu"
+  std::string name;                  // as given: "vulkan", "vulkan:1", "cpu"
   std::unique_ptr<Session> session;  // null when the provider is not usable
-  std::string error;                // why not: the probe's reason or the load error
+  std::string error;                 // why not: the probe's reason or the load error
   double create_ms = 0, first_ms = 0;
   std::vector<double> samples;
-  std::vector<Value> outputs;       // of the first run
-  double max_abs_diff = -1;         // against the reference column's outputs; -1: not compared
+  std::vector<Value> outputs;  // of the first run
+  double max_abs_diff = -1;    // against the reference column's outputs; -1: not compared
 };
 
 std::vector<std::string> provider_list(const std::string& name) {
@@ -61,24 +61,27 @@ std::string column_json(const Column& c, const Stats& st) {
   for (size_t i = 0; i < list.size(); ++i) s += std::string(i ? ", " : "") + json_str(list[i]);
   s += "], \"usable\": " + std::string(c.session ? "true" : "false");
   if (!c.session) return s + ", \"reason\": " + json_str(c.error) + "}";
-  return s + ", \"session_create_ms\": " + num(c.create_ms) + ", \"first_run_ms\": " +
-         num(c.first_ms) + ", \"iterations\": " + std::to_string(c.samples.size()) +
+  return s + ", \"session_create_ms\": " + num(c.create_ms) +
+         ", \"first_run_ms\": " + num(c.first_ms) +
+         ", \"iterations\": " + std::to_string(c.samples.size()) +
          ", \"latency_ms\": {\"min\": " + num(st.min) + ", \"mean\": " + num(st.mean) +
-         ", \"median\": " + num(st.median) + ", \"p90\": " + num(st.p90) + ", \"p99\": " +
-         num(st.p99) + ", \"max\": " + num(st.max) + "}, \"placement\": " +
-         placement_json(c.session->placement()) + ", \"max_abs_diff\": " +
-         (c.max_abs_diff < 0 ? "null" : num(c.max_abs_diff)) + "}";
+         ", \"median\": " + num(st.median) + ", \"p90\": " + num(st.p90) +
+         ", \"p99\": " + num(st.p99) + ", \"max\": " + num(st.max) +
+         "}, \"placement\": " + placement_json(c.session->placement()) +
+         ", \"max_abs_diff\": " + (c.max_abs_diff < 0 ? "null" : num(c.max_abs_diff)) + "}";
 }
 
 }  // namespace
 
 int bench_compare(const Args& args, const BenchOptions& bo) {
   if (args.options.count("providers"))
-    throw UsageError("--compare and --providers exclude each other: --compare names the "
-                     "providers, one column each");
+    throw UsageError(
+        "--compare and --providers exclude each other: --compare names the "
+        "providers, one column each");
   if (bo.profile || bo.monitor_ms > 0)
-    throw UsageError("--compare measures latency only; run --profile or --monitor with one "
-                     "--providers list");
+    throw UsageError(
+        "--compare measures latency only; run --profile or --monitor with one "
+        "--providers list");
   const std::vector<std::string> names = split_list(args.get("compare"));
   if (names.size() < 2)
     throw UsageError("--compare takes two or more providers, e.g. --compare cpu,vulkan; got '" +
@@ -101,8 +104,7 @@ int bench_compare(const Args& args, const BenchOptions& bo) {
       c.create_ms = c.session->creation_times().total_ms;
     } catch (const Error& e) {
       // The model itself at fault fails the command; a provider that cannot run here is a row.
-      if (e.code() != ErrorCode::ProviderUnavailable && e.code() != ErrorCode::UnsupportedOp)
-        throw;
+      if (e.code() != ErrorCode::ProviderUnavailable && e.code() != ErrorCode::UnsupportedOp) throw;
       c.error = e.what();
     }
   }
@@ -112,8 +114,8 @@ int bench_compare(const Args& args, const BenchOptions& bo) {
   if (!ref) {
     std::string why;
     for (const auto& c : cols) why += "\n  " + c.name + ": " + c.error;
-    fail(ErrorCode::ProviderUnavailable, "bench --compare: no provider listed is usable here:",
-         why);
+    fail(ErrorCode::ProviderUnavailable,
+         "bench --compare: no provider listed is usable here:", why);
   }
   // One input set for all: the same seeded values or files.
   const std::map<std::string, Value> feeds = make_inputs(*ref->session, args, &notes);
@@ -148,8 +150,8 @@ int bench_compare(const Args& args, const BenchOptions& bo) {
                                     n >= (bo.min_iterations + kRounds - 1) / kRounds)
           break;
         char buf[160];
-        std::snprintf(buf, sizeof buf, "round %d/%d, %s: %zu runs", r + 1, kRounds,
-                      c.name.c_str(), c.samples.size());
+        std::snprintf(buf, sizeof buf, "round %d/%d, %s: %zu runs", r + 1, kRounds, c.name.c_str(),
+                      c.samples.size());
         progress.update(buf);
         const auto t0 = Clock::now();
         c.session->run(feeds);
@@ -180,8 +182,8 @@ int bench_compare(const Args& args, const BenchOptions& bo) {
               args.positional[0].c_str(), ref->session->threads(),
               ref->session->threads() == 1 ? "" : "s", bo.warmup, bo.warmup == 1 ? "" : "s",
               kRounds);
-  std::printf("%-12s %10s %10s %6s %10s %10s %8s %12s  %s\n", "provider", "create ms",
-              "first ms", "runs", "median ms", "p90 ms", "ratio", "max |diff|", "placement");
+  std::printf("%-12s %10s %10s %6s %10s %10s %8s %12s  %s\n", "provider", "create ms", "first ms",
+              "runs", "median ms", "p90 ms", "ratio", "max |diff|", "placement");
   for (size_t i = 0; i < cols.size(); ++i) {
     const Column& c = cols[i];
     if (!c.session) {
@@ -198,9 +200,10 @@ int bench_compare(const Args& args, const BenchOptions& bo) {
                 c.create_ms, c.first_ms, c.samples.size(), st.median, st.p90, ratio,
                 c.max_abs_diff < 0 ? "-" : diff, placement.c_str());
   }
-  std::printf("(ratio: median latency over %s's; max |diff|: outputs of the first run against "
-              "%s's)\n",
-              ref->name.c_str(), ref->name.c_str());
+  std::printf(
+      "(ratio: median latency over %s's; max |diff|: outputs of the first run against "
+      "%s's)\n",
+      ref->name.c_str(), ref->name.c_str());
   return kExitOk;
 }
 

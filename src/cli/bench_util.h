@@ -22,7 +22,7 @@ struct BenchOptions {
   int min_iterations = 3;  // ...and at least this many runs
   int top = 15;            // nodes listed in the --profile table
   bool json = false, profile = false;
-  int monitor_ms = 0;      // > 0: sample telemetry this often during the measured runs
+  int monitor_ms = 0;  // > 0: sample telemetry this often during the measured runs
 };
 
 // --warmup, --iterations | --duration, --top, --json, --profile, --monitor[-interval]; throws

@@ -12,8 +12,8 @@ namespace polyinfer::cli {
 
 // Exit statuses (also printed by `polyinfer --help`).
 constexpr int kExitOk = 0;
-constexpr int kExitUsage = 1;     // bad command line
-constexpr int kExitCheck = 2;     // a check failed (conformance below its floor, compare mismatch)
+constexpr int kExitUsage = 1;  // bad command line
+constexpr int kExitCheck = 2;  // a check failed (conformance below its floor, compare mismatch)
 // polyinfer::Error → exit_code(code) = 10 + code (11 InvalidModel ... 18 Internal).
 
 // A bad command line (unknown option, missing value): exit status kExitUsage, not an Error code.

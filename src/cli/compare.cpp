@@ -31,7 +31,8 @@ double median_ms(Session& s, const std::map<std::string, Value>& feed, int n) {
   for (int i = 0; i < n; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     s.run(feed);
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    t.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
@@ -97,8 +98,8 @@ std::string sci(double v) {
 
 int cmd_compare(const std::vector<std::string>& argv) {
   const Args args = parse_args(argv, {"help", "json", "allow-missing", "per-layer", "time"},
-                               {"data", "input", "samples", "seed", "shape", "providers",
-                                "threads", "level", "top", "html", "iterations"},
+                               {"data", "input", "samples", "seed", "shape", "providers", "threads",
+                                "level", "top", "html", "iterations"},
                                "compare");
   if (args.flag("help")) {
     std::cout << kUsage;
@@ -129,8 +130,10 @@ int cmd_compare(const std::vector<std::string>& argv) {
   std::vector<std::map<std::string, Value>> samples;
   if (args.flag("data")) {
     PI_CHECK(a.inputs().size() == 1, InvalidArgument, "--data feeds single-input models; ",
-             args.positional[0], " takes ", a.inputs().size(), " inputs: give -i NAME=FILE for each");
-    for (auto& d : read_samples("--data", args.get("data"), a.inputs()[0], SplitRows::WhenBatchIsOne))
+             args.positional[0], " takes ", a.inputs().size(),
+             " inputs: give -i NAME=FILE for each");
+    for (auto& d :
+         read_samples("--data", args.get("data"), a.inputs()[0], SplitRows::WhenBatchIsOne))
       samples.push_back({{a.inputs()[0].name, Value(d.tensor)}});
   } else {
     const int n = args.get_int("samples", 1, 1, 1000000);
@@ -155,7 +158,8 @@ int cmd_compare(const std::vector<std::string>& argv) {
   auto match = [&](bool layer) {
     for (size_t i = 0; i < a.outputs().size(); ++i)
       for (size_t j = 0; j < b.outputs().size(); ++j)
-        if (a.outputs()[i].name == b.outputs()[j].name && kept.count(a.outputs()[i].name) == layer) {
+        if (a.outputs()[i].name == b.outputs()[j].name &&
+            kept.count(a.outputs()[i].name) == layer) {
           names.push_back(a.outputs()[i].name);
           ia.push_back(i);
           ib.push_back(j);
@@ -164,7 +168,8 @@ int cmd_compare(const std::vector<std::string>& argv) {
   match(false);
   const size_t model_outputs = names.size();
   match(true);
-  PI_CHECK(model_outputs > 0, InvalidArgument, "the models share no output name: nothing to compare");
+  PI_CHECK(model_outputs > 0, InvalidArgument,
+           "the models share no output name: nothing to compare");
   std::vector<ErrorStats> stats(names.size());
   for (const auto& feed : samples) {
     std::map<std::string, Value> feed_b;
@@ -220,18 +225,22 @@ int cmd_compare(const std::vector<std::string>& argv) {
   }
   std::vector<const LayerError*> ranked;
   for (const auto& e : per) ranked.push_back(&e);
-  std::stable_sort(ranked.begin(), ranked.end(), [](const LayerError* x, const LayerError* y) {
-    return x->growth > y->growth;
-  });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const LayerError* x, const LayerError* y) { return x->growth > y->growth; });
   if (ranked.size() > static_cast<size_t>(top)) ranked.resize(static_cast<size_t>(top));
 
   if (args.flag("html")) {
-    CompareReport r{args.positional[0], args.positional[1], static_cast<int>(samples.size()),
-                    ms_a, ms_b, {}, {}};
+    CompareReport r{args.positional[0],
+                    args.positional[1],
+                    static_cast<int>(samples.size()),
+                    ms_a,
+                    ms_b,
+                    {},
+                    {}};
     for (size_t k = 0; k < model_outputs; ++k) {
       const ErrorStats& s = stats[k];
-      r.outputs.push_back({names[k], s.max_abs(), s.mean_abs(), s.cosine(), s.snr_db(), s.top1(),
-                           s.top5()});
+      r.outputs.push_back(
+          {names[k], s.max_abs(), s.mean_abs(), s.cosine(), s.snr_db(), s.top1(), s.top5()});
     }
     std::set<const LayerError*> keep;
     for (const auto* e : ranked)
@@ -247,13 +256,25 @@ int cmd_compare(const std::vector<std::string>& argv) {
 
   if (args.flag("json")) {
     JsonWriter w;
-    w.begin_object().key("reference").value(args.positional[0]).key("compared")
-        .value(args.positional[1]).key("samples").value(static_cast<int>(samples.size()));
+    w.begin_object()
+        .key("reference")
+        .value(args.positional[0])
+        .key("compared")
+        .value(args.positional[1])
+        .key("samples")
+        .value(static_cast<int>(samples.size()));
     w.key("outputs").begin_array();
     for (size_t k = 0; k < model_outputs; ++k) {
       const ErrorStats& s = stats[k];
-      w.begin_object().key("name").value(names[k]).key("max_abs").value(s.max_abs())
-          .key("mean_abs").value(s.mean_abs()).key("cosine").value(s.cosine());
+      w.begin_object()
+          .key("name")
+          .value(names[k])
+          .key("max_abs")
+          .value(s.max_abs())
+          .key("mean_abs")
+          .value(s.mean_abs())
+          .key("cosine")
+          .value(s.cosine());
       w.key("snr_db");
       std::isinf(s.snr_db()) ? w.null() : w.value(s.snr_db());
       w.key("top1");
@@ -264,14 +285,25 @@ int cmd_compare(const std::vector<std::string>& argv) {
     }
     w.end_array();
     if (ms_a > 0) {
-      w.key("latency_ms").begin_object().key("reference").value(ms_a).key("compared").value(ms_b)
+      w.key("latency_ms")
+          .begin_object()
+          .key("reference")
+          .value(ms_a)
+          .key("compared")
+          .value(ms_b)
           .end_object();
     }
     if (per_layer) {
       w.key("layers").begin_array();
       for (const auto& e : per) {
-        w.begin_object().key("value").value(e.layer->value).key("node").value(e.layer->node)
-            .key("op").value(e.layer->op).key("relative_rms");
+        w.begin_object()
+            .key("value")
+            .value(e.layer->value)
+            .key("node")
+            .value(e.layer->node)
+            .key("op")
+            .value(e.layer->op)
+            .key("relative_rms");
         std::isinf(e.rel) ? w.null() : w.value(e.rel);
         w.key("growth");
         std::isinf(e.growth) ? w.null() : w.value(e.growth);
@@ -295,8 +327,8 @@ int cmd_compare(const std::vector<std::string>& argv) {
   for (size_t k = 0; k < model_outputs; ++k) {
     const ErrorStats& s = stats[k];
     std::printf("%-24s %10s %10s %10s %9s %7s %7s\n", names[k].c_str(), sci(s.max_abs()).c_str(),
-                sci(s.mean_abs()).c_str(), fixed(s.cosine(), 6).c_str(), fixed(s.snr_db(), 1).c_str(),
-                s.top1() < 0 ? "-" : fixed(s.top1(), 3).c_str(),
+                sci(s.mean_abs()).c_str(), fixed(s.cosine(), 6).c_str(),
+                fixed(s.snr_db(), 1).c_str(), s.top1() < 0 ? "-" : fixed(s.top1(), 3).c_str(),
                 s.top5() < 0 ? "-" : fixed(s.top5(), 3).c_str());
     if (s.non_finite())
       std::printf("  %lld values are NaN or infinite where the reference is finite\n",
@@ -304,7 +336,8 @@ int cmd_compare(const std::vector<std::string>& argv) {
   }
   if (ms_a > 0) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "latency (median, %s runs): reference %.3f ms, compared %.3f ms (%.2fx)\n",
+    std::snprintf(buf, sizeof buf,
+                  "latency (median, %s runs): reference %.3f ms, compared %.3f ms (%.2fx)\n",
                   args.get("iterations", "20").c_str(), ms_a, ms_b, ms_b / ms_a);
     std::cout << buf;
   }
@@ -315,7 +348,8 @@ int cmd_compare(const std::vector<std::string>& argv) {
     std::string keep;
     for (const auto* e : ranked) {
       std::printf("%-32s %-18s %12s %12s %10s\n", e->layer->node.c_str(), e->layer->op.c_str(),
-                  sci(e->rel).c_str(), sci(e->growth).c_str(), fixed(e->stats->cosine(), 6).c_str());
+                  sci(e->rel).c_str(), sci(e->growth).c_str(),
+                  fixed(e->stats->cosine(), 6).c_str());
       if (e->growth > 0) keep += (keep.empty() ? "" : ", ") + e->layer->node;
     }
     std::cout << (keep.empty() ? "no node adds error: nothing to keep in float\n"

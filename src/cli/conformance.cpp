@@ -29,7 +29,8 @@ struct Result {
 ir::TypeInfo type_for(const ValueSpec& spec) {
   ir::TypeInfo t;
   if (spec.kind == "sequence") t.kind = ir::TypeInfo::Kind::Sequence;
-  else if (spec.kind == "optional") t.kind = ir::TypeInfo::Kind::Optional;
+  else if (spec.kind == "optional")
+    t.kind = ir::TypeInfo::Kind::Optional;
   t.elem = spec.dtype;
   return t;
 }
@@ -123,19 +124,21 @@ std::map<std::string, std::string> read_expected(const std::string& path) {
 }  // namespace
 
 int cmd_conformance(const std::vector<std::string>& argv) {
-  const Args args = parse_args(
-      argv, {"json", "allow-missing", "no-fork", "quiet", "help"},
-      {"providers", "threads", "filter", "expect", "min-passed", "timeout", "level"}, "conformance");
+  const Args args =
+      parse_args(argv, {"json", "allow-missing", "no-fork", "quiet", "help"},
+                 {"providers", "threads", "filter", "expect", "min-passed", "timeout", "level"},
+                 "conformance");
   if (args.flag("help") || args.positional.empty()) {
-    std::cout << "usage: polyinfer conformance DIR... [--providers LIST] [--filter REGEX] [--json]\n"
-                 "         [--expect FILE] [--min-passed N] [--timeout S] [--quiet] [--no-fork]\n"
-                 "Runs ONNX backend test folders (DIR/test_*/model.onnx + test_data_set_*) and\n"
-                 "compares outputs (floats: rtol 1e-3, atol 1e-5; other types exactly).\n"
-                 "--expect FILE: 'test_name: reason' lines; any other failure fails the run.\n"
-                 "--min-passed N: fail the run when fewer tests pass. Exit 2 when a check fails.\n"
-                 "The tests run in a worker process: a crash or a test over --timeout S (default\n"
-                 "300) errors that test and a new worker takes the rest. --no-fork runs them in\n"
-                 "this process instead.\n";
+    std::cout
+        << "usage: polyinfer conformance DIR... [--providers LIST] [--filter REGEX] [--json]\n"
+           "         [--expect FILE] [--min-passed N] [--timeout S] [--quiet] [--no-fork]\n"
+           "Runs ONNX backend test folders (DIR/test_*/model.onnx + test_data_set_*) and\n"
+           "compares outputs (floats: rtol 1e-3, atol 1e-5; other types exactly).\n"
+           "--expect FILE: 'test_name: reason' lines; any other failure fails the run.\n"
+           "--min-passed N: fail the run when fewer tests pass. Exit 2 when a check fails.\n"
+           "The tests run in a worker process: a crash or a test over --timeout S (default\n"
+           "300) errors that test and a new worker takes the rest. --no-fork runs them in\n"
+           "this process instead.\n";
     return args.flag("help") ? kExitOk : kExitUsage;
   }
   SessionOptions opts = session_options(args);
@@ -190,8 +193,10 @@ int cmd_conformance(const std::vector<std::string>& argv) {
     ++count[r.first];
     results.push_back({suite, name, r.first, r.second});
     if (!json && !(quiet && r.first == "passed")) {
-      std::string tag = r.first == "passed" ? "PASS " : r.first == "failed" ? "FAIL " :
-                        r.first == "errored" ? "ERROR" : "SKIP ";
+      std::string tag = r.first == "passed"    ? "PASS "
+                        : r.first == "failed"  ? "FAIL "
+                        : r.first == "errored" ? "ERROR"
+                                               : "SKIP ";
       std::cout << tag << " " << name << (r.second.empty() ? "" : ": " + r.second) << "\n";
     }
   }

@@ -28,8 +28,10 @@ void count_ops(const ir::Graph& g, std::map<std::string, int>* hist, int64_t* pa
 std::string human_bytes(int64_t b) {
   char buf[32];
   if (b >= (int64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576.0);
-  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
+  else if (b >= 1024)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
   return buf;
 }
 
@@ -63,7 +65,8 @@ int cmd_info(const std::vector<std::string>& argv) {
           for (size_t d = 0; d < t.dims.size(); ++d) {
             s += d ? ", " : "";
             if (t.dims[d] >= 0) s += std::to_string(t.dims[d]);
-            else s += json_str(t.dim_params[d].empty() ? "?" : t.dim_params[d]);
+            else
+              s += json_str(t.dim_params[d].empty() ? "?" : t.dim_params[d]);
           }
           s += "]";
         }
@@ -94,9 +97,11 @@ int cmd_info(const std::vector<std::string>& argv) {
             << ", IR version " << m.ir_version << "\n  opsets:";
   for (const auto& [d, v] : m.opsets) std::cout << " " << (d.empty() ? "ai.onnx" : d) << "=" << v;
   std::cout << "\n  inputs:\n";
-  for (const auto& v : m.graph->inputs) std::cout << "    " << v.name << "  " << v.type.str() << "\n";
+  for (const auto& v : m.graph->inputs)
+    std::cout << "    " << v.name << "  " << v.type.str() << "\n";
   std::cout << "  outputs:\n";
-  for (const auto& v : m.graph->outputs) std::cout << "    " << v.name << "  " << v.type.str() << "\n";
+  for (const auto& v : m.graph->outputs)
+    std::cout << "    " << v.name << "  " << v.type.str() << "\n";
   std::cout << "  parameters: " << params << " (" << human_bytes(bytes) << ")\n  nodes: " << nodes
             << "\n";
   std::vector<std::pair<int, std::string>> sorted;

@@ -42,9 +42,12 @@ Tensor random_tensor(const ValueSpec& spec, const Shape& shape, std::mt19937& rn
     T* p = t.data<T>();
     for (int64_t i = 0; i < t.numel(); ++i) {
       if constexpr (std::is_same_v<T, std::string>) p[i] = "s" + std::to_string(small(rng));
-      else if constexpr (std::is_same_v<T, bool>) p[i] = small(rng) & 1;
-      else if constexpr (std::is_integral_v<T>) p[i] = static_cast<T>(small(rng));
-      else p[i] = static_cast<T>(real(rng));
+      else if constexpr (std::is_same_v<T, bool>)
+        p[i] = small(rng) & 1;
+      else if constexpr (std::is_integral_v<T>)
+        p[i] = static_cast<T>(small(rng));
+      else
+        p[i] = static_cast<T>(real(rng));
     }
   });
   return t;
@@ -70,8 +73,8 @@ std::map<std::string, Value> make_inputs(const Session& session, const Args& arg
   std::map<std::string, std::string> files, shapes;
   auto split_kv = [](const std::string& kv, const char* opt) {
     const auto eq = kv.find('=');
-    PI_CHECK(eq != std::string::npos && eq > 0, InvalidArgument, "--", opt, " takes NAME=VALUE, got '",
-             kv, "'");
+    PI_CHECK(eq != std::string::npos && eq > 0, InvalidArgument, "--", opt,
+             " takes NAME=VALUE, got '", kv, "'");
     return std::make_pair(kv.substr(0, eq), kv.substr(eq + 1));
   };
   auto add = [&](std::map<std::string, std::string>& to, const std::string& kv, const char* opt) {
@@ -82,13 +85,15 @@ std::map<std::string, Value> make_inputs(const Session& session, const Args& arg
   for (const auto& kv : args.all("input")) add(files, kv, "input");
   for (const auto& kv : args.all("shape")) add(shapes, kv, "shape");
   auto known = [&](const std::string& name) {
-    for (const auto& s : session.inputs()) if (s.name == name) return true;
+    for (const auto& s : session.inputs())
+      if (s.name == name) return true;
     return false;
   };
   for (const auto& [n, f] : files)
     PI_CHECK(known(n), InvalidArgument, "-i ", n, "=...: the model has no input named '", n, "'");
   for (const auto& [n, f] : shapes)
-    PI_CHECK(known(n), InvalidArgument, "--shape ", n, "=...: the model has no input named '", n, "'");
+    PI_CHECK(known(n), InvalidArgument, "--shape ", n, "=...: the model has no input named '", n,
+             "'");
 
   std::mt19937 rng(static_cast<unsigned>(args.get_int("seed", 0)));
   std::map<std::string, Value> feeds;
@@ -125,12 +130,14 @@ std::vector<Sample> read_samples(const std::string& flag, const std::string& pat
     std::sort(files.begin(), files.end());
     PI_CHECK(!files.empty(), InvalidArgument, flag, ": folder '", path, "' holds no .npy files");
   } else {
-    PI_CHECK(fs::is_regular_file(path, ec), Io, flag, ": '", path, "' is neither a file nor a folder");
+    PI_CHECK(fs::is_regular_file(path, ec), Io, flag, ": '", path,
+             "' is neither a file nor a folder");
     files.push_back(path);
   }
   const bool dynamic = !input.shape.empty() && input.shape[0] < 0;
-  const bool splits = !input.shape.empty() &&
-                      (input.shape[0] == 1 || (dynamic && split == SplitRows::WhenBatchIsOneOrDynamic));
+  const bool splits =
+      !input.shape.empty() &&
+      (input.shape[0] == 1 || (dynamic && split == SplitRows::WhenBatchIsOneOrDynamic));
   std::vector<Sample> out;
   for (const auto& f : files) {
     Tensor t = read_npy(f);

@@ -22,10 +22,22 @@ namespace polyinfer::cli {
 
 class JsonWriter {
  public:
-  JsonWriter& begin_object() { open('{'); return *this; }
-  JsonWriter& end_object() { close('}'); return *this; }
-  JsonWriter& begin_array() { open('['); return *this; }
-  JsonWriter& end_array() { close(']'); return *this; }
+  JsonWriter& begin_object() {
+    open('{');
+    return *this;
+  }
+  JsonWriter& end_object() {
+    close('}');
+    return *this;
+  }
+  JsonWriter& begin_array() {
+    open('[');
+    return *this;
+  }
+  JsonWriter& end_array() {
+    close(']');
+    return *this;
+  }
 
   JsonWriter& key(const std::string& k) {
     comma();
@@ -48,10 +60,7 @@ class JsonWriter {
   }
   JsonWriter& null() { return raw("null"); }
   // The number, or null when it is negative (the probes' "not exposed").
-  template <class T>
-  JsonWriter& value_or_null(T v) {
-    return v < 0 ? null() : value(v);
-  }
+  template <class T> JsonWriter& value_or_null(T v) { return v < 0 ? null() : value(v); }
   JsonWriter& strings(const std::vector<std::string>& list) {
     begin_array();
     for (const auto& s : list) value(s);

@@ -20,18 +20,23 @@ const Command kCommands[] = {
     {"conformance", polyinfer::cli::cmd_conformance, "run ONNX backend test folders"},
     {"bench", polyinfer::cli::cmd_bench, "latency percentiles, throughput, memory, per-op profile"},
     {"optimize", polyinfer::cli::cmd_optimize, "write the optimized graph as ONNX (--level 0..3)"},
-    {"doctor", polyinfer::cli::cmd_doctor, "what compute is here, which providers can use it, problems and fixes"},
-    {"monitor", polyinfer::cli::cmd_monitor, "CPU/GPU utilization, clocks, temperature, memory over time"},
-    {"compare", polyinfer::cli::cmd_compare, "two models on the same inputs: error, cosine, SNR, top-1/5"},
+    {"doctor", polyinfer::cli::cmd_doctor,
+     "what compute is here, which providers can use it, problems and fixes"},
+    {"monitor", polyinfer::cli::cmd_monitor,
+     "CPU/GPU utilization, clocks, temperature, memory over time"},
+    {"compare", polyinfer::cli::cmd_compare,
+     "two models on the same inputs: error, cosine, SNR, top-1/5"},
     {"quantize", polyinfer::cli::cmd_quantize, "static INT8: calibrate and write a QDQ model"},
-    {"plan", polyinfer::cli::cmd_plan, "will a model fit a chip, how fast, what will not run there"},
+    {"plan", polyinfer::cli::cmd_plan,
+     "will a model fit a chip, how fast, what will not run there"},
     {"providers", polyinfer::cli::cmd_providers, "providers built in, and whether each is usable"},
 };
 
 void usage(std::ostream& os) {
   os << "usage: polyinfer COMMAND [ARGS]   (polyinfer COMMAND --help for its options)\n\n"
         "commands:\n";
-  for (const auto& c : kCommands) os << "  " << c.name << std::string(14 - std::strlen(c.name), ' ') << c.help << "\n";
+  for (const auto& c : kCommands)
+    os << "  " << c.name << std::string(14 - std::strlen(c.name), ' ') << c.help << "\n";
   os << "\nexit status:\n"
         "  0   success\n"
         "  1   bad command line\n"

@@ -28,7 +28,8 @@ std::string text_line(const hw::Sample& s) {
   line += buf;
   for (size_t i = 0; i < s.core_util_pct.size(); ++i) {
     if (s.core_util_pct[i] < 0) std::snprintf(buf, sizeof buf, "%s-", i ? " " : "");
-    else std::snprintf(buf, sizeof buf, "%s%.0f", i ? " " : "", s.core_util_pct[i]);
+    else
+      std::snprintf(buf, sizeof buf, "%s%.0f", i ? " " : "", s.core_util_pct[i]);
     line += buf;
   }
   line += "]";
@@ -39,13 +40,16 @@ std::string text_line(const hw::Sample& s) {
     line += buf;
   }
   if (s.temperature_c >= 0) std::snprintf(buf, sizeof buf, "  %.0f C", s.temperature_c);
-  else std::snprintf(buf, sizeof buf, "  temp n/a");
+  else
+    std::snprintf(buf, sizeof buf, "  temp n/a");
   line += buf;
-  std::snprintf(buf, sizeof buf, "  mem %.0f/%.0f MiB", mb(s.memory_used_bytes), mb(s.memory_total_bytes));
+  std::snprintf(buf, sizeof buf, "  mem %.0f/%.0f MiB", mb(s.memory_used_bytes),
+                mb(s.memory_total_bytes));
   line += buf;
   for (const auto& g : s.gpus) {
-    std::snprintf(buf, sizeof buf, "  | gpu%d %d%% %.0f/%.0f MiB %d C %.0f W", g.index, g.utilization_pct,
-                  mb(g.memory_used_bytes), mb(g.memory_total_bytes), g.temperature_c, g.power_w);
+    std::snprintf(buf, sizeof buf, "  | gpu%d %d%% %.0f/%.0f MiB %d C %.0f W", g.index,
+                  g.utilization_pct, mb(g.memory_used_bytes), mb(g.memory_total_bytes),
+                  g.temperature_c, g.power_w);
     line += buf;
   }
   return line;
@@ -53,20 +57,41 @@ std::string text_line(const hw::Sample& s) {
 
 std::string json_line(const hw::Sample& s) {
   JsonWriter j;
-  j.begin_object().key("t_ms").value(s.t_ms).key("cpu_util_pct").value_or_null(s.cpu_util_pct)
-      .key("core_util_pct").begin_array();
+  j.begin_object()
+      .key("t_ms")
+      .value(s.t_ms)
+      .key("cpu_util_pct")
+      .value_or_null(s.cpu_util_pct)
+      .key("core_util_pct")
+      .begin_array();
   for (double u : s.core_util_pct) j.value_or_null(u);
   j.end_array().key("core_mhz").begin_array();
   for (int64_t m : s.core_mhz) j.value(m);
-  j.end_array().key("temperature_c").value_or_null(s.temperature_c)
-      .key("memory_used_mb").value_or_null(mb(s.memory_used_bytes))
-      .key("memory_total_mb").value_or_null(mb(s.memory_total_bytes)).key("gpus").begin_array();
+  j.end_array()
+      .key("temperature_c")
+      .value_or_null(s.temperature_c)
+      .key("memory_used_mb")
+      .value_or_null(mb(s.memory_used_bytes))
+      .key("memory_total_mb")
+      .value_or_null(mb(s.memory_total_bytes))
+      .key("gpus")
+      .begin_array();
   for (const auto& g : s.gpus)
-    j.begin_object().key("index").value(g.index).key("name").value(g.name)
-        .key("utilization_pct").value_or_null(g.utilization_pct)
-        .key("memory_used_mb").value_or_null(mb(g.memory_used_bytes))
-        .key("memory_total_mb").value_or_null(mb(g.memory_total_bytes))
-        .key("temperature_c").value_or_null(g.temperature_c).key("power_w").value_or_null(g.power_w)
+    j.begin_object()
+        .key("index")
+        .value(g.index)
+        .key("name")
+        .value(g.name)
+        .key("utilization_pct")
+        .value_or_null(g.utilization_pct)
+        .key("memory_used_mb")
+        .value_or_null(mb(g.memory_used_bytes))
+        .key("memory_total_mb")
+        .value_or_null(mb(g.memory_total_bytes))
+        .key("temperature_c")
+        .value_or_null(g.temperature_c)
+        .key("power_w")
+        .value_or_null(g.power_w)
         .end_object();
   j.end_array().end_object();
   return j.str();
@@ -78,7 +103,14 @@ void range_json(JsonWriter& j, const std::string& key, const hw::Range& r) {
     j.null();
     return;
   }
-  j.begin_object().key("min").value(r.min).key("avg").value(r.avg).key("max").value(r.max).end_object();
+  j.begin_object()
+      .key("min")
+      .value(r.min)
+      .key("avg")
+      .value(r.avg)
+      .key("max")
+      .value(r.max)
+      .end_object();
 }
 
 std::string range_text(const hw::Range& r, const char* unit) {
@@ -121,13 +153,14 @@ std::vector<hw::Sample> MonitorThread::stop() {
 }
 
 std::string monitor_text(const hw::SampleSummary& s, size_t samples) {
-  std::string t = "monitor (" + std::to_string(samples) + " samples): cpu " + range_text(s.cpu_util_pct, "%") +
-                  "; " + range_text(s.cpu_mhz, " MHz") + "; temperature " + range_text(s.temperature_c, " C") +
-                  "; memory used " + range_text(s.memory_used_mb, " MiB");
+  std::string t = "monitor (" + std::to_string(samples) + " samples): cpu " +
+                  range_text(s.cpu_util_pct, "%") + "; " + range_text(s.cpu_mhz, " MHz") +
+                  "; temperature " + range_text(s.temperature_c, " C") + "; memory used " +
+                  range_text(s.memory_used_mb, " MiB");
   for (size_t g = 0; g < s.gpu_util_pct.size(); ++g)
-    t += "\n  gpu" + std::to_string(g) + ": " + range_text(s.gpu_util_pct[g], "%") + " busy; memory " +
-         range_text(s.gpu_memory_used_mb[g], " MiB") + "; " + range_text(s.gpu_temperature_c[g], " C") + "; " +
-         range_text(s.gpu_power_w[g], " W");
+    t += "\n  gpu" + std::to_string(g) + ": " + range_text(s.gpu_util_pct[g], "%") +
+         " busy; memory " + range_text(s.gpu_memory_used_mb[g], " MiB") + "; " +
+         range_text(s.gpu_temperature_c[g], " C") + "; " + range_text(s.gpu_power_w[g], " W");
   return t;
 }
 
@@ -154,11 +187,12 @@ std::string monitor_json(const hw::SampleSummary& s, size_t samples) {
 int cmd_monitor(const std::vector<std::string>& argv) {
   const Args args = parse_args(argv, {"json", "help"}, {"interval", "count"}, "monitor");
   if (args.flag("help")) {
-    std::cout << "usage: polyinfer monitor [--interval MS] [--count N] [--json]\n"
-                 "  samples CPU utilization per core, frequency, temperature and memory, and each\n"
-                 "  NVIDIA GPU's utilization, memory, temperature and power, every MS milliseconds\n"
-                 "  (default 1000) for N samples (default: until Ctrl-C); --json prints one object\n"
-                 "  per line\n";
+    std::cout
+        << "usage: polyinfer monitor [--interval MS] [--count N] [--json]\n"
+           "  samples CPU utilization per core, frequency, temperature and memory, and each\n"
+           "  NVIDIA GPU's utilization, memory, temperature and power, every MS milliseconds\n"
+           "  (default 1000) for N samples (default: until Ctrl-C); --json prints one object\n"
+           "  per line\n";
     return kExitOk;
   }
   const int interval = args.get_int("interval", 1000, 50, 60000);

@@ -33,8 +33,7 @@ int cmd_optimize(const std::vector<std::string>& argv) {
   // comes from the model's list.
   for (const auto& [domain, version] : m.graph->opsets) m.opsets[domain] = version;
   export_onnx_file(m, args.get("output"));
-  std::cout << "optimize level " << level << ": " << r.summary() << "; wrote "
-            << args.get("output")
+  std::cout << "optimize level " << level << ": " << r.summary() << "; wrote " << args.get("output")
             << (r.polyinfer_only ? " (uses ai.polyinfer operators: polyinfer-only)"
                                  : " (standard ONNX)")
             << "\n";

@@ -59,8 +59,10 @@ std::string human_bytes(double b) {
 std::string human_seconds(double s) {
   char buf[32];
   if (s >= 1) std::snprintf(buf, sizeof buf, "%.2f s", s);
-  else if (s >= 1e-3) std::snprintf(buf, sizeof buf, "%.2f ms", s * 1e3);
-  else std::snprintf(buf, sizeof buf, "%.1f us", s * 1e6);
+  else if (s >= 1e-3)
+    std::snprintf(buf, sizeof buf, "%.2f ms", s * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f us", s * 1e6);
   return buf;
 }
 
@@ -72,7 +74,8 @@ std::string human_count(double n, const char* unit) {
     ++p;
   }
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%s%s%s", n, (*prefixes[p] || *unit) ? " " : "", prefixes[p], unit);
+  std::snprintf(buf, sizeof buf, "%.2f%s%s%s", n, (*prefixes[p] || *unit) ? " " : "", prefixes[p],
+                unit);
   return buf;
 }
 
@@ -119,8 +122,9 @@ std::map<std::string, Shape> resolve_inputs(const ir::Graph& g, const Args& args
   for (const auto& s : args.all("dim")) {
     auto [name, v] = split_assignment(s, "--dim");
     const Shape d = parse_dims(v, "--dim " + name);
-    PI_CHECK(d.size() == 1, InvalidArgument, "--dim ", name, "=", v, ": a symbolic dimension takes ",
-             "one number (--dim ", name, "=8); give whole input shapes with --shape NAME=DIMS");
+    PI_CHECK(d.size() == 1, InvalidArgument, "--dim ", name, "=", v,
+             ": a symbolic dimension takes ", "one number (--dim ", name,
+             "=8); give whole input shapes with --shape NAME=DIMS");
     dims[name] = d[0];
   }
   const int batch = args.get_int("batch", 0, 1, 1 << 20);
@@ -144,8 +148,10 @@ std::map<std::string, Shape> resolve_inputs(const ir::Graph& g, const Args& args
       if (d == 0 && batch > 0) s[d] = batch;
       else if (is_kv_name(in.name) && context > 0 && s.size() >= 3 && d == s.size() - 2)
         s[d] = context;
-      else if (s[d] < 0 && !sym.empty() && dims.count(sym)) s[d] = dims[sym];
-      else if (s[d] < 0 && d == 0) s[d] = 1;  // batch 1 unless --batch says otherwise
+      else if (s[d] < 0 && !sym.empty() && dims.count(sym))
+        s[d] = dims[sym];
+      else if (s[d] < 0 && d == 0)
+        s[d] = 1;  // batch 1 unless --batch says otherwise
       if (s[d] < 0) open.push_back(sym.empty() ? "dim " + std::to_string(d) : sym);
     }
     if (!open.empty()) {
@@ -211,8 +217,9 @@ void print_list_targets(const std::vector<plan::Target>& catalog, bool json) {
                 t.bandwidth.known ? (human_bytes(t.bandwidth.value) + "/s").c_str() : "?",
                 peaks.empty() ? "?" : peaks.c_str());
   }
-  std::printf("\n* derived (e.g. a vendor figure given only with sparsity, halved); "
-              "sources: polyinfer plan --list-targets --json, data/targets/*.json\n");
+  std::printf(
+      "\n* derived (e.g. a vendor figure given only with sparsity, halved); "
+      "sources: polyinfer plan --list-targets --json, data/targets/*.json\n");
 }
 
 struct PlannedTarget {
@@ -230,8 +237,9 @@ void print_analysis(const std::string& model, const plan::Analysis& a,
   std::string shapes;
   for (const auto& [dims, names] : by_shape)
     shapes += (shapes.empty() ? "" : ", ") +
-              (names.size() == 1 ? names[0] : std::to_string(names.size()) + " inputs (" +
-                                                   names.front() + ", ...)") +
+              (names.size() == 1
+                   ? names[0]
+                   : std::to_string(names.size()) + " inputs (" + names.front() + ", ...)") +
               " " + dims;
   std::cout << "plan: " << model << " at " << plan::precision_name(a.precision) << " (" << shapes
             << "; optimizer level " << level << ")\n";
@@ -243,10 +251,11 @@ void print_analysis(const std::string& model, const plan::Analysis& a,
   std::cout << (a.bytes > 0 ? a.flops / a.bytes : 0.0) << " FLOP/byte)\n";
   std::cout.unsetf(std::ios::fixed);
   std::cout << "  activations: " << human_bytes(static_cast<double>(a.activations.arena_bytes))
-            << " planned arena (peak live " << human_bytes(static_cast<double>(a.activations.peak_live_bytes))
-            << ", " << human_bytes(static_cast<double>(a.activations.total_bytes))
-            << " without reuse), outputs " << human_bytes(static_cast<double>(a.activations.output_bytes))
-            << "\n";
+            << " planned arena (peak live "
+            << human_bytes(static_cast<double>(a.activations.peak_live_bytes)) << ", "
+            << human_bytes(static_cast<double>(a.activations.total_bytes))
+            << " without reuse), outputs "
+            << human_bytes(static_cast<double>(a.activations.output_bytes)) << "\n";
   if (!a.kv_inputs.empty())
     std::cout << "  KV cache: " << human_bytes(a.kv_cache_bytes) << " in " << a.kv_inputs.size()
               << " inputs (" << a.kv_inputs.front() << ", ...)\n";
@@ -271,7 +280,8 @@ void print_target(const plan::Analysis& a, const PlannedTarget& pt, int top) {
               << " weights + " << human_bytes(static_cast<double>(a.activations.arena_bytes))
               << " activations";
     if (a.kv_cache_bytes > 0) std::cout << " + " << human_bytes(a.kv_cache_bytes) << " KV cache";
-    const double other_outputs = static_cast<double>(a.activations.output_bytes) - a.kv_output_bytes;
+    const double other_outputs =
+        static_cast<double>(a.activations.output_bytes) - a.kv_output_bytes;
     if (other_outputs > 0.01 * p.memory_needed)
       std::cout << " + " << human_bytes(other_outputs) << " outputs";
     std::cout << (p.memory_known ? " of " + human_bytes(t.memory.value) : " (capacity unknown)")
@@ -281,7 +291,8 @@ void print_target(const plan::Analysis& a, const PlannedTarget& pt, int top) {
     std::cout << "  ~" << human_seconds(p.seconds) << " per run, " << p.bound << "-bound";
     if (p.ridge > 0) {
       char buf[96];
-      std::snprintf(buf, sizeof buf, " (model %.1f FLOP/byte, ridge point %.1f)", p.intensity, p.ridge);
+      std::snprintf(buf, sizeof buf, " (model %.1f FLOP/byte, ridge point %.1f)", p.intensity,
+                    p.ridge);
       std::cout << buf;
     }
     std::cout << "\n";
@@ -293,27 +304,29 @@ void print_target(const plan::Analysis& a, const PlannedTarget& pt, int top) {
       std::snprintf(buf, sizeof buf,
                     "  decode: ~%.1f tokens/s (one token per run) moving %s per token: %s weights "
                     "+ %s KV cache + %s more this graph moves (copies of the cache)\n",
-                    1.0 / p.seconds, human_bytes(a.bytes).c_str(), human_bytes(a.weight_bytes).c_str(),
-                    human_bytes(a.kv_cache_bytes).c_str(),
+                    1.0 / p.seconds, human_bytes(a.bytes).c_str(),
+                    human_bytes(a.weight_bytes).c_str(), human_bytes(a.kv_cache_bytes).c_str(),
                     human_bytes(std::max(0.0, a.bytes - lean)).c_str());
       std::cout << buf;
       if (p.bandwidth > 0) {
         std::snprintf(buf, sizeof buf,
                       "  bandwidth / (weights + KV cache) = %s/s / %s = %.1f tokens/s, the bound "
                       "for a runtime that updates its cache in place\n",
-                      human_bytes(p.bandwidth).c_str(), human_bytes(lean).c_str(), p.bandwidth / lean);
+                      human_bytes(p.bandwidth).c_str(), human_bytes(lean).c_str(),
+                      p.bandwidth / lean);
         std::cout << buf;
       }
     }
     std::cout << "  by class:";
     for (const auto& c : p.classes) {
       if (c.seconds < p.seconds * 0.01) continue;
-      std::cout << " " << op_class_name(c.cls) << " " << human_seconds(c.seconds) << " ("
-                << c.nodes << (c.compute_bound * 2 > c.nodes ? ", compute" : ", memory") << ")";
+      std::cout << " " << op_class_name(c.cls) << " " << human_seconds(c.seconds) << " (" << c.nodes
+                << (c.compute_bound * 2 > c.nodes ? ", compute" : ", memory") << ")";
     }
     std::cout << "\n  slowest:";
     for (int i = 0; i < top && i < static_cast<int>(p.top.size()); ++i)
-      std::cout << (i ? "; " : " ") << p.top[i].node->label() << " " << human_seconds(p.top[i].seconds);
+      std::cout << (i ? "; " : " ") << p.top[i].node->label() << " "
+                << human_seconds(p.top[i].seconds);
     std::cout << "\n";
   }
   if (!p.op_support.empty() || t.id == "this") {
@@ -350,7 +363,10 @@ void print_table(const std::vector<PlannedTarget>& targets) {
   for (const auto& pt : targets) {
     const auto& p = pt.prediction;
     std::printf("%-22s %-10s %-12s %-12s %-9s %s\n", pt.target->id.c_str(),
-                !p.memory_known ? "?" : p.fits ? "yes" : "NO", human_bytes(p.memory_needed).c_str(),
+                !p.memory_known ? "?"
+                : p.fits        ? "yes"
+                                : "NO",
+                human_bytes(p.memory_needed).c_str(),
                 p.seconds > 0 ? human_seconds(p.seconds).c_str() : "?", p.bound.c_str(),
                 p.op_support.empty() && pt.target->id != "this" ? "(no list)" : refused(p).c_str());
   }
@@ -380,29 +396,64 @@ void write_json(const std::string& model, const plan::Analysis& a,
     w.key("memory_bytes");
     pt.target->memory.known ? w.value(pt.target->memory.value) : w.null();
     w.key("seconds").value(p.seconds).key("compute_seconds").value(p.compute_seconds);
-    w.key("memory_seconds").value(p.memory_seconds).key("overhead_seconds").value(p.overhead_seconds);
+    w.key("memory_seconds")
+        .value(p.memory_seconds)
+        .key("overhead_seconds")
+        .value(p.overhead_seconds);
     w.key("bound").value(p.bound).key("intensity").value(p.intensity).key("ridge").value(p.ridge);
-    w.key("peak_used").value(p.peak).key("peak_precision").value(plan::precision_name(p.peak_precision));
+    w.key("peak_used")
+        .value(p.peak)
+        .key("peak_precision")
+        .value(plan::precision_name(p.peak_precision));
     w.key("bandwidth_used").value(p.bandwidth);
     if (!a.kv_inputs.empty() && p.seconds > 0) {
       w.key("tokens_per_s").value(1.0 / p.seconds);
       if (p.bandwidth > 0)
-        w.key("tokens_per_s_weights_and_cache").value(p.bandwidth / (a.weight_bytes + a.kv_cache_bytes));
+        w.key("tokens_per_s_weights_and_cache")
+            .value(p.bandwidth / (a.weight_bytes + a.kv_cache_bytes));
     }
     w.key("classes").begin_array();
     for (const auto& c : p.classes)
-      w.begin_object().key("class").value(op_class_name(c.cls)).key("nodes").value(c.nodes)
-          .key("flops").value(c.flops).key("bytes").value(c.bytes).key("seconds").value(c.seconds)
-          .key("compute_bound_nodes").value(c.compute_bound).end_object();
+      w.begin_object()
+          .key("class")
+          .value(op_class_name(c.cls))
+          .key("nodes")
+          .value(c.nodes)
+          .key("flops")
+          .value(c.flops)
+          .key("bytes")
+          .value(c.bytes)
+          .key("seconds")
+          .value(c.seconds)
+          .key("compute_bound_nodes")
+          .value(c.compute_bound)
+          .end_object();
     w.end_array().key("top").begin_array();
     for (const auto& n : p.top)
-      w.begin_object().key("node").value(n.node->label()).key("seconds").value(n.seconds)
-          .key("flops").value(n.flops).key("bytes").value(n.bytes)
-          .key("compute_bound").value(n.compute_bound).end_object();
+      w.begin_object()
+          .key("node")
+          .value(n.node->label())
+          .key("seconds")
+          .value(n.seconds)
+          .key("flops")
+          .value(n.flops)
+          .key("bytes")
+          .value(n.bytes)
+          .key("compute_bound")
+          .value(n.compute_bound)
+          .end_object();
     w.end_array().key("op_support").value(p.op_support).key("unsupported").begin_array();
     for (const auto& r : p.unsupported)
-      w.begin_object().key("node").value(r.node).key("op").value(r.op).key("reason").value(r.reason)
-          .key("certain").value(r.certain).end_object();
+      w.begin_object()
+          .key("node")
+          .value(r.node)
+          .key("op")
+          .value(r.op)
+          .key("reason")
+          .value(r.reason)
+          .key("certain")
+          .value(r.certain)
+          .end_object();
     w.end_array().key("notes").begin_array();
     for (const auto& n : p.notes) w.value(n);
     w.end_array().end_object();
@@ -468,8 +519,9 @@ int cmd_plan(const std::vector<std::string>& argv) {
       pt.target->kind = "toolchain";
       pt.target->toolchain = pt.target->name;
       pt.target->op_support = prof->id;
-      pt.target->notes.push_back("a toolchain, not a chip: op support only (name a chip for "
-                                 "memory and speed)");
+      pt.target->notes.push_back(
+          "a toolchain, not a chip: op support only (name a chip for "
+          "memory and speed)");
       pt.profile = prof;
     } else {
       std::string known;

@@ -38,7 +38,8 @@ int cmd_providers(const std::vector<std::string>& argv) {
     std::cout << (p.usable ? "✓ " : "✗ ") << p.name << " (" << p.device << ", " << p.kernels
               << " kernels)";
     if (!p.usable) std::cout << ": " << p.reason;
-    else if (!p.detail.empty()) std::cout << ": " << p.detail;
+    else if (!p.detail.empty())
+      std::cout << ": " << p.detail;
     std::cout << "\n";
     if (!p.options.empty())
       std::cout << "    options (--providers " << p.name << ":KEY=VALUE[:KEY=VALUE...]):\n";

@@ -17,9 +17,9 @@
 #include "cli/cli.h"
 #include "cli/inputs.h"
 #include "cli/json.h"
-#include "onnx/npy.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
+#include "onnx/npy.h"
 #include "opt/optimizer.h"
 #include "quant/dynamic.h"
 #include "quant/fp16.h"
@@ -50,7 +50,8 @@ const char* kUsage =
     "  --symmetric         activations with zero point 0; default --asymmetric (a ReLU output\n"
     "                      spends all 256 levels on its positive range)\n"
     "  --exclude X         keep node X, or every node of op type X, in float (repeatable)\n"
-    "  --samples N         use the first N samples (default: all); more than there are is an error\n"
+    "  --samples N         use the first N samples (default: all); more than there are is an "
+    "error\n"
     "  --target-accuracy M=V  keep the layers that add the most error in float until the int8\n"
     "                      model agrees with float: top1=0.99 (top-1 agreement), cosine=0.995 or\n"
     "                      snr=30 (dB), on --validation PATH (.npy as --calibration; default: the\n"
@@ -62,7 +63,8 @@ const char* kUsage =
     "  Dynamic INT8, no calibration: MatMul/Gemm weights int8, activations quantized at run time\n"
     "  (DynamicQuantizeLinear + MatMulInteger); suits transformers.\n"
     "       polyinfer quantize MODEL -o OUT.onnx --fp16 [--exclude X]...\n"
-    "  Float16 weights and activations, keeping reductions (Softmax, LayerNormalization, Reduce*),\n"
+    "  Float16 weights and activations, keeping reductions (Softmax, LayerNormalization, "
+    "Reduce*),\n"
     "  Exp, Log, Pow, Sqrt, Div and unlisted ops in float32; inputs and outputs stay float32.\n";
 
 // "calibrating  [##########          ] 16/32" redrawn in place, on a terminal only.
@@ -72,7 +74,8 @@ class Progress {
   void step(int done) {
     if (!tty_) return;
     const int width = 30, filled = total_ ? done * width / total_ : width;
-    std::fprintf(stderr, "\r%-12s [%s%s] %d/%d", what_.c_str(), std::string(size_t(filled), '#').c_str(),
+    std::fprintf(stderr, "\r%-12s [%s%s] %d/%d", what_.c_str(),
+                 std::string(size_t(filled), '#').c_str(),
                  std::string(size_t(width - filled), ' ').c_str(), done, total_);
     if (done == total_) std::fprintf(stderr, "\n");
     std::fflush(stderr);
@@ -119,13 +122,14 @@ std::vector<std::map<std::string, Value>> calibration_feeds(const std::string& f
     per_input.push_back(read_samples(flag, path, inputs[0], SplitRows::WhenBatchIsOneOrDynamic));
   } else {
     PI_CHECK(fs::is_directory(path, ec), InvalidArgument, flag, ": the model takes ", inputs.size(),
-             " inputs, so '", path, "' must be a folder with one INPUT.npy per input (or one "
+             " inputs, so '", path,
+             "' must be a folder with one INPUT.npy per input (or one "
              "subfolder per sample holding them)");
     if (fs::exists(fs::path(path) / (inputs[0].name + ".npy"), ec)) {
       for (const auto& in : inputs) {
         const std::string f = (fs::path(path) / (in.name + ".npy")).string();
-        PI_CHECK(fs::is_regular_file(f, ec), InvalidArgument, flag, ": '", f, "' is missing (input '",
-                 in.name, "')");
+        PI_CHECK(fs::is_regular_file(f, ec), InvalidArgument, flag, ": '", f,
+                 "' is missing (input '", in.name, "')");
         per_input.push_back(read_samples(flag, f, in, SplitRows::WhenBatchIsOneOrDynamic));
       }
     } else {
@@ -133,14 +137,14 @@ std::vector<std::map<std::string, Value>> calibration_feeds(const std::string& f
       for (const auto& e : fs::directory_iterator(path, ec))
         if (e.is_directory()) dirs.push_back(e.path().string());
       std::sort(dirs.begin(), dirs.end());
-      PI_CHECK(!dirs.empty(), InvalidArgument, flag, ": '", path, "' holds neither ", inputs[0].name,
-               ".npy nor one subfolder per sample");
+      PI_CHECK(!dirs.empty(), InvalidArgument, flag, ": '", path, "' holds neither ",
+               inputs[0].name, ".npy nor one subfolder per sample");
       per_input.resize(inputs.size());
       for (const auto& d : dirs)
         for (size_t k = 0; k < inputs.size(); ++k) {
           const std::string f = (fs::path(d) / (inputs[k].name + ".npy")).string();
-          PI_CHECK(fs::is_regular_file(f, ec), InvalidArgument, flag, ": '", f, "' is missing (input '",
-                   inputs[k].name, "')");
+          PI_CHECK(fs::is_regular_file(f, ec), InvalidArgument, flag, ": '", f,
+                   "' is missing (input '", inputs[k].name, "')");
           per_input[k].push_back({read_npy(f), f});
         }
     }
@@ -204,9 +208,16 @@ int convert_without_data(const Args& args) {
               "quantized at run time; weights " + megabytes(r.float_bytes) + " -> " +
               megabytes(r.quantized_bytes);
     notes = r.notes;
-    j.key("mode").value("dynamic").key("reduce_range").value(args.flag("reduce-range"))
-        .key("nodes").value(r.nodes).key("float_bytes").value(r.float_bytes)
-        .key("quantized_bytes").value(r.quantized_bytes);
+    j.key("mode")
+        .value("dynamic")
+        .key("reduce_range")
+        .value(args.flag("reduce-range"))
+        .key("nodes")
+        .value(r.nodes)
+        .key("float_bytes")
+        .value(r.float_bytes)
+        .key("quantized_bytes")
+        .value(r.quantized_bytes);
   } else {
     const quant::Fp16Report r = quant::convert_fp16(*model.graph, {exclude});
     PI_CHECK(r.fp16_nodes > 0, InvalidArgument, "quantize --fp16: ", args.positional[0],
@@ -215,16 +226,26 @@ int convert_without_data(const Args& args) {
               std::to_string(r.fp32_nodes) + " kept in float32, " + std::to_string(r.casts) +
               " Cast nodes at the borders; weights " + megabytes(r.float_bytes) + " -> " +
               megabytes(r.half_bytes);
-    j.key("mode").value("fp16").key("fp16_nodes").value(r.fp16_nodes).key("fp32_nodes").value(r.fp32_nodes)
-        .key("casts").value(r.casts).key("float_bytes").value(r.float_bytes)
-        .key("quantized_bytes").value(r.half_bytes);
+    j.key("mode")
+        .value("fp16")
+        .key("fp16_nodes")
+        .value(r.fp16_nodes)
+        .key("fp32_nodes")
+        .value(r.fp32_nodes)
+        .key("casts")
+        .value(r.casts)
+        .key("float_bytes")
+        .value(r.float_bytes)
+        .key("quantized_bytes")
+        .value(r.half_bytes);
   }
   write_model(model, out);
   if (args.flag("json")) {
     j.key("notes").strings(notes).end_object();
     std::cout << j.str() << "\n";
   } else {
-    std::cout << "simplified (optimizer level 1): " << simplified.summary() << "\n" << summary << "\n";
+    std::cout << "simplified (optimizer level 1): " << simplified.summary() << "\n"
+              << summary << "\n";
     for (const auto& s : notes) std::cout << "note: " << s << "\n";
     std::cout << "wrote " << out << " (standard ONNX)\n";
   }
@@ -234,12 +255,12 @@ int convert_without_data(const Args& args) {
 }  // namespace
 
 int cmd_quantize(const std::vector<std::string>& argv) {
-  const Args args = parse_args(argv, {"help", "per-channel", "reduce-range", "symmetric", "asymmetric", "json",
-                                "dynamic", "fp16"},
-                               {"output", "calibration", "method", "percentile", "exclude",
-                                "samples", "threads", "target-accuracy", "validation",
-                                "max-excluded"},
-                               "quantize");
+  const Args args = parse_args(
+      argv,
+      {"help", "per-channel", "reduce-range", "symmetric", "asymmetric", "json", "dynamic", "fp16"},
+      {"output", "calibration", "method", "percentile", "exclude", "samples", "threads",
+       "target-accuracy", "validation", "max-excluded"},
+      "quantize");
   if (args.flag("help")) {
     std::cout << kUsage;
     return kExitOk;
@@ -256,7 +277,8 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     for (const char* f : {"method", "percentile", "symmetric", "asymmetric", "samples",
                           "target-accuracy", "validation", "max-excluded"})
       if (args.flag(f))
-        throw UsageError(std::string("quantize: --") + f + " needs calibration; --dynamic and "
+        throw UsageError(std::string("quantize: --") + f +
+                         " needs calibration; --dynamic and "
                          "--fp16 take none");
     for (const char* f : {"per-channel", "reduce-range"})
       if (args.flag("fp16") && args.flag(f))
@@ -319,31 +341,61 @@ int cmd_quantize(const std::vector<std::string>& argv) {
   write_model(model, out);
 
   std::string ops;
-  for (const auto& [op, c] : r.quantized_ops) ops += (ops.empty() ? "" : ", ") + op + " " + std::to_string(c);
+  for (const auto& [op, c] : r.quantized_ops)
+    ops += (ops.empty() ? "" : ", ") + op + " " + std::to_string(c);
   if (args.flag("json")) {
     JsonWriter j;
     j.begin_object()
-        .key("model").value(args.positional[0])
-        .key("output").value(out)
-        .key("method").value(quant::method_name(method))
-        .key("samples").value(r.samples)
-        .key("per_channel").value(qo.per_channel)
-        .key("symmetric_activations").value(qo.symmetric_activations)
-        .key("reduce_range").value(qo.reduce_range)
-        .key("nodes").value(r.qdq.nodes)
-        .key("activations").value(r.qdq.activations)
-        .key("weights").value(r.qdq.weights)
-        .key("biases").value(r.qdq.biases)
-        .key("float_bytes").value(r.qdq.float_bytes)
-        .key("quantized_bytes").value(r.qdq.quantized_bytes);
+        .key("model")
+        .value(args.positional[0])
+        .key("output")
+        .value(out)
+        .key("method")
+        .value(quant::method_name(method))
+        .key("samples")
+        .value(r.samples)
+        .key("per_channel")
+        .value(qo.per_channel)
+        .key("symmetric_activations")
+        .value(qo.symmetric_activations)
+        .key("reduce_range")
+        .value(qo.reduce_range)
+        .key("nodes")
+        .value(r.qdq.nodes)
+        .key("activations")
+        .value(r.qdq.activations)
+        .key("weights")
+        .value(r.qdq.weights)
+        .key("biases")
+        .value(r.qdq.biases)
+        .key("float_bytes")
+        .value(r.qdq.float_bytes)
+        .key("quantized_bytes")
+        .value(r.qdq.quantized_bytes);
     if (!so.target.metric.empty()) {
-      j.key("target").begin_object().key("metric").value(so.target.metric)
-          .key("value").value(so.target.value).key("met").value(r.target_met)
-          .key("all_int8_ms").value(r.all_int8_ms).key("written_ms").value(r.written_ms)
-          .key("steps").begin_array();
+      j.key("target")
+          .begin_object()
+          .key("metric")
+          .value(so.target.metric)
+          .key("value")
+          .value(so.target.value)
+          .key("met")
+          .value(r.target_met)
+          .key("all_int8_ms")
+          .value(r.all_int8_ms)
+          .key("written_ms")
+          .value(r.written_ms)
+          .key("steps")
+          .begin_array();
       for (const auto& st : r.search)
-        j.begin_object().key("excluded").value(st.excluded).key("op").value(st.op)
-            .key("metric").value(st.metric).end_object();
+        j.begin_object()
+            .key("excluded")
+            .value(st.excluded)
+            .key("op")
+            .value(st.op)
+            .key("metric")
+            .value(st.metric)
+            .end_object();
       j.end_array().end_object();
     }
     j.key("notes").begin_array();
@@ -357,8 +409,8 @@ int cmd_quantize(const std::vector<std::string>& argv) {
               << (r.samples == 1 ? "" : "s") << " (" << quant::method_name(method)
               << (method == quant::Method::Percentile ? " " + args.get("percentile", "99.999") : "")
               << ")\n"
-              << "int8: " << r.qdq.nodes << " nodes (" << ops << "), " << r.qdq.weights << " weights"
-              << (qo.per_channel ? " per channel" : " per tensor")
+              << "int8: " << r.qdq.nodes << " nodes (" << ops << "), " << r.qdq.weights
+              << " weights" << (qo.per_channel ? " per channel" : " per tensor")
               << (qo.reduce_range ? " (7-bit)" : "") << ", " << r.qdq.biases
               << " int32 biases; weights " << megabytes(r.qdq.float_bytes) << " -> "
               << megabytes(r.qdq.quantized_bytes) << "\n";
@@ -367,13 +419,16 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     if (!so.target.metric.empty()) {
       std::cout << "target " << so.target.metric << " >= " << so.target.value << ":\n";
       for (const auto& st : r.search)
-        std::cout << "  " << (st.excluded.empty() ? "all int8" : "+ float " + st.op + " '" + st.excluded + "'")
+        std::cout << "  "
+                  << (st.excluded.empty() ? "all int8"
+                                          : "+ float " + st.op + " '" + st.excluded + "'")
                   << ": " << so.target.metric << " " << st.metric << "\n";
       char buf[160];
       std::snprintf(buf, sizeof buf, "latency: all int8 %.3f ms, written %.3f ms (%+.0f%%)\n",
                     r.all_int8_ms, r.written_ms, 100.0 * (r.written_ms / r.all_int8_ms - 1));
-      std::cout << (r.target_met ? "target met with " : "target NOT met with ") << r.search.size() - 1
-                << " layer" << (r.search.size() == 2 ? "" : "s") << " kept in float; " << buf;
+      std::cout << (r.target_met ? "target met with " : "target NOT met with ")
+                << r.search.size() - 1 << " layer" << (r.search.size() == 2 ? "" : "s")
+                << " kept in float; " << buf;
     }
     std::cout << "wrote " << out << " (QDQ, standard ONNX)\n";
   }

@@ -41,7 +41,8 @@ std::string summarize(const Value& v) {
     std::snprintf(buf, sizeof buf, "  min %.6g  max %.6g  mean %.6g  [", lo, hi, sum / t.numel());
     s += buf;
     for (int64_t i = 0; i < std::min<int64_t>(t.numel(), 5); ++i) {
-      std::snprintf(buf, sizeof buf, "%s%.6g", i ? ", " : "", static_cast<double>(static_cast<compute_t<T>>(p[i])));
+      std::snprintf(buf, sizeof buf, "%s%.6g", i ? ", " : "",
+                    static_cast<double>(static_cast<compute_t<T>>(p[i])));
       s += buf;
     }
     return s + (t.numel() > 5 ? ", ...]" : "]");
@@ -50,31 +51,32 @@ std::string summarize(const Value& v) {
 
 std::string safe_file_name(const std::string& name) {
   std::string s;
-  for (char c : name) s += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
+  for (char c : name)
+    s += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
   return s.empty() || s[0] == '.' ? "_" + s : s;
 }
 
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& argv) {
-  const Args args = parse_args(argv, {"json", "allow-missing", "tf32", "help"},
-                               {"input", "output", "providers", "threads", "shape", "seed", "level",
-                                "precision"},
-                               "run");
+  const Args args = parse_args(
+      argv, {"json", "allow-missing", "tf32", "help"},
+      {"input", "output", "providers", "threads", "shape", "seed", "level", "precision"}, "run");
   if (args.flag("help") || args.positional.size() != 1) {
-    std::cout << "usage: polyinfer run MODEL [-i NAME=FILE]... [-o DIR] [--providers LIST]\n"
-                 "         [--threads N] [--level N] [--precision fp32|fp16|bf16] [--tf32]\n"
-                 "         [--shape NAME=DIMS]... [--seed N] [--allow-missing] [--json]\n"
-                 "Inputs come from .npy or ONNX TensorProto .pb files; inputs not given are filled\n"
-                 "with seeded random data (dynamic dimensions from --shape, else 1).\n"
-                 "Outputs are saved as DIR/NAME.npy when -o is given.\n"
-                 "--providers lists providers in order of preference; an entry may carry options\n"
-                 "as NAME:KEY=VALUE, e.g. cpu:winograd=off (`polyinfer providers` lists them).\n"
-                 "--precision fp16 / bf16 computes the safe ops in float16 / bfloat16 (inputs and\n"
-                 "outputs stay float32; docs/vulkan.md \"Precision\").\n"
-                 "--tf32 lets float32 products and convolutions use TF32 Tensor Core math where\n"
-                 "a provider has it (cuda from Ampere on: faster, ~1e-3 relative error; the\n"
-                 "nodes say \"+tf32\" in the placement).\n";
+    std::cout
+        << "usage: polyinfer run MODEL [-i NAME=FILE]... [-o DIR] [--providers LIST]\n"
+           "         [--threads N] [--level N] [--precision fp32|fp16|bf16] [--tf32]\n"
+           "         [--shape NAME=DIMS]... [--seed N] [--allow-missing] [--json]\n"
+           "Inputs come from .npy or ONNX TensorProto .pb files; inputs not given are filled\n"
+           "with seeded random data (dynamic dimensions from --shape, else 1).\n"
+           "Outputs are saved as DIR/NAME.npy when -o is given.\n"
+           "--providers lists providers in order of preference; an entry may carry options\n"
+           "as NAME:KEY=VALUE, e.g. cpu:winograd=off (`polyinfer providers` lists them).\n"
+           "--precision fp16 / bf16 computes the safe ops in float16 / bfloat16 (inputs and\n"
+           "outputs stay float32; docs/vulkan.md \"Precision\").\n"
+           "--tf32 lets float32 products and convolutions use TF32 Tensor Core math where\n"
+           "a provider has it (cuda from Ampere on: faster, ~1e-3 relative error; the\n"
+           "nodes say \"+tf32\" in the placement).\n";
     return args.flag("help") ? kExitOk : kExitUsage;
   }
   const auto t0 = Clock::now();
@@ -95,29 +97,33 @@ int cmd_run(const std::vector<std::string>& argv) {
     PI_CHECK(!ec, Io, "cannot create output folder '", out_dir, "': ", ec.message());
     for (size_t i = 0; i < outputs.size(); ++i)
       if (outputs[i].is_tensor())
-        write_npy((fs::path(out_dir) / (safe_file_name(session.outputs()[i].name) + ".npy")).string(),
-                  outputs[i].tensor());
+        write_npy(
+            (fs::path(out_dir) / (safe_file_name(session.outputs()[i].name) + ".npy")).string(),
+            outputs[i].tensor());
       else
-        notes.push_back("output '" + session.outputs()[i].name + "' is a " +
-                        outputs[i].describe() + " and was not saved");
+        notes.push_back("output '" + session.outputs()[i].name + "' is a " + outputs[i].describe() +
+                        " and was not saved");
   }
 
   const Placement& pl = session.placement();
   if (args.flag("json")) {
-    std::cout << "{\"model\": " << json_str(args.positional[0]) << ", \"session_create_ms\": "
-              << create_ms << ", \"run_ms\": " << run_ms << ", \"precision\": "
-              << json_str(precision_name(session.precision())) << ", \"outputs\": [";
+    std::cout << "{\"model\": " << json_str(args.positional[0])
+              << ", \"session_create_ms\": " << create_ms << ", \"run_ms\": " << run_ms
+              << ", \"precision\": " << json_str(precision_name(session.precision()))
+              << ", \"outputs\": [";
     for (size_t i = 0; i < outputs.size(); ++i)
       std::cout << (i ? ", " : "") << "{\"name\": " << json_str(session.outputs()[i].name)
                 << ", \"value\": " << json_str(outputs[i].describe())
                 << ", \"summary\": " << json_str(summarize(outputs[i])) << "}";
-    std::cout << "], \"placement\": {\"summary\": " << json_str(pl.summary()) << ", \"providers\": [";
+    std::cout << "], \"placement\": {\"summary\": " << json_str(pl.summary())
+              << ", \"providers\": [";
     for (size_t i = 0; i < pl.providers.size(); ++i)
       std::cout << (i ? ", " : "") << "{\"name\": " << json_str(pl.providers[i].provider)
                 << ", \"nodes\": " << pl.providers[i].nodes
                 << ", \"flops_share\": " << pl.providers[i].flops_share << "}";
     std::cout << "], \"notes\": [";
-    for (size_t i = 0; i < pl.notes.size(); ++i) std::cout << (i ? ", " : "") << json_str(pl.notes[i]);
+    for (size_t i = 0; i < pl.notes.size(); ++i)
+      std::cout << (i ? ", " : "") << json_str(pl.notes[i]);
     std::cout << "], \"nodes\": [";
     for (size_t i = 0; i < pl.nodes.size(); ++i) {
       const Placement::NodePlacement& n = pl.nodes[i];

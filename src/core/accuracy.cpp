@@ -46,7 +46,8 @@ std::vector<int64_t> top_k(const double* row, int64_t c, int64_t k) {
 void ErrorStats::add(const Tensor& got, const Tensor& ref) {
   PI_CHECK(got.shape() == ref.shape(), ShapeMismatch, "compare: output shapes differ, ",
            shape_str(got.shape()), " against the reference's ", shape_str(ref.shape()));
-  const std::vector<double> g = as_doubles(got, "the compared"), r = as_doubles(ref, "the reference");
+  const std::vector<double> g = as_doubles(got, "the compared"),
+                            r = as_doubles(ref, "the reference");
   for (size_t i = 0; i < g.size(); ++i) {
     // A reference that is not finite has nothing to be close to; a non-finite value where the
     // reference is finite is counted, not folded into the sums (it would make them all NaN).

@@ -52,7 +52,8 @@ std::string compare_tensors(const Tensor& g, const Tensor& e, const Tolerance& t
       }
       if (!bad) return "";
       char buf[160];
-      std::snprintf(buf, sizeof buf, "%lld of %lld values differ; worst at %s: got %.9g, expected %.9g",
+      std::snprintf(buf, sizeof buf,
+                    "%lld of %lld values differ; worst at %s: got %.9g, expected %.9g",
                     static_cast<long long>(bad), static_cast<long long>(n),
                     index_str(worst, gh.shape()).c_str(),
                     static_cast<double>(static_cast<compute_t<T>>(a[worst])),
@@ -83,7 +84,8 @@ std::string compare_tensors(const Tensor& g, const Tensor& e, const Tolerance& t
 }  // namespace
 
 std::string compare_values(const Value& got, const Value& expected, const Tolerance& tol) {
-  if (got.kind() != expected.kind()) return "got " + got.describe() + ", expected " + expected.describe();
+  if (got.kind() != expected.kind())
+    return "got " + got.describe() + ", expected " + expected.describe();
   switch (expected.kind()) {
     case Value::Kind::None: return "";
     case Value::Kind::Tensor: return compare_tensors(got.tensor(), expected.tensor(), tol);
@@ -91,7 +93,8 @@ std::string compare_values(const Value& got, const Value& expected, const Tolera
       const auto& a = got.items();
       const auto& b = expected.items();
       if (a.size() != b.size())
-        return "sequence of " + std::to_string(a.size()) + " items, expected " + std::to_string(b.size());
+        return "sequence of " + std::to_string(a.size()) + " items, expected " +
+               std::to_string(b.size());
       for (size_t i = 0; i < a.size(); ++i) {
         std::string d = compare_tensors(a[i], b[i], tol);
         if (!d.empty()) return "item " + std::to_string(i) + ": " + d;

@@ -16,13 +16,9 @@
 
 namespace polyinfer {
 
-template <class T>
-struct Tag {
-  using type = T;
-};
+template <class T> struct Tag { using type = T; };
 
-template <class... Ts>
-struct TypeList {};
+template <class... Ts> struct TypeList {};
 
 template <class... A, class... B>
 constexpr TypeList<A..., B...> operator+(TypeList<A...>, TypeList<B...>) {
@@ -40,8 +36,7 @@ using AllTypes = TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int
                           uint8_t, uint16_t, uint32_t, uint64_t, bool, std::string>;
 
 namespace detail {
-template <class F>
-[[noreturn]] decltype(auto) dispatch_fail(DType t, const char* who, F&&) {
+template <class F> [[noreturn]] decltype(auto) dispatch_fail(DType t, const char* who, F&&) {
   fail(ErrorCode::UnsupportedOp, who, ": dtype ", dtype_name(t), " is not supported");
 }
 template <class T, class... Rest, class F>

@@ -9,11 +9,21 @@ namespace polyinfer {
 
 size_t dtype_size(DType t) {
   switch (t) {
-    case DType::Float32: case DType::Int32: case DType::UInt32: return 4;
-    case DType::Float64: case DType::Int64: case DType::UInt64: case DType::Complex64: return 8;
+    case DType::Float32:
+    case DType::Int32:
+    case DType::UInt32: return 4;
+    case DType::Float64:
+    case DType::Int64:
+    case DType::UInt64:
+    case DType::Complex64: return 8;
     case DType::Complex128: return 16;
-    case DType::Float16: case DType::BFloat16: case DType::Int16: case DType::UInt16: return 2;
-    case DType::Int8: case DType::UInt8: case DType::Bool: return 1;
+    case DType::Float16:
+    case DType::BFloat16:
+    case DType::Int16:
+    case DType::UInt16: return 2;
+    case DType::Int8:
+    case DType::UInt8:
+    case DType::Bool: return 1;
     case DType::String: return sizeof(std::string);
     case DType::Undefined: return 0;
   }
@@ -44,7 +54,10 @@ const char* dtype_name(DType t) {
 }
 
 DType dtype_from_name(const std::string& name) {
-  static const struct { const char* name; DType t; } kAliases[] = {
+  static const struct {
+    const char* name;
+    DType t;
+  } kAliases[] = {
       {"float", DType::Float32}, {"fp32", DType::Float32}, {"double", DType::Float64},
       {"fp64", DType::Float64},  {"half", DType::Float16}, {"fp16", DType::Float16},
       {"bf16", DType::BFloat16},
@@ -54,7 +67,8 @@ DType dtype_from_name(const std::string& name) {
   for (int i = 1; i <= 16; ++i)
     if (name == dtype_name(static_cast<DType>(i))) return static_cast<DType>(i);
   fail(ErrorCode::InvalidArgument, "unknown dtype '", name,
-       "'; use one of float32, float16, bfloat16, float64, int8..int64, uint8..uint64, bool, string");
+       "'; use one of float32, float16, bfloat16, float64, int8..int64, uint8..uint64, bool, "
+       "string");
 }
 
 bool is_float(DType t) {
@@ -63,15 +77,24 @@ bool is_float(DType t) {
 
 bool is_integer(DType t) {
   switch (t) {
-    case DType::Int8: case DType::Int16: case DType::Int32: case DType::Int64:
-    case DType::UInt8: case DType::UInt16: case DType::UInt32: case DType::UInt64: return true;
+    case DType::Int8:
+    case DType::Int16:
+    case DType::Int32:
+    case DType::Int64:
+    case DType::UInt8:
+    case DType::UInt16:
+    case DType::UInt32:
+    case DType::UInt64: return true;
     default: return false;
   }
 }
 
 bool is_signed(DType t) {
   switch (t) {
-    case DType::Int8: case DType::Int16: case DType::Int32: case DType::Int64: return true;
+    case DType::Int8:
+    case DType::Int16:
+    case DType::Int32:
+    case DType::Int64: return true;
     default: return is_float(t);
   }
 }

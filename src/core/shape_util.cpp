@@ -25,8 +25,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* who) {
   for (size_t i = 0; i < r; ++i) {
     const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
     const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
-    PI_CHECK(da == db || da == 1 || db == 1, ShapeMismatch, who, ": shapes ", shape_str(a),
-             " and ", shape_str(b), " do not broadcast");
+    PI_CHECK(da == db || da == 1 || db == 1, ShapeMismatch, who, ": shapes ", shape_str(a), " and ",
+             shape_str(b), " do not broadcast");
     out[i] = da == 1 ? db : da;
   }
   return out;

@@ -1,5 +1,6 @@
 #include "polyinfer/tensor.h"
 
+#include <sys/mman.h>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -7,7 +8,6 @@
 #include <map>
 #include <mutex>
 #include <new>
-#include <sys/mman.h>
 #include <vector>
 
 #include "core/deferred.h"
@@ -285,8 +285,8 @@ const void* Tensor::peek_bytes() const {
 
 void Tensor::check_type(DType requested) const {
   PI_CHECK(storage_ != nullptr, Internal, "access to the data of an undefined tensor");
-  PI_CHECK(requested == dtype_, Internal, "tensor of dtype ", dtype_name(dtype_),
-           " read as ", dtype_name(requested));
+  PI_CHECK(requested == dtype_, Internal, "tensor of dtype ", dtype_name(dtype_), " read as ",
+           dtype_name(requested));
 }
 
 Tensor Tensor::to(Device device) const {
@@ -302,12 +302,11 @@ Tensor Tensor::to(Device device) const {
 void Tensor::copy_from(const Tensor& src) {
   PI_CHECK(defined() && src.defined(), InvalidArgument, "copy_from: ", describe(), " <- ",
            src.describe(), ": both tensors must be defined");
-  PI_CHECK(dtype_ == src.dtype_ && shape_ == src.shape_, InvalidArgument, "copy_from: ",
-           describe(), " <- ", src.describe(), ": dtype and shape must match");
+  PI_CHECK(dtype_ == src.dtype_ && shape_ == src.shape_, InvalidArgument, "copy_from: ", describe(),
+           " <- ", src.describe(), ": dtype and shape must match");
   const Device from = src.device(), to = device();
   if (dtype_ == DType::String) {
-    PI_CHECK(from.is_cpu() && to.is_cpu(), InvalidArgument,
-             "string tensors cannot leave the host");
+    PI_CHECK(from.is_cpu() && to.is_cpu(), InvalidArgument, "string tensors cannot leave the host");
     const auto* s = static_cast<const std::string*>(src.raw_data());
     auto* d = static_cast<std::string*>(raw_data());
     for (int64_t i = 0; i < numel_; ++i) d[i] = s[i];

@@ -37,7 +37,8 @@ const char* min_driver_for(int cuda_major) {
 
 std::string driver_hint(int cuda_major) {
   const char* v = min_driver_for(cuda_major);
-  return v ? std::string(" (CUDA ") + std::to_string(cuda_major) + " needs driver " + v + " or newer)"
+  return v ? std::string(" (CUDA ") + std::to_string(cuda_major) + " needs driver " + v +
+                 " or newer)"
            : std::string();
 }
 
@@ -74,10 +75,11 @@ StackCheck check_cuda_stack(const NvidiaInfo& nv) {
   if (built.first > 0 && nv.cuda_driver_api > 0) {
     const int drv_major = nv.cuda_driver_api / 1000;
     if (drv_major < built.first) {
-      c.reason = "the NVIDIA driver (" + (nv.driver_version.empty() ? "version unknown" : nv.driver_version) +
+      c.reason = "the NVIDIA driver (" +
+                 (nv.driver_version.empty() ? "version unknown" : nv.driver_version) +
                  ") supports CUDA " + cuda_version_string(nv.cuda_driver_api) +
-                 ", older than the CUDA " + nv.cudart.built + " polyinfer was built with: upgrade the driver" +
-                 driver_hint(built.first);
+                 ", older than the CUDA " + nv.cudart.built +
+                 " polyinfer was built with: upgrade the driver" + driver_hint(built.first);
       return c;
     }
   }
@@ -85,13 +87,14 @@ StackCheck check_cuda_stack(const NvidiaInfo& nv) {
     if (lib->built.empty()) continue;
     if (lib->loaded.empty()) {
       c.reason = lib->name + " " + std::to_string(major_minor(lib->built).first) +
-                 ".x does not load (" + lib->error + "): install it (the CUDA toolkit's or "
+                 ".x does not load (" + lib->error +
+                 "): install it (the CUDA toolkit's or "
                  "NVIDIA's packages) or put its folder on LD_LIBRARY_PATH";
       return c;
     }
     if (major_minor(lib->loaded).first != major_minor(lib->built).first) {
-      c.reason = lib->name + " " + lib->loaded + " loads (" + lib->path + ") but polyinfer was built with " +
-                 lib->built + ": install " + lib->name + " " +
+      c.reason = lib->name + " " + lib->loaded + " loads (" + lib->path +
+                 ") but polyinfer was built with " + lib->built + ": install " + lib->name + " " +
                  std::to_string(major_minor(lib->built).first) + ".x";
       return c;
     }
@@ -110,13 +113,15 @@ StackCheck check_vulkan_stack(const VulkanInfo& vk) {
     return c;
   }
   if (!vk.error.empty()) {
-    c.reason = vk.error + ": no Vulkan driver (ICD) works here; install the GPU's Vulkan driver "
+    c.reason = vk.error +
+               ": no Vulkan driver (ICD) works here; install the GPU's Vulkan driver "
                "(mesa-vulkan-drivers for AMD/Intel, the NVIDIA driver for NVIDIA)";
     return c;
   }
   if (vk.devices.empty()) {
-    c.reason = "the Vulkan loader finds no device: install the GPU's Vulkan driver "
-               "(mesa-vulkan-drivers for AMD/Intel, the NVIDIA driver for NVIDIA)";
+    c.reason =
+        "the Vulkan loader finds no device: install the GPU's Vulkan driver "
+        "(mesa-vulkan-drivers for AMD/Intel, the NVIDIA driver for NVIDIA)";
     return c;
   }
   c.usable = true;

@@ -18,8 +18,8 @@ namespace polyinfer::hw {
 
 namespace {
 
-constexpr int kMaxCpus = 4096;          // bound on CPUs read from outside
-constexpr int kMaxCacheIndices = 16;    // cpuN/cache/index0..15
+constexpr int kMaxCpus = 4096;        // bound on CPUs read from outside
+constexpr int kMaxCacheIndices = 16;  // cpuN/cache/index0..15
 constexpr int kMaxNodes = 4096;
 
 const char* build_arch() {
@@ -91,7 +91,8 @@ std::vector<int> cpu_list_members(const std::string& list) {
     const std::string part = s.substr(i, j - i);
     const auto dash = part.find('-');
     const long a = std::strtol(part.c_str(), nullptr, 10);
-    const long b = dash == std::string::npos ? a : std::strtol(part.c_str() + dash + 1, nullptr, 10);
+    const long b =
+        dash == std::string::npos ? a : std::strtol(part.c_str() + dash + 1, nullptr, 10);
     for (long c = a; c <= b && static_cast<int>(out.size()) < kMaxCpus; ++c)
       if (c >= 0 && c < kMaxCpus) out.push_back(static_cast<int>(c));
     i = j + 1;
@@ -115,8 +116,12 @@ int numbered(const std::string& name, const std::string& prefix) {
 int64_t parse_size(const std::string& s) {
   const auto v = parse_int(s);
   if (!v || *v < 0) return 0;
-  const char unit = s.empty() ? 0 : static_cast<char>(std::toupper(static_cast<unsigned char>(trim(s).back())));
-  const int64_t mul = unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : unit == 'G' ? 1024 * 1024 * 1024 : 1;
+  const char unit =
+      s.empty() ? 0 : static_cast<char>(std::toupper(static_cast<unsigned char>(trim(s).back())));
+  const int64_t mul = unit == 'K'   ? 1024
+                      : unit == 'M' ? 1024 * 1024
+                      : unit == 'G' ? 1024 * 1024 * 1024
+                                    : 1;
   if (*v > std::numeric_limits<int64_t>::max() / mul) return 0;
   return *v * mul;
 }
@@ -124,14 +129,32 @@ int64_t parse_size(const std::string& s) {
 // Kernel flag → normalized feature name (report.h). x86 names are the kernel's own.
 const std::map<std::string, std::string>& feature_names() {
   static const std::map<std::string, std::string> m = {
-      {"sse4_2", "sse4_2"}, {"avx", "avx"}, {"avx2", "avx2"}, {"fma", "fma"}, {"f16c", "f16c"},
-      {"avx512f", "avx512f"}, {"avx512bw", "avx512bw"}, {"avx512vl", "avx512vl"},
-      {"avx512dq", "avx512dq"}, {"avx512_vnni", "avx512_vnni"}, {"avx512_bf16", "avx512_bf16"},
-      {"avx512_fp16", "avx512_fp16"}, {"avx_vnni", "avx_vnni"}, {"amx_tile", "amx_tile"},
-      {"amx_int8", "amx_int8"}, {"amx_bf16", "amx_bf16"},
+      {"sse4_2", "sse4_2"},
+      {"avx", "avx"},
+      {"avx2", "avx2"},
+      {"fma", "fma"},
+      {"f16c", "f16c"},
+      {"avx512f", "avx512f"},
+      {"avx512bw", "avx512bw"},
+      {"avx512vl", "avx512vl"},
+      {"avx512dq", "avx512dq"},
+      {"avx512_vnni", "avx512_vnni"},
+      {"avx512_bf16", "avx512_bf16"},
+      {"avx512_fp16", "avx512_fp16"},
+      {"avx_vnni", "avx_vnni"},
+      {"amx_tile", "amx_tile"},
+      {"amx_int8", "amx_int8"},
+      {"amx_bf16", "amx_bf16"},
       // arm64 hwcaps as /proc/cpuinfo "Features" spells them.
-      {"asimd", "neon"}, {"asimddp", "dotprod"}, {"asimdhp", "fp16"}, {"fphp", "fp16"},
-      {"i8mm", "i8mm"}, {"bf16", "bf16"}, {"sve", "sve"}, {"sve2", "sve2"}, {"sme", "sme"}};
+      {"asimd", "neon"},
+      {"asimddp", "dotprod"},
+      {"asimdhp", "fp16"},
+      {"fphp", "fp16"},
+      {"i8mm", "i8mm"},
+      {"bf16", "bf16"},
+      {"sve", "sve"},
+      {"sve2", "sve2"},
+      {"sme", "sme"}};
   return m;
 }
 
@@ -158,15 +181,32 @@ std::string arm_implementer(int64_t code) {
 // (implementer, part) → core name, for the parts polyinfer is likely to meet; "" otherwise.
 std::string arm_part(int64_t implementer, int64_t part) {
   static const std::map<std::pair<int64_t, int64_t>, const char*> parts = {
-      {{0x41, 0xd03}, "Cortex-A53"}, {{0x41, 0xd04}, "Cortex-A35"}, {{0x41, 0xd05}, "Cortex-A55"},
-      {{0x41, 0xd07}, "Cortex-A57"}, {{0x41, 0xd08}, "Cortex-A72"}, {{0x41, 0xd09}, "Cortex-A73"},
-      {{0x41, 0xd0a}, "Cortex-A75"}, {{0x41, 0xd0b}, "Cortex-A76"}, {{0x41, 0xd0c}, "Neoverse-N1"},
-      {{0x41, 0xd0d}, "Cortex-A77"}, {{0x41, 0xd40}, "Neoverse-V1"}, {{0x41, 0xd41}, "Cortex-A78"},
-      {{0x41, 0xd44}, "Cortex-X1"}, {{0x41, 0xd46}, "Cortex-A510"}, {{0x41, 0xd47}, "Cortex-A710"},
-      {{0x41, 0xd48}, "Cortex-X2"}, {{0x41, 0xd49}, "Neoverse-N2"}, {{0x41, 0xd4d}, "Cortex-A715"},
-      {{0x41, 0xd4e}, "Cortex-X3"}, {{0x41, 0xd4f}, "Neoverse-V2"}, {{0x41, 0xd81}, "Cortex-A720"},
-      {{0x41, 0xd82}, "Cortex-X4"}, {{0x41, 0xd84}, "Neoverse-V3"}, {{0x41, 0xd8e}, "Neoverse-N3"},
-      {{0x48, 0xd01}, "Kunpeng-920 (TSV110)"}, {{0xc0, 0xac3}, "AmpereOne"}};
+      {{0x41, 0xd03}, "Cortex-A53"},
+      {{0x41, 0xd04}, "Cortex-A35"},
+      {{0x41, 0xd05}, "Cortex-A55"},
+      {{0x41, 0xd07}, "Cortex-A57"},
+      {{0x41, 0xd08}, "Cortex-A72"},
+      {{0x41, 0xd09}, "Cortex-A73"},
+      {{0x41, 0xd0a}, "Cortex-A75"},
+      {{0x41, 0xd0b}, "Cortex-A76"},
+      {{0x41, 0xd0c}, "Neoverse-N1"},
+      {{0x41, 0xd0d}, "Cortex-A77"},
+      {{0x41, 0xd40}, "Neoverse-V1"},
+      {{0x41, 0xd41}, "Cortex-A78"},
+      {{0x41, 0xd44}, "Cortex-X1"},
+      {{0x41, 0xd46}, "Cortex-A510"},
+      {{0x41, 0xd47}, "Cortex-A710"},
+      {{0x41, 0xd48}, "Cortex-X2"},
+      {{0x41, 0xd49}, "Neoverse-N2"},
+      {{0x41, 0xd4d}, "Cortex-A715"},
+      {{0x41, 0xd4e}, "Cortex-X3"},
+      {{0x41, 0xd4f}, "Neoverse-V2"},
+      {{0x41, 0xd81}, "Cortex-A720"},
+      {{0x41, 0xd82}, "Cortex-X4"},
+      {{0x41, 0xd84}, "Neoverse-V3"},
+      {{0x41, 0xd8e}, "Neoverse-N3"},
+      {{0x48, 0xd01}, "Kunpeng-920 (TSV110)"},
+      {{0xc0, 0xac3}, "AmpereOne"}};
   auto it = parts.find({implementer, part});
   return it == parts.end() ? "" : it->second;
 }
@@ -179,7 +219,9 @@ std::string platform_hypervisor(const FileSystem& fs, bool strict) {
     return *t == "xen" ? "Xen" : *t;
   const std::string vendor = fs.read_line("/sys/class/dmi/id/sys_vendor").value_or("");
   const std::string product = fs.read_line("/sys/class/dmi/id/product_name").value_or("");
-  auto has = [](const std::string& s, const char* what) { return s.find(what) != std::string::npos; };
+  auto has = [](const std::string& s, const char* what) {
+    return s.find(what) != std::string::npos;
+  };
   if (has(product, "KVM") || has(vendor, "KVM")) return "KVM";
   if (has(vendor, "QEMU")) return "QEMU";
   if (has(vendor, "VMware") || has(product, "VMware")) return "VMware";
@@ -214,17 +256,20 @@ CpuInfo probe_cpu(const FileSystem& fs) {
   for (const auto& b : blocks) {
     if (b.count("flags")) {
       x86_format = true;
-      if (flags.empty()) for (auto& f : split_ws(field(b, "flags"))) flags.insert(f);
+      if (flags.empty())
+        for (auto& f : split_ws(field(b, "flags"))) flags.insert(f);
       if (info.vendor.empty()) info.vendor = field(b, "vendor_id");
       if (info.model.empty()) info.model = field(b, "model name");
     } else if (b.count("Features") || b.count("CPU implementer")) {
-      if (flags.empty()) for (auto& f : split_ws(field(b, "Features"))) flags.insert(f);
+      if (flags.empty())
+        for (auto& f : split_ws(field(b, "Features"))) flags.insert(f);
       const auto impl = parse_int(field(b, "CPU implementer"), 16);
       const auto part = parse_int(field(b, "CPU part"), 16);
       if (impl && info.vendor.empty()) info.vendor = arm_implementer(*impl);
       // big.LITTLE parts are listed in order of first appearance: "Cortex-A55 + Cortex-A76".
       const std::string name = impl && part ? arm_part(*impl, *part) : "";
-      if (!name.empty() && std::find(arm_models.begin(), arm_models.end(), name) == arm_models.end())
+      if (!name.empty() &&
+          std::find(arm_models.begin(), arm_models.end(), name) == arm_models.end())
         arm_models.push_back(name);
     }
   }
@@ -244,7 +289,8 @@ CpuInfo probe_cpu(const FileSystem& fs) {
   std::vector<int> cpus = cpu_list_members(fs.read_line(sys + "/online").value_or(""));
   if (cpus.empty())
     for (const auto& n : fs.list(sys))
-      if (int c = numbered(n, "cpu"); c >= 0 && c < kMaxCpus && cpus.size() < kMaxCpus) cpus.push_back(c);
+      if (int c = numbered(n, "cpu"); c >= 0 && c < kMaxCpus && cpus.size() < kMaxCpus)
+        cpus.push_back(c);
   if (cpus.empty())
     for (int i = 0; i < static_cast<int>(blocks.size()); ++i) cpus.push_back(i);
   info.threads = static_cast<int>(cpus.size());
@@ -288,7 +334,8 @@ CpuInfo probe_cpu(const FileSystem& fs) {
       if (cache.size_bytes <= 0) continue;  // a cache of unknown size says nothing to `plan`
       std::set<std::string> sharing;
       for (int c : cpus)
-        if (auto l = fs.read_line(sys + "/cpu" + std::to_string(c) + "/cache/" + idx + "/shared_cpu_list"))
+        if (auto l = fs.read_line(sys + "/cpu" + std::to_string(c) + "/cache/" + idx +
+                                  "/shared_cpu_list"))
           sharing.insert(*l);
       cache.instances = static_cast<int>(sharing.size());
       info.caches.push_back(cache);
@@ -303,8 +350,10 @@ CpuInfo probe_cpu(const FileSystem& fs) {
   // Frequencies in kHz (cpufreq) → MHz; without cpufreq (VMs) the cpuinfo "cpu MHz".
   const std::string freq = sys + "/cpu" + std::to_string(cpus.empty() ? 0 : cpus[0]) + "/cpufreq/";
   info.governor = fs.read_line(freq + "scaling_governor").value_or("");
-  if (auto khz = fs.read_int(freq + "scaling_cur_freq"); khz && *khz > 0) info.cur_mhz = *khz / 1000;
-  if (auto khz = fs.read_int(freq + "cpuinfo_max_freq"); khz && *khz > 0) info.max_mhz = *khz / 1000;
+  if (auto khz = fs.read_int(freq + "scaling_cur_freq"); khz && *khz > 0)
+    info.cur_mhz = *khz / 1000;
+  if (auto khz = fs.read_int(freq + "cpuinfo_max_freq"); khz && *khz > 0)
+    info.max_mhz = *khz / 1000;
   if (info.cur_mhz < 0 && !blocks.empty()) {
     const std::string mhz = field(blocks[0], "cpu MHz");
     char* end = nullptr;
@@ -320,11 +369,16 @@ CpuInfo probe_cpu(const FileSystem& fs) {
       // Guests without DMI (microVMs, some clouds) still show the hypervisor's paravirtual clock.
       if (info.hypervisor.empty()) {
         const auto clocks = split_ws(
-            fs.read_line("/sys/devices/system/clocksource/clocksource0/available_clocksource").value_or(""));
-        auto has_clock = [&](const char* c) { return std::find(clocks.begin(), clocks.end(), c) != clocks.end(); };
+            fs.read_line("/sys/devices/system/clocksource/clocksource0/available_clocksource")
+                .value_or(""));
+        auto has_clock = [&](const char* c) {
+          return std::find(clocks.begin(), clocks.end(), c) != clocks.end();
+        };
         if (has_clock("kvm-clock")) info.hypervisor = "KVM";
-        else if (has_clock("hyperv_clocksource_tsc_page")) info.hypervisor = "Hyper-V";
-        else if (has_clock("xen")) info.hypervisor = "Xen";
+        else if (has_clock("hyperv_clocksource_tsc_page"))
+          info.hypervisor = "Hyper-V";
+        else if (has_clock("xen"))
+          info.hypervisor = "Xen";
       }
       if (info.hypervisor.empty()) info.hypervisor = "unknown hypervisor";
     }
@@ -341,7 +395,8 @@ CpuInfo probe_cpu(const FileSystem& fs) {
     const auto pkg = fs.read_int(t + "physical_package_id");
     const auto core = fs.read_int(t + "core_id");
     const std::string pkg_key = pkg ? "p" + std::to_string(*pkg) : "cpu" + std::to_string(c);
-    const std::string core_key = pkg && core ? pkg_key + "c" + std::to_string(*core) : "cpu" + std::to_string(c);
+    const std::string core_key =
+        pkg && core ? pkg_key + "c" + std::to_string(*core) : "cpu" + std::to_string(c);
     if (auto v = fs.read_int(base + "/thermal_throttle/core_throttle_count"); v && *v >= 0)
       counted["core " + core_key] = *v;
     if (auto v = fs.read_int(base + "/thermal_throttle/package_throttle_count"); v && *v >= 0)

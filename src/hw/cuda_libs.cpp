@@ -69,8 +69,7 @@ LibraryVersion probe_cudart(const LibraryLoader& libs, const std::string& built)
   // cudaRuntimeGetVersion only reports the number: it creates no context and needs no GPU.
   auto get = lib->fn<int (*)(int*)>("cudaRuntimeGetVersion");
   int v = 0;
-  if (!get)
-    out.error = "loaded, but it has no cudaRuntimeGetVersion";
+  if (!get) out.error = "loaded, but it has no cudaRuntimeGetVersion";
   else if (const int rc = get(&v); rc != 0 || v <= 0)
     out.error = "cudaRuntimeGetVersion failed (" + std::to_string(rc) + ")";
   else
@@ -95,7 +94,8 @@ LibraryVersion probe_cublas(const LibraryLoader& libs, const std::string& built)
   int part[3] = {-1, -1, -1};
   for (int i = 0; i < 3; ++i) {
     if (const int rc = get(i, &part[i]); rc != 0 || part[i] < 0) {
-      out.error = "cublasGetProperty(" + std::to_string(i) + ") failed (" + std::to_string(rc) + ")";
+      out.error =
+          "cublasGetProperty(" + std::to_string(i) + ") failed (" + std::to_string(rc) + ")";
       return out;
     }
   }
@@ -107,14 +107,12 @@ LibraryVersion probe_cublas(const LibraryLoader& libs, const std::string& built)
 LibraryVersion probe_cudnn(const LibraryLoader& libs, const std::string& built) {
   LibraryVersion out = start("cuDNN", built);
   auto lib = libs.open(
-      sonames("libcudnn.so", built, {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"}),
-      &out.error);
+      sonames("libcudnn.so", built, {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"}), &out.error);
   if (!lib) return out;
   out.error.clear();
   out.path = lib->path();
   auto get = lib->fn<size_t (*)()>("cudnnGetVersion");
-  if (!get)
-    out.error = "loaded, but it has no cudnnGetVersion";
+  if (!get) out.error = "loaded, but it has no cudnnGetVersion";
   else if (const size_t v = get(); v == 0)
     out.error = "cudnnGetVersion returned 0";
   else

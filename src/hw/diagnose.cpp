@@ -44,11 +44,12 @@ void nvidia(const NvidiaInfo& nv, const std::vector<std::string>& providers,
                     "sudo modprobe nvidia; after a kernel update rebuild the module "
                     "(sudo dkms autoinstall) and reboot; if modprobe fails, reinstall the driver"});
   if (nv.libcuda_loaded && (!nv.libcuda_error.empty() || nv.gpus.empty()))
-    out->push_back({"nvidia-no-device", "warning",
-                    "the NVIDIA driver library loads but " +
-                        (nv.libcuda_error.empty() ? std::string("reports no GPU") : nv.libcuda_error),
-                    "check nvidia-smi and the /dev/nvidia* nodes; in a container, start it with "
-                    "--gpus all (NVIDIA Container Toolkit)"});
+    out->push_back(
+        {"nvidia-no-device", "warning",
+         "the NVIDIA driver library loads but " +
+             (nv.libcuda_error.empty() ? std::string("reports no GPU") : nv.libcuda_error),
+         "check nvidia-smi and the /dev/nvidia* nodes; in a container, start it with "
+         "--gpus all (NVIDIA Container Toolkit)"});
 
   const auto want = major_minor(nv.cudart.built);
   if (want.first > 0 && nv.cuda_driver_api > 0 && !nv.gpus.empty()) {
@@ -61,23 +62,26 @@ void nvidia(const NvidiaInfo& nv, const std::vector<std::string>& providers,
                       "upgrade the NVIDIA driver to one for CUDA " + std::to_string(want.first) +
                           " (nvidia-smi shows the CUDA version a driver supports)"});
     else if (have_major == want.first && have_minor < want.second)
-      out->push_back({"cuda-driver-older-minor", "warning",
-                      "the NVIDIA driver supports CUDA " + have + ", older than the CUDA " +
-                          nv.cudart.built + " polyinfer was built with; it runs through minor-version "
-                          "compatibility, but kernels that need JIT compilation (PTX) fail",
-                      "upgrade the NVIDIA driver to one for CUDA " + nv.cudart.built + " or newer"});
+      out->push_back(
+          {"cuda-driver-older-minor", "warning",
+           "the NVIDIA driver supports CUDA " + have + ", older than the CUDA " + nv.cudart.built +
+               " polyinfer was built with; it runs through minor-version "
+               "compatibility, but kernels that need JIT compilation (PTX) fail",
+           "upgrade the NVIDIA driver to one for CUDA " + nv.cudart.built + " or newer"});
   }
 
   // Missing or mismatched CUDA libraries only matter where there is a GPU to use them.
   const bool gpu_here = !nv.gpus.empty() || !nv.pci_devices.empty();
   for (const LibraryVersion* lib : {&nv.cudart, &nv.cublas, &nv.cudnn}) {
     if (lib->built.empty() || !gpu_here) continue;
-    std::string id = lib->name == "CUDA runtime" ? "cudart" : lib->name == "cuBLAS" ? "cublas" : "cudnn";
+    std::string id = lib->name == "CUDA runtime" ? "cudart"
+                     : lib->name == "cuBLAS"     ? "cublas"
+                                                 : "cudnn";
     const int major = major_minor(lib->built).first;
     if (lib->loaded.empty())
       out->push_back({id + "-missing", "error",
-                      lib->name + " " + std::to_string(major) + ".x, which polyinfer was built with, does not load (" +
-                          lib->error + ")",
+                      lib->name + " " + std::to_string(major) +
+                          ".x, which polyinfer was built with, does not load (" + lib->error + ")",
                       "install " + lib->name + " " + std::to_string(major) +
                           ".x (NVIDIA's CUDA packages) or add its folder to LD_LIBRARY_PATH"});
     else if (major_minor(lib->loaded).first != major)
@@ -89,12 +93,13 @@ void nvidia(const NvidiaInfo& nv, const std::vector<std::string>& providers,
   }
 
   if (!nv.gpus.empty() && !built(providers, "cuda"))
-    out->push_back({"gpu-idle", "warning",
-                    "an NVIDIA GPU is usable (" + nv.gpus[0].name +
-                        ") but this polyinfer build has no CUDA provider: models run on the CPU while "
-                        "the GPU sits idle",
-                    "use a polyinfer build with the CUDA provider (--providers cuda,cpu); until then "
-                    "the CPU provider runs everything"});
+    out->push_back(
+        {"gpu-idle", "warning",
+         "an NVIDIA GPU is usable (" + nv.gpus[0].name +
+             ") but this polyinfer build has no CUDA provider: models run on the CPU while "
+             "the GPU sits idle",
+         "use a polyinfer build with the CUDA provider (--providers cuda,cpu); until then "
+         "the CPU provider runs everything"});
 }
 
 void vulkan(const VulkanInfo& vk, const NvidiaInfo& nv, const std::vector<std::string>& providers,
@@ -127,12 +132,13 @@ void vulkan(const VulkanInfo& vk, const NvidiaInfo& nv, const std::vector<std::s
                     "--providers cpu"});
   } else if (!built(providers, "vulkan") && nv.gpus.empty()) {
     // An NVIDIA GPU already has its own gpu-idle diagnosis.
-    out->push_back({"gpu-idle", "warning",
-                    "a Vulkan GPU is usable (" + gpu->name +
-                        ") but this polyinfer build has no Vulkan provider: models run on the CPU "
-                        "while the GPU sits idle",
-                    "use a polyinfer build with the Vulkan provider (--providers vulkan,cpu); until "
-                    "then the CPU provider runs everything"});
+    out->push_back(
+        {"gpu-idle", "warning",
+         "a Vulkan GPU is usable (" + gpu->name +
+             ") but this polyinfer build has no Vulkan provider: models run on the CPU "
+             "while the GPU sits idle",
+         "use a polyinfer build with the Vulkan provider (--providers vulkan,cpu); until "
+         "then the CPU provider runs everything"});
   }
 }
 
@@ -189,7 +195,8 @@ void cpu(const CpuInfo& c, std::vector<Diagnosis>* out) {
   if (c.cur_mhz > 0 && c.max_mhz > 0 && c.governor == "performance" && c.cur_mhz * 2 < c.max_mhz)
     out->push_back({"cpu-frequency-low", "warning",
                     "the CPU runs at " + std::to_string(c.cur_mhz) + " MHz of its " +
-                        std::to_string(c.max_mhz) + " MHz under the performance governor: a sign "
+                        std::to_string(c.max_mhz) +
+                        " MHz under the performance governor: a sign "
                         "of thermal or power limits",
                     "check cooling and the power/BIOS limits; `polyinfer monitor` shows the "
                     "frequency under load"});

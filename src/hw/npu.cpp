@@ -23,25 +23,27 @@ namespace polyinfer::hw {
 
 namespace {
 
-constexpr size_t kMaxEntries = 4096;   // bound on directory entries read from outside
-constexpr size_t kMaxDevices = 64;     // bound on NPUs reported
+constexpr size_t kMaxEntries = 4096;  // bound on directory entries read from outside
+constexpr size_t kMaxDevices = 64;    // bound on NPUs reported
 
 struct Kind {
   const char* kind;
-  std::vector<const char*> modules;   // kernel module names; the first is reported when none loaded
+  std::vector<const char*> modules;  // kernel module names; the first is reported when none loaded
   const char* toolchain;
 };
 
-const Kind kRockchip{"Rockchip RKNPU", {"rknpu", "rocket"}, "RKNN-Toolkit2 / rknn-toolkit-lite2 (librknnrt)"};
+const Kind kRockchip{
+    "Rockchip RKNPU", {"rknpu", "rocket"}, "RKNN-Toolkit2 / rknn-toolkit-lite2 (librknnrt)"};
 const Kind kIntelNpu{"Intel NPU", {"intel_vpu"}, "OpenVINO (NPU plugin)"};
 const Kind kAmdXdna{"AMD XDNA (Ryzen AI)", {"amdxdna"}, "Ryzen AI Software / XRT"};
 const Kind kGaudi{"Intel Gaudi", {"habanalabs"}, "SynapseAI (Intel Gaudi software)"};
 const Kind kQaic{"Qualcomm Cloud AI 100", {"qaic"}, "Qualcomm Cloud AI SDK"};
 // Ascend's driver is a family of modules (drv_davinci_intf_host, drv_devmng_host, ...); the
 // name reported when none is loaded is the family's, as `lsmod | grep drv_davinci` finds it.
-const Kind kAscend{"Huawei Ascend",
-                   {"drv_davinci", "drv_davinci_intf_host", "drv_davinci_intf", "davinci", "drv_devmng_host"},
-                   "CANN (ascend-toolkit)"};
+const Kind kAscend{
+    "Huawei Ascend",
+    {"drv_davinci", "drv_davinci_intf_host", "drv_davinci_intf", "davinci", "drv_devmng_host"},
+    "CANN (ascend-toolkit)"};
 const Kind kCoralUsb{"Google Coral Edge TPU (USB)", {}, "libedgetpu + TensorFlow Lite"};
 const Kind kHailo{"Hailo", {"hailo_pci"}, "HailoRT"};
 const Kind kCoral{"Google Coral Edge TPU", {"apex", "gasket"}, "libedgetpu + TensorFlow Lite"};
@@ -53,13 +55,13 @@ const Kind* accel_kind(const std::string& driver) {
   if (driver == "amdxdna") return &kAmdXdna;
   if (driver == "habanalabs") return &kGaudi;
   if (driver == "qaic") return &kQaic;
-  if (driver == "rocket") return &kRockchip;   // the mainline Rockchip NPU driver (Linux 6.18)
+  if (driver == "rocket") return &kRockchip;  // the mainline Rockchip NPU driver (Linux 6.18)
   return nullptr;
 }
 
 struct Found {
   NpuDevice dev;
-  std::string device_id;   // the sysfs device (PCI address, platform name) when known
+  std::string device_id;  // the sysfs device (PCI address, platform name) when known
 };
 
 std::string lower(std::string s) {
@@ -67,7 +69,9 @@ std::string lower(std::string s) {
   return s;
 }
 
-bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+bool starts_with(const std::string& s, const std::string& p) {
+  return s.compare(0, p.size(), p) == 0;
+}
 
 // "davinci3" with prefix "davinci" → true; "davinci_manager" → false.
 bool numbered(const std::string& name, const std::string& prefix) {
@@ -89,7 +93,9 @@ class Probe {
       if (fs_.exists(std::string("/sys/module/") + m)) return m;
     return k.modules.empty() ? "" : k.modules[0];
   }
-  bool module_present(const std::string& m) const { return !m.empty() && fs_.exists("/sys/module/" + m); }
+  bool module_present(const std::string& m) const {
+    return !m.empty() && fs_.exists("/sys/module/" + m);
+  }
   // The kernel registered /dev/NAME when some /sys/class/CLASS/NAME exists.
   bool registered(const std::string& dev_name) const {
     for (const auto& c : classes_)
@@ -103,7 +109,8 @@ class Probe {
     const auto d = fs_.read_int(dev + "/device");
     if (!v || !d || *v < 0 || *v > 0xffff || *d < 0 || *d > 0xffff) return "";
     char ids[32];
-    std::snprintf(ids, sizeof ids, ", PCI [%04x:%04x]", static_cast<unsigned>(*v), static_cast<unsigned>(*d));
+    std::snprintf(ids, sizeof ids, ", PCI [%04x:%04x]", static_cast<unsigned>(*v),
+                  static_cast<unsigned>(*d));
     return ids;
   }
 
@@ -114,15 +121,17 @@ class Probe {
   }
 
   bool has_kind(const Kind& k) const {
-    return std::any_of(out_.begin(), out_.end(), [&](const Found& f) { return f.dev.kind == k.kind; });
+    return std::any_of(out_.begin(), out_.end(),
+                       [&](const Found& f) { return f.dev.kind == k.kind; });
   }
   bool has_device(const std::string& id) const {
     return !id.empty() &&
            std::any_of(out_.begin(), out_.end(), [&](const Found& f) { return f.device_id == id; });
   }
 
-  void add(const Kind* k, const std::string& fallback_kind, const std::string& node, std::string module,
-           bool loaded, const std::string& evidence, const std::string& device_id = "") {
+  void add(const Kind* k, const std::string& fallback_kind, const std::string& node,
+           std::string module, bool loaded, const std::string& evidence,
+           const std::string& device_id = "") {
     if (out_.size() >= kMaxDevices) return;
     Found f;
     f.dev.kind = k ? k->kind : fallback_kind;
@@ -158,19 +167,21 @@ class Probe {
       const Kind* k = driver ? accel_kind(*driver) : nullptr;
       std::string module = k ? module_of(*k) : driver.value_or("");
       if (k == &kRockchip) module = "rocket";
-      std::string ev = node.empty() ? "/sys/class/accel/" + n + " (no /dev/accel/" + n + " node)" : node;
+      std::string ev =
+          node.empty() ? "/sys/class/accel/" + n + " (no /dev/accel/" + n + " node)" : node;
       ev += driver ? " (driver " + *driver : " (no driver";
       ev += device_id.empty() ? "" : ", device " + device_id;
       ev += pci_ids(dev) + ")";
-      add(k, driver ? "accel device (driver " + *driver + ")" : "accel device", node,
-          module, driver.has_value() || module_present(module), ev, device_id);
+      add(k, driver ? "accel device (driver " + *driver + ")" : "accel device", node, module,
+          driver.has_value() || module_present(module), ev, device_id);
     }
     // Nodes without a sysfs entry (a container's /dev without the host's /sys).
     auto nodes = fs_.list("/dev/accel");
     for (size_t i = 0; i < nodes.size() && i < kMaxEntries; ++i) {
       const std::string node = "/dev/accel/" + nodes[i];
       if (!numbered(nodes[i], "accel")) continue;
-      if (std::any_of(out_.begin(), out_.end(), [&](const Found& f) { return f.dev.node == node; })) continue;
+      if (std::any_of(out_.begin(), out_.end(), [&](const Found& f) { return f.dev.node == node; }))
+        continue;
       add(nullptr, "accel device", node, "", false, node + " (no /sys/class/accel entry)");
     }
   }
@@ -182,11 +193,17 @@ class Probe {
     std::vector<std::string> fastrpc;
     for (const auto& n : names) {
       if (n == "rknpu") add_node(kRockchip, n);
-      else if (numbered(n, "davinci")) { add_node(kAscend, n); davinci = true; }
-      else if (numbered(n, "hailo")) add_node(kHailo, n);
-      else if (numbered(n, "apex_")) add_node(kCoral, n);
-      else if (numbered(n, "hl")) add_node(kGaudi, n);   // habanalabs before the accel subsystem
-      else if (starts_with(n, "fastrpc-")) fastrpc.push_back(n);
+      else if (numbered(n, "davinci")) {
+        add_node(kAscend, n);
+        davinci = true;
+      } else if (numbered(n, "hailo"))
+        add_node(kHailo, n);
+      else if (numbered(n, "apex_"))
+        add_node(kCoral, n);
+      else if (numbered(n, "hl"))
+        add_node(kGaudi, n);  // habanalabs before the accel subsystem
+      else if (starts_with(n, "fastrpc-"))
+        fastrpc.push_back(n);
     }
     // davinci_manager is the driver's control node: a device only when no davinciN is there.
     if (!davinci && std::find(names.begin(), names.end(), "davinci_manager") != names.end())
@@ -207,15 +224,17 @@ class Probe {
   void scan_drm() {
     auto names = fs_.list("/sys/class/drm");
     if (names.size() > kMaxEntries) names.resize(kMaxEntries);
-    std::vector<std::string> candidates;   // render nodes first: that is what librknnrt opens
-    for (const auto& n : names) if (numbered(n, "renderD")) candidates.push_back(n);
-    for (const auto& n : names) if (numbered(n, "card")) candidates.push_back(n);
+    std::vector<std::string> candidates;  // render nodes first: that is what librknnrt opens
+    for (const auto& n : names)
+      if (numbered(n, "renderD")) candidates.push_back(n);
+    for (const auto& n : names)
+      if (numbered(n, "card")) candidates.push_back(n);
     for (const auto& n : candidates) {
       const auto driver = fs_.link_name("/sys/class/drm/" + n + "/device/driver");
       if (!driver || lower(*driver) != "rknpu") continue;
       const std::string node = "/dev/dri/" + n;
-      const std::string ev =
-          node + " (DRM driver " + *driver + (fs_.exists(node) ? ")" : "; the node itself is missing)");
+      const std::string ev = node + " (DRM driver " + *driver +
+                             (fs_.exists(node) ? ")" : "; the node itself is missing)");
       if (Found* f = first_of(kRockchip)) {
         f->dev.evidence += "; " + ev;
         f->dev.module_loaded = true;
@@ -229,8 +248,8 @@ class Probe {
   struct PciMatch {
     const Kind* kind;
     uint32_t vendor;
-    std::vector<uint32_t> devices;   // empty: any device of the vendor with a matching class
-    std::vector<uint32_t> classes;   // class >> 8 (base class + subclass), e.g. 0x1200
+    std::vector<uint32_t> devices;  // empty: any device of the vendor with a matching class
+    std::vector<uint32_t> classes;  // class >> 8 (base class + subclass), e.g. 0x1200
   };
 
   void scan_pci() {
@@ -256,12 +275,12 @@ class Probe {
       if (!vendor || !device) continue;
       for (const auto& m : table) {
         if (static_cast<uint32_t>(*vendor) != m.vendor) continue;
-        if (!m.devices.empty() &&
-            std::find(m.devices.begin(), m.devices.end(), static_cast<uint32_t>(*device)) == m.devices.end())
+        if (!m.devices.empty() && std::find(m.devices.begin(), m.devices.end(),
+                                            static_cast<uint32_t>(*device)) == m.devices.end())
           continue;
         if (!m.classes.empty() &&
-            (!cls || std::find(m.classes.begin(), m.classes.end(), static_cast<uint32_t>(*cls >> 8)) ==
-                         m.classes.end()))
+            (!cls || std::find(m.classes.begin(), m.classes.end(),
+                               static_cast<uint32_t>(*cls >> 8)) == m.classes.end()))
           continue;
         add_pci(*m.kind, addr, static_cast<uint32_t>(*vendor), static_cast<uint32_t>(*device));
         break;
@@ -270,7 +289,7 @@ class Probe {
   }
 
   void add_pci(const Kind& k, const std::string& addr, uint32_t vendor, uint32_t device) {
-    if (has_device(addr)) return;   // already reported through its accel node
+    if (has_device(addr)) return;  // already reported through its accel node
     const auto driver = fs_.link_name("/sys/bus/pci/devices/" + addr + "/driver");
     // A bound driver made its device nodes, which step 2 already reported.
     const bool own_driver =
@@ -299,10 +318,11 @@ class Probe {
     auto dt = fs_.read("/proc/device-tree/compatible");
     if (!dt) dt = fs_.read("/sys/firmware/devicetree/base/compatible");
     if (!dt) return;
-    static const char* socs[] = {"rockchip,rk3588", "rockchip,rk3576", "rockchip,rk3568", "rockchip,rk3566",
-                                 "rockchip,rk3562", "rockchip,rv1106", "rockchip,rv1103"};
+    static const char* socs[] = {"rockchip,rk3588", "rockchip,rk3576", "rockchip,rk3568",
+                                 "rockchip,rk3566", "rockchip,rk3562", "rockchip,rv1106",
+                                 "rockchip,rv1103"};
     size_t i = 0;
-    while (i < dt->size()) {   // NUL-separated strings: "radxa,rock-5b\0rockchip,rk3588\0"
+    while (i < dt->size()) {  // NUL-separated strings: "radxa,rock-5b\0rockchip,rk3588\0"
       size_t j = dt->find('\0', i);
       if (j == std::string::npos) j = dt->size();
       const std::string compat = dt->substr(i, j - i);

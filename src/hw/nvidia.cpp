@@ -81,8 +81,8 @@ std::string proc_driver_version(const FileSystem& fs) {
 std::string cuda_error(const CudaApi& api, const char* what, int rc) {
   const char* name = nullptr;
   if (api.error_name && api.error_name(rc, &name) != 0) name = nullptr;
-  return std::string(what) + " failed: " + (name ? name : "CUresult") + " (" +
-         std::to_string(rc) + ")";
+  return std::string(what) + " failed: " + (name ? name : "CUresult") + " (" + std::to_string(rc) +
+         ")";
 }
 
 // libcuda: loaded or why not, the driver API version, and the GPUs it enumerates.

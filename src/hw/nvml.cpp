@@ -9,13 +9,13 @@ namespace polyinfer::hw {
 namespace {
 using NvmlDevice = void*;  // nvmlDevice_t
 
-struct NvmlMemory {        // nvmlMemory_t
+struct NvmlMemory {  // nvmlMemory_t
   unsigned long long total, free, used;
 };
-struct NvmlUtilization {   // nvmlUtilization_t
+struct NvmlUtilization {  // nvmlUtilization_t
   unsigned int gpu, memory;
 };
-struct NvmlPciInfo {       // nvmlPciInfo_t as nvmlDeviceGetPciInfo_v3 fills it
+struct NvmlPciInfo {  // nvmlPciInfo_t as nvmlDeviceGetPciInfo_v3 fills it
   char bus_id_legacy[16];
   unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
   char bus_id[32];
@@ -81,8 +81,8 @@ Nvml::Nvml(const LibraryLoader& libs) : api_(std::make_unique<Api>()) {
   const int rc = a.init();
   if (rc != 0) {
     const char* why = a.error_string ? a.error_string(rc) : nullptr;
-    error_ = "nvmlInit_v2 failed: " + std::string(why ? why : "error") + " (" +
-             std::to_string(rc) + ")";
+    error_ =
+        "nvmlInit_v2 failed: " + std::string(why ? why : "error") + " (" + std::to_string(rc) + ")";
     return;
   }
   ready_ = true;
@@ -126,7 +126,8 @@ NvmlReading Nvml::read(int index) const {
     r.memory_free_bytes = static_cast<int64_t>(m.free);
     r.memory_used_bytes = static_cast<int64_t>(m.used);
   }
-  if (a.temperature && a.temperature(dev, kTemperatureGpu, &u) == 0) r.temperature_c = static_cast<int>(u);
+  if (a.temperature && a.temperature(dev, kTemperatureGpu, &u) == 0)
+    r.temperature_c = static_cast<int>(u);
   if (a.power && a.power(dev, &u) == 0) r.power_w = u / 1000.0;
   if (a.power_limit && a.power_limit(dev, &u) == 0) r.power_limit_w = u / 1000.0;
   if (NvmlUtilization ut{}; a.utilization && a.utilization(dev, &ut) == 0)

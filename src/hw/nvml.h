@@ -25,15 +25,15 @@ inline constexpr int kMaxNvidiaGpus = 64;
 // What NVML tells about one GPU; -1 / "" where it does not.
 struct NvmlReading {
   std::string name;
-  std::string pci_bus;           // "0000:17:00.0", the form of /sys/bus/pci/devices names
+  std::string pci_bus;  // "0000:17:00.0", the form of /sys/bus/pci/devices names
   int cc_major = -1, cc_minor = -1;
   int64_t memory_total_bytes = -1;
   int64_t memory_free_bytes = -1;
   int64_t memory_used_bytes = -1;
   int temperature_c = -1;
   double power_w = -1;
-  double power_limit_w = -1;     // the enforced limit
-  int utilization_pct = -1;      // GPU (SM) utilization over NVML's last sample period
+  double power_limit_w = -1;  // the enforced limit
+  int utilization_pct = -1;   // GPU (SM) utilization over NVML's last sample period
   int sm_clock_mhz = -1;
   int sm_clock_max_mhz = -1;
   int mem_clock_mhz = -1;
@@ -52,8 +52,8 @@ class Nvml {
   Nvml(const Nvml&) = delete;
   Nvml& operator=(const Nvml&) = delete;
 
-  bool loaded() const { return lib_ != nullptr; }    // the library opened
-  bool ready() const { return ready_; }              // ... and nvmlInit_v2 succeeded
+  bool loaded() const { return lib_ != nullptr; }  // the library opened
+  bool ready() const { return ready_; }            // ... and nvmlInit_v2 succeeded
   // Why it is not ready: the loader's text, or "nvmlInit_v2 failed: <reason> (<code>)".
   const std::string& error() const { return error_; }
 

@@ -31,8 +31,7 @@ using GetDeviceInfo = cl_int(CL_API_CALL*)(cl_device_id, cl_device_info, size_t,
 
 // A string property through the two-call protocol (size, then value), its size bounded; "" when
 // the query fails.
-template <class Query>
-std::string info_string(Query query) {
+template <class Query> std::string info_string(Query query) {
   size_t size = 0;
   if (query(0, nullptr, &size) != CL_SUCCESS || size == 0) return "";
   size = std::min(size, kMaxString);
@@ -113,9 +112,8 @@ OpenClInfo probe_opencl(const LibraryLoader& libs) {
       OpenClDevice od;
       od.platform = platform;
       auto text = [&](cl_device_info what) {
-        return info_string([&](size_t size, void* v, size_t* got) {
-          return device_info(d, what, size, v, got);
-        });
+        return info_string(
+            [&](size_t size, void* v, size_t* got) { return device_info(d, what, size, v, got); });
       };
       od.name = text(CL_DEVICE_NAME);
       od.version = text(CL_DEVICE_VERSION);

@@ -49,10 +49,7 @@ class Library {
   // The file the library was loaded from, when known ("" otherwise).
   virtual std::string path() const { return ""; }
   // symbol() cast to a function pointer type: auto f = lib.fn<int (*)(int*)>("cuDriverGetVersion").
-  template <class F>
-  F fn(const char* name) const {
-    return reinterpret_cast<F>(symbol(name));
-  }
+  template <class F> F fn(const char* name) const { return reinterpret_cast<F>(symbol(name)); }
 };
 
 class LibraryLoader {

@@ -39,7 +39,8 @@ StatSnapshot read_stat(const FileSystem& fs) {
     if (fields.size() < 5 || fields[0].compare(0, 3, "cpu") != 0) continue;
     // user nice system idle iowait irq softirq steal (guest time is already in user).
     uint64_t v[8] = {};
-    for (size_t i = 1; i < fields.size() && i <= 8; ++i) v[i - 1] = std::strtoull(fields[i].c_str(), nullptr, 10);
+    for (size_t i = 1; i < fields.size() && i <= 8; ++i)
+      v[i - 1] = std::strtoull(fields[i].c_str(), nullptr, 10);
     Ticks t;
     for (uint64_t x : v) t.total += x;
     t.busy = t.total - v[3] - v[4];
@@ -49,7 +50,8 @@ StatSnapshot read_stat(const FileSystem& fs) {
     } else {
       char* e = nullptr;
       const long n = std::strtol(fields[0].c_str() + 3, &e, 10);
-      if (e != fields[0].c_str() + 3 && n >= 0 && static_cast<size_t>(n) < kMaxCpus) s.cpus[static_cast<int>(n)] = t;
+      if (e != fields[0].c_str() + 3 && n >= 0 && static_cast<size_t>(n) < kMaxCpus)
+        s.cpus[static_cast<int>(n)] = t;
     }
   }
   return s;
@@ -65,7 +67,8 @@ double util(const Ticks& now, const Ticks& before) {
 std::vector<int64_t> core_mhz(const FileSystem& fs, size_t cpus) {
   std::vector<int64_t> out;
   for (size_t i = 0; i < cpus; ++i) {
-    const auto khz = fs.read_int("/sys/devices/system/cpu/cpu" + std::to_string(i) + "/cpufreq/scaling_cur_freq");
+    const auto khz = fs.read_int("/sys/devices/system/cpu/cpu" + std::to_string(i) +
+                                 "/cpufreq/scaling_cur_freq");
     if (!khz) break;
     out.push_back(*khz / 1000);
   }
@@ -97,8 +100,10 @@ double cpu_temperature(const FileSystem& fs) {
         name != "soc_thermal")
       continue;
     for (const auto& f : fs.list(dir)) {
-      if (!starts_with(f, "temp") || f.size() < 11 || f.compare(f.size() - 6, 6, "_input") != 0) continue;
-      if (auto v = fs.read_int(dir + "/" + f)) best = std::max(best, static_cast<double>(*v) / 1000.0);
+      if (!starts_with(f, "temp") || f.size() < 11 || f.compare(f.size() - 6, 6, "_input") != 0)
+        continue;
+      if (auto v = fs.read_int(dir + "/" + f))
+        best = std::max(best, static_cast<double>(*v) / 1000.0);
     }
   }
   if (best >= 0) return best;
@@ -106,9 +111,11 @@ double cpu_temperature(const FileSystem& fs) {
     if (!starts_with(z, "thermal_zone")) continue;
     const std::string dir = "/sys/class/thermal/" + z;
     const auto type = fs.read_line(dir + "/type").value_or("");
-    if (type != "x86_pkg_temp" && type != "acpitz" && !starts_with(type, "cpu") && !starts_with(type, "soc"))
+    if (type != "x86_pkg_temp" && type != "acpitz" && !starts_with(type, "cpu") &&
+        !starts_with(type, "soc"))
       continue;
-    if (auto v = fs.read_int(dir + "/temp")) best = std::max(best, static_cast<double>(*v) / 1000.0);
+    if (auto v = fs.read_int(dir + "/temp"))
+      best = std::max(best, static_cast<double>(*v) / 1000.0);
   }
   return best;
 }
@@ -144,7 +151,8 @@ Sampler::~Sampler() = default;
 Sample Sampler::sample() {
   State& s = *state_;
   Sample out;
-  out.t_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s.start).count();
+  out.t_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s.start).count();
   const StatSnapshot now = read_stat(s.fs);
   if (now.ok) {
     out.cpu_util_pct = util(now.all, s.prev.all);
@@ -186,7 +194,8 @@ SampleSummary summarize(const std::vector<Sample>& samples) {
       add(&s.cpu_mhz, sum / static_cast<double>(x.core_mhz.size()));
     }
     add(&s.temperature_c, x.temperature_c);
-    add(&s.memory_used_mb, x.memory_used_bytes < 0 ? -1 : static_cast<double>(x.memory_used_bytes) / (1 << 20));
+    add(&s.memory_used_mb,
+        x.memory_used_bytes < 0 ? -1 : static_cast<double>(x.memory_used_bytes) / (1 << 20));
     for (size_t g = 0; g < x.gpus.size(); ++g) {
       if (s.gpu_util_pct.size() <= g) {
         s.gpu_util_pct.resize(g + 1);

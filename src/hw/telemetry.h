@@ -24,14 +24,14 @@ struct GpuSample {
 };
 
 struct Sample {
-  double t_ms = 0;                      // since the Sampler was made
-  std::vector<double> core_util_pct;    // per logical CPU since the previous sample (the
-                                        // first: since the Sampler was made); -1 when no
-                                        // scheduler tick passed in between
-  double cpu_util_pct = -1;             // all CPUs together
-  std::vector<int64_t> core_mhz;        // per logical CPU; empty when not exposed
-  double temperature_c = -1;            // hottest CPU/package sensor; -1 when none is exposed
-  int64_t memory_used_bytes = -1;       // total - available
+  double t_ms = 0;                    // since the Sampler was made
+  std::vector<double> core_util_pct;  // per logical CPU since the previous sample (the
+                                      // first: since the Sampler was made); -1 when no
+                                      // scheduler tick passed in between
+  double cpu_util_pct = -1;           // all CPUs together
+  std::vector<int64_t> core_mhz;      // per logical CPU; empty when not exposed
+  double temperature_c = -1;          // hottest CPU/package sensor; -1 when none is exposed
+  int64_t memory_used_bytes = -1;     // total - available
   int64_t memory_total_bytes = -1;
   std::vector<GpuSample> gpus;
 };

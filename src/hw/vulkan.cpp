@@ -73,14 +73,12 @@ std::string type_name(VkPhysicalDeviceType t) {
 }
 
 // A fixed-size char array from the driver, which need not be terminated.
-template <size_t N>
-std::string fixed_string(const char (&a)[N]) {
+template <size_t N> std::string fixed_string(const char (&a)[N]) {
   return std::string(a, strnlen(a, N));
 }
 
 // Extension names from a two-call enumeration, the count bounded.
-template <class Enumerate>
-std::vector<std::string> extension_names(Enumerate enumerate) {
+template <class Enumerate> std::vector<std::string> extension_names(Enumerate enumerate) {
   uint32_t n = 0;
   if (enumerate(&n, nullptr) != VK_SUCCESS) return {};
   n = std::min(n, kMaxExtensions);
@@ -104,8 +102,8 @@ struct InstanceFns {
   PFN_vkGetPhysicalDeviceProperties properties = nullptr;
   PFN_vkGetPhysicalDeviceMemoryProperties memory = nullptr;
   PFN_vkEnumerateDeviceExtensionProperties device_extensions = nullptr;
-  PFN_vkGetPhysicalDeviceProperties2 properties2 = nullptr;   // Vulkan 1.1
-  PFN_vkGetPhysicalDeviceFeatures2 features2 = nullptr;       // Vulkan 1.1
+  PFN_vkGetPhysicalDeviceProperties2 properties2 = nullptr;  // Vulkan 1.1
+  PFN_vkGetPhysicalDeviceFeatures2 features2 = nullptr;      // Vulkan 1.1
 };
 
 VulkanDevice describe(const InstanceFns& f, uint32_t instance_api, VkPhysicalDevice pd) {
@@ -138,7 +136,7 @@ VulkanDevice describe(const InstanceFns& f, uint32_t instance_api, VkPhysicalDev
     driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
     VkPhysicalDeviceSubgroupProperties subgroup{};
     subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
-    if (api >= VK_API_VERSION_1_2) subgroup.pNext = &driver;   // driver properties: core in 1.2
+    if (api >= VK_API_VERSION_1_2) subgroup.pNext = &driver;  // driver properties: core in 1.2
     VkPhysicalDeviceProperties2 p2{};
     p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
     p2.pNext = &subgroup;
@@ -187,8 +185,8 @@ VulkanInfo probe_vulkan(const LibraryLoader& libs) {
 
   // vkEnumerateInstanceVersion is 1.1; a 1.0 loader lacks it.
   uint32_t version = VK_API_VERSION_1_0;
-  if (auto ev = reinterpret_cast<PFN_vkEnumerateInstanceVersion>(
-          global("vkEnumerateInstanceVersion"))) {
+  if (auto ev =
+          reinterpret_cast<PFN_vkEnumerateInstanceVersion>(global("vkEnumerateInstanceVersion"))) {
     uint32_t v = 0;
     if (ev(&v) == VK_SUCCESS && v != 0) version = v;
   }
@@ -202,13 +200,12 @@ VulkanInfo probe_vulkan(const LibraryLoader& libs) {
   std::vector<std::string> extensions;
   if (auto ee = reinterpret_cast<PFN_vkEnumerateInstanceExtensionProperties>(
           global("vkEnumerateInstanceExtensionProperties")))
-    extensions = extension_names([&](uint32_t* n, VkExtensionProperties* e) {
-      return ee(nullptr, n, e);
-    });
+    extensions =
+        extension_names([&](uint32_t* n, VkExtensionProperties* e) { return ee(nullptr, n, e); });
 
-  const uint32_t api = std::min(VK_MAKE_API_VERSION(0, VK_API_VERSION_MAJOR(version),
-                                                    VK_API_VERSION_MINOR(version), 0),
-                                VK_API_VERSION_1_3);
+  const uint32_t api = std::min(
+      VK_MAKE_API_VERSION(0, VK_API_VERSION_MAJOR(version), VK_API_VERSION_MINOR(version), 0),
+      VK_API_VERSION_1_3);
   VkApplicationInfo app{};
   app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
   app.pApplicationName = "polyinfer doctor";
@@ -243,14 +240,15 @@ VulkanInfo probe_vulkan(const LibraryLoader& libs) {
   f.device_extensions = reinterpret_cast<PFN_vkEnumerateDeviceExtensionProperties>(
       get("vkEnumerateDeviceExtensionProperties"));
   if (api >= VK_API_VERSION_1_1) {
-    f.properties2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
-        get("vkGetPhysicalDeviceProperties2"));
+    f.properties2 =
+        reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(get("vkGetPhysicalDeviceProperties2"));
     f.features2 =
         reinterpret_cast<PFN_vkGetPhysicalDeviceFeatures2>(get("vkGetPhysicalDeviceFeatures2"));
   }
 
   if (!f.enumerate_devices || !f.properties) {
-    info.error = "the Vulkan loader has no vkEnumeratePhysicalDevices/vkGetPhysicalDeviceProperties";
+    info.error =
+        "the Vulkan loader has no vkEnumeratePhysicalDevices/vkGetPhysicalDeviceProperties";
   } else {
     uint32_t n = 0;
     VkResult er = f.enumerate_devices(instance, &n, nullptr);
@@ -259,7 +257,7 @@ VulkanInfo probe_vulkan(const LibraryLoader& libs) {
       n = std::min(n, kMaxDevices);
       devices.resize(n);
       er = f.enumerate_devices(instance, &n, devices.data());
-      if (er == VK_INCOMPLETE) er = VK_SUCCESS;   // more than we bound ourselves to
+      if (er == VK_INCOMPLETE) er = VK_SUCCESS;  // more than we bound ourselves to
       devices.resize(std::min<size_t>(n, devices.size()));
     }
     if (er != VK_SUCCESS) {

@@ -14,7 +14,8 @@ std::string TypeInfo::str() const {
       for (size_t i = 0; i < dims.size(); ++i) {
         if (i) s += ",";
         if (i < dim_params.size() && !dim_params[i].empty()) s += dim_params[i];
-        else s += dims[i] < 0 ? "?" : std::to_string(dims[i]);
+        else
+          s += dims[i] < 0 ? "?" : std::to_string(dims[i]);
       }
       return s + "]";
     }
@@ -31,9 +32,7 @@ const Attribute* Node::attr(const std::string& key) const {
   return it == attrs.end() ? nullptr : &it->second;
 }
 
-std::string Node::label() const {
-  return op_type + " '" + name + "'";
-}
+std::string Node::label() const { return op_type + " '" + name + "'"; }
 
 const TypeInfo* Graph::type_of(const std::string& name) const {
   for (const auto& v : inputs)
@@ -93,8 +92,8 @@ void Graph::sort_topologically(const std::vector<std::string>& outer_scope) {
         auto p = producer.find(in);
         PI_CHECK(p != producer.end(), InvalidModel, node.label(), " reads '", in,
                  "', which no node, input or initializer of graph '", name, "' provides");
-        PI_CHECK(state[p->second] != 1, InvalidModel, "graph '", name,
-                 "' has a cycle through ", nodes[p->second].label());
+        PI_CHECK(state[p->second] != 1, InvalidModel, "graph '", name, "' has a cycle through ",
+                 nodes[p->second].label());
         if (state[p->second] == 0) {
           state[p->second] = 1;
           stack.push_back({p->second, 0});

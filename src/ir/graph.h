@@ -39,8 +39,20 @@ struct ValueInfo {
 };
 
 struct Attribute {
-  enum class Type { Undefined, Float, Int, String, Tensor, Graph, Floats, Ints, Strings, Tensors,
-                    Graphs, TypeProto };
+  enum class Type {
+    Undefined,
+    Float,
+    Int,
+    String,
+    Tensor,
+    Graph,
+    Floats,
+    Ints,
+    Strings,
+    Tensors,
+    Graphs,
+    TypeProto
+  };
   Type type = Type::Undefined;
   float f = 0;
   int64_t i = 0;
@@ -56,10 +68,10 @@ struct Attribute {
 };
 
 struct Node {
-  std::string name;     // never empty after import (unnamed nodes get "<op>_<index>")
+  std::string name;  // never empty after import (unnamed nodes get "<op>_<index>")
   std::string op_type;
-  std::string domain;   // "" for the default ONNX domain
-  int opset = 0;        // the model's opset version of `domain`
+  std::string domain;  // "" for the default ONNX domain
+  int opset = 0;       // the model's opset version of `domain`
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   // Values of enclosing graphs that this node's subgraphs read (ONNX outer-scope references).

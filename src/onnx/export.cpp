@@ -20,7 +20,8 @@ void write_type(const ir::TypeInfo& t, onnx::TypeProto* tp) {
       for (size_t i = 0; i < t.dims.size(); ++i) {
         auto* d = shape->add_dim();
         if (i < t.dim_params.size() && !t.dim_params[i].empty()) d->set_dim_param(t.dim_params[i]);
-        else if (t.dims[i] >= 0) d->set_dim_value(t.dims[i]);
+        else if (t.dims[i] >= 0)
+          d->set_dim_value(t.dims[i]);
       }
       break;
     }
@@ -45,9 +46,18 @@ void write_attr(const std::string& name, const ir::Attribute& a, onnx::Attribute
   using T = ir::Attribute::Type;
   ap->set_name(name);
   switch (a.type) {
-    case T::Float: ap->set_type(onnx::AttributeProto::FLOAT); ap->set_f(a.f); break;
-    case T::Int: ap->set_type(onnx::AttributeProto::INT); ap->set_i(a.i); break;
-    case T::String: ap->set_type(onnx::AttributeProto::STRING); ap->set_s(a.s); break;
+    case T::Float:
+      ap->set_type(onnx::AttributeProto::FLOAT);
+      ap->set_f(a.f);
+      break;
+    case T::Int:
+      ap->set_type(onnx::AttributeProto::INT);
+      ap->set_i(a.i);
+      break;
+    case T::String:
+      ap->set_type(onnx::AttributeProto::STRING);
+      ap->set_s(a.s);
+      break;
     case T::Tensor:
       ap->set_type(onnx::AttributeProto::TENSOR);
       onnx_io::tensor_to_proto(a.t, ap->mutable_t());

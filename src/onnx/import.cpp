@@ -1,10 +1,10 @@
 #include "onnx/import.h"
 
-#include <algorithm>
-#include <filesystem>
 #include <fcntl.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <unistd.h>
+#include <algorithm>
+#include <filesystem>
 
 #include <set>
 #include <system_error>
@@ -13,11 +13,11 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "onnx/graph_proto.h"
 #include "onnx/inline_functions.h"
 #include "onnx/mapped_file.h"
 #include "onnx/model_split.h"
 #include "onnx/schemas.h"
-#include "onnx/graph_proto.h"
 #include "onnx/tensor_proto.h"
 
 namespace polyinfer {
@@ -94,12 +94,14 @@ class GraphImporter {
              gp.initializer_size(), " initializers");
     for (int i = 0; i < gp.initializer_size(); ++i) {
       const auto& tp = gp.initializer(i);
-      PI_CHECK(!tp.name().empty(), InvalidModel, "graph '", g->name, "' has an unnamed initializer");
+      PI_CHECK(!tp.name().empty(), InvalidModel, "graph '", g->name,
+               "' has an unnamed initializer");
       const std::string_view* raw = split && (*split_raw_)[i].data() ? &(*split_raw_)[i] : nullptr;
       Tensor& t = g->initializers[tp.name()] = onnx_io::tensor_from_proto(
           tp, ext_, "initializer '" + tp.name() + "'", raw, raw ? defer_ : nullptr);
       if (is_deferred(t)) deferred_any_ = true;
-      else if (raw && mapped_) mapped_->release(raw->data(), raw->size());
+      else if (raw && mapped_)
+        mapped_->release(raw->data(), raw->size());
       if (depth == 0 && strip_weights_)
         strip(const_cast<onnx::TensorProto&>(tp), g->initializers[tp.name()], ext_.read);
     }
@@ -196,9 +198,18 @@ class GraphImporter {
     PI_CHECK(ap.ref_attr_name().empty(), InvalidModel, what,
              " refers to a function attribute outside a function");
     switch (ap.type()) {
-      case onnx::AttributeProto::FLOAT: a.type = T::Float; a.f = ap.f(); break;
-      case onnx::AttributeProto::INT: a.type = T::Int; a.i = ap.i(); break;
-      case onnx::AttributeProto::STRING: a.type = T::String; a.s = ap.s(); break;
+      case onnx::AttributeProto::FLOAT:
+        a.type = T::Float;
+        a.f = ap.f();
+        break;
+      case onnx::AttributeProto::INT:
+        a.type = T::Int;
+        a.i = ap.i();
+        break;
+      case onnx::AttributeProto::STRING:
+        a.type = T::String;
+        a.s = ap.s();
+        break;
       case onnx::AttributeProto::TENSOR:
         a.type = T::Tensor;
         a.t = onnx_io::tensor_from_proto(ap.t(), ext_, what);
@@ -254,14 +265,15 @@ class GraphImporter {
       tp.set_data_location(TP::DEFAULT);
       // Integer tensors may be shapes that inference reads: keep their values when small.
       if (integer && have_data && converted.nbytes() <= 4096)
-        tp.set_raw_data(std::string(static_cast<const char*>(converted.raw_data()), converted.nbytes()));
+        tp.set_raw_data(
+            std::string(static_cast<const char*>(converted.raw_data()), converted.nbytes()));
       else
         std::string(8, '\0').swap(*tp.mutable_raw_data());
       return;
     }
     if (integer) return;
-    const bool big = tp.raw_data().size() > 4096 || tp.float_data_size() > 1024 ||
-                     tp.double_data_size() > 1024;
+    const bool big =
+        tp.raw_data().size() > 4096 || tp.float_data_size() > 1024 || tp.double_data_size() > 1024;
     if (!big) return;
     tp.clear_float_data();
     tp.clear_double_data();
@@ -275,10 +287,8 @@ class GraphImporter {
   static void check_arity(const ir::Node& n) {
     if (!n.domain.empty()) return;
     // Opsets newer than libonnx knows may add inputs (Pad-18's axes): the kernels judge those.
-    static const int known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance()
-                                 .Map()
-                                 .at(onnx::ONNX_DOMAIN)
-                                 .second;
+    static const int known =
+        onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
     if (n.opset > known) return;
     const onnx::OpSchema* schema =
         onnx_io::lazy_schemas()->GetSchema(n.op_type, n.opset, onnx::ONNX_DOMAIN);
@@ -287,8 +297,8 @@ class GraphImporter {
     PI_CHECK(ins >= schema->min_input() && ins <= schema->max_input(), InvalidModel, n.label(),
              " has ", ins, " inputs; ", n.op_type, " at opset ", n.opset, " takes ",
              schema->min_input(), " to ", schema->max_input());
-    PI_CHECK(outs >= schema->min_output() && outs <= schema->max_output(), InvalidModel,
-             n.label(), " has ", outs, " outputs; ", n.op_type, " at opset ", n.opset, " gives ",
+    PI_CHECK(outs >= schema->min_output() && outs <= schema->max_output(), InvalidModel, n.label(),
+             " has ", outs, " outputs; ", n.op_type, " at opset ", n.opset, " gives ",
              schema->min_output(), " to ", schema->max_output());
   }
 
@@ -361,8 +371,8 @@ std::string unsafe_for_shape_inference(const onnx::ModelProto& mp) {
   for (const auto& v : mp.graph().value_info()) note_rank(v);
   for (const auto& t : mp.graph().initializer()) rank[t.name()] = t.dims_size();
   static const std::set<std::string> kWindowed = {
-      "Conv", "ConvInteger", "ConvTranspose", "QLinearConv", "MaxPool", "AveragePool", "LpPool",
-      "MaxUnpool", "MaxRoiPool", "DeformConv"};
+      "Conv",        "ConvInteger", "ConvTranspose", "QLinearConv", "MaxPool",
+      "AveragePool", "LpPool",      "MaxUnpool",     "MaxRoiPool",  "DeformConv"};
   for (const auto& n : mp.graph().node()) {
     const int x_rank = n.input_size() > 0 && rank.count(n.input(0)) ? rank[n.input(0)] : -1;
     // Axis-like attributes index into the input's dimensions without a range check there.
@@ -440,7 +450,8 @@ void apply_input_shapes(onnx::ModelProto& mp, const ImportOptions& options) {
     if (seen.count(name)) continue;
     std::string names;
     for (const auto& in : mp.graph().input()) names += (names.empty() ? "" : ", ") + in.name();
-    fail(ErrorCode::InvalidArgument, "the model has no input '", name, "' (its inputs: ", names, ")");
+    fail(ErrorCode::InvalidArgument, "the model has no input '", name, "' (its inputs: ", names,
+         ")");
   }
 }
 
@@ -452,12 +463,13 @@ Model import_proto(onnx::ModelProto& mp, const std::string& base_dir, const Impo
   apply_input_shapes(mp, options);
   Model m;
   m.ir_version = mp.ir_version();
-  m.producer = mp.producer_name() + (mp.producer_version().empty() ? "" : " " + mp.producer_version());
+  m.producer =
+      mp.producer_name() + (mp.producer_version().empty() ? "" : " " + mp.producer_version());
   PI_CHECK(mp.has_graph(), InvalidModel, "the model has no graph");
   for (const auto& op : mp.opset_import()) {
     const std::string dom = op.domain() == "ai.onnx" ? "" : op.domain();
-    PI_CHECK(op.version() >= 1 && op.version() < 1000, InvalidModel, "opset version ",
-             op.version(), " of domain '", dom, "' is not valid");
+    PI_CHECK(op.version() >= 1 && op.version() < 1000, InvalidModel, "opset version ", op.version(),
+             " of domain '", dom, "' is not valid");
     m.opsets[dom] = static_cast<int>(op.version());
   }
   // IR version 3 and older models may leave the default domain's opset implicit.
@@ -487,7 +499,8 @@ Model import_proto(onnx::ModelProto& mp, const std::string& base_dir, const Impo
     absorb_types(inferred, *m.graph);
     // Inference refines the declared outputs in place (a symbolic dimension that the inputs fix
     // becomes a number); take the refinement, never a loss of information.
-    for (int i = 0; i < mp.graph().output_size() && i < static_cast<int>(m.graph->outputs.size()); ++i) {
+    for (int i = 0; i < mp.graph().output_size() && i < static_cast<int>(m.graph->outputs.size());
+         ++i) {
       ir::TypeInfo& ours = m.graph->outputs[i].type;
       const ir::TypeInfo t = convert_type(mp.graph().output(i).type());
       if (t.kind != ours.kind || !t.has_shape) continue;
@@ -522,7 +535,8 @@ int infer_shapes_again(Model& model) {
   }
   std::map<std::string, ir::TypeInfo> inferred;
   collect_value_info(mp.graph(), &inferred);
-  for (const auto& out : mp.graph().output()) inferred.emplace(out.name(), convert_type(out.type()));
+  for (const auto& out : mp.graph().output())
+    inferred.emplace(out.name(), convert_type(out.type()));
   auto complete = [](const ir::TypeInfo& t) {
     if (t.kind != ir::TypeInfo::Kind::Tensor || !t.has_shape) return false;
     for (int64_t d : t.dims)
@@ -603,7 +617,9 @@ Model import_onnx_file(const std::string& path, const ImportOptions& options) {
              "the model is larger than protobuf's 2 GiB limit; save its weights as external data");
     struct File {
       int fd;
-      ~File() { if (fd >= 0) ::close(fd); }
+      ~File() {
+        if (fd >= 0) ::close(fd);
+      }
     } f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
     PI_CHECK(f.fd >= 0, Io, "cannot open model file '", path, "': check its permissions");
     const fs::path dir = fs::path(path).parent_path();
@@ -611,10 +627,9 @@ Model import_onnx_file(const std::string& path, const ImportOptions& options) {
     // Mapped, the file's bytes are the page cache's: no copy of the whole model is made.
     auto mapped = std::make_shared<onnx_io::MappedFile>(f.fd, static_cast<size_t>(size));
     if (mapped->data())
-      return import_serialized(mapped->data(), static_cast<size_t>(size), base_dir, options,
-                               mapped.get(),
-                               options.defer_weights ? std::make_shared<MappedWeights>(mapped)
-                                                     : nullptr);
+      return import_serialized(
+          mapped->data(), static_cast<size_t>(size), base_dir, options, mapped.get(),
+          options.defer_weights ? std::make_shared<MappedWeights>(mapped) : nullptr);
     // A file that cannot be mapped is parsed as a stream.
     onnx::ModelProto mp;
     google::protobuf::io::FileInputStream stream(f.fd);

@@ -20,7 +20,7 @@ class DeferredSource;
 struct Model {
   std::shared_ptr<ir::Graph> graph;
   int64_t ir_version = 0;
-  std::string producer;          // "pytorch 1.13.0"
+  std::string producer;               // "pytorch 1.13.0"
   std::map<std::string, int> opsets;  // domain ("" = ai.onnx) → version
   std::vector<std::string> notes;     // what import could not do (e.g. shape inference failed)
   // With ImportOptions::defer_weights: where the weights left in the model file are read from

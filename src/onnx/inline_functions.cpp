@@ -32,7 +32,8 @@ class Inliner {
 
  private:
   // Appends `n` to `out`, expanded when it calls a local function; subgraphs are inlined too.
-  void node(onnx::NodeProto n, google::protobuf::RepeatedPtrField<onnx::NodeProto>* out, int depth) {
+  void node(onnx::NodeProto n, google::protobuf::RepeatedPtrField<onnx::NodeProto>* out,
+            int depth) {
     PI_CHECK(depth < kMaxDepth, InvalidModel, "local function calls nest deeper than ", kMaxDepth,
              " levels (a function that calls itself?) at node '", n.name(), "'");
     for (auto& a : *n.mutable_attribute()) {
@@ -50,7 +51,8 @@ class Inliner {
     // Formal names → actual ones: inputs and outputs of the call; the body's own values get
     // a name no other call can produce.
     std::map<std::string, std::string> rename;
-    for (int i = 0; i < f.input_size(); ++i) rename[f.input(i)] = i < n.input_size() ? n.input(i) : "";
+    for (int i = 0; i < f.input_size(); ++i)
+      rename[f.input(i)] = i < n.input_size() ? n.input(i) : "";
     for (int i = 0; i < f.output_size(); ++i)
       rename[f.output(i)] = i < n.output_size() && !n.output(i).empty()
                                 ? n.output(i)
@@ -63,7 +65,8 @@ class Inliner {
     int index = 0;
     for (const auto& b : f.node()) {
       onnx::NodeProto copy = b;
-      copy.set_name(prefix + (b.name().empty() ? b.op_type() + "_" + std::to_string(index) : b.name()));
+      copy.set_name(prefix +
+                    (b.name().empty() ? b.op_type() + "_" + std::to_string(index) : b.name()));
       ++index;
       for (auto& v : *copy.mutable_input()) {
         if (v.empty()) continue;
@@ -99,7 +102,8 @@ class Inliner {
     n.mutable_attribute()->Swap(&kept);
   }
 
-  void bind_graph(onnx::GraphProto* g, const std::map<std::string, const onnx::AttributeProto*>& attrs,
+  void bind_graph(onnx::GraphProto* g,
+                  const std::map<std::string, const onnx::AttributeProto*>& attrs,
                   const std::map<std::string, std::string>& rename) {
     for (auto& n : *g->mutable_node()) {
       for (auto& v : *n.mutable_input())
@@ -120,7 +124,8 @@ void inline_local_functions(onnx::ModelProto& m) {
   for (const auto& op : m.opset_import()) model_opsets[dom(op.domain())] = op.version();
   for (const auto& f : m.functions()) {
     PI_CHECK(f.GetReflection()->GetUnknownFields(f).empty(), UnsupportedOp, "local function '",
-             f.name(), "' has fields this build's ONNX library (1.12) cannot read (attribute "
+             f.name(),
+             "' has fields this build's ONNX library (1.12) cannot read (attribute "
              "defaults or overloads, IR version 9+): re-export the model with inlined functions "
              "(onnx.inliner) or an older exporter");
     for (const auto& op : f.opset_import()) {
@@ -133,8 +138,10 @@ void inline_local_functions(onnx::ModelProto& m) {
         continue;
       }
       PI_CHECK(it->second == op.version(), UnsupportedOp, "local function '", f.name(),
-               "' uses opset ", op.version(), " of domain '", dom(op.domain()), "' but the model "
-               "imports version ", it->second, ": convert both to one version");
+               "' uses opset ", op.version(), " of domain '", dom(op.domain()),
+               "' but the model "
+               "imports version ",
+               it->second, ": convert both to one version");
     }
   }
   Inliner(m).graph(m.mutable_graph(), 0);

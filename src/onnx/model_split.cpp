@@ -105,7 +105,8 @@ bool split_tensor(std::string_view in, std::string& out, std::string_view* raw) 
   for (const Byte* p = bytes_of(in); p < end;) {
     if (!next_field(p, end, &f)) return false;
     // Another wire type under a known number is an unknown field to protobuf: not the value.
-    if (f.number == kTensorDataType && f.wire == kVarint) data_type = static_cast<int32_t>(f.varint);
+    if (f.number == kTensorDataType && f.wire == kVarint)
+      data_type = static_cast<int32_t>(f.varint);
     if (f.number == kTensorRawData && f.wire == kLengthDelimited) {
       last_raw = f.payload;  // protobuf keeps the last occurrence
       has_raw = true;

@@ -223,8 +223,7 @@ void parse_descr(const std::string& descr, const std::string& what, NpyHeader* h
     case 'm':
       unsupported_dtype(descr, what,
                         "datetime arrays are not supported; convert with x.astype(numpy.int64)");
-    default:
-      break;
+    default: break;
   }
   if (n < 0)
     unsupported_dtype(descr, what,
@@ -335,8 +334,7 @@ NpyHeader parse_header(const unsigned char* p, size_t data_offset, size_t total,
 
 // Calls f(c_index, fortran_index) for every element of `shape` in row-major order, where
 // fortran_index is the element's position in column-major data. numel must be > 0.
-template <class F>
-void for_each_fortran(const Shape& shape, int64_t numel, F&& f) {
+template <class F> void for_each_fortran(const Shape& shape, int64_t numel, F&& f) {
   const size_t rank = shape.size();
   if (rank <= 1) {
     for (int64_t i = 0; i < numel; ++i) f(i, i);
@@ -440,8 +438,7 @@ Tensor decode_data(const NpyHeader& h, const unsigned char* src, const std::stri
         append_utf8(&s, cp);
       }
     };
-    if (h.fortran)
-      for_each_fortran(h.shape, h.numel, element);
+    if (h.fortran) for_each_fortran(h.shape, h.numel, element);
     else
       for (int64_t i = 0; i < h.numel; ++i) element(i, i);
     return t;

@@ -31,7 +31,7 @@ std::string symbol_of(const std::string& op, const char* infix, int version) {
 // libonnx itself, found from one of its functions, so that lookups work however polyinfer was
 // loaded. Null when it cannot be found: every lookup then goes to the full registry.
 void* libonnx_handle() {
-  static void* const handle = [] () -> void* {
+  static void* const handle = []() -> void* {
     Dl_info info{};
     auto* fn = reinterpret_cast<void*>(&onnx::OpSchemaRegistry::Instance);
     if (!dladdr(fn, &info) || !info.dli_fname) return nullptr;
@@ -65,8 +65,7 @@ class LazySchemas final : public onnx::ISchemaRegistry {
         if (!sym) continue;
         auto& built = built_[{domain, op, v}];
         if (!built) {
-          built = std::make_unique<onnx::OpSchema>(
-              reinterpret_cast<onnx::OpSchema (*)()>(sym)());
+          built = std::make_unique<onnx::OpSchema>(reinterpret_cast<onnx::OpSchema (*)()>(sym)());
           built->Finalize();  // as registration does: arity, type constraints
         }
         return built.get();

@@ -16,9 +16,8 @@ namespace {
 // Resolves an external-data location inside base_dir; rejects anything that escapes it.
 fs::path safe_external_path(const std::string& location, const ExternalDataPolicy& ext,
                             const std::string& what) {
-  PI_CHECK(!ext.base_dir.empty(), InvalidModel, what,
-           " keeps its data in external file '", location,
-           "', but the model was loaded from memory; load it from its file instead");
+  PI_CHECK(!ext.base_dir.empty(), InvalidModel, what, " keeps its data in external file '",
+           location, "', but the model was loaded from memory; load it from its file instead");
   PI_CHECK(!location.empty(), InvalidModel, what, " has external data with an empty location");
   const fs::path rel(location);
   PI_CHECK(!rel.is_absolute(), InvalidModel, what, ": external data location '", location,
@@ -50,8 +49,10 @@ void read_external(const onnx::TensorProto& proto, const ExternalDataPolicy& ext
       return v;
     };
     if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = parse_num(kv.value());
-    else if (kv.key() == "length") length = parse_num(kv.value());
+    else if (kv.key() == "offset")
+      offset = parse_num(kv.value());
+    else if (kv.key() == "length")
+      length = parse_num(kv.value());
   }
   const fs::path path = safe_external_path(location, ext, what);
   std::ifstream in(path, std::ios::binary);
@@ -141,7 +142,8 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataPolic
       for (int64_t i = 0; i < n; ++i) {
         const uint64_t v = proto.uint64_data(static_cast<int>(i));
         if (dt == DType::UInt32) t.data<uint32_t>()[i] = static_cast<uint32_t>(v);
-        else t.data<uint64_t>()[i] = v;
+        else
+          t.data<uint64_t>()[i] = v;
       }
       break;
     default: {
@@ -228,8 +230,8 @@ template <class Proto>
 void parse_or_fail(Proto& proto, const std::string& data, const std::string& what) {
   PI_CHECK(data.size() < (size_t{1} << 31), InvalidArgument, what,
            " is larger than protobuf's 2 GiB limit");
-  PI_CHECK(proto.ParseFromArray(data.data(), static_cast<int>(data.size())), InvalidArgument,
-           what, " is not a valid ONNX ", Proto::descriptor()->name(), " file");
+  PI_CHECK(proto.ParseFromArray(data.data(), static_cast<int>(data.size())), InvalidArgument, what,
+           " is not a valid ONNX ", Proto::descriptor()->name(), " file");
 }
 
 }  // namespace

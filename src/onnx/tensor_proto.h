@@ -5,7 +5,9 @@
 #include <string>
 #include <string_view>
 
+// onnx_pb.h defines ONNX_API, which the other generated headers use.
 #include <onnx/onnx_pb.h>
+
 #include <onnx/onnx-data.pb.h>
 
 #include "core/deferred.h"

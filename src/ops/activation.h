@@ -13,8 +13,19 @@
 
 namespace polyinfer {
 
-enum class ActKind { None, Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh, Silu,
-                     Gelu, GeluTanh };
+enum class ActKind {
+  None,
+  Relu,
+  LeakyRelu,
+  Clip,
+  Sigmoid,
+  HardSigmoid,
+  HardSwish,
+  Tanh,
+  Silu,
+  Gelu,
+  GeluTanh
+};
 
 struct FusedActivation {
   ActKind kind = ActKind::None;
@@ -31,16 +42,27 @@ struct FusedActivation {
     const std::string name = info.attr_string(attr, "");
     const auto p = info.attr_floats(attr + "_params");
     auto want = [&](size_t n) {
-      PI_CHECK(p.size() == n, InvalidModel, info.node().label(), ": activation ", name,
-               " takes ", n, " ", attr, "_params, got ", p.size());
+      PI_CHECK(p.size() == n, InvalidModel, info.node().label(), ": activation ", name, " takes ",
+               n, " ", attr, "_params, got ", p.size());
     };
-    if (name.empty() || name == "None") { want(0); return a; }
-    struct { const char* name; ActKind kind; size_t params; } table[] = {
-        {"Relu", ActKind::Relu, 0},       {"LeakyRelu", ActKind::LeakyRelu, 1},
-        {"Clip", ActKind::Clip, 2},       {"Sigmoid", ActKind::Sigmoid, 0},
-        {"HardSigmoid", ActKind::HardSigmoid, 2}, {"HardSwish", ActKind::HardSwish, 0},
-        {"Tanh", ActKind::Tanh, 0},       {"Silu", ActKind::Silu, 0},
-        {"Gelu", ActKind::Gelu, 0},       {"GeluTanh", ActKind::GeluTanh, 0}};
+    if (name.empty() || name == "None") {
+      want(0);
+      return a;
+    }
+    struct {
+      const char* name;
+      ActKind kind;
+      size_t params;
+    } table[] = {{"Relu", ActKind::Relu, 0},
+                 {"LeakyRelu", ActKind::LeakyRelu, 1},
+                 {"Clip", ActKind::Clip, 2},
+                 {"Sigmoid", ActKind::Sigmoid, 0},
+                 {"HardSigmoid", ActKind::HardSigmoid, 2},
+                 {"HardSwish", ActKind::HardSwish, 0},
+                 {"Tanh", ActKind::Tanh, 0},
+                 {"Silu", ActKind::Silu, 0},
+                 {"Gelu", ActKind::Gelu, 0},
+                 {"GeluTanh", ActKind::GeluTanh, 0}};
     for (const auto& t : table)
       if (name == t.name) {
         want(t.params);
@@ -73,8 +95,7 @@ struct FusedActivation {
       case ActKind::Silu: return x / (1.f + std::exp(-x));
       case ActKind::Gelu: return 0.5f * x * (1.f + std::erf(x * 0.70710678118654752f));
       case ActKind::GeluTanh:
-        return 0.5f * x *
-               (1.f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+        return 0.5f * x * (1.f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
     }
     return x;
   }

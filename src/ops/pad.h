@@ -16,7 +16,8 @@ namespace polyinfer {
 // 'value'; inputs pads, constant_value and (18+) axes from opset 11.
 struct PadAttrs {
   explicit PadAttrs(const KernelInfo& info)
-      : label(info.node().label()), from_attr(info.opset() < 11),
+      : label(info.node().label()),
+        from_attr(info.opset() < 11),
         mode(info.attr_string("mode", "constant")) {
     if (from_attr) {
       pads = info.attr_ints(info.opset() == 1 ? "paddings" : "pads");
@@ -47,12 +48,9 @@ inline PadMode pad_mode(const KernelInfo& info, const std::string& mode) {
 inline int64_t pad_source(PadMode mode, int64_t i, int64_t dim) {
   if (i >= 0 && i < dim) return i;
   switch (mode) {
-    case PadMode::Constant:
-      return -1;
-    case PadMode::Edge:
-      return i < 0 ? 0 : dim - 1;
-    case PadMode::Wrap:
-      return ((i % dim) + dim) % dim;
+    case PadMode::Constant: return -1;
+    case PadMode::Edge: return i < 0 ? 0 : dim - 1;
+    case PadMode::Wrap: return ((i % dim) + dim) % dim;
     case PadMode::Reflect: {
       if (dim == 1) return 0;
       // Reflection without repeating the edge has period 2*(dim-1).
@@ -86,8 +84,8 @@ inline PadPlan plan_pad(const PadAttrs& a, KernelContext& ctx) {
            " must have 2 entries per padded axis (", n, ")");
   // No real pad is near 2^40 (the element limit); the bound keeps the sums below exact.
   for (int64_t p : pads)
-    PI_CHECK(p >= -(int64_t{1} << 40) && p <= (int64_t{1} << 40), InvalidArgument, label,
-             ": pad ", p, " is out of range");
+    PI_CHECK(p >= -(int64_t{1} << 40) && p <= (int64_t{1} << 40), InvalidArgument, label, ": pad ",
+             p, " is out of range");
   PadPlan p{std::vector<int64_t>(r, 0), std::vector<int64_t>(r, 0), Shape(r)};
   std::vector<bool> seen(r, false);
   for (size_t i = 0; i < n; ++i) {

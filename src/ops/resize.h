@@ -75,24 +75,20 @@ inline double cubic_kernel(double x, double a) {
 // coordinate_transformation_mode). `out_len_f` is scale * in_len, the possibly fractional output
 // length the reference uses.
 inline double source_coordinate(Ctm ctm, double x, double scale, int64_t in_len, int64_t out_len,
-                         double out_len_f, double roi_start, double roi_end) {
+                                double out_len_f, double roi_start, double roi_end) {
   switch (ctm) {
-    case Ctm::HalfPixel:
-      return (x + 0.5) / scale - 0.5;
+    case Ctm::HalfPixel: return (x + 0.5) / scale - 0.5;
     case Ctm::HalfPixelSymmetric: {
       const double adjustment = static_cast<double>(out_len) / out_len_f;
       const double center = static_cast<double>(in_len) / 2;
       const double offset = center * (1 - adjustment);
       return offset + (x + 0.5) / scale - 0.5;
     }
-    case Ctm::PytorchHalfPixel:
-      return out_len_f > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case Ctm::PytorchHalfPixel: return out_len_f > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
     case Ctm::AlignCorners:
       return out_len_f == 1 ? 0.0 : x * static_cast<double>(in_len - 1) / (out_len_f - 1);
-    case Ctm::Asymmetric:
-      return x / scale;
-    case Ctm::TfHalfPixelForNN:
-      return (x + 0.5) / scale;
+    case Ctm::Asymmetric: return x / scale;
+    case Ctm::TfHalfPixelForNN: return (x + 0.5) / scale;
     case Ctm::TfCropAndResize: {
       const double span = static_cast<double>(in_len - 1);
       double v = out_len_f == 1 ? (roi_end - roi_start) * span / 2
@@ -104,7 +100,7 @@ inline double source_coordinate(Ctm ctm, double x, double scale, int64_t in_len,
 }
 
 inline AxisPlan plan_axis(const ResizeParams& p, int64_t in_len, int64_t out_len, double scale,
-                   double out_len_f, double roi_start, double roi_end) {
+                          double out_len_f, double roi_start, double roi_end) {
   AxisPlan plan;
   plan.taps.resize(static_cast<size_t>(out_len));
   plan.extrapolate.assign(static_cast<size_t>(out_len), 0);
@@ -171,7 +167,8 @@ inline AxisPlan plan_axis(const ResizeParams& p, int64_t in_len, int64_t out_len
       const int64_t ci = clamp_index(i);
       auto it = std::find_if(taps.begin(), taps.end(), [&](const Tap& t) { return t.index == ci; });
       if (it != taps.end()) it->weight += w;
-      else taps.push_back({ci, w});
+      else
+        taps.push_back({ci, w});
     }
   }
   return plan;
@@ -206,19 +203,30 @@ struct ResizeAttrs {
     }
     const std::string ctm = info.attr_string("coordinate_transformation_mode", "half_pixel");
     if (ctm == "half_pixel") p.ctm = Ctm::HalfPixel;
-    else if (ctm == "half_pixel_symmetric" && opset >= 19) p.ctm = Ctm::HalfPixelSymmetric;
-    else if (ctm == "pytorch_half_pixel") p.ctm = Ctm::PytorchHalfPixel;
-    else if (ctm == "align_corners") p.ctm = Ctm::AlignCorners;
-    else if (ctm == "asymmetric") p.ctm = Ctm::Asymmetric;
-    else if (ctm == "tf_half_pixel_for_nn" && opset < 13) p.ctm = Ctm::TfHalfPixelForNN;
-    else if (ctm == "tf_crop_and_resize") p.ctm = Ctm::TfCropAndResize;
-    else info.unsupported("coordinate_transformation_mode=" + ctm);
+    else if (ctm == "half_pixel_symmetric" && opset >= 19)
+      p.ctm = Ctm::HalfPixelSymmetric;
+    else if (ctm == "pytorch_half_pixel")
+      p.ctm = Ctm::PytorchHalfPixel;
+    else if (ctm == "align_corners")
+      p.ctm = Ctm::AlignCorners;
+    else if (ctm == "asymmetric")
+      p.ctm = Ctm::Asymmetric;
+    else if (ctm == "tf_half_pixel_for_nn" && opset < 13)
+      p.ctm = Ctm::TfHalfPixelForNN;
+    else if (ctm == "tf_crop_and_resize")
+      p.ctm = Ctm::TfCropAndResize;
+    else
+      info.unsupported("coordinate_transformation_mode=" + ctm);
     const std::string nm = info.attr_string("nearest_mode", "round_prefer_floor");
     if (nm == "round_prefer_floor") p.nearest = NearestMode::RoundPreferFloor;
-    else if (nm == "round_prefer_ceil") p.nearest = NearestMode::RoundPreferCeil;
-    else if (nm == "floor") p.nearest = NearestMode::Floor;
-    else if (nm == "ceil") p.nearest = NearestMode::Ceil;
-    else info.unsupported("nearest_mode=" + nm);
+    else if (nm == "round_prefer_ceil")
+      p.nearest = NearestMode::RoundPreferCeil;
+    else if (nm == "floor")
+      p.nearest = NearestMode::Floor;
+    else if (nm == "ceil")
+      p.nearest = NearestMode::Ceil;
+    else
+      info.unsupported("nearest_mode=" + nm);
     p.cubic_a = info.attr_float("cubic_coeff_a", -0.75f);
     p.exclude_outside = info.attr_int("exclude_outside", 0) != 0;
     p.extrapolation = info.attr_float("extrapolation_value", 0.0f);
@@ -227,9 +235,12 @@ struct ResizeAttrs {
       axes = info.attr_ints("axes");
       const std::string kp = info.attr_string("keep_aspect_ratio_policy", "stretch");
       if (kp == "stretch") policy = AspectPolicy::Stretch;
-      else if (kp == "not_larger") policy = AspectPolicy::NotLarger;
-      else if (kp == "not_smaller") policy = AspectPolicy::NotSmaller;
-      else info.unsupported("keep_aspect_ratio_policy=" + kp);
+      else if (kp == "not_larger")
+        policy = AspectPolicy::NotLarger;
+      else if (kp == "not_smaller")
+        policy = AspectPolicy::NotSmaller;
+      else
+        info.unsupported("keep_aspect_ratio_policy=" + kp);
     }
   }
 
@@ -271,8 +282,9 @@ inline void require_last_two_axes(const ResizeAttrs& a, const KernelInfo& info,
   if (has_scales || has_sizes) {
     const Tensor* c = info.constant_input(used);
     if (!c)
-      info.unsupported(std::string(has_scales ? "scales" : "sizes") + " computed at run time (the " +
-                       provider + " Resize checks at load time that only the last two axes "
+      info.unsupported(std::string(has_scales ? "scales" : "sizes") +
+                       " computed at run time (the " + provider +
+                       " Resize checks at load time that only the last two axes "
                        "change)");
     Shape x;
     const bool shape_known = known_shape(info, 0, &x);
@@ -285,8 +297,7 @@ inline void require_last_two_axes(const ResizeAttrs& a, const KernelInfo& info,
     } else {
       const std::vector<int64_t> s = read_int_list(*c, who.c_str());
       for (size_t i = 0; i < s.size() && i < axes.size(); ++i)
-        if (axes[i] < rank - 2 &&
-            (!shape_known || s[i] != x[static_cast<size_t>(axes[i])]))
+        if (axes[i] < rank - 2 && (!shape_known || s[i] != x[static_cast<size_t>(axes[i])]))
           info.unsupported(std::string(shape_known ? "sizes changing" : "sizes that may change") +
                            " axis " + std::to_string(axes[i]) + last_two);
     }
@@ -321,8 +332,8 @@ inline ResizePlan plan_resize(const ResizeAttrs& a, KernelContext& ctx) {
     for (int64_t ax : a.axes) axes.push_back(normalize_axis(ax, rank, who.c_str()));
     auto sorted = axes;
     std::sort(sorted.begin(), sorted.end());
-    PI_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(), InvalidArgument,
-             who, ": axes repeat an axis");
+    PI_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(), InvalidArgument, who,
+             ": axes repeat an axis");
   }
   const size_t na = axes.size();
 
@@ -355,8 +366,7 @@ inline ResizePlan plan_resize(const ResizeAttrs& a, KernelContext& ctx) {
     PI_CHECK(sizes_in.size() == na, InvalidArgument, who, ": 'sizes' has ", sizes_in.size(),
              " values for ", na, " axes");
     for (size_t i = 0; i < na; ++i) {
-      PI_CHECK(sizes_in[i] >= 0, InvalidArgument, who, ": sizes must be >= 0, got ",
-               sizes_in[i]);
+      PI_CHECK(sizes_in[i] >= 0, InvalidArgument, who, ": sizes must be >= 0, got ", sizes_in[i]);
       PI_CHECK(x.shape()[axes[i]] > 0, InvalidArgument, who, ": cannot resize empty axis ",
                axes[i]);
     }
@@ -371,8 +381,7 @@ inline ResizePlan plan_resize(const ResizeAttrs& a, KernelContext& ctx) {
       // One scale for all axes, the largest (not_smaller) or smallest (not_larger) ratio.
       double s = a.policy == AspectPolicy::NotLarger ? INFINITY : 0.0;
       for (size_t i = 0; i < na; ++i) {
-        const double r =
-            static_cast<double>(sizes_in[i]) / static_cast<double>(x.shape()[axes[i]]);
+        const double r = static_cast<double>(sizes_in[i]) / static_cast<double>(x.shape()[axes[i]]);
         s = a.policy == AspectPolicy::NotLarger ? std::min(s, r) : std::max(s, r);
       }
       for (size_t i = 0; i < na; ++i) {

@@ -49,8 +49,8 @@ inline SlicePlan plan_slice(const SliceAttrs& a, KernelContext& ctx) {
     if (ctx.has_input(4)) steps = read_int_list(ctx.input(4), label.c_str());
   }
   const size_t n = starts.size();
-  PI_CHECK(ends.size() == n, InvalidArgument, label, ": starts has ", n,
-           " entries but ends has ", ends.size());
+  PI_CHECK(ends.size() == n, InvalidArgument, label, ": starts has ", n, " entries but ends has ",
+           ends.size());
   if (!has_axes) {
     axes.resize(n);
     for (size_t i = 0; i < n; ++i) axes[i] = static_cast<int64_t>(i);

@@ -24,8 +24,7 @@ struct SplitAttrs {
     if (opset >= 18 && info.has_attr("num_outputs")) {
       num_outputs = info.attr_int("num_outputs");
       PI_CHECK(num_outputs == static_cast<int64_t>(info.num_outputs()), InvalidModel, label,
-               ": num_outputs=", num_outputs, " but the node has ", info.num_outputs(),
-               " outputs");
+               ": num_outputs=", num_outputs, " but the node has ", info.num_outputs(), " outputs");
     }
   }
   // Whether the sizes may come from input 1.

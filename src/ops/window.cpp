@@ -29,8 +29,8 @@ int64_t WindowGeometry::kernel_size() const { return shape_numel(kernel); }
 
 namespace {
 
-std::vector<int64_t> or_fill(const std::vector<int64_t>& v, size_t n, int64_t def,
-                                    const char* name, const std::string& who) {
+std::vector<int64_t> or_fill(const std::vector<int64_t>& v, size_t n, int64_t def, const char* name,
+                             const std::string& who) {
   if (v.empty()) return std::vector<int64_t>(n, def);
   PI_CHECK(v.size() == n, InvalidModel, who, ": ", name, " has ", v.size(), " values, expected ",
            n);

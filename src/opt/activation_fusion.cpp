@@ -4,7 +4,8 @@
 //
 // Activations: Relu, LeakyRelu, Clip (constant bounds), Sigmoid, HardSigmoid, HardSwish, Tanh,
 // Gelu (the standard op or ai.polyinfer's, erf or tanh form: the GELU pass runs first), Silu
-// written as Mul(x, Sigmoid(x)) and HardSwish written as Mul(x, HardSigmoid(x, 1/6, 0.5)). Only float32 products fuse (the fused ops are float32).
+// written as Mul(x, Sigmoid(x)) and HardSwish written as Mul(x, HardSigmoid(x, 1/6, 0.5)). Only
+// float32 products fuse (the fused ops are float32).
 #include <cmath>
 #include <optional>
 
@@ -38,9 +39,9 @@ class ActivationFusion final : public Pass {
       const int pi = u.producer(x);
       if (pi < 0 || dead[pi]) continue;
       // Silu's input has two readers (the gate and the Mul), both in the pattern.
-      if (act->gate >= 0 ? (u.readers(x).size() != 2 || u.is_graph_output(x) ||
-                               u.read_by_subgraph(x))
-                            : !u.single_reader(x))
+      if (act->gate >= 0
+              ? (u.readers(x).size() != 2 || u.is_graph_output(x) || u.read_by_subgraph(x))
+              : !u.single_reader(x))
         continue;
       const ir::Node& p = g.nodes[pi];
       if (!fusable_product(g, p)) continue;
@@ -66,12 +67,12 @@ class ActivationFusion final : public Pass {
   // Conv/Gemm/MatMul, or a Fused* without an activation yet, computing float32.
   static bool fusable_product(const ir::Graph& g, const ir::Node& p) {
     if (p.outputs.size() != 1) return false;
-    const bool plain = p.domain.empty() &&
-                       (p.op_type == "Conv" || p.op_type == "Gemm" || p.op_type == "MatMul");
-    const bool fused = p.domain == kPolyDomain &&
-                       (p.op_type == "FusedConv" || p.op_type == "FusedGemm" ||
-                        p.op_type == "FusedMatMul") &&
-                       attr_string(p, "activation", "").empty();
+    const bool plain =
+        p.domain.empty() && (p.op_type == "Conv" || p.op_type == "Gemm" || p.op_type == "MatMul");
+    const bool fused =
+        p.domain == kPolyDomain &&
+        (p.op_type == "FusedConv" || p.op_type == "FusedGemm" || p.op_type == "FusedMatMul") &&
+        attr_string(p, "activation", "").empty();
     if (!plain && !fused) return false;
     const DType t = elem_type(g, p.outputs[0]);
     return t == DType::Float32 || (t == DType::Undefined && !p.inputs.empty() &&
@@ -91,8 +92,7 @@ class ActivationFusion final : public Pass {
     if (!n.domain.empty()) return std::nullopt;
     const std::string& op = n.op_type;
     if (n.inputs.size() == 1) {
-      if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish")
-        return Act{op, {}};
+      if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish") return Act{op, {}};
       if (op == "LeakyRelu") return Act{op, {attr_float(n, "alpha", 0.01f)}};
       if (op == "HardSigmoid")
         return Act{op, {attr_float(n, "alpha", 0.2f), attr_float(n, "beta", 0.5f)}};
@@ -111,8 +111,7 @@ class ActivationFusion final : public Pass {
         const int si = u.producer(s);
         if (si < 0 || !u.single_reader(s)) continue;
         const ir::Node& gate = g.nodes[si];
-        if (!gate.domain.empty() || gate.inputs.size() != 1 ||
-            gate.inputs[0] != n.inputs[1 - side])
+        if (!gate.domain.empty() || gate.inputs.size() != 1 || gate.inputs[0] != n.inputs[1 - side])
           continue;
         *x = gate.inputs[0];
         if (gate.op_type == "Sigmoid") return Act{"Silu", {}, si};

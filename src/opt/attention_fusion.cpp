@@ -157,8 +157,8 @@ class AttentionFusion final : public Pass {
     h.v = split_heads(m, pv->inputs[1], {0, 2, 1, 3}, &vs);
     if (h.q.empty() || h.k.empty() || h.v.empty()) return std::nullopt;
     // [B, S, H, D]: one batch, as many heads throughout, K's head size Q's, V's length K's.
-    if (qs[0] != ks[0] || vs[0] != qs[0] || ks[2] != qs[2] || vs[2] != qs[2] ||
-        ks[3] != qs[3] || vs[1] != ks[1])
+    if (qs[0] != ks[0] || vs[0] != qs[0] || ks[2] != qs[2] || vs[2] != qs[2] || ks[3] != qs[3] ||
+        vs[1] != ks[1])
       return std::nullopt;
     const std::optional<Shape> y = static_shape(g, out.outputs[0]);
     if (!y || *y != Shape{qs[0], qs[1], qs[2] * vs[3]}) return std::nullopt;

@@ -76,8 +76,7 @@ class ChannelShuffleFusion final : public Pass {
   }
 
   // The node reading v if it is `op` and the only reader of v; else -1.
-  static int only_reader(const ir::Graph& g, const Uses& u, const std::string& v,
-                         const char* op) {
+  static int only_reader(const ir::Graph& g, const Uses& u, const std::string& v, const char* op) {
     if (!u.single_reader(v)) return -1;
     const int r = u.readers(v).front();
     return is(g.nodes[r], op) ? r : -1;
@@ -132,20 +131,19 @@ class ChannelShuffleFusion final : public Pass {
         return {};
       const Tensor* starts = constant(g, s.inputs[1]);
       const Tensor* ends = constant(g, s.inputs[2]);
-      const Tensor* axes = s.inputs.size() > 3 && !s.inputs[3].empty() ? constant(g, s.inputs[3])
-                                                                        : nullptr;
-      const Tensor* steps = s.inputs.size() > 4 && !s.inputs[4].empty() ? constant(g, s.inputs[4])
-                                                                         : nullptr;
+      const Tensor* axes =
+          s.inputs.size() > 3 && !s.inputs[3].empty() ? constant(g, s.inputs[3]) : nullptr;
+      const Tensor* steps =
+          s.inputs.size() > 4 && !s.inputs[4].empty() ? constant(g, s.inputs[4]) : nullptr;
       if (!starts || !ends || starts->numel() != 1 || ends->numel() != 1) return {};
       if (s.inputs.size() > 3 && !s.inputs[3].empty() && (!axes || axes->numel() != 1)) return {};
-      if (s.inputs.size() > 4 && !s.inputs[4].empty() && (!steps || steps->numel() != 1))
-        return {};
+      if (s.inputs.size() > 4 && !s.inputs[4].empty() && (!steps || steps->numel() != 1)) return {};
       const int64_t axis = axes ? static_cast<int64_t>(to_doubles(*axes)[0]) : 0;
       if (axis != -1 && axis != rank - 1) return {};
       if (steps && to_doubles(*steps)[0] != 1) return {};
       auto clamp = [c](double x) {
-        const int64_t i = x < 0 ? static_cast<int64_t>(x) + c : static_cast<int64_t>(
-                                                                      std::min<double>(x, c));
+        const int64_t i =
+            x < 0 ? static_cast<int64_t>(x) + c : static_cast<int64_t>(std::min<double>(x, c));
         return std::clamp<int64_t>(i, 0, c);
       };
       const int64_t b = clamp(to_doubles(*starts)[0]), e = clamp(to_doubles(*ends)[0]);

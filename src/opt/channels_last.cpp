@@ -51,8 +51,7 @@ bool convertible_conv(const ir::Graph& g, const ir::Node& n) {
   if (!is(n, "Conv") && !is(n, "FusedConv", "ai.polyinfer")) return false;
   if (n.inputs.size() < 2 || n.outputs.empty()) return false;
   auto w = g.initializers.find(n.inputs[1]);
-  if (w == g.initializers.end() || w->second.rank() != 4 ||
-      w->second.dtype() != DType::Float32)
+  if (w == g.initializers.end() || w->second.rank() != 4 || w->second.dtype() != DType::Float32)
     return false;
   if (n.inputs.size() > 2 && !n.inputs[2].empty() && !g.initializers.count(n.inputs[2]))
     return false;
@@ -110,9 +109,9 @@ bool convertible_pool(const ir::Graph& g, const ir::Node& n) {
 // Operators that compute the same thing in any layout, given their first input and (for the
 // binary ones) their second in the same layout.
 bool unary_agnostic(const ir::Node& n) {
-  static const std::set<std::string> ops{"Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu",
-                                         "HardSigmoid", "HardSwish", "Elu", "Selu", "Softplus",
-                                         "Neg", "Abs", "Exp", "Sqrt", "Erf"};
+  static const std::set<std::string> ops{"Relu",        "Clip",      "Sigmoid", "Tanh", "LeakyRelu",
+                                         "HardSigmoid", "HardSwish", "Elu",     "Selu", "Softplus",
+                                         "Neg",         "Abs",       "Exp",     "Sqrt", "Erf"};
   return n.domain.empty() && ops.count(n.op_type);
 }
 bool binary_agnostic(const ir::Node& n) {
@@ -166,8 +165,8 @@ class Rewriter {
         continue;
       }
       // ai.polyinfer QLinearAdd (the QDQ pass's residual add): elementwise over A and B.
-      if (is(n, "QLinearAdd", "ai.polyinfer") && n.inputs.size() == 8 &&
-          nhwc_.count(n.inputs[0]) && nhwc_.count(n.inputs[3])) {
+      if (is(n, "QLinearAdd", "ai.polyinfer") && n.inputs.size() == 8 && nhwc_.count(n.inputs[0]) &&
+          nhwc_.count(n.inputs[3])) {
         convert(n, out, {0, 3}, false);
         continue;
       }
@@ -252,7 +251,8 @@ class Rewriter {
         (g_.nodes[act].op_type == "Relu" || g_.nodes[act].op_type == "LeakyRelu")) {
       const ir::Node& r = g_.nodes[act];
       a.attrs["activation"] = make_string(r.op_type);
-      if (r.op_type == "LeakyRelu") a.attrs["activation_params"] = make_floats({attr_float(r, "alpha", 0.01f)});
+      if (r.op_type == "LeakyRelu")
+        a.attrs["activation_params"] = make_floats({attr_float(r, "alpha", 0.01f)});
       skip_.insert(act);
       y = r.outputs[0];
     }
@@ -309,7 +309,8 @@ class Rewriter {
       m.attrs["axes"] = make_ints(mapped);
     } else {
       const std::string name = fresh(n.name + "_nhwc_axes");
-      g_.initializers[name] = Tensor::from_vector<int64_t>({static_cast<int64_t>(mapped.size())}, mapped);
+      g_.initializers[name] =
+          Tensor::from_vector<int64_t>({static_cast<int64_t>(mapped.size())}, mapped);
       if (m.inputs.size() < 4) m.inputs.resize(4);
       m.inputs[3] = name;
     }
@@ -376,7 +377,8 @@ class Rewriter {
         attr_ints(g_.nodes[t], "perm") != std::vector<int64_t>{0, 2, 1, 3, 4})
       return false;
     const size_t r2 = sole_reader(t, g_.nodes[t].outputs[0]);
-    if (r2 == SIZE_MAX || !is(g_.nodes[r2], "Reshape") || g_.nodes[r2].inputs.size() != 2) return false;
+    if (r2 == SIZE_MAX || !is(g_.nodes[r2], "Reshape") || g_.nodes[r2].inputs.size() != 2)
+      return false;
     // Back to [N, C, H, W]: a -1 in the constant shape can only be C here.
     std::optional<Shape> merged = static_shape(g_, g_.nodes[r2].outputs[0]);
     if (!merged) {
@@ -392,8 +394,8 @@ class Rewriter {
     const Shape swapped = {x[0], x[2], x[3], x[1] / groups, groups};
     const Shape back = {x[0], x[2], x[3], x[1]};
     const std::string y = g_.nodes[r2].outputs[0];
-    const std::string a = fresh(r1.outputs[0] + "_nhwc"), b = fresh(g_.nodes[t].outputs[0] + "_nhwc"),
-                      c = fresh(y + "_nhwc");
+    const std::string a = fresh(r1.outputs[0] + "_nhwc"),
+                      b = fresh(g_.nodes[t].outputs[0] + "_nhwc"), c = fresh(y + "_nhwc");
     out.push_back(reshape(r1, src, a, split));
     ir::Node tr = g_.nodes[t];
     tr.inputs = {a};
@@ -440,10 +442,12 @@ class Rewriter {
   }
 
   // `like` (a Reshape) reading `in` and writing `out` with the constant shape `shape`.
-  ir::Node reshape(const ir::Node& like, const std::string& in, const std::string& out, const Shape& shape) {
+  ir::Node reshape(const ir::Node& like, const std::string& in, const std::string& out,
+                   const Shape& shape) {
     ir::Node r = like;
     const std::string shape_name = fresh(out + "_shape");
-    g_.initializers[shape_name] = Tensor::from_vector<int64_t>({static_cast<int64_t>(shape.size())}, shape);
+    g_.initializers[shape_name] =
+        Tensor::from_vector<int64_t>({static_cast<int64_t>(shape.size())}, shape);
     r.name = fresh(like.name + "_nhwc");
     r.inputs = {in, shape_name};
     r.outputs = {out};

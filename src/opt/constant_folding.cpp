@@ -50,8 +50,8 @@ class ConstantFolding final : public Pass {
 
   int run(ir::Graph& g) override {
     static const std::set<std::string> kSkip = {
-        "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
-        "Bernoulli", "Dropout", "DequantizeLinear"};
+        "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+        "Multinomial",  "Bernoulli",     "Dropout",          "DequantizeLinear"};
     const Uses u(g);
     std::vector<bool> dead(g.nodes.size(), false);
     int count = 0;

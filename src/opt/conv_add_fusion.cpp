@@ -56,8 +56,7 @@ class ConvAddFusion final : public Pass {
     if (n.outputs.size() != 1 || n.inputs.size() < 2) return false;
     if (n.domain.empty()) return n.op_type == "Conv" && n.inputs.size() <= 3;
     return n.domain == kPolyDomain && n.op_type == "FusedConv" &&
-           (n.inputs.size() < 4 || n.inputs[3].empty()) &&
-           attr_string(n, "activation", "").empty();
+           (n.inputs.size() < 4 || n.inputs[3].empty()) && attr_string(n, "activation", "").empty();
   }
 };
 

@@ -38,8 +38,8 @@ class ConvBnFolding final : public Pass {
           !u.single_reader(bn.inputs[0]))
         continue;
       const Tensor* w = constant(g, conv.inputs[1]);
-      const Tensor* b = conv.inputs.size() > 2 && !conv.inputs[2].empty()
-                            ? constant(g, conv.inputs[2]) : nullptr;
+      const Tensor* b =
+          conv.inputs.size() > 2 && !conv.inputs[2].empty() ? constant(g, conv.inputs[2]) : nullptr;
       if (!w || w->dtype() != DType::Float32 || w->rank() < 3) continue;
       if (conv.inputs.size() > 2 && !conv.inputs[2].empty() && !b) continue;
       const int64_t M = w->dim(0);

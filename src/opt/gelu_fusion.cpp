@@ -34,8 +34,7 @@ class Matcher {
     if (!u_.single_reader(v)) return nullptr;
     const int r = u_.readers(v)[0];
     const ir::Node& n = g_.nodes[r];
-    if (dead_[r] || n.op_type != op || !n.domain.empty() || n.outputs.size() != 1)
-      return nullptr;
+    if (dead_[r] || n.op_type != op || !n.domain.empty() || n.outputs.size() != 1) return nullptr;
     nodes.push_back(r);
     if (index) *index = r;
     return &n;
@@ -103,8 +102,7 @@ class GeluFusion final : public Pass {
   // erf(x / √2) or erf(x · (1/√2)): x, or "".
   static std::string erf_input(Matcher& m, const ir::Node& erf) {
     if (const ir::Node* d = m.inner(erf.inputs[0], "Div"))
-      return d->inputs.size() == 2 && m.with_const(*d, kSqrt2) == d->inputs[0] ? d->inputs[0]
-                                                                                : "";
+      return d->inputs.size() == 2 && m.with_const(*d, kSqrt2) == d->inputs[0] ? d->inputs[0] : "";
     if (const ir::Node* d = m.inner(erf.inputs[0], "Mul")) return m.with_const(*d, 1 / kSqrt2);
     return "";
   }

@@ -77,8 +77,8 @@ class LayerNormFusion final : public Pass {
 
   // The pattern starting at ReduceMean node `i`; returns the index of its last node or -1.
   static int match(const ir::Graph& g, const Uses& u, const std::vector<bool>& dead, int i,
-                   std::vector<int>* nodes, std::string* x, std::string* gamma,
-                   std::string* beta, float* eps) {
+                   std::vector<int>* nodes, std::string* x, std::string* gamma, std::string* beta,
+                   float* eps) {
     const ir::Node& m1 = g.nodes[i];
     if (dead[i] || !mean_last_axis(g, m1)) return -1;
     *x = m1.inputs[0];
@@ -89,8 +89,7 @@ class LayerNormFusion final : public Pass {
       if (!u.single_reader(v)) return nullptr;
       const int r = u.readers(v)[0];
       const ir::Node& n = g.nodes[r];
-      if (dead[r] || n.op_type != op || !n.domain.empty() || n.outputs.size() != 1)
-        return nullptr;
+      if (dead[r] || n.op_type != op || !n.domain.empty() || n.outputs.size() != 1) return nullptr;
       nodes->push_back(r);
       return &n;
     };
@@ -106,9 +105,12 @@ class LayerNormFusion final : public Pass {
       const ir::Node& n = g.nodes[r];
       if (dead[r] || !n.domain.empty() || n.inputs.size() != 2) return -1;
       if (n.op_type == "Div" && n.inputs[0] == d && n.inputs[1] != d) div = &n;
-      else if (n.op_type == "Pow" && n.inputs[0] == d && is_scalar(g, n.inputs[1], 2.0)) sq = &n;
-      else if (n.op_type == "Mul" && n.inputs[0] == d && n.inputs[1] == d) sq = &n;
-      else return -1;
+      else if (n.op_type == "Pow" && n.inputs[0] == d && is_scalar(g, n.inputs[1], 2.0))
+        sq = &n;
+      else if (n.op_type == "Mul" && n.inputs[0] == d && n.inputs[1] == d)
+        sq = &n;
+      else
+        return -1;
       nodes->push_back(r);
     }
     if (!sq || !div) return -1;

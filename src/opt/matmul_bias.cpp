@@ -4,10 +4,9 @@
 
 namespace polyinfer::opt {
 
-int rewrite_matmul_bias(
-    ir::Graph& g, const std::function<bool(int a_rank)>& accept,
-    const std::function<ir::Node(const ir::Node& mm, const ir::Node& add,
-                                 const std::string& bias)>& make) {
+int rewrite_matmul_bias(ir::Graph& g, const std::function<bool(int a_rank)>& accept,
+                        const std::function<ir::Node(const ir::Node& mm, const ir::Node& add,
+                                                     const std::string& bias)>& make) {
   if (!has_op(g, {"MatMul"})) return 0;
   const Uses u(g);
   std::vector<bool> dead(g.nodes.size(), false);

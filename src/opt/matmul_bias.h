@@ -13,9 +13,8 @@ namespace polyinfer::opt {
 
 // Rewrites every match whose A rank `accept` takes: the node `make(mm, add, bias)` returns
 // replaces the Add (keeping the Add's outputs) and the MatMul is removed. Returns the count.
-int rewrite_matmul_bias(
-    ir::Graph& g, const std::function<bool(int a_rank)>& accept,
-    const std::function<ir::Node(const ir::Node& mm, const ir::Node& add,
-                                 const std::string& bias)>& make);
+int rewrite_matmul_bias(ir::Graph& g, const std::function<bool(int a_rank)>& accept,
+                        const std::function<ir::Node(const ir::Node& mm, const ir::Node& add,
+                                                     const std::string& bias)>& make);
 
 }  // namespace polyinfer::opt

@@ -39,8 +39,7 @@ bool has_unknown_shapes(const ir::Graph& g) {
       if (t->kind != ir::TypeInfo::Kind::Tensor) continue;  // sequences: inference's limit
       if (!t->has_shape) return true;
       for (size_t i = 0; i < t->dims.size(); ++i)
-        if (t->dims[i] < 0 && (i >= t->dim_params.size() || t->dim_params[i].empty()))
-          return true;
+        if (t->dims[i] < 0 && (i >= t->dim_params.size() || t->dim_params[i].empty())) return true;
     }
   return false;
 }

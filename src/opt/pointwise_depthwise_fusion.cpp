@@ -55,8 +55,7 @@ class PointwiseDepthwiseFusion final : public Pass {
       const std::string b2 = dw.inputs.size() > 2 ? dw.inputs[2] : "";
       std::vector<std::string> inputs = {pw.inputs[0], pw.inputs[1], b1, dw.inputs[1]};
       if (!b2.empty()) inputs.push_back(b2);
-      if (const ir::Attribute* a = pw.attr("activation"))
-        dw.attrs["pointwise_activation"] = *a;
+      if (const ir::Attribute* a = pw.attr("activation")) dw.attrs["pointwise_activation"] = *a;
       if (const ir::Attribute* a = pw.attr("activation_params"))
         dw.attrs["pointwise_activation_params"] = *a;
       dw.op_type = "NhwcPointwiseDepthwiseConv";
@@ -91,8 +90,8 @@ class PointwiseDepthwiseFusion final : public Pass {
       return false;
     const std::optional<Shape> x = static_shape(g, n.inputs[0]);  // [N, H, W, C]
     return x && x->size() == 4 &&
-           static_cast<double>((*x)[1]) * static_cast<double>((*x)[2]) *
-                   static_cast<double>(s[0]) * 4 >=
+           static_cast<double>((*x)[1]) * static_cast<double>((*x)[2]) * static_cast<double>(s[0]) *
+                   4 >=
                kMinExpandedBytes;
   }
 };

@@ -38,8 +38,7 @@ class QConvAddFusion final : public Pass {
         const size_t ci = side == 0 ? 0 : 3, zi = side == 0 ? 3 : 0;
         const std::string& c = add.inputs[ci];
         const int pi = u.producer(c);
-        if (pi < 0 || dead[pi] || !u.single_reader(c) || add.inputs[0] == add.inputs[3])
-          continue;
+        if (pi < 0 || dead[pi] || !u.single_reader(c) || add.inputs[0] == add.inputs[3]) continue;
         const ir::Node& conv = g.nodes[pi];
         if (conv.op_type != "QLinearConv" || !conv.domain.empty() || conv.inputs.size() < 8)
           continue;

@@ -24,8 +24,8 @@
 // (or by a Relu or constant-bound Clip read by it alone, dropped only where the QuantizeLinear's
 // saturation already clamps at its bounds: a Relu when zy is the type's minimum, a ReLU6 when
 // the 8-bit range is also at most [0, 6]); opset 10-20 (Quantize/DequantizeLinear-21 add types
-// and blocks this pass does not read). The bias (a DequantizeLinear'd int32, or a float constant) is
-// requantized to scale sx·sw[m], zero point 0: for QDQ exporters' biases (scale sx·sw) that is
+// and blocks this pass does not read). The bias (a DequantizeLinear'd int32, or a float constant)
+// is requantized to scale sx·sw[m], zero point 0: for QDQ exporters' biases (scale sx·sw) that is
 // the same integer.
 #include <cmath>
 #include <limits>
@@ -141,11 +141,16 @@ class QdqFusion final : public Pass {
       if (!p.domain.empty() || p.outputs.size() != 1) continue;
       std::optional<ir::Node> fused;
       if (p.op_type == "Conv") fused = conv(g, u, names, p, qn);
-      else if (p.op_type == "MatMul") fused = matmul(g, u, p, qn);
-      else if (p.op_type == "Gemm") fused = gemm(g, u, names, p, &qn);
-      else if (p.op_type == "Add") fused = add(g, u, p, qn);
-      else if (p.op_type == "MaxPool" && relu < 0) fused = max_pool(g, u, p, qn);
-      else if (p.op_type == "Concat" && relu < 0) fused = concat(g, u, p, qn);
+      else if (p.op_type == "MatMul")
+        fused = matmul(g, u, p, qn);
+      else if (p.op_type == "Gemm")
+        fused = gemm(g, u, names, p, &qn);
+      else if (p.op_type == "Add")
+        fused = add(g, u, p, qn);
+      else if (p.op_type == "MaxPool" && relu < 0)
+        fused = max_pool(g, u, p, qn);
+      else if (p.op_type == "Concat" && relu < 0)
+        fused = concat(g, u, p, qn);
       if (!fused) continue;
       dead[pi] = true;
       if (relu >= 0) dead[relu] = true;
@@ -182,8 +187,8 @@ class QdqFusion final : public Pass {
       const std::optional<Dq> d = dequantize_of(g, u, gemm.inputs[k]);
       if (!d) continue;
       const Tensor* q = constant(g, d->q);
-      if (!q || q->rank() < 1 || !(q->dtype() == DType::Int8 || q->dtype() == DType::UInt8 ||
-                                   q->dtype() == DType::Int32))
+      if (!q || q->rank() < 1 ||
+          !(q->dtype() == DType::Int8 || q->dtype() == DType::UInt8 || q->dtype() == DType::Int32))
         continue;
       int64_t inner = 1, count = static_cast<int64_t>(d->scales.size());
       if (count > 1) {
@@ -220,22 +225,19 @@ class QdqFusion final : public Pass {
   // value overflows int32.
   static std::optional<std::string> int32_bias(ir::Graph& g, const Uses& u, NameGen& names,
                                                const std::string& v, int64_t M, double beta,
-                                               const Dq& x, const Dq& w,
-                                               const std::string& node) {
+                                               const Dq& x, const Dq& w, const std::string& node) {
     std::vector<double> real;
     if (const std::optional<Dq> b = dequantize_of(g, u, v)) {
       const Tensor* bq = constant(g, b->q);
       if (!bq || bq->numel() != M || bq->rank() > 2) return std::nullopt;
-      if (b->scales.size() != 1 && static_cast<int64_t>(b->scales.size()) != M)
-        return std::nullopt;
+      if (b->scales.size() != 1 && static_cast<int64_t>(b->scales.size()) != M) return std::nullopt;
       const std::vector<double> bv = to_doubles(*bq);
       for (int64_t m = 0; m < M; ++m) {
         const size_t k = b->scales.size() == 1 ? 0 : static_cast<size_t>(m);
         real.push_back((bv[m] - b->zps[k]) * b->scales[k]);
       }
     } else if (const Tensor* bf = constant(g, v)) {
-      if (bf->dtype() != DType::Float32 || bf->numel() != M || bf->rank() > 2)
-        return std::nullopt;
+      if (bf->dtype() != DType::Float32 || bf->numel() != M || bf->rank() > 2) return std::nullopt;
       real = to_doubles(*bf);
     } else {
       return std::nullopt;
@@ -262,8 +264,8 @@ class QdqFusion final : public Pass {
     const int64_t M = constant(g, w->q)->dim(0);
     std::string bias;
     if (c.inputs.size() > 2 && !c.inputs[2].empty()) {
-      const std::optional<std::string> b = int32_bias(g, u, names, c.inputs[2], M, 1.0, *x, *w,
-                                                      c.name);
+      const std::optional<std::string> b =
+          int32_bias(g, u, names, c.inputs[2], M, 1.0, *x, *w, c.name);
       if (!b) return std::nullopt;
       bias = *b;
     }
@@ -358,8 +360,8 @@ class QdqFusion final : public Pass {
     const int64_t N = bq->dim(trans_b ? 0 : 1), K = bq->dim(trans_b ? 1 : 0);
     std::string bias;
     if (gm.inputs.size() > 2 && !gm.inputs[2].empty()) {
-      const std::optional<std::string> c = int32_bias(g, u, names, gm.inputs[2], N,
-                                                      attr_float(gm, "beta", 1), *a, *b, gm.name);
+      const std::optional<std::string> c =
+          int32_bias(g, u, names, gm.inputs[2], N, attr_float(gm, "beta", 1), *a, *b, gm.name);
       if (!c) return std::nullopt;
       bias = *c;
     }
@@ -374,7 +376,13 @@ class QdqFusion final : public Pass {
       g.initializers[weights] = t;
     }
     ir::Node n = poly_node(g, "QLinearGemm", gm.name);
-    n.inputs = {a->q, a->scale, a->zp, weights, b->scale, b->zp, q ? q->inputs[1] : "",
+    n.inputs = {a->q,
+                a->scale,
+                a->zp,
+                weights,
+                b->scale,
+                b->zp,
+                q ? q->inputs[1] : "",
                 q ? q->inputs[2] : ""};
     if (!bias.empty()) n.inputs.push_back(bias);
     n.outputs = q ? q->outputs : gm.outputs;

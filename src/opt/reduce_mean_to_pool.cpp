@@ -96,11 +96,9 @@ class ReduceMeanToPool final : public Pass {
         n.outputs.size() != 1 || has_subgraph(n))
       return false;
     const DType t = elem_type(g, n.inputs[0]);
-    if (t != DType::Float32 && t != DType::Float16 && t != DType::BFloat16 &&
-        t != DType::Float64)
+    if (t != DType::Float32 && t != DType::Float16 && t != DType::BFloat16 && t != DType::Float64)
       return false;
-    return known_rank(g, n.inputs[0]) == 4 &&
-           reduced_axes(g, n, 4) == std::vector<int64_t>{2, 3};
+    return known_rank(g, n.inputs[0]) == 4 && reduced_axes(g, n, 4) == std::vector<int64_t>{2, 3};
   }
 };
 

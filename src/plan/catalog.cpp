@@ -42,25 +42,28 @@ Figure parse_figure(const json& parent, const std::string& key, const Where& at)
   here.field("value").require(o["value"].is_number(), "must be a number");
   f.value = o["value"].get<double>();
   here.field("value").require(f.value >= 0, "must not be negative");
-  here.require(!f.source.empty(), "has a value but no \"source\": every figure says where it is from");
+  here.require(!f.source.empty(),
+               "has a value but no \"source\": every figure says where it is from");
   here.require(!f.derived || !f.note.empty(),
-               "is derived but has no \"note\" saying how (e.g. \"vendor states X with sparsity; dense = X/2\")");
+               "is derived but has no \"note\" saying how (e.g. \"vendor states X with sparsity; "
+               "dense = X/2\")");
   f.known = true;
   return f;
 }
 
 Target parse_target(const json& t, const Where& at) {
   at.require(t.is_object(), "must be an object");
-  at.check_keys(t, {"id", "name", "kind", "peak", "memory", "bandwidth", "power", "node_overhead",
-                    "compute_efficiency", "bandwidth_efficiency", "toolchain", "op_support",
-                    "notes"});
+  at.check_keys(t,
+                {"id", "name", "kind", "peak", "memory", "bandwidth", "power", "node_overhead",
+                 "compute_efficiency", "bandwidth_efficiency", "toolchain", "op_support", "notes"});
   Target out;
   out.id = req_string(t, "id", at);
   Where here = at.named("target", out.id);
   out.name = req_string(t, "name", here);
   out.kind = req_string(t, "kind", here);
   if (auto it = t.find("peak"); it != t.end()) {
-    here.field("peak").require(it->is_object(), "must be an object keyed by precision (\"fp16\", …)");
+    here.field("peak").require(it->is_object(),
+                               "must be an object keyed by precision (\"fp16\", …)");
     for (const auto& [name, fig] : it->items()) {
       Precision p;
       here.field("peak").require(parse_precision(name, &p), "has unknown precision '", name,

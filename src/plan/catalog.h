@@ -31,16 +31,16 @@ struct Figure {
 };
 
 struct Target {
-  std::string id;        // "h100-sxm", "rk3588", "this"
-  std::string name;      // "NVIDIA H100 SXM"
-  std::string kind;      // "gpu", "npu", "cpu", "tpu", "soc", "mcu"
+  std::string id;                    // "h100-sxm", "rk3588", "this"
+  std::string name;                  // "NVIDIA H100 SXM"
+  std::string kind;                  // "gpu", "npu", "cpu", "tpu", "soc", "mcu"
   std::map<Precision, Figure> peak;  // dense peak per precision
-  Figure memory;         // capacity, bytes
-  Figure bandwidth;      // main-memory bandwidth, bytes/s
+  Figure memory;                     // capacity, bytes
+  Figure bandwidth;                  // main-memory bandwidth, bytes/s
   // Measured bandwidth by working set (bytes → bytes/s, ascending): a node whose bytes fit a
   // cache level streams at that level's rate. Empty for catalog targets (DRAM rate only).
   std::vector<std::pair<double, double>> bandwidth_tiers;
-  Figure power;          // watts (TDP or board power as the source states)
+  Figure power;  // watts (TDP or board power as the source states)
   // Fixed cost per node (kernel launch / dispatch), seconds; 0 when unknown.
   Figure node_overhead;
   // Fractions of peak compute and bandwidth that real kernels reach, with their source; plan

@@ -19,8 +19,9 @@ struct Where {
   std::string path;    // dotted field path inside the entry: "peak.fp16"
 
   Where index(const std::string& array, size_t i) const {
-    return {origin, entry.empty() ? array + "[" + std::to_string(i) + "]"
-                                  : entry + " " + array + "[" + std::to_string(i) + "]",
+    return {origin,
+            entry.empty() ? array + "[" + std::to_string(i) + "]"
+                          : entry + " " + array + "[" + std::to_string(i) + "]",
             ""};
   }
   // The entry, once its id is known: "target 'l4'".
@@ -36,8 +37,7 @@ struct Where {
     if (!path.empty()) s += ": field '" + path + "'";
     return s;
   }
-  template <class... Args>
-  void require(bool cond, Args&&... args) const {
+  template <class... Args> void require(bool cond, Args&&... args) const {
     if (!cond) fail(ErrorCode::InvalidArgument, prefix(), " ", std::forward<Args>(args)...);
   }
   // Unknown keys are errors: a misspelt "bandwith" would otherwise silently read as unknown.

@@ -41,12 +41,12 @@ volatile float g_sink = 0;
 // How long each probe runs. Full: long enough that timer resolution, thread start-up and the
 // first frequency ramp are small against the run (≈ 0.1–0.2 s per repeat); quick: for tests.
 struct Budget {
-  double peak_s;        // one repeat of a peak loop
+  double peak_s;  // one repeat of a peak loop
   int peak_repeats;
-  double triad_s;       // one trial of a bandwidth working set
+  double triad_s;  // one trial of a bandwidth working set
   int triad_trials;
-  double gemm_s;        // timed matmul calls per size
-  double node_s;        // timed runs of the node chain
+  double gemm_s;  // timed matmul calls per size
+  double node_s;  // timed runs of the node chain
   int node_min_runs;
 };
 
@@ -131,8 +131,8 @@ std::vector<size_t> working_sets(const hw::CpuInfo& cpu, const hw::MemoryInfo& m
     if (c.type != "Instruction" && c.size_bytes > 0)
       dram = std::max(dram, 4 * static_cast<size_t>(c.size_bytes) * std::max(1, c.instances));
   // Without /proc/meminfo, stay at the smallest size that is still likely to be DRAM.
-  const size_t cap = mem.available_bytes > 0 ? static_cast<size_t>(mem.available_bytes) / 4
-                                             : 512 * MiB;
+  const size_t cap =
+      mem.available_bytes > 0 ? static_cast<size_t>(mem.available_bytes) / 4 : 512 * MiB;
   dram = std::min(dram, cap);
   std::vector<size_t> sizes;
   for (size_t s : {16 * KiB, 256 * KiB, 1 * MiB, 8 * MiB, 64 * MiB})
@@ -195,8 +195,8 @@ BandwidthPoint triad_rate(size_t working_set, int threads, const Budget& b) {
   const double pass = region(1);  // also brings a cache-sized working set into the caches
   const long reps = std::clamp(static_cast<long>(b.triad_s / pass), 1L, 100'000'000L);
   for (int trial = 0; trial < b.triad_trials; ++trial)
-    point.bytes_per_s = std::max(
-        point.bytes_per_s, static_cast<double>(point.working_set) * reps / region(reps));
+    point.bytes_per_s =
+        std::max(point.bytes_per_s, static_cast<double>(point.working_set) * reps / region(reps));
   g_sink = static_cast<float>(pa[n / 2]);
   return point;
 }
@@ -215,8 +215,8 @@ double gemm_rate(bool quick, const Budget& b) {
   try {
     dnnl::engine& eng = cpu::onednn::engine();
     dnnl::stream strm(eng);
-    const std::vector<int64_t> sizes = quick ? std::vector<int64_t>{256}
-                                             : std::vector<int64_t>{512, 1024};
+    const std::vector<int64_t> sizes =
+        quick ? std::vector<int64_t>{256} : std::vector<int64_t>{512, 1024};
     for (const int64_t n : sizes) {
       const memory::desc plain({n, n}, dt::f32, tag::ab), any({n, n}, dt::f32, tag::any);
       const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(plain, any, plain), eng);

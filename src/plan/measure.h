@@ -14,26 +14,26 @@
 namespace polyinfer::plan {
 
 struct BandwidthPoint {
-  size_t working_set = 0;   // bytes touched per pass (all arrays together)
-  double bytes_per_s = 0;   // read + write traffic per second, best of several passes
+  size_t working_set = 0;  // bytes touched per pass (all arrays together)
+  double bytes_per_s = 0;  // read + write traffic per second, best of several passes
 };
 
 struct MachineMeasurement {
-  std::string cpu_model;     // from hw::probe_cpu
-  std::string isa;           // the fp32 loop: "avx512f", "avx2+fma", "sse2 (mul+add)", "neon"
+  std::string cpu_model;  // from hw::probe_cpu
+  std::string isa;        // the fp32 loop: "avx512f", "avx2+fma", "sse2 (mul+add)", "neon"
   // The bf16 and int8 loops ("avx512_bf16 (vdpbf16ps)", "dotprod (sdot)"); "" when absent.
   std::string bf16_isa, int8_isa;
   int threads = 1;
-  double fp32_flops = 0;     // FMA peak at `threads`, FLOP/s (multiply-add = 2)
-  double bf16_flops = 0;     // 0 when the CPU has no bf16 dot product instruction
-  double int8_ops = 0;       // VNNI/dotprod peak, OP/s; 0 when absent
-  double gemm_fp32_flops = 0;  // oneDNN sgemm on a cache-friendly mid size, FLOP/s
+  double fp32_flops = 0;                  // FMA peak at `threads`, FLOP/s (multiply-add = 2)
+  double bf16_flops = 0;                  // 0 when the CPU has no bf16 dot product instruction
+  double int8_ops = 0;                    // VNNI/dotprod peak, OP/s; 0 when absent
+  double gemm_fp32_flops = 0;             // oneDNN sgemm on a cache-friendly mid size, FLOP/s
   std::vector<BandwidthPoint> bandwidth;  // ascending working set; the last is DRAM-sized
   double node_overhead_s = 0;  // the CPU provider's per-node dispatch cost (a chain of tiny ops)
   uint64_t memory_total = 0, memory_available = 0;  // bytes, from the doctor's probe
-  std::string measured_at;   // ISO 8601 UTC
+  std::string measured_at;                          // ISO 8601 UTC
   std::string polyinfer_version;
-  bool quick = false;        // made with MeasureOptions::quick (never served to a full request)
+  bool quick = false;  // made with MeasureOptions::quick (never served to a full request)
 };
 
 struct MeasureOptions {

@@ -24,8 +24,7 @@ using nlohmann::json;
 
 const json& field(const json& j, const char* key, const std::string& origin) {
   const auto it = j.find(key);
-  PI_CHECK(it != j.end(), InvalidArgument, origin, ": not a polyinfer measurement: no '", key,
-           "'");
+  PI_CHECK(it != j.end(), InvalidArgument, origin, ": not a polyinfer measurement: no '", key, "'");
   return *it;
 }
 
@@ -168,8 +167,8 @@ MachineMeasurement measurement_from_json(const std::string& text, const std::str
 std::string measurement_cache_path(int threads) {
   const std::string dir = polyinfer_cache_dir();
   if (dir.empty()) return "";
-  return dir + "/" + slug(hw::probe_cpu(hw::system_files()).model) + "-" +
-         std::to_string(threads) + "t.json";
+  return dir + "/" + slug(hw::probe_cpu(hw::system_files()).model) + "-" + std::to_string(threads) +
+         "t.json";
 }
 
 MachineMeasurement cached_measurement(int threads, bool refresh, std::string* cache_path,
@@ -211,22 +210,20 @@ Target this_machine_target(const MachineMeasurement& m) {
     f.note = note;
     return f;
   };
-  if (m.fp32_flops > 0)
-    t.peak[Precision::FP32] = figure(m.fp32_flops, m.isa + " FMA loop, " + at);
-  if (m.bf16_flops > 0)
-    t.peak[Precision::BF16] = figure(m.bf16_flops, m.bf16_isa + " loop, " + at);
+  if (m.fp32_flops > 0) t.peak[Precision::FP32] = figure(m.fp32_flops, m.isa + " FMA loop, " + at);
+  if (m.bf16_flops > 0) t.peak[Precision::BF16] = figure(m.bf16_flops, m.bf16_isa + " loop, " + at);
   if (m.int8_ops > 0) t.peak[Precision::INT8] = figure(m.int8_ops, m.int8_isa + " loop, " + at);
   if (!m.bandwidth.empty())
     t.bandwidth = figure(m.bandwidth.back().bytes_per_s,
-                         "STREAM triad over " + bytes_text(m.bandwidth.back().working_set) +
-                             ", " + at + "; 2 reads + 1 write counted, write-allocate not");
+                         "STREAM triad over " + bytes_text(m.bandwidth.back().working_set) + ", " +
+                             at + "; 2 reads + 1 write counted, write-allocate not");
   // Every point but the DRAM-sized last: nodes whose bytes fit a cache level stream at its rate.
   for (size_t i = 0; i + 1 < m.bandwidth.size(); ++i)
-    t.bandwidth_tiers.push_back({static_cast<double>(m.bandwidth[i].working_set),
-                                 m.bandwidth[i].bytes_per_s});
+    t.bandwidth_tiers.push_back(
+        {static_cast<double>(m.bandwidth[i].working_set), m.bandwidth[i].bytes_per_s});
   t.memory = figure(static_cast<double>(m.memory_total), "MemTotal");
-  t.node_overhead = figure(m.node_overhead_s,
-                           "CPU provider, median run of a chain of tiny Relu nodes ÷ nodes");
+  t.node_overhead =
+      figure(m.node_overhead_s, "CPU provider, median run of a chain of tiny Relu nodes ÷ nodes");
   if (m.gemm_fp32_flops > 0 && m.fp32_flops > 0)
     t.compute_efficiency = figure(m.gemm_fp32_flops / m.fp32_flops,
                                   "oneDNN f32 matmul " + rate_text(m.gemm_fp32_flops, "FLOP/s") +
@@ -241,8 +238,8 @@ Target this_machine_target(const MachineMeasurement& m) {
 
 std::string describe(const MachineMeasurement& m) {
   std::ostringstream os;
-  os << "this machine: " << (m.cpu_model.empty() ? "unknown CPU" : m.cpu_model) << ", "
-     << m.threads << (m.threads == 1 ? " thread" : " threads") << " (measured " << m.measured_at
+  os << "this machine: " << (m.cpu_model.empty() ? "unknown CPU" : m.cpu_model) << ", " << m.threads
+     << (m.threads == 1 ? " thread" : " threads") << " (measured " << m.measured_at
      << ", polyinfer " << m.polyinfer_version << (m.quick ? ", quick" : "") << ")\n";
   auto line = [&](const char* what, const std::string& value, const std::string& how) {
     char buf[160];

@@ -58,8 +58,8 @@ ActivationMemory simulate_activation_memory(const ir::Graph& g, const ElementByt
       }
       n *= static_cast<double>(d);
     }
-    const double e = element_bytes ? element_bytes(t->elem, false)
-                                   : static_cast<double>(dtype_size(t->elem));
+    const double e =
+        element_bytes ? element_bytes(t->elem, false) : static_cast<double>(dtype_size(t->elem));
     return static_cast<size_t>(n * e + 0.5);
   };
 
@@ -93,7 +93,8 @@ ActivationMemory simulate_activation_memory(const ir::Graph& g, const ElementByt
     }
   }
   for (const auto& out : g.outputs)
-    if (auto it = buffer_of.find(out.name); it != buffer_of.end()) buffers[it->second].escaped = true;
+    if (auto it = buffer_of.find(out.name); it != buffer_of.end())
+      buffers[it->second].escaped = true;
 
   // Replay the clock: at node i its outputs are allocated, then what node i read last is freed.
   std::vector<std::vector<int>> allocs(g.nodes.size()), frees(g.nodes.size());

@@ -19,7 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-const std::set<std::string> kKinds = {"attr_in",     "input_const",     "const_input_max",
+const std::set<std::string> kKinds = {"attr_in",      "input_const",     "const_input_max",
                                       "static_shape", "zero_point_zero", "positive_const",
                                       "text"};
 
@@ -61,7 +61,8 @@ Constraint parse_constraint(const json& c, const Where& at) {
   } else if (out.kind == "input_const" || out.kind == "positive_const") {
     at.require(out.index >= 0, "(", out.kind, ") needs \"index\"");
   } else if (out.kind == "const_input_max") {
-    at.require(out.index >= 0 && c.contains("max"), "(const_input_max) needs \"index\" and \"max\"");
+    at.require(out.index >= 0 && c.contains("max"),
+               "(const_input_max) needs \"index\" and \"max\"");
   } else if (out.kind == "text") {
     at.require(!out.text.empty(), "(text) needs \"text\": the source's own words");
   }
@@ -105,8 +106,8 @@ OpSupportProfile parse_profile(const json& p, const Where& at) {
   out.static_shapes_only = opt_bool(p, "static_shapes_only", false, here);
   out.notes = opt_strings(p, "notes", here);
   if (auto it = p.find("inherits"); it != p.end()) {
-    here.field("inherits").require(it->is_string() && !it->get<std::string>().empty(),
-                                   "must be a profile id");
+    here.field("inherits")
+        .require(it->is_string() && !it->get<std::string>().empty(), "must be a profile id");
     out.inherits = it->get<std::string>();
   }
   auto ops = p.find("ops");
@@ -128,8 +129,8 @@ struct Constants {
     for (const auto& [name, t] : g.initializers) by_name[name] = &t;
     for (const ir::Node& n : g.nodes) {
       const ir::Attribute* v = n.attr("value");
-      if (n.op_type == "Constant" && n.domain.empty() && v && v->type == ir::Attribute::Type::Tensor &&
-          !n.outputs.empty()) {
+      if (n.op_type == "Constant" && n.domain.empty() && v &&
+          v->type == ir::Attribute::Type::Tensor && !n.outputs.empty()) {
         by_name[n.outputs[0]] = &v->t;
       }
     }
@@ -189,8 +190,10 @@ Verdict check(const Constraint& c, const ir::Graph& g, const Constants& k, const
   if (c.kind == "static_shape") return check_static(g, n);
   if (c.kind == "attr_in") {
     const ir::Attribute* a = n.attr(c.name);
-    std::optional<std::string> got = a ? attr_as_string(*a) : std::optional<std::string>(c.default_value);
-    if (!got || got->empty()) return unsure(c.name + " cannot be read; allowed: " + join(c.values, ", "));
+    std::optional<std::string> got =
+        a ? attr_as_string(*a) : std::optional<std::string>(c.default_value);
+    if (!got || got->empty())
+      return unsure(c.name + " cannot be read; allowed: " + join(c.values, ", "));
     if (std::find(c.values.begin(), c.values.end(), *got) != c.values.end()) return pass();
     return reject(c.name + "=" + *got + " not in {" + join(c.values, ", ") + "}");
   }
@@ -215,7 +218,8 @@ Verdict check(const Constraint& c, const ir::Graph& g, const Constants& k, const
       return reject(what + " = " + fmt(x) + " > " + fmt(c.max));
     }
     if (c.kind == "positive_const" && x < 0) return reject(what + " has negative value " + fmt(x));
-    if (c.kind == "zero_point_zero" && x != 0) return reject("zero point " + what + " is " + fmt(x) + ", not 0");
+    if (c.kind == "zero_point_zero" && x != 0)
+      return reject("zero point " + what + " is " + fmt(x) + ", not 0");
   }
   return pass();
 }

@@ -37,7 +37,7 @@ struct Constraint {
 };
 
 struct OpRule {
-  std::string op;      // "Resize"; a domain other than ai.onnx is written "com.microsoft:Gelu"
+  std::string op;  // "Resize"; a domain other than ai.onnx is written "com.microsoft:Gelu"
   bool supported = true;
   std::vector<Constraint> constraints;
 };
@@ -58,10 +58,10 @@ struct OpSupportProfile {
 
 // A node the profile would not run, and why (the constraint's own words where it has them).
 struct Rejection {
-  std::string node;    // node label: "TopK 'topk_0'"
+  std::string node;  // node label: "TopK 'topk_0'"
   std::string op;
-  std::string reason;  // "not supported by RKNN-Toolkit2 2.3.2", "K=5000 > 3840 (TopK K<3840)"
-  bool certain = true; // false for "text" constraints and unlisted ops: check by hand
+  std::string reason;   // "not supported by RKNN-Toolkit2 2.3.2", "K=5000 > 3840 (TopK K<3840)"
+  bool certain = true;  // false for "text" constraints and unlisted ops: check by hand
 };
 
 std::vector<OpSupportProfile> parse_op_support(const std::string& json_text,

@@ -22,7 +22,7 @@ struct PeakLoop {
   // Runs `iters` iterations of independent multiply-add chains that live in registers (no
   // memory traffic) and returns a value computed from every chain, so none can be optimized away.
   float (*run)(long iters) = nullptr;
-  int chains = 0;             // independent accumulators, enough to cover latency × pipes
+  int chains = 0;  // independent accumulators, enough to cover latency × pipes
 };
 
 // The widest fp32 FMA loop this CPU runs (a mul+add loop where there is no FMA); always present.

@@ -108,8 +108,8 @@ PeakLoop int8_peak_loop() {
   return {};
 }
 
-PI_MEASURE_LOOP void triad(double* __restrict a, const double* __restrict b, const double* __restrict c, double s,
-           size_t n) {
+PI_MEASURE_LOOP void triad(double* __restrict a, const double* __restrict b,
+                           const double* __restrict c, double s, size_t n) {
 #pragma omp simd
   for (size_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
 }

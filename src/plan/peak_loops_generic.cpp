@@ -25,8 +25,8 @@ PeakLoop fp32_peak_loop() { return {"scalar", kChains * 2.0, fp32_scalar, kChain
 PeakLoop bf16_peak_loop() { return {}; }
 PeakLoop int8_peak_loop() { return {}; }
 
-PI_MEASURE_LOOP void triad(double* __restrict a, const double* __restrict b, const double* __restrict c, double s,
-           size_t n) {
+PI_MEASURE_LOOP void triad(double* __restrict a, const double* __restrict b,
+                           const double* __restrict c, double s, size_t n) {
   for (size_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
 }
 

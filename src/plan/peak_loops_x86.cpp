@@ -171,8 +171,7 @@ PeakLoop int8_peak_loop() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni"))
     return {"avx512_vnni (vpdpbusd)", kWide * 16 * 4 * 2.0, int8_avx512, kWide};
-  if (has_avx_vnni())
-    return {"avx_vnni (vpdpbusd)", kNarrow * 8 * 4 * 2.0, int8_avxvnni, kNarrow};
+  if (has_avx_vnni()) return {"avx_vnni (vpdpbusd)", kNarrow * 8 * 4 * 2.0, int8_avxvnni, kNarrow};
   return {};
 }
 
@@ -206,8 +205,10 @@ void triad(double* __restrict a, const double* __restrict b, const double* __res
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
   }();
   if (isa == 2) triad_avx512(a, b, c, s, n);
-  else if (isa == 1) triad_avx2(a, b, c, s, n);
-  else triad_sse2(a, b, c, s, n);
+  else if (isa == 1)
+    triad_avx2(a, b, c, s, n);
+  else
+    triad_sse2(a, b, c, s, n);
 }
 
 }  // namespace polyinfer::plan::detail

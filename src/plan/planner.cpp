@@ -62,9 +62,13 @@ double weight_bytes_per_element(Precision p) {
 
 double activation_bytes_per_element(Precision p) {
   switch (p) {
-    case Precision::FP32: case Precision::TF32: return 4;
-    case Precision::FP16: case Precision::BF16: case Precision::INT4: return 2;
-    case Precision::FP8: case Precision::INT8: return 1;
+    case Precision::FP32:
+    case Precision::TF32: return 4;
+    case Precision::FP16:
+    case Precision::BF16:
+    case Precision::INT4: return 2;
+    case Precision::FP8:
+    case Precision::INT8: return 1;
   }
   return 4;
 }
@@ -80,7 +84,8 @@ Analysis analyze(const ir::Graph& graph, const ir::Graph& weights_from, Precisio
   for (const ir::Node& n : graph.nodes) {
     NodeEstimate e{&n, estimate_cost(n, graph, priced)};
     if (!e.cost.known) a.unknown_shape_nodes.push_back(n.label());
-    if (e.cost.memory_only) memory_only.insert(n.domain.empty() ? n.op_type : n.domain + "." + n.op_type);
+    if (e.cost.memory_only)
+      memory_only.insert(n.domain.empty() ? n.op_type : n.domain + "." + n.op_type);
     a.flops += e.cost.flops;
     a.bytes += e.cost.bytes();
     a.nodes.push_back(e);
@@ -177,13 +182,14 @@ Prediction predict(const Analysis& a, const Target& t, const ir::Graph& original
   p.intensity = a.bytes > 0 ? a.flops / a.bytes : 0;
   if (peak > 0 && p.bandwidth > 0) p.ridge = peak / p.bandwidth;
 
-  p.memory_needed = a.weight_bytes + static_cast<double>(a.activations.arena_bytes) +
-                    std::max(0.0, static_cast<double>(a.activations.output_bytes) -
-                                      a.kv_output_bytes) +
-                    a.kv_cache_bytes;
+  p.memory_needed =
+      a.weight_bytes + static_cast<double>(a.activations.arena_bytes) +
+      std::max(0.0, static_cast<double>(a.activations.output_bytes) - a.kv_output_bytes) +
+      a.kv_cache_bytes;
   p.memory_known = t.memory.known;
   p.fits = !t.memory.known || p.memory_needed <= t.memory.value;
-  if (!t.memory.known && chip) p.notes.push_back("the memory capacity of " + t.name + " is unknown");
+  if (!t.memory.known && chip)
+    p.notes.push_back("the memory capacity of " + t.name + " is unknown");
 
   if (profile) {
     p.op_support = profile->toolchain + " " + profile->version;

@@ -35,12 +35,12 @@ struct NodeEstimate {
 
 struct Analysis {
   Precision precision = Precision::FP32;
-  std::vector<NodeEstimate> nodes;   // the priced graph's nodes, in execution order
-  double flops = 0, bytes = 0;       // totals over nodes
-  double parameters = 0;             // float weight elements
-  double weight_bytes = 0;           // every initializer at `precision`
-  ActivationMemory activations;      // the planned arena at `precision`
-  double kv_cache_bytes = 0;         // decoder KV-cache inputs ("past…", "…cache…"), 0 if none
+  std::vector<NodeEstimate> nodes;  // the priced graph's nodes, in execution order
+  double flops = 0, bytes = 0;      // totals over nodes
+  double parameters = 0;            // float weight elements
+  double weight_bytes = 0;          // every initializer at `precision`
+  ActivationMemory activations;     // the planned arena at `precision`
+  double kv_cache_bytes = 0;        // decoder KV-cache inputs ("past…", "…cache…"), 0 if none
   std::vector<std::string> kv_inputs;
   // Outputs that are the next step's cache ("present…", "…cache…"): a runtime keeps one cache,
   // so with KV inputs these are not counted again in the memory needed.
@@ -73,16 +73,16 @@ struct Prediction {
   double peak = 0;
   Precision peak_precision = Precision::FP32;
   double bandwidth = 0;  // DRAM rate used (after efficiency); 0: unknown
-  double seconds = 0;            // predicted latency of one run (all nodes)
+  double seconds = 0;    // predicted latency of one run (all nodes)
   double compute_seconds = 0, memory_seconds = 0, overhead_seconds = 0;  // sums per node
-  std::string bound;             // "compute", "memory" or "overhead": the largest of the three
-  double intensity = 0;          // model FLOPs per byte
-  double ridge = 0;              // target peak / bandwidth (FLOP per byte); 0 when unknown
-  double memory_needed = 0;      // weights + activations + KV cache + other outputs, bytes
-  bool fits = true;              // memory_needed <= target memory (true when memory unknown)
+  std::string bound;         // "compute", "memory" or "overhead": the largest of the three
+  double intensity = 0;      // model FLOPs per byte
+  double ridge = 0;          // target peak / bandwidth (FLOP per byte); 0 when unknown
+  double memory_needed = 0;  // weights + activations + KV cache + other outputs, bytes
+  bool fits = true;          // memory_needed <= target memory (true when memory unknown)
   bool memory_known = false;
-  std::vector<ClassTotals> classes;  // by predicted seconds, largest first
-  std::vector<TimedNode> top;        // the slowest nodes, largest first (up to 10)
+  std::vector<ClassTotals> classes;    // by predicted seconds, largest first
+  std::vector<TimedNode> top;          // the slowest nodes, largest first (up to 10)
   std::vector<Rejection> unsupported;  // nodes the target's toolchain would not run
   std::string op_support;              // "RKNN-Toolkit2 2.3.2" when a profile was checked
   std::vector<std::string> notes;      // substitutions and unknowns, said plainly

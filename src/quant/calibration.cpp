@@ -34,7 +34,9 @@ namespace {
 Range with_zero(float lo, float hi) { return {std::min(lo, 0.0f), std::max(hi, 0.0f)}; }
 
 // The extremes clipped to [-t, t]: a threshold on |x| applied to a possibly one-sided tensor.
-Range clipped(const TensorStats& s, float t) { return with_zero(std::max(s.min, -t), std::min(s.max, t)); }
+Range clipped(const TensorStats& s, float t) {
+  return with_zero(std::max(s.min, -t), std::min(s.max, t));
+}
 
 double bin_width(const TensorStats& s) {
   return s.histogram.empty() ? 0 : double(s.absmax()) / double(s.histogram.size());
@@ -138,7 +140,8 @@ Calibrator::Calibrator(const Model& model, std::vector<std::string> tensors, int
   for (const auto& t : tensors_) stats_[t];
 }
 
-std::vector<std::pair<std::string, Value>> Calibrator::values(const std::map<std::string, Value>& feed) {
+std::vector<std::pair<std::string, Value>> Calibrator::values(
+    const std::map<std::string, Value>& feed) {
   std::vector<Value> out = session_->run(feed);
   std::map<std::string, Value> by_name = feed;
   for (size_t i = 0; i < out.size(); ++i) by_name[session_->outputs()[i].name] = out[i];
@@ -190,7 +193,8 @@ void Calibrator::observe_histogram(const std::map<std::string, Value>& feed) {
     for (int64_t i = 0; i < t.numel(); ++i) {
       // Values beyond pass 1's maximum (a sample seen again differs only by rounding) land in
       // the last bin.
-      const auto b = static_cast<size_t>(std::min(double(bins_ - 1), std::fabs(double(x[i])) * scale));
+      const auto b =
+          static_cast<size_t>(std::min(double(bins_ - 1), std::fabs(double(x[i])) * scale));
       s.histogram[b] += 1;
     }
   }

@@ -71,13 +71,16 @@ DynamicReport quantize_dynamic(ir::Graph& g, const DynamicOptions& o) {
                                                o.reduce_range ? kReducedWeightMax : kFullWeightMax);
     const int64_t cols = w.dim(1);
     const std::string base = n.name;
-    const std::string wq = name(n.inputs[1] + "_quantized"), wzp = name(n.inputs[1] + "_zero_point"),
+    const std::string wq = name(n.inputs[1] + "_quantized"),
+                      wzp = name(n.inputs[1] + "_zero_point"),
                       wscale = name(n.inputs[1] + "_scale");
     g.initializers[wq] = qw.q;
     const bool vec = qw.scales.size() > 1;
-    g.initializers[wzp] = vec ? Tensor::from_vector<int8_t>({cols}, std::vector<int8_t>(size_t(cols), 0))
-                              : Tensor::scalar<int8_t>(0);
-    g.initializers[wscale] = vec ? Tensor::from_vector<float>({cols}, qw.scales) : Tensor::scalar<float>(qw.scales[0]);
+    g.initializers[wzp] =
+        vec ? Tensor::from_vector<int8_t>({cols}, std::vector<int8_t>(size_t(cols), 0))
+            : Tensor::scalar<int8_t>(0);
+    g.initializers[wscale] =
+        vec ? Tensor::from_vector<float>({cols}, qw.scales) : Tensor::scalar<float>(qw.scales[0]);
     report.float_bytes += int64_t(w.nbytes());
     report.quantized_bytes += int64_t(qw.q.nbytes());
 
@@ -89,13 +92,15 @@ DynamicReport quantize_dynamic(ir::Graph& g, const DynamicOptions& o) {
     const std::string scaled = bias ? name(base + "_scaled") : y;
     out.push_back(make_node("DynamicQuantizeLinear", name(base + "_DynamicQuantizeLinear"),
                             {n.inputs[0]}, {xq, xs, xzp}, opset));
-    out.push_back(make_node("MatMulInteger", name(base + "_MatMulInteger"), {xq, wq, xzp, wzp}, {acc}, opset));
+    out.push_back(make_node("MatMulInteger", name(base + "_MatMulInteger"), {xq, wq, xzp, wzp},
+                            {acc}, opset));
     ir::Node cast = make_node("Cast", name(base + "_Cast"), {acc}, {accf}, opset);
     set_int_attr(cast, "to", 1);  // FLOAT
     out.push_back(std::move(cast));
     out.push_back(make_node("Mul", name(base + "_scale_Mul"), {xs, wscale}, {scale}, opset));
     out.push_back(make_node("Mul", name(base + "_Mul"), {accf, scale}, {scaled}, opset));
-    if (bias) out.push_back(make_node("Add", name(base + "_bias_Add"), {scaled, n.inputs[2]}, {y}, opset));
+    if (bias)
+      out.push_back(make_node("Add", name(base + "_bias_Add"), {scaled, n.inputs[2]}, {y}, opset));
     ++report.nodes;
   }
   g.nodes = std::move(out);

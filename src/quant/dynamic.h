@@ -6,7 +6,8 @@
 //   x ─ DynamicQuantizeLinear ─┬ x_q (uint8) ─┐
 //                              ├ x_scale ─────┼──────────────────┐
 //                              └ x_zero_point ┘                  │
-//   W_q (int8, per column or per tensor) ── MatMulInteger ─ Cast(float) ─ Mul(x_scale · w_scale) [─ Add(bias)]
+//   W_q (int8, per column or per tensor) ── MatMulInteger ─ Cast(float) ─ Mul(x_scale · w_scale) [─
+//   Add(bias)]
 //
 //   quant::DynamicReport r = quant::quantize_dynamic(*model.graph, {.per_channel = true});
 #pragma once
@@ -20,13 +21,13 @@
 namespace polyinfer::quant {
 
 struct DynamicOptions {
-  bool per_channel = false;           // one weight scale per output column
-  bool reduce_range = false;          // weights in [-63, 63]: see QdqOptions::reduce_range
-  std::set<std::string> exclude;      // node names or op types kept in float
+  bool per_channel = false;       // one weight scale per output column
+  bool reduce_range = false;      // weights in [-63, 63]: see QdqOptions::reduce_range
+  std::set<std::string> exclude;  // node names or op types kept in float
 };
 
 struct DynamicReport {
-  int nodes = 0;    // MatMul / Gemm rewritten
+  int nodes = 0;  // MatMul / Gemm rewritten
   int64_t float_bytes = 0, quantized_bytes = 0;
   std::vector<std::string> notes;  // nodes of those types left in float, and why
 };

@@ -62,8 +62,7 @@ bool known_type(const ir::Graph& g, const std::string& v) {
   return t && t->kind == ir::TypeInfo::Kind::Tensor && t->elem != DType::Undefined;
 }
 
-template <class H>
-Tensor narrowed(const Tensor& t) {
+template <class H> Tensor narrowed(const Tensor& t) {
   std::vector<H> h(size_t(t.numel()));
   const float* x = t.data<float>();
   for (size_t i = 0; i < h.size(); ++i) h[i] = H(x[i]);  // both round to nearest even
@@ -82,8 +81,7 @@ bool widens_exactly_to_float32(DType t) { return t == DType::Float16 || t == DTy
 
 Fp16Report convert_fp16(ir::Graph& g, const Fp16Options& o) {
   PI_CHECK(o.type == DType::Float16 || o.type == DType::BFloat16, InvalidArgument,
-           "the half-precision conversion targets float16 or bfloat16, not ",
-           dtype_name(o.type));
+           "the half-precision conversion targets float16 or bfloat16, not ", dtype_name(o.type));
   const DType half_type = o.type;
   // Names of the values and Casts the rewrite adds say which 16-bit type they hold.
   const std::string tag = half_type == DType::BFloat16 ? "bf16" : "fp16";
@@ -93,15 +91,15 @@ Fp16Report convert_fp16(ir::Graph& g, const Fp16Options& o) {
 
   // Values a subgraph reads from outside keep float32: its body was typed against them.
   std::set<std::string> outer_reads;
-  for (const auto& n : g.nodes) outer_reads.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
+  for (const auto& n : g.nodes)
+    outer_reads.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
 
   // 1. Which nodes run in 16 bits: safe ops whose every float input and output is a known
   // float32 tensor (and which have at least one).
   std::vector<bool> half(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& n = g.nodes[i];
-    if (!convertible(n, o) || named_in(n, o.exclude) || !n.implicit_inputs.empty())
-      continue;
+    if (!convertible(n, o) || named_in(n, o.exclude) || !n.implicit_inputs.empty()) continue;
     bool ok = true, any_float = false;
     for (const auto& v : n.outputs) {
       ok = ok && !v.empty() && known_type(g, v) && !outer_reads.count(v);
@@ -113,7 +111,8 @@ Fp16Report convert_fp16(ir::Graph& g, const Fp16Options& o) {
         ok = ok && known_type(g, v);
         if (ok && is_float32(g, v)) any_float = true;
         else if (ok) {
-          const DType t = g.initializers.count(v) ? g.initializers.at(v).dtype() : g.type_of(v)->elem;
+          const DType t =
+              g.initializers.count(v) ? g.initializers.at(v).dtype() : g.type_of(v)->elem;
           ok = !is_float(t);
         }
       }
@@ -229,7 +228,8 @@ Fp16Report convert_fp16(ir::Graph& g, const Fp16Options& o) {
     read.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
   }
   for (auto it = g.initializers.begin(); it != g.initializers.end();)
-    it = read.count(it->first) || graph_io.count(it->first) ? std::next(it) : g.initializers.erase(it);
+    it = read.count(it->first) || graph_io.count(it->first) ? std::next(it)
+                                                            : g.initializers.erase(it);
   g.sort_topologically();
   report.casts_removed = fold_casts(g);
   return report;

@@ -33,7 +33,7 @@ struct Fp16Options {
 struct Fp16Report {
   // Float nodes in each precision after the rewrite (fp16_nodes: in Fp16Options::type).
   int fp16_nodes = 0, fp32_nodes = 0;
-  int casts = 0;                       // Cast nodes inserted at precision borders
+  int casts = 0;          // Cast nodes inserted at precision borders
   int casts_removed = 0;  // Casts that did nothing (same type) or undid the one before
   int64_t float_bytes = 0, half_bytes = 0;  // of the initializers converted
 };

@@ -28,7 +28,9 @@ namespace {
 
 bool excluded(const ir::Node& n, const QdqOptions& o) { return named_in(n, o.exclude); }
 
-bool is_constant(const ir::Graph& g, const std::string& name) { return g.initializers.count(name) > 0; }
+bool is_constant(const ir::Graph& g, const std::string& name) {
+  return g.initializers.count(name) > 0;
+}
 
 // Top-level readers of each value (explicit inputs and subgraph reads).
 std::map<std::string, std::vector<size_t>> readers(const ir::Graph& g) {
@@ -64,8 +66,7 @@ std::vector<size_t> weight_inputs(const ir::Graph& g, const ir::Node& n) {
   return {1};
 }
 
-template <class T>
-Tensor params(const std::vector<T>& v, bool vector) {
+template <class T> Tensor params(const std::vector<T>& v, bool vector) {
   return vector ? Tensor::from_vector<T>({int64_t(v.size())}, v) : Tensor::scalar<T>(v[0]);
 }
 
@@ -77,7 +78,8 @@ QdqPlan plan_qdq(const ir::Graph& g, const QdqOptions& o) {
            " has no QuantizeLinear/DequantizeLinear (opset >= 10): convert the model to a newer "
            "opset first (onnx.version_converter)");
   PI_CHECK(!o.per_channel || opset >= 13, InvalidArgument, "quantize --per-channel: the model's ",
-           "opset ", opset, " has no per-axis DequantizeLinear (opset >= 13): convert the model "
+           "opset ", opset,
+           " has no per-axis DequantizeLinear (opset >= 13): convert the model "
            "(onnx.version_converter) or quantize per tensor");
   std::set<std::string> outputs;
   for (const auto& v : g.outputs) outputs.insert(v.name);
@@ -94,7 +96,8 @@ QdqPlan plan_qdq(const ir::Graph& g, const QdqOptions& o) {
       continue;
     }
     if (n.inputs.size() < 2 || n.outputs.empty()) continue;
-    bool ok = is_float32(g, n.inputs[0]) && is_float32(g, n.inputs[1]) && is_float32(g, n.outputs[0]);
+    bool ok =
+        is_float32(g, n.inputs[0]) && is_float32(g, n.inputs[1]) && is_float32(g, n.outputs[0]);
     if (!ok) {
       p.notes.push_back(n.label() + " stays float (not float32, or its types are unknown)");
       continue;
@@ -103,7 +106,8 @@ QdqPlan plan_qdq(const ir::Graph& g, const QdqOptions& o) {
       p.notes.push_back(n.label() + " stays float (its weight is not a constant)");
       continue;
     }
-    if (is_constant(g, n.inputs[0]) && (n.op_type != "MatMul" || is_constant(g, n.inputs[1]))) continue;
+    if (is_constant(g, n.inputs[0]) && (n.op_type != "MatMul" || is_constant(g, n.inputs[1])))
+      continue;
     p.nodes.push_back(n.name);
     for (size_t i = 0; i < 2; ++i)
       if (!is_constant(g, n.inputs[i])) add_activation(n.inputs[i]);
@@ -146,8 +150,10 @@ QdqReport apply_qdq(ir::Graph& g, const QdqPlan& plan, const std::map<std::strin
         if (in == t) in = dq;
     }
     scale_of_dq[dq] = qp.scale;
-    added.push_back(make_node("QuantizeLinear", name(t + "_QuantizeLinear"), {t, s, z}, {q}, opset));
-    added.push_back(make_node("DequantizeLinear", name(t + "_DequantizeLinear"), {q, s, z}, {dq}, opset));
+    added.push_back(
+        make_node("QuantizeLinear", name(t + "_QuantizeLinear"), {t, s, z}, {q}, opset));
+    added.push_back(
+        make_node("DequantizeLinear", name(t + "_DequantizeLinear"), {q, s, z}, {dq}, opset));
     ++report.activations;
   }
 
@@ -171,7 +177,8 @@ QdqReport apply_qdq(ir::Graph& g, const QdqPlan& plan, const std::map<std::strin
         g.initializers[qn] = qw.q;
         g.initializers[s] = params(qw.scales, axis >= 0);
         g.initializers[z] = params(std::vector<int8_t>(qw.scales.size(), 0), axis >= 0);
-        ir::Node d = make_node("DequantizeLinear", name(w + "_DequantizeLinear"), {qn, s, z}, {dq}, opset);
+        ir::Node d =
+            make_node("DequantizeLinear", name(w + "_DequantizeLinear"), {qn, s, z}, {dq}, opset);
         if (axis >= 0) set_int_attr(d, "axis", axis);
         added.push_back(std::move(d));
         report.float_bytes += int64_t(wt.nbytes());
@@ -185,10 +192,12 @@ QdqReport apply_qdq(ir::Graph& g, const QdqPlan& plan, const std::map<std::strin
     }
     // The bias as int32 on the grid of the product it is added to (scale sx * sw), which is
     // what lets an int8 kernel add it to its int32 accumulators without rescaling.
-    if (n.op_type == "MatMul" || n.inputs.size() < 3 || n.inputs[2].empty() || w_scales.empty()) continue;
+    if (n.op_type == "MatMul" || n.inputs.size() < 3 || n.inputs[2].empty() || w_scales.empty())
+      continue;
     const std::string b = n.inputs[2];
     auto bt = g.initializers.find(b);
-    if (bt == g.initializers.end() || bt->second.dtype() != DType::Float32 || bt->second.rank() != 1)
+    if (bt == g.initializers.end() || bt->second.dtype() != DType::Float32 ||
+        bt->second.rank() != 1)
       continue;
     if (n.op_type == "Gemm") {
       const ir::Attribute* alpha = n.attr("alpha");
@@ -210,18 +219,22 @@ QdqReport apply_qdq(ir::Graph& g, const QdqPlan& plan, const std::map<std::strin
       q[size_t(c)] = fits ? int32_t(v) : 0;
     }
     if (!fits) {
-      report.notes.push_back(n.label() + ": bias kept in float (as int32 on the scale input × weight "
+      report.notes.push_back(n.label() +
+                             ": bias kept in float (as int32 on the scale input × weight "
                              "it would overflow)");
       continue;
     }
     const bool vec = w_scales.size() != 1;
-    const std::string qn = name(b + "_quantized"), s = name(b + "_scale"), z = name(b + "_zero_point"),
-                      dq = name(b + "_dequantized");
+    const std::string qn = name(b + "_quantized"), s = name(b + "_scale"),
+                      z = name(b + "_zero_point"), dq = name(b + "_dequantized");
     g.initializers[qn] = Tensor::from_vector<int32_t>({len}, q);
-    g.initializers[s] = vec ? Tensor::from_vector<float>({len}, scales) : Tensor::scalar<float>(scales[0]);
-    g.initializers[z] = vec ? Tensor::from_vector<int32_t>({len}, std::vector<int32_t>(size_t(len), 0))
-                            : Tensor::scalar<int32_t>(0);
-    ir::Node d = make_node("DequantizeLinear", name(b + "_DequantizeLinear"), {qn, s, z}, {dq}, opset);
+    g.initializers[s] =
+        vec ? Tensor::from_vector<float>({len}, scales) : Tensor::scalar<float>(scales[0]);
+    g.initializers[z] =
+        vec ? Tensor::from_vector<int32_t>({len}, std::vector<int32_t>(size_t(len), 0))
+            : Tensor::scalar<int32_t>(0);
+    ir::Node d =
+        make_node("DequantizeLinear", name(b + "_DequantizeLinear"), {qn, s, z}, {dq}, opset);
     if (vec) set_int_attr(d, "axis", 0);
     added.push_back(std::move(d));
     n.inputs[2] = dq;

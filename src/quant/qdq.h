@@ -61,8 +61,8 @@ struct QdqReport {
 
 // Rewrites `graph` by `plan`, with each activation's calibrated range. Scales are stored as
 // float32 scalars (vectors per channel), zero points as int8 (weights and biases: 0).
-QdqReport apply_qdq(ir::Graph& graph, const QdqPlan& plan, const std::map<std::string, Range>& ranges,
-                    const QdqOptions& options);
+QdqReport apply_qdq(ir::Graph& graph, const QdqPlan& plan,
+                    const std::map<std::string, Range>& ranges, const QdqOptions& options);
 
 // The scale and zero point an int8 tensor over `r` gets (exposed for tests): symmetric → zero
 // point 0 and scale max(|lo|, |hi|) / 127; asymmetric → scale (hi - lo) / 255 and the zero point

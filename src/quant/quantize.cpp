@@ -24,7 +24,8 @@ AccuracyTarget parse_target(const std::string& text) {
          (t.metric == "cosine" && t.value > -1 && t.value <= 1) || t.metric == "snr"))
       return t;
   }
-  PI_CHECK(false, InvalidArgument, "--target-accuracy '", text, "': write top1=F (0 < F <= 1, "
+  PI_CHECK(false, InvalidArgument, "--target-accuracy '", text,
+           "': write top1=F (0 < F <= 1, "
            "share of top-1 agreement with float), cosine=F (F <= 1) or snr=DB");
   return t;
 }
@@ -54,7 +55,8 @@ double median_ms(Session& s, const std::map<std::string, Value>& feed, int runs)
   for (int i = 0; i < runs; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     s.run(feed);
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    t.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
@@ -140,7 +142,8 @@ std::vector<std::string> layer_values(const ir::Graph& g, const QdqPlan& plan) {
   std::set<std::string> in_plan(plan.nodes.begin(), plan.nodes.end());
   std::vector<std::string> keep;
   auto add = [&](const std::string& v) {
-    if (!v.empty() && !skip.count(v) && !g.initializers.count(v) && seen.insert(v).second) keep.push_back(v);
+    if (!v.empty() && !skip.count(v) && !g.initializers.count(v) && seen.insert(v).second)
+      keep.push_back(v);
   };
   for (const auto& n : g.nodes)
     if (in_plan.count(n.name)) {
@@ -162,7 +165,8 @@ StaticReport quantize_static(Model& model, const Feeds& feeds, const StaticOptio
   for (const auto& x : o.qdq.exclude) {
     bool found = false;
     for (const auto& n : model.graph->nodes) found = found || n.name == x || n.op_type == x;
-    PI_CHECK(found, InvalidArgument, "--exclude ", x, ": no node of that name or op type in the "
+    PI_CHECK(found, InvalidArgument, "--exclude ", x,
+             ": no node of that name or op type in the "
              "model (after simplification: BatchNormalization and Identity nodes are folded)");
   }
   const QdqPlan full = plan_qdq(*model.graph, o.qdq);
@@ -227,8 +231,8 @@ StaticReport quantize_static(Model& model, const Feeds& feeds, const StaticOptio
     r.search.push_back({last_excluded, last_op, e.metric});
     r.target_met = e.metric >= o.target.value;
     const int excluded = static_cast<int>(r.search.size()) - 1;
-    const bool stop = r.target_met || plan.nodes.empty() ||
-                      (o.max_excluded > 0 && excluded >= o.max_excluded);
+    const bool stop =
+        r.target_met || plan.nodes.empty() || (o.max_excluded > 0 && excluded >= o.max_excluded);
     if (r.search.size() == 1 || stop) {
       Session timed = open(m, o.threads, 3, {});
       (r.search.size() == 1 ? r.all_int8_ms : r.written_ms) = median_ms(timed, val.front(), 10);

@@ -10,7 +10,8 @@
 //   export_onnx_file(m, "resnet50.int8.onnx");
 //
 //   o.target = quant::parse_target("cosine=0.995");                // mixed precision
-//   r = quant::quantize_static(m, feeds, o, validation_feeds);     // r.search says what stayed float
+//   r = quant::quantize_static(m, feeds, o, validation_feeds);     // r.search says what stayed
+//   float
 #pragma once
 
 #include <functional>

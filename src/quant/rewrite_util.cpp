@@ -61,7 +61,8 @@ QuantizedWeight quantize_weight(const Tensor& w, int axis, int qmax) {
     for (int d = axis + 1; d < w.rank(); ++d) inner *= w.dim(d);
   auto channel = [&](int64_t i) { return size_t(axis < 0 ? 0 : (i / inner) % channels); };
   std::vector<float> absmax(size_t(channels), 0.0f);
-  for (int64_t i = 0; i < w.numel(); ++i) absmax[channel(i)] = std::max(absmax[channel(i)], std::fabs(x[i]));
+  for (int64_t i = 0; i < w.numel(); ++i)
+    absmax[channel(i)] = std::max(absmax[channel(i)], std::fabs(x[i]));
   QuantizedWeight r;
   for (float m : absmax) r.scales.push_back(m > 0 ? float(double(m) / qmax) : 1.0f);
   std::vector<int8_t> q(size_t(w.numel()));

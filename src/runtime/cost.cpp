@@ -17,7 +17,9 @@ double known_numel(const Shape* s) {
   return n;
 }
 
-const Shape* at(const std::vector<const Shape*>& v, size_t i) { return i < v.size() ? v[i] : nullptr; }
+const Shape* at(const std::vector<const Shape*>& v, size_t i) {
+  return i < v.size() ? v[i] : nullptr;
+}
 
 // The ONNX operator a polyinfer operator stands for: FusedConv and NhwcFusedConv → Conv,
 // (Nhwc)QLinearConvAdd → QLinearConv, QLinearAdd → Add, …
@@ -28,7 +30,7 @@ std::string base_op(const ir::Node& node) {
   if (op.rfind("Fused", 0) == 0) op = op.substr(5);
   if (op == "ChannelAffine" || op == "ConcatChannelAffine") op = "BatchNormalization";
   if (op == "ConcatChannelShuffle") op = "Concat";  // moves each value once, as Concat does
-  if (op == "QLinearConvAdd") op = "QLinearConv";  // the residual add is a rounding error here
+  if (op == "QLinearConvAdd") op = "QLinearConv";   // the residual add is a rounding error here
   if (op == "QLinearAdd") op = "Add";
   if (op == "QLinearGemm") op = "QLinearMatMul";  // B is [K, N]; the bias is a rounding error
   return op;
@@ -87,20 +89,84 @@ OpClass op_class(const ir::Node& node) {
   if (in(op, {"Resize", "Upsample"})) return OpClass::Resize;
   if (in(op, {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Constant"}))
     return OpClass::View;
-  if (in(op, {"Transpose", "Concat", "Split", "Slice", "Gather", "GatherElements", "GatherND",
-              "ScatterElements", "ScatterND", "Scatter", "Pad", "Expand", "Tile", "Cast",
-              "CastLike", "DepthToSpace", "SpaceToDepth", "Shape", "Size", "ConstantOfShape",
-              "Range", "Compress", "OneHot", "ReverseSequence", "Trilu", "EyeLike"}))
+  if (in(op, {"Transpose",    "Concat",         "Split",    "Slice",
+              "Gather",       "GatherElements", "GatherND", "ScatterElements",
+              "ScatterND",    "Scatter",        "Pad",      "Expand",
+              "Tile",         "Cast",           "CastLike", "DepthToSpace",
+              "SpaceToDepth", "Shape",          "Size",     "ConstantOfShape",
+              "Range",        "Compress",       "OneHot",   "ReverseSequence",
+              "Trilu",        "EyeLike"}))
     return OpClass::DataMovement;
-  if (in(op, {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Mod", "Relu",
-              "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Exp", "Log",
-              "Sqrt", "Reciprocal", "Neg", "Abs", "Erf", "Gelu", "Clip", "Elu", "Selu", "Celu",
-              "Softplus", "Softsign", "Mish", "ThresholdedRelu", "Shrink", "Floor", "Ceil",
-              "Round", "Sign", "Not", "And", "Or", "Xor", "Equal", "Greater", "Less",
-              "GreaterOrEqual", "LessOrEqual", "Where", "IsNaN", "IsInf", "Sin", "Cos", "Tan",
-              "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "BitShift",
-              "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "QuantizeLinear",
-              "DequantizeLinear", "DynamicQuantizeLinear", "CumSum"}))
+  if (in(op, {"Add",
+              "Sub",
+              "Mul",
+              "Div",
+              "Pow",
+              "Max",
+              "Min",
+              "Sum",
+              "Mean",
+              "Mod",
+              "Relu",
+              "LeakyRelu",
+              "PRelu",
+              "Sigmoid",
+              "HardSigmoid",
+              "HardSwish",
+              "Tanh",
+              "Exp",
+              "Log",
+              "Sqrt",
+              "Reciprocal",
+              "Neg",
+              "Abs",
+              "Erf",
+              "Gelu",
+              "Clip",
+              "Elu",
+              "Selu",
+              "Celu",
+              "Softplus",
+              "Softsign",
+              "Mish",
+              "ThresholdedRelu",
+              "Shrink",
+              "Floor",
+              "Ceil",
+              "Round",
+              "Sign",
+              "Not",
+              "And",
+              "Or",
+              "Xor",
+              "Equal",
+              "Greater",
+              "Less",
+              "GreaterOrEqual",
+              "LessOrEqual",
+              "Where",
+              "IsNaN",
+              "IsInf",
+              "Sin",
+              "Cos",
+              "Tan",
+              "Asin",
+              "Acos",
+              "Atan",
+              "Sinh",
+              "Cosh",
+              "Asinh",
+              "Acosh",
+              "Atanh",
+              "BitShift",
+              "BitwiseAnd",
+              "BitwiseOr",
+              "BitwiseXor",
+              "BitwiseNot",
+              "QuantizeLinear",
+              "DequantizeLinear",
+              "DynamicQuantizeLinear",
+              "CumSum"}))
     return OpClass::Elementwise;
   return OpClass::Other;
 }
@@ -219,7 +285,8 @@ NodeCost node_cost(const ir::Node& node, const std::vector<TensorUse>& inputs,
   if (!c.memory_only) {
     const double f = node_flops(node, in_shapes, out_shapes);
     if (f < 0) c.known = false;
-    else c.flops = f;
+    else
+      c.flops = f;
   }
   return c;
 }

@@ -19,8 +19,17 @@
 namespace polyinfer {
 
 enum class OpClass {
-  Conv, MatMul, Pool, Normalization, Softmax, Elementwise, Reduction, Resize, DataMovement,
-  View, Other,
+  Conv,
+  MatMul,
+  Pool,
+  Normalization,
+  Softmax,
+  Elementwise,
+  Reduction,
+  Resize,
+  DataMovement,
+  View,
+  Other,
 };
 const char* op_class_name(OpClass c);  // "conv", "matmul", … "other"
 
@@ -42,8 +51,8 @@ struct NodeCost {
   double input_bytes = 0;   // non-constant inputs
   double weight_bytes = 0;  // constant inputs, as far as the op reads them
   double output_bytes = 0;
-  bool known = true;        // false: a shape it needs is unknown (the figures are partial)
-  bool memory_only = false; // no FLOP model for this operator
+  bool known = true;         // false: a shape it needs is unknown (the figures are partial)
+  bool memory_only = false;  // no FLOP model for this operator
   double bytes() const { return input_bytes + weight_bytes + output_bytes; }
 };
 

@@ -19,8 +19,13 @@ class KernelContextImpl final : public KernelContext {
   KernelContextImpl(const ir::Node& node, const std::vector<Value>& inputs,
                     std::vector<Value>& outputs, const std::map<std::string, Value>& scope,
                     std::shared_ptr<Allocator> alloc, int threads, const Tensor* donated)
-      : node_(node), inputs_(inputs), outputs_(outputs), scope_(scope),
-        alloc_(std::move(alloc)), threads_(threads), donated_(donated) {}
+      : node_(node),
+        inputs_(inputs),
+        outputs_(outputs),
+        scope_(scope),
+        alloc_(std::move(alloc)),
+        threads_(threads),
+        donated_(donated) {}
 
   const ir::Node& node() const override { return node_; }
   const Value& value(size_t i) const override {
@@ -112,9 +117,11 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
     for (const auto& name : n.inputs) s.in.push_back(name.empty() ? -1 : slot_of(name));
     for (const auto& name : n.implicit_inputs) s.implicit.push_back(slot_of(name));
     for (const auto& name : n.outputs) s.out.push_back(name.empty() ? -1 : slots_.at(name));
-    for (int sl : s.in) if (sl >= 0) last_use[sl] = static_cast<int>(i);
+    for (int sl : s.in)
+      if (sl >= 0) last_use[sl] = static_cast<int>(i);
     for (int sl : s.implicit) last_use[sl] = static_cast<int>(i);
-    for (int sl : s.out) if (sl >= 0 && last_use[sl] < static_cast<int>(i)) last_use[sl] = static_cast<int>(i);
+    for (int sl : s.out)
+      if (sl >= 0 && last_use[sl] < static_cast<int>(i)) last_use[sl] = static_cast<int>(i);
   }
   // Weights read on a device are copied there once, now, instead of at every run: a GPU would
   // otherwise re-upload them all per run. One copy per (weight, device), shared by its readers;
@@ -257,8 +264,10 @@ void Executor::run_nodes(std::vector<Value>& slots, bool release) {
     for (size_t k = 0; k < s.in.size(); ++k) {
       const int sl = s.in[k];
       if (sl < 0) in.push_back(Value());
-      else if (!s.device_in.empty() && !s.device_in[k].is_none()) in.push_back(s.device_in[k]);
-      else in.push_back(to_device(slots[sl], dev, &copies_));
+      else if (!s.device_in.empty() && !s.device_in[k].is_none())
+        in.push_back(s.device_in[k]);
+      else
+        in.push_back(to_device(slots[sl], dev, &copies_));
     }
     std::map<std::string, Value> node_scope;
     for (size_t k = 0; k < s.implicit.size(); ++k)
@@ -276,7 +285,8 @@ void Executor::run_nodes(std::vector<Value>& slots, bool release) {
         rt_->providers[p.provider]->synchronize();
         const auto t1 = std::chrono::steady_clock::now();
         timings_[i].calls += 1;
-        timings_[i].total_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+        timings_[i].total_ns +=
+            std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
       } else {
         p.kernel->run(ctx);
       }
@@ -306,8 +316,7 @@ void Executor::set_capture(bool on) {
   std::set<int> providers;
   for (const PlacedNode& p : nodes_) {
     providers.insert(p.provider);
-    if (!p.node->implicit_inputs.empty() && why.empty())
-      why = p.node->label() + " runs a subgraph";
+    if (!p.node->implicit_inputs.empty() && why.empty()) why = p.node->label() + " runs a subgraph";
     for (const auto& [name, a] : p.node->attrs)
       if (a.type == ir::Attribute::Type::Graph && why.empty())
         why = p.node->label() + " runs a subgraph";
@@ -334,7 +343,8 @@ std::string Executor::input_signature(const std::vector<Value>& inputs) {
   std::string s;
   for (const Value& v : inputs)
     s += v.is_tensor() ? std::string(dtype_name(v.tensor().dtype())) + shape_str(v.tensor().shape())
-                       : v.is_none() ? "-" : "?";
+         : v.is_none() ? "-"
+                       : "?";
   return s;
 }
 

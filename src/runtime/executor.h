@@ -97,9 +97,9 @@ class Executor final : public SubgraphRunner {
   std::vector<PlacedNode> nodes_;
   std::map<std::string, int> slots_;
   int num_slots_ = 0;
-  std::vector<std::pair<int, Value>> constants_;       // initializer slots
+  std::vector<std::pair<int, Value>> constants_;  // initializer slots
   std::vector<int> input_slots_, output_slots_;
-  std::vector<std::pair<int, std::string>> outer_;     // outer-scope slot ← name
+  std::vector<std::pair<int, std::string>> outer_;  // outer-scope slot ← name
   struct Step {
     std::vector<int> in, implicit, out;
     std::vector<int> release;  // slots whose last reader is this step

@@ -81,9 +81,9 @@ class KernelInfo {
   std::string attr_string(const std::string& name, const std::string& def) const;
   std::vector<int64_t> attr_ints(const std::string& name) const;  // empty when absent
   std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> def) const;
-  std::vector<float> attr_floats(const std::string& name) const;  // empty when absent
+  std::vector<float> attr_floats(const std::string& name) const;         // empty when absent
   std::vector<std::string> attr_strings(const std::string& name) const;  // empty when absent
-  const Tensor* attr_tensor(const std::string& name) const;  // nullptr when absent
+  const Tensor* attr_tensor(const std::string& name) const;              // nullptr when absent
   // Throws UnsupportedOp "<op> '<node>': <what> is not implemented" — for a mode or attribute
   // value the kernel does not cover. The partitioner turns it into a placement reason.
   [[noreturn]] void unsupported(const std::string& what) const;
@@ -157,8 +157,8 @@ struct KernelDef {
   std::string provider;  // "cpu", "vulkan", ...
   std::string domain;    // "" for the default ONNX domain
   std::string op_type;
-  int since = 1;         // first opset version this kernel implements
-  int until = 1 << 30;   // last opset version it implements
+  int since = 1;        // first opset version this kernel implements
+  int until = 1 << 30;  // last opset version it implements
   KernelFactory make = nullptr;
   KernelTier tier = KernelTier::Reference;
   // A fast candidate's name in its operator's choice table ("winograd"); "" for the others.
@@ -178,8 +178,7 @@ std::vector<const KernelDef*> kernels_of(const std::string& provider);
 std::unique_ptr<Kernel> make_first_taker(const std::vector<const KernelDef*>& defs,
                                          const KernelInfo& info);
 
-template <class K>
-std::unique_ptr<Kernel> make_kernel(const KernelInfo& info) {
+template <class K> std::unique_ptr<Kernel> make_kernel(const KernelInfo& info) {
   return std::make_unique<K>(info);
 }
 
@@ -189,7 +188,7 @@ std::unique_ptr<Kernel> make_kernel(const KernelInfo& info) {
 #define PI_KERNEL_CONCAT(a, b) PI_KERNEL_CONCAT_(a, b)
 // Registers kernel class K (constructible from const KernelInfo&) for provider P, ONNX domain D,
 // operator OP, opset versions [SINCE, UNTIL], at tier TIER under NAME.
-#define PI_REGISTER_KERNEL_AS(P, D, OP, SINCE, UNTIL, K, TIER, NAME)                      \
+#define PI_REGISTER_KERNEL_AS(P, D, OP, SINCE, UNTIL, K, TIER, NAME)                       \
   static const bool PI_KERNEL_CONCAT(pi_kernel_registered_, __COUNTER__) =                 \
       ::polyinfer::register_kernel({P, D, #OP, SINCE, UNTIL, &::polyinfer::make_kernel<K>, \
                                     ::polyinfer::KernelTier::TIER, NAME})

@@ -20,7 +20,8 @@ void require_input_dtype(const KernelInfo& info, DType want, const std::string& 
       dtype = t->elem;
       if (t->has_shape) rank = static_cast<int>(t->dims.size());
     }
-    if (dtype == DType::Undefined) info.unsupported("input " + std::to_string(i) + " of unknown dtype" + only);
+    if (dtype == DType::Undefined)
+      info.unsupported("input " + std::to_string(i) + " of unknown dtype" + only);
     if (dtype != want) info.unsupported(std::string("dtype ") + dtype_name(dtype) + only);
     if (max_rank >= 0 && rank > max_rank)
       info.unsupported("rank " + std::to_string(rank) + " (this " + provider +
@@ -32,7 +33,9 @@ DType require_one_input_dtype(const KernelInfo& info, const std::vector<DType>& 
                               const std::string& provider, int max_rank, size_t count) {
   std::string takes;
   for (size_t k = 0; k < allowed.size(); ++k)
-    takes += std::string(k == 0 ? "" : k + 1 == allowed.size() ? " or " : ", ") +
+    takes += std::string(k == 0                    ? ""
+                         : k + 1 == allowed.size() ? " or "
+                                                   : ", ") +
              dtype_name(allowed[k]);
   const std::string why = " (the " + provider + " kernel takes " + takes + ")";
   size_t first = 0;
@@ -50,8 +53,10 @@ SoftmaxLayout softmax_layout(const Shape& s, int64_t axis, bool flatten) {
   SoftmaxLayout l;
   for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d) {
     if (d < axis) l.outer *= s[size_t(d)];
-    else if (d == axis || flatten) l.n *= s[size_t(d)];
-    else l.inner *= s[size_t(d)];
+    else if (d == axis || flatten)
+      l.n *= s[size_t(d)];
+    else
+      l.inner *= s[size_t(d)];
   }
   return l;
 }

@@ -6,10 +6,10 @@
 //
 // Planned arena: the first run of a session is recorded — every allocation's size and when it
 // was freed. Its lifetimes are then packed into one arena (runtime/arena_plan.h: greedy by size,
-// each block takes the lowest offset that no block alive at the same time uses), and later runs serve the n-th
-// allocation from its planned offset. The executor is deterministic, so a run with the same
-// input shapes repeats the recorded sequence; buffers still alive after the recorded run (the
-// outputs handed to the caller) are never planned. Each replayed allocation is checked — same
+// each block takes the lowest offset that no block alive at the same time uses), and later runs
+// serve the n-th allocation from its planned offset. The executor is deterministic, so a run with
+// the same input shapes repeats the recorded sequence; buffers still alive after the recorded run
+// (the outputs handed to the caller) are never planned. Each replayed allocation is checked — same
 // size, and no overlap with an arena block still alive — and anything else is served by the
 // pool, so a run that differs (new shapes, a data-dependent branch) stays correct; a run that
 // differed is re-recorded.
@@ -46,14 +46,14 @@ class MemoryPool final : public Allocator {
     size_t peak_in_use = 0;  // most bytes handed out at once
     size_t reserved = 0;     // bytes held from the backing allocator (in use + cached)
     size_t system_allocs = 0;
-    size_t arena = 0;        // bytes of the planned arena (0 until a run has been planned)
+    size_t arena = 0;           // bytes of the planned arena (0 until a run has been planned)
     size_t planned_allocs = 0;  // allocations served from the arena so far
   };
   Stats stats() const;
 
  private:
   void* pool_allocate(size_t cls);  // caller holds mu_
-  void plan_arena();               // caller holds mu_
+  void plan_arena();                // caller holds mu_
 
   struct Event {
     size_t size = 0;
@@ -67,11 +67,11 @@ class MemoryPool final : public Allocator {
   mutable std::mutex mu_;
   Mode mode_ = Mode::Idle;
   bool planned_ = false, diverged_ = false, disabled_ = false;
-  std::vector<Event> events_;           // the recorded run's allocations, in order
-  std::map<void*, size_t> recording_;   // live recorded buffer → its event
+  std::vector<Event> events_;          // the recorded run's allocations, in order
+  std::map<void*, size_t> recording_;  // live recorded buffer → its event
   size_t clock_ = 0, cursor_ = 0;
   char* arena_ = nullptr;
-  std::map<size_t, size_t> arena_live_; // offset → size of arena blocks in use
+  std::map<size_t, size_t> arena_live_;  // offset → size of arena blocks in use
   struct Held {
     size_t held = 0;   // the buffer's size class
     size_t asked = 0;  // the request's (smaller where a larger cached buffer served it)

@@ -22,7 +22,7 @@ namespace polyinfer {
 // placement and the error raised are the same as in order, and `weights` sees one node at a
 // time but not in node order.
 std::vector<PlacedNode> partition(std::shared_ptr<const ir::Graph> graph,
-                                  std::shared_ptr<const RuntimeContext> rt,
-                                  WeightRelease& weights, int workers = 1);
+                                  std::shared_ptr<const RuntimeContext> rt, WeightRelease& weights,
+                                  int workers = 1);
 
 }  // namespace polyinfer

@@ -74,9 +74,9 @@ ProviderName parse_provider_name(const std::string& text) {
     const size_t eq = part.find('=');
     if (eq == std::string::npos) {
       // Digits only (no sign, no spaces); Device::parse's bound of 1024 devices.
-      const bool digits = first && !part.empty() && part.size() <= 4 &&
-                          std::all_of(part.begin(), part.end(),
-                                      [](char c) { return c >= '0' && c <= '9'; });
+      const bool digits =
+          first && !part.empty() && part.size() <= 4 &&
+          std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
       PI_CHECK(digits && std::stoi(part) < 1024, InvalidArgument, "bad device index '", part,
                "' in provider '", text,
                "'; write e.g. vulkan:0 (the index `polyinfer providers` lists) or an option as "
@@ -97,8 +97,7 @@ std::string ProviderName::device_name() const {
 }
 
 void Provider::set_option(ProviderOptions&, const std::string& key, const std::string&) const {
-  fail(ErrorCode::InvalidArgument, "provider '", name(), "' takes no options (got '", key,
-       "')");
+  fail(ErrorCode::InvalidArgument, "provider '", name(), "' takes no options (got '", key, "')");
 }
 
 void set_provider_option(ProviderOptions& options, const std::string& provider,

@@ -56,8 +56,8 @@ std::string tuning_cache_path(const char* env_value, const std::string& file_nam
 std::string conv_tuning_key(const ConvTuningKey& k) {
   return "conv x=" + dims(k.x, 'x') + " w=" + dims(k.w, 'x') + " s=" + dims(k.strides, ',') +
          " d=" + dims(k.dilations, ',') + " p=" + dims(k.pads, ',') +
-         " g=" + std::to_string(k.group) + " " + k.dtype + " " + k.math + " | " + k.device +
-         " | " + k.library;
+         " g=" + std::to_string(k.group) + " " + k.dtype + " " + k.math + " | " + k.device + " | " +
+         k.library;
 }
 
 void TuningCache::parse_locked(const std::string& text, bool merge) {

@@ -55,7 +55,8 @@ TEST(Digits, BatchOfOneGivesTheSameLogitsAsTheFullBatch) {
   const auto all = s.run({{"pixels", x}}).at(0).tensor().to_vector<float>();
   const auto px = x.to_vector<float>();
   for (int64_t i : {0, 17, 449}) {
-    auto one = Tensor::from_vector<float>({1, 1, 8, 8}, std::vector<float>(px.begin() + i * 64, px.begin() + (i + 1) * 64));
+    auto one = Tensor::from_vector<float>(
+        {1, 1, 8, 8}, std::vector<float>(px.begin() + i * 64, px.begin() + (i + 1) * 64));
     const auto got = s.run({{"pixels", one}}).at(0).tensor().to_vector<float>();
     for (int c = 0; c < 10; ++c) EXPECT_NEAR(got[c], all[i * 10 + c], 1e-4f) << i << "," << c;
   }
@@ -68,8 +69,10 @@ TEST(Digits, Int8KeepsAccuracyWithinHalfAPoint) {
   std::vector<std::map<std::string, Value>> feeds;
   const size_t row = x.nbytes() / size_t(x.dim(0));
   for (int64_t i = 0; i < 100; ++i)
-    feeds.push_back({{"pixels", Tensor::from_host(DType::Float32, {1, 1, 8, 8},
-                                                  static_cast<const char*>(x.raw_data()) + size_t(i) * row, row)}});
+    feeds.push_back(
+        {{"pixels",
+          Tensor::from_host(DType::Float32, {1, 1, 8, 8},
+                            static_cast<const char*>(x.raw_data()) + size_t(i) * row, row)}});
   Session fp32 = Session::load(kDir + "digits_cnn.onnx");
   const double base_all = accuracy(fp32, x), base_unseen = accuracy(fp32, x, 100);
   for (const auto method : {quant::Method::MinMax, quant::Method::Entropy})
@@ -82,7 +85,8 @@ TEST(Digits, Int8KeepsAccuracyWithinHalfAPoint) {
       EXPECT_EQ(r.qdq.nodes, 4);  // two Conv, two Gemm
       const std::string bytes = export_onnx_bytes(m);
       Session s = Session::load_bytes(bytes.data(), bytes.size());
-      const std::string what = std::string(quant::method_name(method)) + (per_channel ? " per channel" : "");
+      const std::string what =
+          std::string(quant::method_name(method)) + (per_channel ? " per channel" : "");
       EXPECT_GE(accuracy(s, x), base_all - 0.005) << what;
       EXPECT_GE(accuracy(s, x, 100), base_unseen - 0.005) << what;
     }

@@ -10,8 +10,10 @@ namespace {
 
 TEST(ErrorStats, ErrorsCosineAndSnrOverSamples) {
   ErrorStats s;
-  s.add(Tensor::from_vector<float>({4}, {1, 2, 3, 5}), Tensor::from_vector<float>({4}, {1, 2, 3, 4}));
-  s.add(Tensor::from_vector<float>({4}, {0, 0, 0, 0}), Tensor::from_vector<float>({4}, {0, 0, 0, 2}));
+  s.add(Tensor::from_vector<float>({4}, {1, 2, 3, 5}),
+        Tensor::from_vector<float>({4}, {1, 2, 3, 4}));
+  s.add(Tensor::from_vector<float>({4}, {0, 0, 0, 0}),
+        Tensor::from_vector<float>({4}, {0, 0, 0, 2}));
   EXPECT_EQ(s.samples(), 2);
   EXPECT_EQ(s.elements(), 8);
   EXPECT_DOUBLE_EQ(s.max_abs(), 2);
@@ -43,13 +45,15 @@ TEST(ErrorStats, IdenticalIsInfiniteSnrAndNonFiniteIsCounted) {
   s.add(Tensor::from_vector<float>({3}, {NAN, 2, 3}), Tensor::from_vector<float>({3}, {1, 2, 3}));
   EXPECT_EQ(s.non_finite(), 1);
   // NaN in either side never turns the figures into NaN, and NaN scores rank last.
-  s.add(Tensor::from_vector<float>({3}, {NAN, NAN, 3}), Tensor::from_vector<float>({3}, {NAN, 2, 3}));
+  s.add(Tensor::from_vector<float>({3}, {NAN, NAN, 3}),
+        Tensor::from_vector<float>({3}, {NAN, 2, 3}));
   EXPECT_EQ(s.non_finite(), 2);
   EXPECT_FALSE(std::isnan(s.cosine()));
   EXPECT_FALSE(std::isnan(s.snr_db()));
   EXPECT_DOUBLE_EQ(s.top1(), 1.0);  // class 2 in every sample, NaN scores notwithstanding
-  EXPECT_THROW(s.add(Tensor::from_vector<float>({2}, {1, 2}), Tensor::from_vector<float>({3}, {1, 2, 3})),
-               Error);
+  EXPECT_THROW(
+      s.add(Tensor::from_vector<float>({2}, {1, 2}), Tensor::from_vector<float>({3}, {1, 2, 3})),
+      Error);
 }
 
 }  // namespace

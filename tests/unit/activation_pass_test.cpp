@@ -13,7 +13,6 @@
 namespace polyinfer {
 namespace {
 
-
 double reference(ActKind k, double x) {
   const double s = 1.0 / (1.0 + std::exp(-x));
   return k == ActKind::Silu ? x * s : s;
@@ -21,9 +20,9 @@ double reference(ActKind k, double x) {
 
 std::vector<float> inputs(int64_t n) {
   const float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> v = {0.f,  -0.f,   1e-30f, -1e-30f, 1.f,    -1.f,   20.f,  -20.f,
-                          87.f, -87.f,  88.8f,  -88.8f,  103.5f, -103.5f, 150.f, -150.f,
-                          inf,  -inf,   3e38f,  -3e38f};
+  std::vector<float> v = {0.f,   -0.f,   1e-30f, -1e-30f, 1.f,    -1.f,   20.f,
+                          -20.f, 87.f,   -87.f,  88.8f,   -88.8f, 103.5f, -103.5f,
+                          150.f, -150.f, inf,    -inf,    3e38f,  -3e38f};
   for (int64_t i = static_cast<int64_t>(v.size()); i < n; ++i)
     v.push_back(static_cast<float>(std::sin(0.37 * static_cast<double>(i)) * 25.0));
   v.resize(static_cast<size_t>(n));
@@ -34,8 +33,8 @@ TEST(ActivationPass, SiluAndSigmoidMatchTheFormulaInDouble) {
   for (ActKind k : {ActKind::Silu, ActKind::Sigmoid})
     for (int64_t n : {1, 15, 16, 17, 20, 1003, 70001})
       for (int threads : {1, 2}) {
-        SCOPED_TRACE(std::string(k == ActKind::Silu ? "Silu" : "Sigmoid") + " n=" +
-                     std::to_string(n) + " threads=" + std::to_string(threads));
+        SCOPED_TRACE(std::string(k == ActKind::Silu ? "Silu" : "Sigmoid") +
+                     " n=" + std::to_string(n) + " threads=" + std::to_string(threads));
         std::vector<float> y = inputs(n);
         const std::vector<float> x = y;
         FusedActivation act;
@@ -71,8 +70,8 @@ TEST(ActivationPass, NanStaysNan) {
 
 // Kinds without vector code take FusedActivation::apply, element by element: equal bits.
 TEST(ActivationPass, OtherKindsAreTheReferenceFormula) {
-  for (ActKind k : {ActKind::Relu, ActKind::Clip, ActKind::Tanh, ActKind::Gelu,
-                    ActKind::HardSwish}) {
+  for (ActKind k :
+       {ActKind::Relu, ActKind::Clip, ActKind::Tanh, ActKind::Gelu, ActKind::HardSwish}) {
     EXPECT_EQ(fast::activation_pass(k), nullptr);
     FusedActivation act;
     act.kind = k;
@@ -84,7 +83,8 @@ TEST(ActivationPass, OtherKindsAreTheReferenceFormula) {
     for (size_t i = 0; i < x.size(); ++i) {
       const float want = act.apply(x[i]);
       if (std::isnan(want)) EXPECT_TRUE(std::isnan(y[i]));
-      else EXPECT_EQ(y[i], want) << "x=" << x[i];
+      else
+        EXPECT_EQ(y[i], want) << "x=" << x[i];
     }
   }
 }

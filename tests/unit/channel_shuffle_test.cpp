@@ -25,8 +25,8 @@ void int64s(ModelBuilder& m, const std::string& name, std::vector<int64_t> v) {
 }
 
 struct Unit {
-  int64_t groups = 2;   // branches concatenated and shuffled
-  int64_t cg = 20;      // channels per branch
+  int64_t groups = 2;                               // branches concatenated and shuffled
+  int64_t cg = 20;                                  // channels per branch
   std::vector<std::pair<int64_t, int64_t>> slices;  // channel ranges the next unit reads
 };
 
@@ -46,8 +46,8 @@ std::string shuffle_model(const Unit& u) {
     branches.push_back(b);
   }
   m.node("Concat", branches, {"cat"}, "concat");
-  auto* a = m.proto().mutable_graph()->mutable_node(m.proto().graph().node_size() - 1)
-                ->add_attribute();
+  auto* a =
+      m.proto().mutable_graph()->mutable_node(m.proto().graph().node_size() - 1)->add_attribute();
   a->set_name("axis");
   a->set_type(onnx::AttributeProto::INT);
   a->set_i(1);
@@ -55,8 +55,8 @@ std::string shuffle_model(const Unit& u) {
   int64s(m, "merge", {N, -1, H, W});
   m.node("Reshape", {"cat", "split"}, {"r1"}, "reshape1");
   m.node("Transpose", {"r1"}, {"t"}, "transpose");
-  auto* p = m.proto().mutable_graph()->mutable_node(m.proto().graph().node_size() - 1)
-                ->add_attribute();
+  auto* p =
+      m.proto().mutable_graph()->mutable_node(m.proto().graph().node_size() - 1)->add_attribute();
   p->set_name("perm");
   p->set_type(onnx::AttributeProto::INTS);
   for (int64_t d : {0, 2, 1, 3, 4}) p->add_ints(d);
@@ -80,8 +80,8 @@ std::string shuffle_model(const Unit& u) {
     m.node("Identity", {"cl"}, {"y"}, "out");
   } else {
     m.node("Concat", parts, {"y"}, "join");
-    auto* j = m.proto().mutable_graph()->mutable_node(m.proto().graph().node_size() - 1)
-                  ->add_attribute();
+    auto* j =
+        m.proto().mutable_graph()->mutable_node(m.proto().graph().node_size() - 1)->add_attribute();
     j->set_name("axis");
     j->set_type(onnx::AttributeProto::INT);
     j->set_i(1);
@@ -162,11 +162,11 @@ TEST(FastConcatChannelShuffle, MatchesTheReference) {
     bool fast;
   };
   const std::vector<Case> cases = {
-      {{1, 28, 28, 58}, 2, 2, true},   // ShuffleNetV2's first stage: 29 pairs per half
-      {{2, 3, 3, 16}, 2, 1, true},     // whole vectors only
-      {{5, 3}, 2, 2, false},           // 3 channels per half: pairs split between halves
-      {{4, 4, 6}, 3, 2, false},        // three groups
-      {{7, 2, 13}, 2, 1, true},        // odd channels, one output
+      {{1, 28, 28, 58}, 2, 2, true},  // ShuffleNetV2's first stage: 29 pairs per half
+      {{2, 3, 3, 16}, 2, 1, true},    // whole vectors only
+      {{5, 3}, 2, 2, false},          // 3 channels per half: pairs split between halves
+      {{4, 4, 6}, 3, 2, false},       // three groups
+      {{7, 2, 13}, 2, 1, true},       // odd channels, one output
   };
   for (const auto& c : cases)
     for (int threads : {1, 2, 3}) {

@@ -316,7 +316,8 @@ TEST(ChannelsLast, ConvolutionOfAValueOfUnknownShape) {
   const Tensor got = got_s.run({{"x", x}, {"end", end}})[0].tensor();
   ASSERT_EQ(got.shape(), want.shape());
   for (int64_t i = 0; i < got.numel(); ++i)
-    ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-5f * (1 + std::fabs(want.data<float>()[i])));
+    ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i],
+                1e-5f * (1 + std::fabs(want.data<float>()[i])));
 }
 
 // A squeeze-and-excitation block (EfficientNet, MobileNetV3, RegNet-Y): conv → GAP → 1x1 conv

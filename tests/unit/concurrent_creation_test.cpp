@@ -40,8 +40,7 @@ Creators& creators() {
   return c;
 }
 
-template <bool kConcurrent>
-class TimedProvider final : public RegistryProvider {
+template <bool kConcurrent> class TimedProvider final : public RegistryProvider {
  public:
   std::string name() const override { return kConcurrent ? "timed-concurrent" : "timed-serial"; }
   Device device() const override { return Device::cpu(); }
@@ -62,11 +61,11 @@ class TimedNeg final : public Kernel {
 
 PI_REGISTER_KERNEL("timed-concurrent", "", Neg, 1, 99, TimedNeg);
 PI_REGISTER_KERNEL("timed-serial", "", Neg, 1, 99, TimedNeg);
-const bool registered = register_provider("timed-concurrent", [] {
-  return std::unique_ptr<Provider>(new TimedProvider<true>());
-}) && register_provider("timed-serial", [] {
-  return std::unique_ptr<Provider>(new TimedProvider<false>());
-});
+const bool registered =
+    register_provider("timed-concurrent",
+                      [] { return std::unique_ptr<Provider>(new TimedProvider<true>()); }) &&
+    register_provider("timed-serial",
+                      [] { return std::unique_ptr<Provider>(new TimedProvider<false>()); });
 
 // x -> Neg x40 -> y; nodes named n0..n39, with the ops at `foreign` replaced by an op no
 // provider has.

@@ -178,32 +178,71 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"half_block", {1, 6, 5, 8}, 40, 3, 3, {}, {1, 1, 1, 1}, {}, false, false, "", {}},
         // 3 output channels: one masked vector only.
         Case{"few_outputs", {1, 4, 4, 12}, 3, 3, 3, {}, {0, 0, 0, 0}, {}, true, false, "", {}},
-        Case{"stride2", {1, 11, 13, 24}, 24, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false,
-             "Relu", {}},
-        Case{"asym_pads_k5x2", {1, 9, 10, 10}, 17, 5, 2, {1, 2}, {2, 0, 1, 1}, {}, true, false,
-             "", {}},
+        Case{"stride2",
+             {1, 11, 13, 24},
+             24,
+             3,
+             3,
+             {2, 2},
+             {1, 1, 1, 1},
+             {},
+             true,
+             false,
+             "Relu",
+             {}},
+        Case{"asym_pads_k5x2",
+             {1, 9, 10, 10},
+             17,
+             5,
+             2,
+             {1, 2},
+             {2, 0, 1, 1},
+             {},
+             true,
+             false,
+             "",
+             {}},
         Case{"dilated", {1, 12, 12, 16}, 16, 3, 3, {}, {2, 2, 2, 2}, {2, 2}, true, false, "", {}},
         // Enough channels that they are split into chunks (partial sums through Y).
         Case{"chunked", {1, 5, 5, 104}, 20, 3, 3, {}, {1, 1, 1, 1}, {}, true, true, "Relu", {}},
-        Case{"residual_clip", {1, 8, 8, 16}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, true, true, "Clip",
+        Case{"residual_clip",
+             {1, 8, 8, 16},
+             24,
+             3,
+             3,
+             {},
+             {1, 1, 1, 1},
+             {},
+             true,
+             true,
+             "Clip",
              {-0.5f, 0.5f}},
-        Case{"residual_no_bias", {1, 6, 6, 8}, 11, 3, 3, {}, {1, 1, 1, 1}, {}, false, true,
-             "LeakyRelu", {0.1f}}),
+        Case{"residual_no_bias",
+             {1, 6, 6, 8},
+             11,
+             3,
+             3,
+             {},
+             {1, 1, 1, 1},
+             {},
+             false,
+             true,
+             "LeakyRelu",
+             {0.1f}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // What the kernel leaves to the others even when switched on: 1x1 kernels and fewer than 8
 // channels; and without the switch it takes nothing.
 TEST(ConvNhwcSelection, LeavesPointwiseAndThinInputsToOneDnn) {
   if (!have_avx2()) GTEST_SKIP() << "the direct NHWC convolution needs AVX2 and FMA";
-  for (const Case& c : {Case{"pointwise", {1, 4, 4, 16}, 8, 1, 1, {}, {}, {}, true, false, "", {}},
-                        Case{"thin", {1, 6, 6, 3}, 8, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "",
-                             {}}}) {
+  for (const Case& c :
+       {Case{"pointwise", {1, 4, 4, 16}, 8, 1, 1, {}, {}, {}, true, false, "", {}},
+        Case{"thin", {1, 6, 6, 3}, 8, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}}}) {
     EXPECT_NE(conv_impl(c, 0, kDirect), "fast:avx2-direct") << c.name;
   }
   const Case k3{"k3", {1, 6, 6, 16}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false, "", {}};
   EXPECT_EQ(conv_impl(k3, 0, kDirect), "fast:avx2-direct");
-  EXPECT_NE(conv_impl(k3, 0, switches({{"winograd", kOff}, {"im2col", kOff}})),
-            "fast:avx2-direct");
+  EXPECT_NE(conv_impl(k3, 0, switches({{"winograd", kOff}, {"im2col", kOff}})), "fast:avx2-direct");
 }
 
 // Winograd F(2x2, 3x3) (src/providers/cpu/fast/conv_winograd.cpp), the default for 3x3
@@ -231,43 +270,122 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         // Odd output sizes: the last row and column of tiles store one pixel of two.
         Case{"odd_out", {1, 7, 9, 16}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "Relu", {}},
-        Case{"no_pad", {1, 6, 8, 8}, 8, 3, 3, {1, 1}, {0, 0, 0, 0}, {1, 1}, false, false, "",
-             {}},
+        Case{"no_pad", {1, 6, 8, 8}, 8, 3, 3, {1, 1}, {0, 0, 0, 0}, {1, 1}, false, false, "", {}},
         // Tiles running across images; 40 outputs = two blocks and a half one (masked stores).
-        Case{"two_images_tails", {2, 5, 7, 24}, 40, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "",
-             {}},
+        Case{
+            "two_images_tails", {2, 5, 7, 24}, 40, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}},
         Case{"asym_pads", {1, 9, 10, 16}, 16, 3, 3, {}, {2, 0, 1, 1}, {}, true, false, "", {}},
         // 100 tiles of 128 channels: four tile blocks, the last with a partial register tile.
-        Case{"tile_blocks", {1, 20, 20, 128}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, true, false,
-             "Relu", {}},
+        Case{"tile_blocks",
+             {1, 20, 20, 128},
+             24,
+             3,
+             3,
+             {},
+             {1, 1, 1, 1},
+             {},
+             true,
+             false,
+             "Relu",
+             {}},
         // 169 tiles: with 512 KB of L2, 3 tile blocks, made 4 at 2 threads.
-        Case{"odd_tile_blocks", {1, 26, 26, 128}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, true, false,
-             "", {}},
+        Case{"odd_tile_blocks",
+             {1, 26, 26, 128},
+             24,
+             3,
+             3,
+             {},
+             {1, 1, 1, 1},
+             {},
+             true,
+             false,
+             "",
+             {}},
         // 49 tiles of 512 channels: 4 blocks of 13 rounded to whole register tiles (18) leave
         // the last block empty.
-        Case{"empty_last_block", {1, 14, 14, 512}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false,
-             "", {}},
+        Case{"empty_last_block",
+             {1, 14, 14, 512},
+             16,
+             3,
+             3,
+             {},
+             {1, 1, 1, 1},
+             {},
+             true,
+             false,
+             "",
+             {}},
         // 49 tiles of 128 channels, 32 outputs (DenseNet-121's 14x14 layers): one tile block,
         // which 2 threads split by tiles (30 and 19) rather than by output channels.
-        Case{"tile_split", {1, 14, 14, 128}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, true, "Relu",
-             {}},
+        Case{
+            "tile_split", {1, 14, 14, 128}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, true, "Relu", {}},
         // 16 tiles of 512 channels: few tile blocks, so the output channels are split too.
-        Case{"channel_splits", {1, 7, 7, 512}, 64, 3, 3, {}, {1, 1, 1, 1}, {}, true, true,
-             "Relu", {}},
+        Case{"channel_splits",
+             {1, 7, 7, 512},
+             64,
+             3,
+             3,
+             {},
+             {1, 1, 1, 1},
+             {},
+             true,
+             true,
+             "Relu",
+             {}},
         // 88 outputs: four blocks on the four-panel zmm tile, then one and a half alone.
-        Case{"quad_blocks_tail", {1, 9, 11, 24}, 88, 3, 3, {}, {1, 1, 1, 1}, {}, true, true,
-             "Relu", {}},
-        Case{"residual_clip", {1, 8, 8, 16}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, true, true, "Clip",
+        Case{"quad_blocks_tail",
+             {1, 9, 11, 24},
+             88,
+             3,
+             3,
+             {},
+             {1, 1, 1, 1},
+             {},
+             true,
+             true,
+             "Relu",
+             {}},
+        Case{"residual_clip",
+             {1, 8, 8, 16},
+             24,
+             3,
+             3,
+             {},
+             {1, 1, 1, 1},
+             {},
+             true,
+             true,
+             "Clip",
              {-0.5f, 0.5f}},
-        Case{"residual_tail_leaky", {1, 6, 5, 8}, 40, 3, 3, {}, {1, 1, 1, 1}, {}, false, true,
-             "LeakyRelu", {0.1f}},
+        Case{"residual_tail_leaky",
+             {1, 6, 5, 8},
+             40,
+             3,
+             3,
+             {},
+             {1, 1, 1, 1},
+             {},
+             false,
+             true,
+             "LeakyRelu",
+             {0.1f}},
         // GELU: 64 channels spread the sums past -3, where the exact formula takes over.
         Case{"gelu", {1, 6, 7, 64}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "Gelu", {}},
-        Case{"silu_residual", {1, 6, 7, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, true, "Silu",
-             {}},
+        Case{
+            "silu_residual", {1, 6, 7, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, true, "Silu", {}},
         // 72 input channels: the filters are packed in a chunk of 64 channels and one of 8.
-        Case{"channel_chunk_tail", {1, 6, 7, 72}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, false,
-             "", {}}),
+        Case{"channel_chunk_tail",
+             {1, 6, 7, 72},
+             32,
+             3,
+             3,
+             {},
+             {1, 1, 1, 1},
+             {},
+             true,
+             false,
+             "",
+             {}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // What Winograd leaves to the next kernel: other kernel sizes, strides, dilations, groups of
@@ -279,8 +397,7 @@ TEST(ConvWinogradSelection, TakesOnly3x3Stride1) {
         Case{"k5", {1, 9, 9, 16}, 16, 5, 5, {}, {2, 2, 2, 2}, {}, true, false, "", {}},
         Case{"dilated", {1, 9, 9, 16}, 16, 3, 3, {}, {2, 2, 2, 2}, {2, 2}, true, false, "", {}},
         Case{"odd_channels", {1, 6, 6, 12}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}},
-        Case{"odd_outputs", {1, 6, 6, 16}, 12, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "",
-             {}}}) {
+        Case{"odd_outputs", {1, 6, 6, 16}, 12, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}}}) {
     const std::string impl = conv_impl(c);
     EXPECT_FALSE(impl.empty()) << c.name;
     EXPECT_EQ(impl.find("winograd"), std::string::npos) << c.name;
@@ -322,26 +439,74 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, ConvIm2colTest,
     ::testing::Values(
         // 7x7 stride 2 (a stem's geometry over 16 channels), padding on all sides.
-        Case{"k7_s2", {1, 23, 21, 16}, 16, 7, 7, {2, 2}, {3, 3, 3, 3}, {}, true, false,
-             "Relu", {}},
+        Case{"k7_s2", {1, 23, 21, 16}, 16, 7, 7, {2, 2}, {3, 3, 3, 3}, {}, true, false, "Relu", {}},
         // Strided 3x3, two images, 24 outputs (a half panel), odd sizes.
-        Case{"s2_two_images", {2, 11, 13, 20}, 24, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false,
-             "", {}},
+        Case{"s2_two_images",
+             {2, 11, 13, 20},
+             24,
+             3,
+             3,
+             {2, 2},
+             {1, 1, 1, 1},
+             {},
+             true,
+             false,
+             "",
+             {}},
         // 512 channels: K = 4608 runs in several K blocks (sums continued in Y); few pixels, so
         // the threads split the panels.
-        Case{"k_blocks_residual", {1, 9, 9, 512}, 32, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true,
-             true, "Relu", {}},
+        Case{"k_blocks_residual",
+             {1, 9, 9, 512},
+             32,
+             3,
+             3,
+             {2, 2},
+             {1, 1, 1, 1},
+             {},
+             true,
+             true,
+             "Relu",
+             {}},
         // 5x5 dilated, asymmetric padding, no bias, LeakyRelu; 3x1 with stride 1.
-        Case{"k5_dilated", {1, 14, 12, 16}, 8, 5, 5, {1, 1}, {2, 1, 3, 0}, {2, 2}, false, false,
-             "LeakyRelu", {0.1f}},
-        Case{"k3x1", {1, 10, 9, 16}, 16, 3, 1, {}, {1, 0, 1, 0}, {}, true, true, "Clip",
+        Case{"k5_dilated",
+             {1, 14, 12, 16},
+             8,
+             5,
+             5,
+             {1, 1},
+             {2, 1, 3, 0},
+             {2, 2},
+             false,
+             false,
+             "LeakyRelu",
+             {0.1f}},
+        Case{"k3x1",
+             {1, 10, 9, 16},
+             16,
+             3,
+             1,
+             {},
+             {1, 0, 1, 0},
+             {},
+             true,
+             true,
+             "Clip",
              {-0.5f, 0.5f}},
         // Many pixel blocks (2 images of 30x30 at stride 1 with a 5x5 kernel).
-        Case{"pixel_blocks", {2, 30, 30, 16}, 48, 5, 5, {}, {2, 2, 2, 2}, {}, true, false, "",
-             {}},
+        Case{"pixel_blocks", {2, 30, 30, 16}, 48, 5, 5, {}, {2, 2, 2, 2}, {}, true, false, "", {}},
         Case{"gelu", {1, 9, 9, 64}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, true, "Gelu", {}},
-        Case{"hardswish", {1, 9, 9, 16}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false,
-             "HardSwish", {}}),
+        Case{"hardswish",
+             {1, 9, 9, 16},
+             16,
+             3,
+             3,
+             {2, 2},
+             {1, 1, 1, 1},
+             {},
+             true,
+             false,
+             "HardSwish",
+             {}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // Switched on, im2col takes every convolution of group 1 with outputs in multiples of 8, also
@@ -356,11 +521,10 @@ TEST(ConvIm2colSelection, SwitchedOnTakesWhatItCanAndMatches) {
     SCOPED_TRACE(c.name);
     expect_matches_reference(c, "fast:avx2-im2col", {1, 2}, kIm2col);
   }
-  const Case odd{"odd_outputs", {1, 6, 6, 16}, 12, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false, "",
-                 {}};
+  const Case odd{"odd_outputs", {1, 6, 6, 16}, 12, 3, 3, {2, 2}, {1, 1, 1, 1}, {},
+                 true,          false,         "", {}};
   EXPECT_NE(conv_impl(odd, 0, kIm2col), "fast:avx2-im2col");
-  const Case k3_s2{"k3_s2", {1, 9, 9, 16}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false, "",
-                   {}};
+  const Case k3_s2{"k3_s2", {1, 9, 9, 16}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false, "", {}};
   EXPECT_EQ(conv_impl(k3_s2, 0, kIm2col), "fast:avx2-im2col");
   EXPECT_EQ(conv_impl(k3_s2) == "fast:avx2-im2col", !cpu::onednn::avx512_kernels());
 }
@@ -379,10 +543,19 @@ TEST(ConvIm2colNarrowPointwise, TakesThemWhereOneDnnRunsAvx512AndMatches) {
     for (const Case& c :
          {Case{"m16", {1, 13, 11, 32}, 16, 1, 1, {}, {}, {}, true, false, "Clip", {0, 6}},
           Case{"m8_residual", {2, 7, 9, 24}, 8, 1, 1, {}, {}, {}, false, true, "", {}},
-          Case{"pixel_blocks", {1, 40, 40, 16}, 16, 1, 1, {1, 1}, {0, 0, 0, 0}, {}, true, true,
-               "Relu", {}},
-          Case{"k_blocks", {1, 12, 12, 600}, 16, 1, 1, {}, {}, {}, true, false, "HardSwish",
-               {}}}) {
+          Case{"pixel_blocks",
+               {1, 40, 40, 16},
+               16,
+               1,
+               1,
+               {1, 1},
+               {0, 0, 0, 0},
+               {},
+               true,
+               true,
+               "Relu",
+               {}},
+          Case{"k_blocks", {1, 12, 12, 600}, 16, 1, 1, {}, {}, {}, true, false, "HardSwish", {}}}) {
       SCOPED_TRACE(std::string(c.name) + ", " + tile.isa);
       const std::string impl = conv_impl(c, 0, on_tile);
       EXPECT_EQ(impl == want, avx512) << impl;
@@ -412,24 +585,62 @@ TEST(ConvPointwiseGemm, TakesDeepOnesAndMatches) {
   const bool taken = fast::avx512::supported() && cpu::onednn::avx512_kernels();
   for (const Case& c :
        {Case{"m40_bias_relu", {1, 13, 11, 128}, 40, 1, 1, {}, {}, {}, true, false, "Relu", {}},
-        Case{"two_images_residual", {2, 7, 9, 200}, 96, 1, 1, {1, 1}, {0, 0, 0, 0}, {}, false,
-             true, "Clip", {0, 6}},
-        Case{"k_tail_hardswish", {1, 5, 5, 133}, 24, 1, 1, {}, {}, {}, true, true,
-             "HardSwish", {}},
+        Case{"two_images_residual",
+             {2, 7, 9, 200},
+             96,
+             1,
+             1,
+             {1, 1},
+             {0, 0, 0, 0},
+             {},
+             false,
+             true,
+             "Clip",
+             {0, 6}},
+        Case{"k_tail_hardswish", {1, 5, 5, 133}, 24, 1, 1, {}, {}, {}, true, true, "HardSwish", {}},
         Case{"k_blocks", {1, 3, 3, 4100}, 32, 1, 1, {}, {}, {}, true, false, "", {}},
         // 2 x 20 x 21 pixels: 5 row blocks at 1 thread, 6 in shares of 3 at 2, 3 x 2 at 3.
-        Case{"row_block_shares", {2, 20, 21, 128}, 48, 1, 1, {}, {}, {}, true, true, "Relu",
-             {}},
+        Case{"row_block_shares", {2, 20, 21, 128}, 48, 1, 1, {}, {}, {}, true, true, "Relu", {}},
         // The shallowest taken: 16 input channels; 120 outputs (a last panel of 24).
         Case{"shallow_silu", {1, 11, 13, 16}, 120, 1, 1, {}, {}, {}, true, false, "Silu", {}},
         Case{"shallow_part_panel", {1, 9, 9, 96}, 48, 1, 1, {}, {}, {}, true, false, "", {}},
-        Case{"one_panel_of_24_residual", {1, 10, 7, 144}, 24, 1, 1, {}, {}, {}, true, true,
-             "Clip", {0, 6}},
-        Case{"last_panel_of_8_hardswish", {1, 6, 9, 40}, 40, 1, 1, {}, {}, {}, false, true,
-             "HardSwish", {}},
+        Case{"one_panel_of_24_residual",
+             {1, 10, 7, 144},
+             24,
+             1,
+             1,
+             {},
+             {},
+             {},
+             true,
+             true,
+             "Clip",
+             {0, 6}},
+        Case{"last_panel_of_8_hardswish",
+             {1, 6, 9, 40},
+             40,
+             1,
+             1,
+             {},
+             {},
+             {},
+             false,
+             true,
+             "HardSwish",
+             {}},
         // Weights past 2 MB (1024 x 520): the threads share the panels, not the rows.
-        Case{"panel_shares_residual", {1, 5, 7, 1024}, 520, 1, 1, {}, {}, {}, true, true,
-             "Relu", {}}}) {
+        Case{"panel_shares_residual",
+             {1, 5, 7, 1024},
+             520,
+             1,
+             1,
+             {},
+             {},
+             {},
+             true,
+             true,
+             "Relu",
+             {}}}) {
     SCOPED_TRACE(c.name);
     for (int threads : {1, 2, 3}) {
       const std::string impl = conv_impl(c, threads);
@@ -460,7 +671,17 @@ TEST(ConvPointwiseGemm, TakesPooledMapsAtAnyDepthAndThreads) {
   if (!have_avx2()) GTEST_SKIP() << "the packed GEMM needs AVX2 and FMA";
   const bool taken = fast::avx512::supported() && cpu::onednn::avx512_kernels();
   for (const Case& c :
-       {Case{"se_expand", {1, 1, 1, 24}, 96, 1, 1, {}, {}, {}, true, false, "HardSigmoid",
+       {Case{"se_expand",
+             {1, 1, 1, 24},
+             96,
+             1,
+             1,
+             {},
+             {},
+             {},
+             true,
+             false,
+             "HardSigmoid",
              {1.f / 6, 0.5f}},
         Case{"two_images_residual", {2, 1, 1, 40}, 48, 1, 1, {}, {}, {}, true, true, "Relu", {}},
         Case{"m52", {1, 1, 1, 208}, 52, 1, 1, {}, {}, {}, true, false, "Relu", {}},
@@ -473,9 +694,8 @@ TEST(ConvPointwiseGemm, TakesPooledMapsAtAnyDepthAndThreads) {
       expect_matches_reference(c, impl, {threads});
     }
   }
-  for (const Case& c :
-       {Case{"m16", {1, 1, 1, 64}, 16, 1, 1, {}, {}, {}, true, false, "", {}},
-        Case{"m12", {1, 1, 1, 48}, 12, 1, 1, {}, {}, {}, true, false, "", {}}}) {
+  for (const Case& c : {Case{"m16", {1, 1, 1, 64}, 16, 1, 1, {}, {}, {}, true, false, "", {}},
+                        Case{"m12", {1, 1, 1, 48}, 12, 1, 1, {}, {}, {}, true, false, "", {}}}) {
     SCOPED_TRACE(c.name);
     EXPECT_NE(conv_impl(c, 2), "fast:avx512-pointwise-gemm");
   }
@@ -508,36 +728,99 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         // ResNeXt's first stage: 4 channels per group, two groups per vector; 7 columns leave
         // blocks of 6 (interior), then 1, and the border pixels one at a time.
-        Case{"pairs_of_four", {1, 9, 7, 32}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "Relu",
-             {}, 8},
-        Case{"pairs_stride2_residual", {2, 11, 10, 16}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true,
-             true, "", {}, 4},
+        Case{"pairs_of_four",
+             {1, 9, 7, 32},
+             32,
+             3,
+             3,
+             {},
+             {1, 1, 1, 1},
+             {},
+             true,
+             false,
+             "Relu",
+             {},
+             8},
+        Case{"pairs_stride2_residual",
+             {2, 11, 10, 16},
+             16,
+             3,
+             3,
+             {2, 2},
+             {1, 1, 1, 1},
+             {},
+             true,
+             true,
+             "",
+             {},
+             4},
         // 8 channels per group (RegNet, ResNeXt's second stage): blocks of 8, 4, 2, 1.
-        Case{"eight", {1, 14, 15, 48}, 48, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "Relu", {},
-             6},
+        Case{"eight", {1, 14, 15, 48}, 48, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "Relu", {}, 6},
         // A 7x7 output: two border pixels of seven, the interior as 4 + 1.
-        Case{"eight_small", {1, 7, 7, 24}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, false, true, "Silu",
-             {}, 3},
+        Case{"eight_small",
+             {1, 7, 7, 24},
+             24,
+             3,
+             3,
+             {},
+             {1, 1, 1, 1},
+             {},
+             false,
+             true,
+             "Silu",
+             {},
+             3},
         // 16 per group (ResNeXt's third stage), stride 2, asymmetric pads, dilation.
-        Case{"sixteen_stride2", {1, 13, 12, 64}, 64, 3, 3, {2, 2}, {1, 0, 2, 1}, {}, true, false,
-             "Clip", {0, 6}, 4},
-        Case{"sixteen_dilated", {1, 12, 11, 32}, 32, 3, 3, {}, {2, 2, 2, 2}, {2, 2}, true, false,
-             "", {}, 2},
+        Case{"sixteen_stride2",
+             {1, 13, 12, 64},
+             64,
+             3,
+             3,
+             {2, 2},
+             {1, 0, 2, 1},
+             {},
+             true,
+             false,
+             "Clip",
+             {0, 6},
+             4},
+        Case{"sixteen_dilated",
+             {1, 12, 11, 32},
+             32,
+             3,
+             3,
+             {},
+             {2, 2, 2, 2},
+             {2, 2},
+             true,
+             false,
+             "",
+             {},
+             2},
         // Fewer inputs than outputs per group: 2 in, 8 out; a 5x1 window.
-        Case{"two_in_eight_out", {1, 10, 9, 8}, 32, 5, 1, {}, {2, 0, 2, 0}, {}, true, false,
-             "HardSwish", {}, 4}),
+        Case{"two_in_eight_out",
+             {1, 10, 9, 8},
+             32,
+             5,
+             1,
+             {},
+             {2, 0, 2, 0},
+             {},
+             true,
+             false,
+             "HardSwish",
+             {},
+             4}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // What the grouped kernel leaves to oneDNN: depthwise (one channel per group), 32 per group,
 // an odd number of 4-channel groups.
 TEST(ConvGroupedSelection, DeclinesOtherGroupSizes) {
   if (!have_avx2()) GTEST_SKIP() << "the grouped convolution needs AVX2 and FMA";
-  for (const Case& c : {Case{"depthwise", {1, 8, 8, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true,
-                             false, "", {}, 16},
-                        Case{"thirty_two", {1, 8, 8, 64}, 64, 3, 3, {}, {1, 1, 1, 1}, {}, true,
-                             false, "", {}, 2},
-                        Case{"odd_pairs", {1, 8, 8, 12}, 12, 3, 3, {}, {1, 1, 1, 1}, {}, true,
-                             false, "", {}, 3}}) {
+  for (const Case& c :
+       {Case{"depthwise", {1, 8, 8, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}, 16},
+        Case{"thirty_two", {1, 8, 8, 64}, 64, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}, 2},
+        Case{"odd_pairs", {1, 8, 8, 12}, 12, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}, 3}}) {
     SCOPED_TRACE(c.name);
     const std::string impl = conv_impl(c, 0, kNoAvx512Grouped);
     EXPECT_NE(impl, "fast:avx2-grouped");
@@ -548,8 +831,7 @@ TEST(ConvGroupedSelection, DeclinesOtherGroupSizes) {
 class ConvGroupedAvx512Test : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    if (!fast::avx512::supported())
-      GTEST_SKIP() << "the AVX-512 grouped convolution needs AVX-512";
+    if (!fast::avx512::supported()) GTEST_SKIP() << "the AVX-512 grouped convolution needs AVX-512";
   }
 };
 
@@ -562,41 +844,139 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         // 4 per group, four groups per vector: 6 groups leave a last unit of 2 (masked
         // lanes); 9 columns are blocks of 5 and 4, the border ones under empty masks.
-        Case{"four_six_groups", {1, 8, 9, 24}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, true, false,
-             "Relu", {}, 6},
-        Case{"four_stride2_residual", {2, 11, 10, 32}, 32, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true,
-             true, "", {}, 8},
+        Case{"four_six_groups",
+             {1, 8, 9, 24},
+             24,
+             3,
+             3,
+             {},
+             {1, 1, 1, 1},
+             {},
+             true,
+             false,
+             "Relu",
+             {},
+             6},
+        Case{"four_stride2_residual",
+             {2, 11, 10, 32},
+             32,
+             3,
+             3,
+             {2, 2},
+             {1, 1, 1, 1},
+             {},
+             true,
+             true,
+             "",
+             {},
+             8},
         // 8 per group (RegNet's 13 groups: a last unit of 1), the interleaving epilogue; a 7x7
         // output is one block of 7.
-        Case{"eight_thirteen_groups", {1, 7, 7, 104}, 104, 3, 3, {}, {1, 1, 1, 1}, {}, true,
-             true, "Silu", {}, 13},
-        Case{"eight_stride2", {1, 16, 17, 64}, 64, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, false, false,
-             "Relu", {}, 8},
+        Case{"eight_thirteen_groups",
+             {1, 7, 7, 104},
+             104,
+             3,
+             3,
+             {},
+             {1, 1, 1, 1},
+             {},
+             true,
+             true,
+             "Silu",
+             {},
+             13},
+        Case{"eight_stride2",
+             {1, 16, 17, 64},
+             64,
+             3,
+             3,
+             {2, 2},
+             {1, 1, 1, 1},
+             {},
+             false,
+             false,
+             "Relu",
+             {},
+             8},
         // Asymmetric pads, dilation, a 5x1 window; 3 columns: a block of 4 drops one pixel.
-        Case{"eight_dilated", {1, 9, 3, 40}, 40, 3, 3, {}, {2, 0, 1, 2}, {2, 1}, true, false,
-             "Clip", {0, 6}, 5},
-        Case{"eight_five_by_one", {2, 10, 9, 16}, 16, 5, 1, {}, {2, 0, 2, 0}, {}, true, false,
-             "HardSwish", {}, 2},
+        Case{"eight_dilated",
+             {1, 9, 3, 40},
+             40,
+             3,
+             3,
+             {},
+             {2, 0, 1, 2},
+             {2, 1},
+             true,
+             false,
+             "Clip",
+             {0, 6},
+             5},
+        Case{"eight_five_by_one",
+             {2, 10, 9, 16},
+             16,
+             5,
+             1,
+             {},
+             {2, 0, 2, 0},
+             {},
+             true,
+             false,
+             "HardSwish",
+             {},
+             2},
         // 16 and 32 per group: broadcasts, one group per unit.
-        Case{"sixteen_stride2", {1, 13, 12, 64}, 64, 3, 3, {2, 2}, {1, 0, 2, 1}, {}, true, true,
-             "LeakyRelu", {0.1f}, 4},
-        Case{"thirty_two", {1, 9, 8, 96}, 96, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "Relu",
-             {}, 3},
+        Case{"sixteen_stride2",
+             {1, 13, 12, 64},
+             64,
+             3,
+             3,
+             {2, 2},
+             {1, 0, 2, 1},
+             {},
+             true,
+             true,
+             "LeakyRelu",
+             {0.1f},
+             4},
+        Case{"thirty_two",
+             {1, 9, 8, 96},
+             96,
+             3,
+             3,
+             {},
+             {1, 1, 1, 1},
+             {},
+             true,
+             false,
+             "Relu",
+             {},
+             3},
         // A 7x7 window at the limit, unpadded.
-        Case{"four_seven_by_seven", {1, 12, 11, 16}, 16, 7, 7, {}, {}, {}, true, false, "", {},
-             4}),
+        Case{"four_seven_by_seven", {1, 12, 11, 16}, 16, 7, 7, {}, {}, {}, true, false, "", {}, 4}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // What the AVX-512 grouped kernel leaves to the others: fewer inputs than outputs per group,
 // windows wider than 7, depthwise; and its switch turns it off.
 TEST(ConvGroupedAvx512Selection, DeclinesOtherShapesAndTheSwitch) {
   if (!fast::avx512::supported()) GTEST_SKIP() << "the AVX-512 grouped convolution needs AVX-512";
-  for (const Case& c : {Case{"two_in_eight_out", {1, 10, 9, 8}, 32, 3, 3, {}, {1, 1, 1, 1}, {},
-                             true, false, "", {}, 4},
-                        Case{"nine_wide", {1, 12, 12, 16}, 16, 1, 9, {}, {}, {}, true, false, "",
-                             {}, 4},
-                        Case{"depthwise", {1, 8, 8, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true,
-                             false, "", {}, 16}}) {
+  for (const Case& c :
+       {Case{"two_in_eight_out",
+             {1, 10, 9, 8},
+             32,
+             3,
+             3,
+             {},
+             {1, 1, 1, 1},
+             {},
+             true,
+             false,
+             "",
+             {},
+             4},
+        Case{"nine_wide", {1, 12, 12, 16}, 16, 1, 9, {}, {}, {}, true, false, "", {}, 4},
+        Case{
+            "depthwise", {1, 8, 8, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}, 16}}) {
     SCOPED_TRACE(c.name);
     EXPECT_NE(conv_impl(c), "fast:avx512-grouped");
     expect_matches_reference(c, conv_impl(c));
@@ -617,16 +997,26 @@ TEST(ConvOnednnActivation, SiluAndSigmoidAfterThePrimitive) {
     for (bool z : {false, true})
       for (const Case& c :
            {Case{"pointwise", {1, 20, 20, 16}, 24, 1, 1, {}, {}, {}, true, z, act, {}},
-            Case{"depthwise", {1, 21, 20, 24}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, true, z, act, {},
+            Case{"depthwise",
+                 {1, 21, 20, 24},
+                 24,
+                 3,
+                 3,
+                 {},
+                 {1, 1, 1, 1},
+                 {},
+                 true,
+                 z,
+                 act,
+                 {},
                  24}}) {
         SCOPED_TRACE(std::string(c.name) + " " + act + (z ? " z" : ""));
         const std::string impl = conv_impl(c, 0, onednn);
         EXPECT_EQ(impl.rfind("onednn:", 0), 0u) << impl;
         // The pass's name ends the impl exactly where this CPU has one (ActivationPass tests
         // which CPUs those are).
-        const char* pass = fast::activation_pass(std::string(act) == "Silu"
-                                                     ? ActKind::Silu
-                                                     : ActKind::Sigmoid);
+        const char* pass =
+            fast::activation_pass(std::string(act) == "Silu" ? ActKind::Silu : ActKind::Sigmoid);
         const std::string suffix = pass ? std::string(" + ") + pass : std::string();
         EXPECT_TRUE(impl.size() >= suffix.size() &&
                     impl.compare(impl.size() - suffix.size(), suffix.size(), suffix) == 0)
@@ -644,19 +1034,78 @@ TEST(ConvOnednnActivation, SiluAndSigmoidAfterThePrimitive) {
 // a residual written in place and the activations; what it leaves to oneDNN.
 TEST(ConvStem, TakesThreeByThreeStemsAndMatches) {
   if (!fast::avx512::supported()) GTEST_SKIP() << "the stem convolution needs AVX-512";
-  for (const Case& c :
-       {Case{"rgb_s2_relu6", {1, 17, 15, 3}, 32, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true, false,
-             "Clip", {0, 6}},
-        Case{"three_images_m40", {3, 9, 11, 3}, 40, 3, 3, {2, 2}, {1, 0, 0, 1}, {}, true, false,
-             "Relu", {}},
-        Case{"gray_residual_m24", {1, 7, 10, 1}, 24, 3, 3, {}, {1, 1, 1, 1}, {}, false, true,
-             "LeakyRelu", {0.1f}},
-        Case{"rgba_k3x2", {1, 8, 9, 4}, 33, 3, 2, {1, 2}, {0, 1, 2, 0}, {}, true, false,
-             "HardSwish", {}},
-        Case{"wide_row_two_panels_silu", {1, 3, 37, 3}, 64, 3, 3, {}, {1, 1, 1, 1}, {}, true,
-             false, "Silu", {}},
-        Case{"skipped_columns", {1, 8, 10, 3}, 32, 3, 3, {3, 3}, {0, 0, 0, 0}, {}, true, true,
-             "", {}}}) {
+  for (const Case& c : {Case{"rgb_s2_relu6",
+                             {1, 17, 15, 3},
+                             32,
+                             3,
+                             3,
+                             {2, 2},
+                             {1, 1, 1, 1},
+                             {},
+                             true,
+                             false,
+                             "Clip",
+                             {0, 6}},
+                        Case{"three_images_m40",
+                             {3, 9, 11, 3},
+                             40,
+                             3,
+                             3,
+                             {2, 2},
+                             {1, 0, 0, 1},
+                             {},
+                             true,
+                             false,
+                             "Relu",
+                             {}},
+                        Case{"gray_residual_m24",
+                             {1, 7, 10, 1},
+                             24,
+                             3,
+                             3,
+                             {},
+                             {1, 1, 1, 1},
+                             {},
+                             false,
+                             true,
+                             "LeakyRelu",
+                             {0.1f}},
+                        Case{"rgba_k3x2",
+                             {1, 8, 9, 4},
+                             33,
+                             3,
+                             2,
+                             {1, 2},
+                             {0, 1, 2, 0},
+                             {},
+                             true,
+                             false,
+                             "HardSwish",
+                             {}},
+                        Case{"wide_row_two_panels_silu",
+                             {1, 3, 37, 3},
+                             64,
+                             3,
+                             3,
+                             {},
+                             {1, 1, 1, 1},
+                             {},
+                             true,
+                             false,
+                             "Silu",
+                             {}},
+                        Case{"skipped_columns",
+                             {1, 8, 10, 3},
+                             32,
+                             3,
+                             3,
+                             {3, 3},
+                             {0, 0, 0, 0},
+                             {},
+                             true,
+                             true,
+                             "",
+                             {}}}) {
     SCOPED_TRACE(c.name);
     expect_matches_reference(c, "fast:avx512-stem");
   }
@@ -671,10 +1120,10 @@ TEST(ConvStem, TakesThreeByThreeStemsAndMatches) {
     EXPECT_FALSE(impl.empty());
     EXPECT_NE(impl, "fast:avx512-stem");
   }
-  EXPECT_NE(conv_impl(Case{"off", {1, 9, 9, 3}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "",
-                           {}},
-                      0, switches({{"stem", kOff}})),
-            "fast:avx512-stem");
+  EXPECT_NE(
+      conv_impl(Case{"off", {1, 9, 9, 3}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}}, 0,
+                switches({{"stem", kOff}})),
+      "fast:avx512-stem");
 }
 
 // The depthwise convolution (src/providers/cpu/fast/conv_depthwise.cpp): one input channel per
@@ -685,44 +1134,129 @@ TEST(ConvStem, TakesThreeByThreeStemsAndMatches) {
 // residual written in place and the activations; what it leaves to others.
 TEST(ConvDepthwise, TakesThreeAndFiveSquareWindowsAndMatches) {
   if (!fast::avx512::supported()) GTEST_SKIP() << "the depthwise convolution needs AVX-512";
-  for (const Case& c :
-       {Case{"k3_s1_relu6", {1, 14, 14, 48}, 48, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "Clip",
-             {0, 6}, 48},
-        Case{"k3_s2_channel_tail", {1, 17, 19, 40}, 40, 3, 3, {2, 2}, {1, 1, 1, 1}, {}, true,
-             false, "Relu", {}, 40},
-        Case{"k3_s2_asymmetric_two_images", {2, 12, 23, 24}, 24, 3, 3, {2, 2}, {0, 0, 1, 1}, {},
-             false, false, "", {}, 24},
-        Case{"k5_s1_silu_wide_row", {1, 6, 29, 32}, 32, 5, 5, {}, {2, 2, 2, 2}, {}, true, false,
-             "Silu", {}, 32},
-        Case{"k5_s2_hardswish", {1, 15, 15, 16}, 16, 5, 5, {2, 2}, {2, 2, 2, 2}, {}, true, false,
-             "HardSwish", {}, 16},
-        Case{"k3_narrow_row_residual", {3, 5, 3, 8}, 8, 3, 3, {}, {1, 1, 1, 1}, {}, true, true,
-             "LeakyRelu", {0.1f}, 8},
-        Case{"k3_unpadded_skipped_columns", {1, 9, 12, 20}, 20, 3, 3, {2, 2}, {}, {}, true,
-             false, "", {}, 20}}) {
+  for (const Case& c : {Case{"k3_s1_relu6",
+                             {1, 14, 14, 48},
+                             48,
+                             3,
+                             3,
+                             {},
+                             {1, 1, 1, 1},
+                             {},
+                             true,
+                             false,
+                             "Clip",
+                             {0, 6},
+                             48},
+                        Case{"k3_s2_channel_tail",
+                             {1, 17, 19, 40},
+                             40,
+                             3,
+                             3,
+                             {2, 2},
+                             {1, 1, 1, 1},
+                             {},
+                             true,
+                             false,
+                             "Relu",
+                             {},
+                             40},
+                        Case{"k3_s2_asymmetric_two_images",
+                             {2, 12, 23, 24},
+                             24,
+                             3,
+                             3,
+                             {2, 2},
+                             {0, 0, 1, 1},
+                             {},
+                             false,
+                             false,
+                             "",
+                             {},
+                             24},
+                        Case{"k5_s1_silu_wide_row",
+                             {1, 6, 29, 32},
+                             32,
+                             5,
+                             5,
+                             {},
+                             {2, 2, 2, 2},
+                             {},
+                             true,
+                             false,
+                             "Silu",
+                             {},
+                             32},
+                        Case{"k5_s2_hardswish",
+                             {1, 15, 15, 16},
+                             16,
+                             5,
+                             5,
+                             {2, 2},
+                             {2, 2, 2, 2},
+                             {},
+                             true,
+                             false,
+                             "HardSwish",
+                             {},
+                             16},
+                        Case{"k3_narrow_row_residual",
+                             {3, 5, 3, 8},
+                             8,
+                             3,
+                             3,
+                             {},
+                             {1, 1, 1, 1},
+                             {},
+                             true,
+                             true,
+                             "LeakyRelu",
+                             {0.1f},
+                             8},
+                        Case{"k3_unpadded_skipped_columns",
+                             {1, 9, 12, 20},
+                             20,
+                             3,
+                             3,
+                             {2, 2},
+                             {},
+                             {},
+                             true,
+                             false,
+                             "",
+                             {},
+                             20}}) {
     SCOPED_TRACE(c.name);
     expect_matches_reference(c, "fast:avx512-depthwise", {1, 2, 3});
   }
   for (const Case& c :
-       {Case{"multiplier_2", {1, 9, 9, 16}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {},
-             16},
+       {Case{
+            "multiplier_2", {1, 9, 9, 16}, 32, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}, 16},
         Case{"k7", {1, 16, 16, 16}, 16, 7, 7, {}, {3, 3, 3, 3}, {}, true, false, "", {}, 16},
         Case{"k3x5", {1, 9, 9, 16}, 16, 3, 5, {}, {1, 2, 1, 2}, {}, true, false, "", {}, 16},
-        Case{"stride3", {1, 9, 9, 16}, 16, 3, 3, {3, 3}, {1, 1, 1, 1}, {}, true, false, "", {},
-             16},
-        Case{"dilated", {1, 9, 9, 16}, 16, 3, 3, {}, {2, 2, 2, 2}, {2, 2}, true, false, "", {},
-             16},
-        Case{"groups_of_two", {1, 9, 9, 32}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {},
+        Case{"stride3", {1, 9, 9, 16}, 16, 3, 3, {3, 3}, {1, 1, 1, 1}, {}, true, false, "", {}, 16},
+        Case{"dilated", {1, 9, 9, 16}, 16, 3, 3, {}, {2, 2, 2, 2}, {2, 2}, true, false, "", {}, 16},
+        Case{"groups_of_two",
+             {1, 9, 9, 32},
+             16,
+             3,
+             3,
+             {},
+             {1, 1, 1, 1},
+             {},
+             true,
+             false,
+             "",
+             {},
              16}}) {
     SCOPED_TRACE(c.name);
     const std::string impl = conv_impl(c);
     EXPECT_FALSE(impl.empty());
     EXPECT_NE(impl, "fast:avx512-depthwise");
   }
-  EXPECT_NE(conv_impl(Case{"off", {1, 9, 9, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "",
-                           {}, 16},
-                      0, switches({{"depthwise", kOff}})),
-            "fast:avx512-depthwise");
+  EXPECT_NE(
+      conv_impl(Case{"off", {1, 9, 9, 16}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}, 16},
+                0, switches({{"depthwise", kOff}})),
+      "fast:avx512-depthwise");
 }
 
 // Strided 1x1 convolutions without padding run on oneDNN as stride-1 convolutions of every
@@ -738,8 +1272,18 @@ TEST(ConvOnednnStridedPointwise, MatchesReference) {
         // Two images whose every third row leaves no room: the strided primitive instead.
         Case{"stride3x2_batch2", {2, 10, 11, 8}, 12, 1, 1, {3, 2}, {}, {}, false, true, "", {}},
         Case{"stride2_grouped", {1, 8, 9, 64}, 16, 1, 1, {2, 2}, {}, {}, true, false, "", {}, 2},
-        Case{"stride2_padded", {1, 7, 8, 16}, 8, 1, 1, {2, 2}, {1, 0, 1, 1}, {}, true, true,
-             "Clip", {0, 6}}}) {
+        Case{"stride2_padded",
+             {1, 7, 8, 16},
+             8,
+             1,
+             1,
+             {2, 2},
+             {1, 0, 1, 1},
+             {},
+             true,
+             true,
+             "Clip",
+             {0, 6}}}) {
     SCOPED_TRACE(c.name);
     const std::string impl = conv_impl(c, 0, no_im2col);
     EXPECT_EQ(impl.rfind("onednn:", 0), 0u) << impl;

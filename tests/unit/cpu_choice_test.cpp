@@ -123,7 +123,7 @@ TEST(CpuChoice, VerdictsSayWhyARowWasPassedOver) {
     if (!v.try_it) why[v.row->kernel] = v.reason;
   EXPECT_EQ(why["stem"], "");  // not its shapes: nothing worth saying
   EXPECT_NE(why["winograd"].find("fewer than 64 input channels"), std::string::npos);
-  EXPECT_EQ(why["direct"], "opt-in: cpu:direct=on");
+  EXPECT_EQ(why["direct"], "");  // opt-in: off unless switched on, not worth a word
   why.clear();
   for (const cpu::RowVerdict& v : cpu::judge(*t, ChoiceFacts{kAvx2, conv(32, 3, 3, 2)}, o))
     if (!v.try_it) why[v.row->kernel] = v.reason;
@@ -146,8 +146,7 @@ TEST(CpuChoice, LinkOrderDecidesNothing) {
       by_op[{d->domain, d->op_type, static_cast<int>(d->tier)}].push_back(d);
     for (const auto& [key, defs] : by_op) {
       const auto& [domain, op, tier] = key;
-      const cpu::ChoiceTable* table =
-          provider == "cpu" ? cpu::choice_table(domain, op) : nullptr;
+      const cpu::ChoiceTable* table = provider == "cpu" ? cpu::choice_table(domain, op) : nullptr;
       SCOPED_TRACE(provider + " " + domain + "." + op + " tier " + std::to_string(tier));
       if (table && tier == static_cast<int>(KernelTier::Fast)) {
         std::set<std::string> rows;

@@ -1,8 +1,9 @@
 // CUDA Graph capture (SessionOptions::capture_graph; plugin/capture.cpp) on a GPU: the digits
 // CNN wholly on cuda is recorded on its second run and replayed after, each replay bit for bit
-// what the same kernels give run one by one, on new inputs; fp16 too; and a session split between cuda and cpu keeps
-// capture off with the reason. The executor's side is checked everywhere by GraphCapture.*
-// (tests/unit/graph_capture_test.cpp); these skip with the probe's reason without a GPU.
+// what the same kernels give run one by one, on new inputs; fp16 too; and a session split between
+// cuda and cpu keeps capture off with the reason. The executor's side is checked everywhere by
+// GraphCapture.* (tests/unit/graph_capture_test.cpp); these skip with the probe's reason without a
+// GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>

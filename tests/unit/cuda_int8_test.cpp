@@ -25,8 +25,7 @@ using namespace test;
 // session on cuda with an implementation of its own ("cuda:..."), the first named `impl` when
 // that is given. `o` carries the cuda session's provider options.
 void expect_same_as_reference(ModelBuilder& m, const std::map<std::string, Value>& feed,
-                              const std::string& impl = "", int level = 0,
-                              SessionOptions o = {}) {
+                              const std::string& impl = "", int level = 0, SessionOptions o = {}) {
   const std::string bytes = m.bytes();
   o.optimization_level = level;
   o.threads = 1;
@@ -80,8 +79,8 @@ TEST(CudaInt8, ConvAddMatchesReferenceExactly) {
   for (bool s8 : {false, true}) {
     SCOPED_TRACE(s8 ? "int8" : "uint8");
     ModelBuilder m = qconv_add_model(s8, /*computed_z=*/false, 127);
-    expect_same_as_reference(m, {{"x", random_q8({1, 8, 9, 9}, s8, 11)},
-                                 {"z", random_q8({1, 12, 9, 9}, s8, 12)}});
+    expect_same_as_reference(
+        m, {{"x", random_q8({1, 8, 9, 9}, s8, 11)}, {"z", random_q8({1, 12, 9, 9}, s8, 12)}});
   }
 }
 
@@ -152,8 +151,8 @@ TEST(CudaInt8, QuantizeDequantizeMatchReferenceExactly) {
   m.input("i", {6}, kInt32).output("id", {});
   m.int_initializer("zi", {}, kInt32, {-7});
   m.node("DequantizeLinear", {"i", "s2", "zi"}, {"id"}, "dequant_int32");
-  const Tensor i32 = Tensor::from_vector<int32_t>(
-      {6}, {0, 1, -1, 123456789, -2147483000, 2147483640});
+  const Tensor i32 =
+      Tensor::from_vector<int32_t>({6}, {0, 1, -1, 123456789, -2147483000, 2147483640});
   expect_same_as_reference(m, {{"x", Tensor::from_vector<float>(xs, x)}, {"i", i32}});
 }
 

@@ -60,13 +60,13 @@ TEST(CudaLayout, Concat) {
     Shape s1{2, 3, 4}, s2{2, 3, 4}, s3{2, 3, 4};
     s2[a] = 5;
     s3[a] = 1;
-    expect_on_cuda(on_cuda("Concat", 13).attr("axis", axis).random(s1).random(s2).random(s3)
-                       .check(0, 0),
-                   "axis " + std::to_string(axis));
+    expect_on_cuda(
+        on_cuda("Concat", 13).attr("axis", axis).random(s1).random(s2).random(s3).check(0, 0),
+        "axis " + std::to_string(axis));
   }
-  expect_on_cuda(on_cuda("Concat", 13).attr("axis", int64_t{1}).random({2, 0}).random({2, 3})
-                     .check(0, 0),
-                 "empty input");
+  expect_on_cuda(
+      on_cuda("Concat", 13).attr("axis", int64_t{1}).random({2, 0}).random({2, 3}).check(0, 0),
+      "empty input");
 }
 
 TEST(CudaLayout, Slice) {
@@ -127,14 +127,16 @@ TEST(CudaLayout, Gather) {
       const Tensor ind = i64({2, 2}, {0, dim - 1, -1, -dim});
       expect_on_cuda(on_cuda("Gather", 13).attr("axis", axis).random(s).input(ind).check(0, 0),
                      shape_str(s) + " axis " + std::to_string(axis));
-      const auto c = test::check_with_constants(OracleOp("Gather", 13).attr("axis", axis),
-                                                {test::random_tensor(s), ind}, {false, true},
-                                                {"cuda"});
+      const auto c =
+          test::check_with_constants(OracleOp("Gather", 13).attr("axis", axis),
+                                     {test::random_tensor(s), ind}, {false, true}, {"cuda"});
       EXPECT_EQ(c.provider, "cuda") << shape_str(s) << " " << axis;
     }
   }
-  expect_on_cuda(on_cuda("Gather", 13).random({9, 4})
-                     .input(Tensor::from_vector<int32_t>({5}, {8, -9, 0, 3, -1})).check(0, 0),
+  expect_on_cuda(on_cuda("Gather", 13)
+                     .random({9, 4})
+                     .input(Tensor::from_vector<int32_t>({5}, {8, -9, 0, 3, -1}))
+                     .check(0, 0),
                  "int32");
   std::vector<int64_t> tokens(128);
   for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int64_t>((i * 37) % 1000);
@@ -156,9 +158,8 @@ TEST(CudaLayout, Expand) {
   for (const auto& [x, shape] : cases) {
     expect_on_cuda(on_cuda("Expand", 13).random(x).input(ints(shape)).check(0, 0),
                    "run-time " + shape_str(x));
-    const auto r = test::check_with_constants(OracleOp("Expand", 13),
-                                              {test::random_tensor(x), ints(shape)},
-                                              {false, true}, {"cuda"});
+    const auto r = test::check_with_constants(
+        OracleOp("Expand", 13), {test::random_tensor(x), ints(shape)}, {false, true}, {"cuda"});
     EXPECT_EQ(r.provider, "cuda") << "constant " << shape_str(x);
   }
 }
@@ -183,8 +184,8 @@ TEST(CudaLayout, Views) {
 TEST(CudaReduce, EveryAxisSet) {
   PI_SKIP_WITHOUT_CUDA();
   const Shape s{3, 4, 5, 67};
-  const std::vector<std::vector<int64_t>> sets = {{}, {0}, {1}, {3}, {-1}, {1, 2}, {0, 3},
-                                                  {2, 3}, {0, 1, 2, 3}, {-3, 0}};
+  const std::vector<std::vector<int64_t>> sets = {{},     {0},    {1},    {3},          {-1},
+                                                  {1, 2}, {0, 3}, {2, 3}, {0, 1, 2, 3}, {-3, 0}};
   for (const auto& axes : sets)
     for (int64_t keep : {0, 1}) {
       const std::string what = shape_str(axes) + " keepdims " + std::to_string(keep);
@@ -198,15 +199,15 @@ TEST(CudaReduce, EveryAxisSet) {
       if (!axes.empty()) m18.input(ints(axes));
       expect_on_cuda(m18.check(1e-6, 1e-5), "mean-18 " + what);
     }
-  expect_on_cuda(on_cuda("ReduceSum", 13).attr("noop_with_empty_axes", int64_t{1}).random({3, 4})
-                     .check(0, 0),
-                 "noop");
+  expect_on_cuda(
+      on_cuda("ReduceSum", 13).attr("noop_with_empty_axes", int64_t{1}).random({3, 4}).check(0, 0),
+      "noop");
   // Empty sets: 0 for the sum, NaN for the mean, as on the CPU.
   expect_on_cuda(on_cuda("ReduceSum", 13).random({3, 0, 4}).input(ints({1})).check(0, 0),
                  "empty sum");
-  expect_on_cuda(on_cuda("ReduceMean", 13).attr("axes", std::vector<int64_t>{1})
-                     .random({3, 0, 4}).check(0, 0),
-                 "empty mean");
+  expect_on_cuda(
+      on_cuda("ReduceMean", 13).attr("axes", std::vector<int64_t>{1}).random({3, 0, 4}).check(0, 0),
+      "empty mean");
 }
 
 // ReduceMax / ReduceMin select: exact, NaN kept, the empty set's identity (-inf / +inf).
@@ -225,12 +226,14 @@ TEST(CudaReduce, MaxAndMin) {
   std::vector<float> v(2 * 300, 1.0f);
   v[417] = NAN;  // row 1
   for (const char* op : {"ReduceMax", "ReduceMin"}) {
-    expect_on_cuda(on_cuda(op, 13).attr("axes", std::vector<int64_t>{1})
-                       .input(Tensor::from_vector<float>({2, 300}, v)).check(0, 0),
+    expect_on_cuda(on_cuda(op, 13)
+                       .attr("axes", std::vector<int64_t>{1})
+                       .input(Tensor::from_vector<float>({2, 300}, v))
+                       .check(0, 0),
                    std::string(op) + " NaN");
-    expect_on_cuda(on_cuda(op, 13).attr("axes", std::vector<int64_t>{1})
-                       .random({3, 0, 4}).check(0, 0),
-                   std::string(op) + " empty");
+    expect_on_cuda(
+        on_cuda(op, 13).attr("axes", std::vector<int64_t>{1}).random({3, 0, 4}).check(0, 0),
+        std::string(op) + " empty");
   }
 }
 
@@ -249,17 +252,23 @@ Tensor random_bool(const Shape& s, uint32_t seed) {
 // float16, and refusals falling back with the reason.
 TEST(CudaWhere, BroadcastConstantsAndRefusals) {
   PI_SKIP_WITHOUT_CUDA();
-  const std::vector<std::vector<Shape>> cases = {
-      {{7}, {7}, {7}}, {{3, 257}, {3, 257}, {3, 257}}, {{5, 1}, {1, 3}, {}},
-      {{}, {4, 5}, {5}}, {{2, 1, 3, 1, 5, 1}, {1, 4, 1, 6, 1, 7}, {7}}, {{0, 3}, {1, 3}, {3}}};
+  const std::vector<std::vector<Shape>> cases = {{{7}, {7}, {7}},
+                                                 {{3, 257}, {3, 257}, {3, 257}},
+                                                 {{5, 1}, {1, 3}, {}},
+                                                 {{}, {4, 5}, {5}},
+                                                 {{2, 1, 3, 1, 5, 1}, {1, 4, 1, 6, 1, 7}, {7}},
+                                                 {{0, 3}, {1, 3}, {3}}};
   uint32_t seed = 1;
   for (const auto& c : cases) {
     const std::string what = shape_str(c[0]) + shape_str(c[1]) + shape_str(c[2]);
-    expect_on_cuda(on_cuda("Where", 16).input(random_bool(c[0], seed++)).random(c[1])
-                       .random(c[2]).check(0, 0),
-                   what);
-    expect_on_cuda(on_cuda("Where", 16).input(random_bool(c[0], seed++)).random_half(c[1])
-                       .random_half(c[2]).check(0, 0),
+    expect_on_cuda(
+        on_cuda("Where", 16).input(random_bool(c[0], seed++)).random(c[1]).random(c[2]).check(0, 0),
+        what);
+    expect_on_cuda(on_cuda("Where", 16)
+                       .input(random_bool(c[0], seed++))
+                       .random_half(c[1])
+                       .random_half(c[2])
+                       .check(0, 0),
                    "float16 " + what);
     const auto r = test::check_with_constants(
         OracleOp("Where", 9),
@@ -284,46 +293,50 @@ TEST(CudaPad, EveryModeAndForm) {
     Shape shape;
     std::vector<int64_t> pads;
   };
-  const std::vector<Case> cases = {
-      {{5}, {2, 3}},
-      {{3, 4}, {7, 0, 0, 9}},            // wider than the input
-      {{4, 5}, {-1, 2, 1, -3}},          // crops
-      {{2, 1, 3}, {0, 2, 1, 1, 3, 0}},   // a dimension of size 1
-      {{2, 3, 17, 19}, {0, 0, 1, 2, 0, 0, 2, 1}},
-      {{2, 1, 2, 1, 2, 3}, {0, 1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 2}}};
+  const std::vector<Case> cases = {{{5}, {2, 3}},
+                                   {{3, 4}, {7, 0, 0, 9}},           // wider than the input
+                                   {{4, 5}, {-1, 2, 1, -3}},         // crops
+                                   {{2, 1, 3}, {0, 2, 1, 1, 3, 0}},  // a dimension of size 1
+                                   {{2, 3, 17, 19}, {0, 0, 1, 2, 0, 0, 2, 1}},
+                                   {{2, 1, 2, 1, 2, 3}, {0, 1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 2}}};
   for (const char* mode : {"constant", "reflect", "edge", "wrap"})
     for (const Case& c : cases) {
       const std::string what = std::string(mode) + shape_str(c.shape);
       std::vector<Tensor> in = {test::random_tensor(c.shape), ints(c.pads)};
       if (std::string(mode) == "constant") in.push_back(Tensor::from_vector<float>({}, {-1.5f}));
-      auto r = test::check_with_constants(
-          std::move(OracleOp("Pad", 19).attr("mode", std::string(mode))), in,
-          {false, true, true}, {"cuda"});
+      auto r =
+          test::check_with_constants(std::move(OracleOp("Pad", 19).attr("mode", std::string(mode))),
+                                     in, {false, true, true}, {"cuda"});
       EXPECT_EQ(r.provider, "cuda") << what << ": " << r.reason;
       in[0] = test::to_half(in[0]);
       if (in.size() > 2) in[2] = test::to_half(in[2]);
-      r = test::check_with_constants(
-          std::move(OracleOp("Pad", 19).attr("mode", std::string(mode))), in,
-          {false, true, true}, {"cuda"});
+      r = test::check_with_constants(std::move(OracleOp("Pad", 19).attr("mode", std::string(mode))),
+                                     in, {false, true, true}, {"cuda"});
       EXPECT_EQ(r.provider, "cuda") << "float16 " << what << ": " << r.reason;
     }
   // Axes (18), negative and out of order; pads and value as attributes (2); run-time pads; an
   // empty input padded with the constant.
-  expect_on_cuda(on_cuda("Pad", 18).attr("mode", std::string("reflect")).random({3, 4, 5})
-                     .input(ints({1, 2, 3, 1})).input(Tensor()).input(ints({-1, 0}))
+  expect_on_cuda(on_cuda("Pad", 18)
+                     .attr("mode", std::string("reflect"))
+                     .random({3, 4, 5})
+                     .input(ints({1, 2, 3, 1}))
+                     .input(Tensor())
+                     .input(ints({-1, 0}))
                      .check(0, 0),
                  "axes");
-  expect_on_cuda(on_cuda("Pad", 2).attr("pads", std::vector<int64_t>{1, 0, 2, 3})
-                     .attr("value", 0.75f).random({3, 4}).check(0, 0),
+  expect_on_cuda(on_cuda("Pad", 2)
+                     .attr("pads", std::vector<int64_t>{1, 0, 2, 3})
+                     .attr("value", 0.75f)
+                     .random({3, 4})
+                     .check(0, 0),
                  "attributes");
   expect_on_cuda(on_cuda("Pad", 13).random({2, 3}).input(ints({1, 1, 1, 1})).check(0, 0),
                  "run-time pads");
   expect_on_cuda(on_cuda("Pad", 13).random({0, 3}).input(ints({2, 0, 1, 0})).check(0, 0),
                  "empty input");
-  const auto r = test::check_with_constants(OracleOp("Pad", 13),
-                                            {Tensor::from_vector<int64_t>({2}, {1, 2}),
-                                             ints({1, 1})},
-                                            {false, true}, {"cuda", "cpu"});
+  const auto r = test::check_with_constants(
+      OracleOp("Pad", 13), {Tensor::from_vector<int64_t>({2}, {1, 2}), ints({1, 1})}, {false, true},
+      {"cuda", "cpu"});
   EXPECT_EQ(r.provider, "cpu");
   EXPECT_NE(r.reason.find("dtype int64"), std::string::npos) << r.reason;
 }

@@ -57,11 +57,11 @@ TEST(CudaConv, TwoDimensional) {
       {{2, 3, 9, 11}, {5, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1},
       {{1, 3, 17, 13}, {70, 3, 5, 3}, {2, 1}, {1, 1}, {2, 1, 0, 2}, 1},  // asymmetric pads
       {{1, 17, 10, 10}, {66, 17, 1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1},
-      {{1, 8, 12, 12}, {8, 1, 3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 8},     // depthwise
-      {{2, 6, 11, 9}, {9, 2, 3, 2}, {1, 2}, {2, 1}, {2, 0, 1, 1}, 3},      // groups, dilations
+      {{1, 8, 12, 12}, {8, 1, 3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 8},  // depthwise
+      {{2, 6, 11, 9}, {9, 2, 3, 2}, {1, 2}, {2, 1}, {2, 0, 1, 1}, 3},   // groups, dilations
       {{1, 4, 70, 3}, {4, 4, 3, 3}, {1, 1}, {3, 1}, {3, 1, 3, 1}, 1},
       {{1, 2, 5, 5}, {3, 2, 5, 5}, {3, 3}, {1, 1}, {2, 2, 2, 2}, 1},
-      {{1, 64, 56, 56}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1},  // a ResNet shape
+      {{1, 64, 56, 56}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1},   // a ResNet shape
       {{1, 3, 224, 224}, {32, 3, 3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 1}};  // MobileNetV2's stem
   for (const Case& c : cases)
     for (bool bias : {true, false}) {
@@ -103,9 +103,9 @@ TEST(CudaConv, FusedConvWithResidualAndActivations) {
     const char* name;
     std::vector<float> params;
   };
-  const std::vector<Act> acts = {{"", {}},        {"Relu", {}},      {"LeakyRelu", {0.2f}},
-                                 {"Clip", {0.f, 6.f}}, {"HardSwish", {}}, {"Silu", {}},
-                                 {"Sigmoid", {}},  {"Gelu", {}},      {"Tanh", {}}};
+  const std::vector<Act> acts = {
+      {"", {}},     {"Relu", {}},    {"LeakyRelu", {0.2f}}, {"Clip", {0.f, 6.f}}, {"HardSwish", {}},
+      {"Silu", {}}, {"Sigmoid", {}}, {"Gelu", {}},          {"Tanh", {}}};
   for (const Act& a : acts)
     for (bool z : {false, true})
       for (bool bias : {false, true}) {
@@ -116,9 +116,9 @@ TEST(CudaConv, FusedConvWithResidualAndActivations) {
         o.random({2, 6, 9, 9}, -1, 1).random({5, 6, 3, 3}, -1, 1);
         if (bias || z) o.input(bias ? test::random_tensor({5}, 5, -1, 1) : Tensor());
         if (z) o.random({2, 5, 5, 5}, -1, 1);
-        expect_on_cuda(o.check(tol({5, 6, 3, 3}), 1e-4),
-                       std::string(a.name) + " z=" + std::to_string(z) +
-                           " b=" + std::to_string(bias));
+        expect_on_cuda(
+            o.check(tol({5, 6, 3, 3}), 1e-4),
+            std::string(a.name) + " z=" + std::to_string(z) + " b=" + std::to_string(bias));
       }
 }
 
@@ -136,8 +136,8 @@ TEST(CudaConv, ConstantWeightsAsTheOptimizerLeavesThem) {
 // The algorithm chosen by timing is written to the tuning cache, keyed by shape and GPU.
 TEST(CudaConv, TimedAlgorithmIsPersisted) {
   PI_SKIP_WITHOUT_CUDA();
-  const std::string path = tuning_cache_path(std::getenv("POLYINFER_CUDA_TUNING_CACHE"),
-                                             "cuda-conv-tuning.json");
+  const std::string path =
+      tuning_cache_path(std::getenv("POLYINFER_CUDA_TUNING_CACHE"), "cuda-conv-tuning.json");
   if (path.empty()) GTEST_SKIP() << "the tuning cache is disabled here (in memory only)";
   // A shape no other test uses, so this process times it.
   auto o = conv({1, 3, 23, 29}, {5, 3, 3, 3});
@@ -201,8 +201,8 @@ TEST(CudaPool, MaxAndAverageWindows) {
 
 TEST(CudaPool, Global) {
   PI_SKIP_WITHOUT_CUDA();
-  for (const Shape& s : std::vector<Shape>{{1, 3, 7}, {2, 5, 7, 7}, {1, 1280, 7, 7},
-                                           {2, 3, 4, 5, 6}, {1, 1, 1, 1}, {1, 2, 3000}}) {
+  for (const Shape& s : std::vector<Shape>{
+           {1, 3, 7}, {2, 5, 7, 7}, {1, 1280, 7, 7}, {2, 3, 4, 5, 6}, {1, 1, 1, 1}, {1, 2, 3000}}) {
     expect_on_cuda(on_cuda("GlobalAveragePool", 1).random(s).check(1e-6, 1e-5), shape_str(s));
     expect_on_cuda(on_cuda("GlobalMaxPool", 1).random(s).check(0, 0), shape_str(s));
   }

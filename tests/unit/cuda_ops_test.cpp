@@ -21,16 +21,23 @@ void expect_on_cuda(const test::OracleResult& r, const std::string& what) {
 
 TEST(CudaElementwise, BinarySameShapeAndBroadcast) {
   PI_SKIP_WITHOUT_CUDA();
-  const std::vector<std::pair<Shape, Shape>> cases = {
-      {{1}, {1}},          {{257}, {257}},         {{3, 5, 7}, {3, 5, 7}}, {{2, 3, 4, 5}, {5}},
-      {{3, 1, 5}, {1, 4, 1}}, {{}, {3, 3}},        {{33, 1}, {1, 65}},
-      {{2, 1, 3, 1, 5, 1}, {1, 4, 1, 6, 1, 7}},    {{4, 1, 1}, {4, 3, 257}}};
+  const std::vector<std::pair<Shape, Shape>> cases = {{{1}, {1}},
+                                                      {{257}, {257}},
+                                                      {{3, 5, 7}, {3, 5, 7}},
+                                                      {{2, 3, 4, 5}, {5}},
+                                                      {{3, 1, 5}, {1, 4, 1}},
+                                                      {{}, {3, 3}},
+                                                      {{33, 1}, {1, 65}},
+                                                      {{2, 1, 3, 1, 5, 1}, {1, 4, 1, 6, 1, 7}},
+                                                      {{4, 1, 1}, {4, 3, 257}}};
   for (const std::string op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"})
     for (const auto& [a, b] : cases) {
       auto o = on_cuda(op, 14);
       if (op == "Div") o.random(a).random(b, 0.5f, 3.0f);
-      else if (op == "Pow") o.random(a, 0.1f, 3.0f).random(b, -2.0f, 2.0f);
-      else o.random(a).random(b);
+      else if (op == "Pow")
+        o.random(a, 0.1f, 3.0f).random(b, -2.0f, 2.0f);
+      else
+        o.random(a).random(b);
       expect_on_cuda(o.check(1e-6, 1e-5), op + shape_str(a) + shape_str(b));
     }
 }
@@ -41,11 +48,11 @@ TEST(CudaElementwise, Unary) {
     const char* op;
     float lo, hi;
   };
-  for (const Case c : {Case{"Relu", -3, 3}, Case{"LeakyRelu", -3, 3}, Case{"Sigmoid", -30, 30},
-                       Case{"Tanh", -30, 30}, Case{"Exp", -20, 20}, Case{"Log", 0.01f, 50},
-                       Case{"Neg", -3, 3}, Case{"Abs", -3, 3}, Case{"Sqrt", 0, 50},
-                       Case{"Reciprocal", 0.1f, 9}, Case{"Erf", -4, 4},
-                       Case{"HardSigmoid", -6, 6}, Case{"HardSwish", -6, 6}})
+  for (const Case c :
+       {Case{"Relu", -3, 3}, Case{"LeakyRelu", -3, 3}, Case{"Sigmoid", -30, 30},
+        Case{"Tanh", -30, 30}, Case{"Exp", -20, 20}, Case{"Log", 0.01f, 50}, Case{"Neg", -3, 3},
+        Case{"Abs", -3, 3}, Case{"Sqrt", 0, 50}, Case{"Reciprocal", 0.1f, 9}, Case{"Erf", -4, 4},
+        Case{"HardSigmoid", -6, 6}, Case{"HardSwish", -6, 6}})
     for (const Shape& s : std::vector<Shape>{{1}, {255}, {257}, {3, 17, 33}, {0, 4}}) {
       auto o = on_cuda(c.op, 14).random(s, c.lo, c.hi);
       if (std::string(c.op) == "LeakyRelu") o.attr("alpha", 0.2f);
@@ -107,12 +114,16 @@ TEST(CudaSoftmax, EveryAxisLayout) {
 TEST(CudaMatMul, Batching) {
   PI_SKIP_WITHOUT_CUDA();
   const std::vector<std::pair<Shape, Shape>> cases = {
-      {{1, 1}, {1, 1}},            {{7, 13}, {13, 5}},          {{64, 300}, {300, 129}},
-      {{2, 3, 7, 13}, {13, 5}},    // B one matrix: folded into rows
-      {{4, 7, 13}, {4, 13, 5}},    // both full batch: strided
-      {{7, 13}, {3, 13, 5}},       // A shared: stride 0
+      {{1, 1}, {1, 1}},
+      {{7, 13}, {13, 5}},
+      {{64, 300}, {300, 129}},
+      {{2, 3, 7, 13}, {13, 5}},        // B one matrix: folded into rows
+      {{4, 7, 13}, {4, 13, 5}},        // both full batch: strided
+      {{7, 13}, {3, 13, 5}},           // A shared: stride 0
       {{2, 1, 7, 13}, {1, 3, 13, 5}},  // general broadcast: per-matrix calls
-      {{13}, {13, 5}},             {{4, 7, 13}, {13}},          {{3, 7, 0}, {3, 0, 5}}};
+      {{13}, {13, 5}},
+      {{4, 7, 13}, {13}},
+      {{3, 7, 0}, {3, 0, 5}}};
   for (const auto& [a, b] : cases)
     expect_on_cuda(on_cuda("MatMul", 13).random(a).random(b).check(1e-4, 1e-4),
                    "MatMul" + shape_str(a) + shape_str(b));
@@ -131,8 +142,8 @@ TEST(CudaGemm, TransposesAndCShapes) {
                      .attr("beta", c == Shape{N} ? 1.0f : 1.5f);
         o.random(ta ? Shape{K, M} : Shape{M, K}).random(tb ? Shape{N, K} : Shape{K, N});
         if (!c.empty()) o.random(c);
-        expect_on_cuda(o.check(1e-4, 1e-4), "Gemm ta=" + std::to_string(ta) + " tb=" +
-                                                std::to_string(tb) + " C" + shape_str(c));
+        expect_on_cuda(o.check(1e-4, 1e-4), "Gemm ta=" + std::to_string(ta) +
+                                                " tb=" + std::to_string(tb) + " C" + shape_str(c));
       }
 }
 
@@ -145,10 +156,10 @@ TEST(CudaGemm, FusedActivations) {
     const char* name;
     std::vector<float> params;
   };
-  for (const Act& act : {Act{"", {}}, Act{"Relu", {}}, Act{"GeluTanh", {}}, Act{"Gelu", {}},
-                         Act{"LeakyRelu", {0.1f}}, Act{"Clip", {-0.5f, 1.5f}},
-                         Act{"Sigmoid", {}}, Act{"HardSigmoid", {0.3f, 0.4f}},
-                         Act{"HardSwish", {}}, Act{"Tanh", {}}, Act{"Silu", {}}}) {
+  for (const Act& act :
+       {Act{"", {}}, Act{"Relu", {}}, Act{"GeluTanh", {}}, Act{"Gelu", {}},
+        Act{"LeakyRelu", {0.1f}}, Act{"Clip", {-0.5f, 1.5f}}, Act{"Sigmoid", {}},
+        Act{"HardSigmoid", {0.3f, 0.4f}}, Act{"HardSwish", {}}, Act{"Tanh", {}}, Act{"Silu", {}}}) {
     const std::string what = std::string("activation '") + act.name + "'";
     auto with_act = [&](OracleOp o) {
       if (*act.name) o.attr("activation", std::string(act.name));
@@ -156,19 +167,32 @@ TEST(CudaGemm, FusedActivations) {
       return o;
     };
     expect_on_cuda(with_act(on_cuda("FusedGemm", 1, "ai.polyinfer").attr("transB", int64_t{1}))
-                       .random({9, 40}).random({70, 40}).random({70}).check(1e-4, 1e-4),
+                       .random({9, 40})
+                       .random({70, 40})
+                       .random({70})
+                       .check(1e-4, 1e-4),
                    "FusedGemm row bias, " + what);
     expect_on_cuda(with_act(on_cuda("FusedGemm", 1, "ai.polyinfer").attr("beta", 0.5f))
-                       .random({9, 40}).random({40, 70}).random({9, 70}).check(1e-4, 1e-4),
+                       .random({9, 40})
+                       .random({40, 70})
+                       .random({9, 70})
+                       .check(1e-4, 1e-4),
                    "FusedGemm full C, " + what);
     expect_on_cuda(with_act(on_cuda("FusedGemm", 1, "ai.polyinfer"))
-                       .random({9, 40}).random({40, 70}).check(1e-4, 1e-4),
+                       .random({9, 40})
+                       .random({40, 70})
+                       .check(1e-4, 1e-4),
                    "FusedGemm no C, " + what);
     expect_on_cuda(with_act(on_cuda("FusedMatMul", 1, "ai.polyinfer"))
-                       .random({2, 5, 40}).random({40, 70}).random({70}).check(1e-4, 1e-4),
+                       .random({2, 5, 40})
+                       .random({40, 70})
+                       .random({70})
+                       .check(1e-4, 1e-4),
                    "FusedMatMul, " + what);
     expect_on_cuda(with_act(on_cuda("FusedMatMul", 1, "ai.polyinfer"))
-                       .random({3, 40}).random({40, 70}).check(1e-4, 1e-4),
+                       .random({3, 40})
+                       .random({40, 70})
+                       .check(1e-4, 1e-4),
                    "FusedMatMul no bias, " + what);
   }
 }

@@ -29,7 +29,7 @@ using test::OracleOp;
 
 struct Precision16 {
   DType dtype;
-  double ulp;        // one ulp, relative
+  double ulp;         // one ulp, relative
   double fused_atol;  // two early roundings of a value below 8 (see the top)
   const char* name;
 };
@@ -52,8 +52,10 @@ Tensor to16(const Precision16& p, const Tensor& t) {
 // kernels that use cuBLAS or cuDNN refuse it below; see require_float).
 std::vector<Precision16> precisions() {
   std::vector<Precision16> ps{kF16};
-  const std::string bytes = OracleOp("MatMul", 13).input(test::to_bf16(test::random_tensor({2, 2})))
-                                .input(test::to_bf16(test::random_tensor({2, 2}))).model();
+  const std::string bytes = OracleOp("MatMul", 13)
+                                .input(test::to_bf16(test::random_tensor({2, 2})))
+                                .input(test::to_bf16(test::random_tensor({2, 2})))
+                                .model();
   SessionOptions o;
   o.providers = {"cuda", "cpu"};
   Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
@@ -156,7 +158,9 @@ TEST(CudaPrecision, Pooling) {
     const std::string n = p.name;
     auto o = on_cuda("MaxPool", 12).attr("kernel_shape", k3).attr("strides", s2).attr("pads", p1);
     expect_on_cuda(rnd(o, p, {2, 3, 11, 9}).check(0, 0), n + " MaxPool");  // selects: exact
-    o = on_cuda("AveragePool", 19).attr("kernel_shape", k3).attr("pads", p1)
+    o = on_cuda("AveragePool", 19)
+            .attr("kernel_shape", k3)
+            .attr("pads", p1)
             .attr("count_include_pad", int64_t{1});
     expect_on_cuda(rnd(o, p, {2, 3, 11, 9}).check(1e-6, p.ulp), n + " AveragePool");
     o = on_cuda("GlobalAveragePool", 1);
@@ -219,14 +223,14 @@ TEST(CudaPrecision, DataMovement) {
                                    {x, Tensor::from_vector<int64_t>({3}, {0, 5, -1})},
                                    {false, true}, {"cuda"});
     EXPECT_EQ(c.provider, "cuda") << n << " Gather: " << c.reason;
-    c = test::check_with_constants(OracleOp("Expand", 13),
-                                   {to16(p, test::random_tensor({3, 1})),
-                                    Tensor::from_vector<int64_t>({3}, {2, 3, 4})},
-                                   {false, true}, {"cuda"});
+    c = test::check_with_constants(
+        OracleOp("Expand", 13),
+        {to16(p, test::random_tensor({3, 1})), Tensor::from_vector<int64_t>({3}, {2, 3, 4})},
+        {false, true}, {"cuda"});
     EXPECT_EQ(c.provider, "cuda") << n << " Expand: " << c.reason;
     c = test::check_with_constants(OracleOp("Reshape", 14),
-                                   {x, Tensor::from_vector<int64_t>({2}, {-1, 10})},
-                                   {false, true}, {"cuda"});
+                                   {x, Tensor::from_vector<int64_t>({2}, {-1, 10})}, {false, true},
+                                   {"cuda"});
     EXPECT_EQ(c.provider, "cuda") << n << " Reshape: " << c.reason;
     o = on_cuda("Split", 18).attr("axis", int64_t{2}).attr("num_outputs", int64_t{2});
     o.outputs(2);
@@ -260,8 +264,7 @@ TEST(CudaPrecision, CastEvery16BitPatternToFloatAndBack) {
     EXPECT_EQ(r.provider, "cuda") << p.name;
     EXPECT_EQ(r.impl, "cuda:cast") << p.name;
     const Tensor wide = Tensor::from_vector<float>({65536}, f);
-    const std::string bytes =
-        on_cuda("Cast", 19).attr("to", int64_t(p.dtype)).input(wide).model();
+    const std::string bytes = on_cuda("Cast", 19).attr("to", int64_t(p.dtype)).input(wide).model();
     SessionOptions o;
     o.providers = {"cuda"};
     o.optimization_level = 0;
@@ -272,7 +275,8 @@ TEST(CudaPrecision, CastEvery16BitPatternToFloatAndBack) {
     std::memcpy(got.data(), back.raw_data(), got.size() * 2);
     for (uint32_t i = 0; i < 65536; ++i) {
       if (std::isnan(f[i])) EXPECT_TRUE(std::isnan(widen16(got[i]))) << p.name << " " << i;
-      else EXPECT_EQ(got[i], bits[i]) << p.name << " " << i;
+      else
+        EXPECT_EQ(got[i], bits[i]) << p.name << " " << i;
     }
   }
 }
@@ -281,9 +285,23 @@ TEST(CudaPrecision, CastEvery16BitPatternToFloatAndBack) {
 // against the CPU's Cast, and the IEEE values of a few edges (independent of both).
 TEST(CudaPrecision, CastFloatRoundsAsTheCpu) {
   PI_SKIP_WITHOUT_CUDA();
-  std::vector<float> f = {0.f, -0.f, 1.f, 1.f + 0x1p-11f, 1.f + 3 * 0x1p-11f, 1.f + 0x1p-8f,
-                          1.f + 3 * 0x1p-8f, 65519.f, 65520.f, 1e6f, INFINITY, -INFINITY, NAN,
-                          0x1p-24f, 0x1p-25f, 1e-45f, 3.4e38f};
+  std::vector<float> f = {0.f,
+                          -0.f,
+                          1.f,
+                          1.f + 0x1p-11f,
+                          1.f + 3 * 0x1p-11f,
+                          1.f + 0x1p-8f,
+                          1.f + 3 * 0x1p-8f,
+                          65519.f,
+                          65520.f,
+                          1e6f,
+                          INFINITY,
+                          -INFINITY,
+                          NAN,
+                          0x1p-24f,
+                          0x1p-25f,
+                          1e-45f,
+                          3.4e38f};
   std::mt19937 gen(7);
   for (int i = 0; i < 200000; ++i) {
     const uint32_t b = gen();
@@ -314,16 +332,16 @@ TEST(CudaPrecision, CastFloatRoundsAsTheCpu) {
                       << ", cpu 0x" << want[i] << std::dec;
     }
     if (p.dtype == DType::Float16) {
-      EXPECT_EQ(got[3], 0x3c00);  // 1 + 2^-11 ties to even: 1
-      EXPECT_EQ(got[4], 0x3c02);  // 1 + 3·2^-11 ties to even: 1 + 2^-9
-      EXPECT_EQ(got[7], 0x7bff);  // 65519 -> 65504
-      EXPECT_EQ(got[8], 0x7c00);  // 65520 -> inf
+      EXPECT_EQ(got[3], 0x3c00);   // 1 + 2^-11 ties to even: 1
+      EXPECT_EQ(got[4], 0x3c02);   // 1 + 3·2^-11 ties to even: 1 + 2^-9
+      EXPECT_EQ(got[7], 0x7bff);   // 65519 -> 65504
+      EXPECT_EQ(got[8], 0x7c00);   // 65520 -> inf
       EXPECT_EQ(got[13], 0x0001);  // 2^-24: the smallest subnormal
       EXPECT_EQ(got[14], 0x0000);  // 2^-25 ties to even: 0
     } else {
-      EXPECT_EQ(got[5], 0x3f80);  // 1 + 2^-8 ties to even: 1
-      EXPECT_EQ(got[6], 0x3f82);  // 1 + 3·2^-8 ties to even: 1 + 2^-6
-      EXPECT_EQ(got[9], 0x4974);  // 1e6 = 0x49742400 rounds down
+      EXPECT_EQ(got[5], 0x3f80);   // 1 + 2^-8 ties to even: 1
+      EXPECT_EQ(got[6], 0x3f82);   // 1 + 3·2^-8 ties to even: 1 + 2^-6
+      EXPECT_EQ(got[9], 0x4974);   // 1e6 = 0x49742400 rounds down
       EXPECT_EQ(got[16], 0x7f80);  // 3.4e38 = 0x7f7fc99e rounds up to inf
     }
     const uint16_t nan = got[12];

@@ -203,8 +203,7 @@ TEST(CudaProvider, UnusableIsAnErrorWithTheReasonUnlessAllowedMissing) {
   const auto out =
       s.run({{"x", Tensor::from_vector<float>({2, 5}, {-1, 2, -3, 4, -5, 6, -7, 8, -9, 0})}});
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].tensor().to_vector<float>(),
-            (std::vector<float>{0, 2, 0, 4, 0, 6, 0, 8, 0, 0}));
+  EXPECT_EQ(out[0].tensor().to_vector<float>(), (std::vector<float>{0, 2, 0, 4, 0, 6, 0, 8, 0, 0}));
   // Its allocator and kernels refuse too, with the same reason.
   try {
     create_provider("cuda")->allocator();

@@ -37,11 +37,12 @@ const std::vector<std::vector<float>> kScales = {
 
 TEST(CudaResize, NearestEveryMode) {
   PI_SKIP_WITHOUT_CUDA();
-  for (const char* ctm : {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                          "align_corners", "asymmetric"})
+  for (const char* ctm :
+       {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric"})
     for (const char* nm : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})
       for (const auto& s : kScales) {
-        auto o = OracleOp("Resize", 19).attr("mode", std::string("nearest"))
+        auto o = OracleOp("Resize", 19)
+                     .attr("mode", std::string("nearest"))
                      .attr("coordinate_transformation_mode", std::string(ctm))
                      .attr("nearest_mode", std::string(nm));
         const auto r = resize(std::move(o), {1, 2, 5, 7}, Tensor(), floats(s), Tensor(), 0);
@@ -51,24 +52,26 @@ TEST(CudaResize, NearestEveryMode) {
 
 TEST(CudaResize, LinearEveryMode) {
   PI_SKIP_WITHOUT_CUDA();
-  for (const char* ctm : {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                          "align_corners", "asymmetric"})
+  for (const char* ctm :
+       {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric"})
     for (const auto& s : kScales)
       for (int64_t exclude : {0, 1}) {
-        auto o = OracleOp("Resize", 19).attr("mode", std::string("linear"))
+        auto o = OracleOp("Resize", 19)
+                     .attr("mode", std::string("linear"))
                      .attr("coordinate_transformation_mode", std::string(ctm))
                      .attr("exclude_outside", exclude);
         const auto r = resize(std::move(o), {2, 3, 5, 7}, Tensor(), floats(s), Tensor(), 2e-6);
         EXPECT_EQ(r.provider, "cuda") << ctm << " " << s[2] << " " << exclude;
       }
   for (const auto& roi : std::vector<std::vector<float>>{{0, 0, 0.2f, 0.1f, 1, 1, 0.8f, 0.9f},
-                                                        {0, 0, -0.3f, 0.4f, 1, 1, 1.2f, 0.7f}})
+                                                         {0, 0, -0.3f, 0.4f, 1, 1, 1.2f, 0.7f}})
     for (const char* mode : {"nearest", "linear"}) {
-      auto o = OracleOp("Resize", 13).attr("mode", std::string(mode))
+      auto o = OracleOp("Resize", 13)
+                   .attr("mode", std::string(mode))
                    .attr("coordinate_transformation_mode", std::string("tf_crop_and_resize"))
                    .attr("extrapolation_value", 7.5f);
-      const auto r = resize(std::move(o), {1, 2, 6, 9}, floats(roi), Tensor(), ints({1, 2, 5, 4}),
-                            2e-6);
+      const auto r =
+          resize(std::move(o), {1, 2, 6, 9}, floats(roi), Tensor(), ints({1, 2, 5, 4}), 2e-6);
       EXPECT_EQ(r.provider, "cuda") << mode << " " << roi[2];
     }
 }
@@ -76,9 +79,9 @@ TEST(CudaResize, LinearEveryMode) {
 TEST(CudaResize, SizesRanksAndOpsets) {
   PI_SKIP_WITHOUT_CUDA();
   auto o = OracleOp("Resize", 13).attr("mode", std::string("linear"));
-  EXPECT_EQ(resize(std::move(o), {2, 3, 8, 8}, Tensor(), Tensor(), ints({2, 3, 17, 5}), 2e-6)
-                .provider,
-            "cuda");
+  EXPECT_EQ(
+      resize(std::move(o), {2, 3, 8, 8}, Tensor(), Tensor(), ints({2, 3, 17, 5}), 2e-6).provider,
+      "cuda");
   // Rank 1 and rank 3 (the leading axis unchanged).
   std::vector<Tensor> in1 = {test::random_tensor({9}), Tensor(), floats({2.5f})};
   EXPECT_EQ(test::check_with_constants(OracleOp("Resize", 13).attr("mode", std::string("linear")),
@@ -91,9 +94,9 @@ TEST(CudaResize, SizesRanksAndOpsets) {
             "cuda");
   // Resize-10: scales as input 1.
   std::vector<Tensor> in10 = {test::random_tensor({1, 1, 4, 5}), floats({1, 1, 2, 2})};
-  EXPECT_EQ(test::check_with_constants(OracleOp("Resize", 10), in10, {false, true}, {"cuda"})
-                .provider,
-            "cuda");
+  EXPECT_EQ(
+      test::check_with_constants(OracleOp("Resize", 10), in10, {false, true}, {"cuda"}).provider,
+      "cuda");
 }
 
 TEST(CudaResize, RefusalsFallBack) {

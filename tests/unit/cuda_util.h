@@ -25,8 +25,8 @@ inline std::string cuda_unusable() {
 
 }  // namespace polyinfer::test
 
-#define PI_SKIP_WITHOUT_CUDA()                                    \
-  do {                                                            \
-    const std::string why = ::polyinfer::test::cuda_unusable();   \
-    if (!why.empty()) GTEST_SKIP() << why;                        \
+#define PI_SKIP_WITHOUT_CUDA()                                  \
+  do {                                                          \
+    const std::string why = ::polyinfer::test::cuda_unusable(); \
+    if (!why.empty()) GTEST_SKIP() << why;                      \
   } while (0)

@@ -169,8 +169,8 @@ std::string conv_stack(const std::string& pad) {
     m.raw_initializer(name + pad, dims, test::random_values(n, seed++, -0.2f, 0.2f));
     return name + pad;
   };
-  auto conv = [&](const std::string& x, const std::string& w, const std::string& y,
-                  int64_t k, int64_t stride, int64_t group) {
+  auto conv = [&](const std::string& x, const std::string& w, const std::string& y, int64_t k,
+                  int64_t stride, int64_t group) {
     m.node("Conv", {x, w}, {y}, y);
     test::set_ints(test::last_node(m), "kernel_shape", {k, k});
     test::set_ints(test::last_node(m), "strides", {stride, stride});

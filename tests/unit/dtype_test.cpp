@@ -13,7 +13,7 @@ TEST(Float16, RoundTripsExactValues) {
 }
 
 TEST(Float16, RoundsToNearestEvenAndSaturatesToInf) {
-  EXPECT_EQ(Float16(1.0f + 1.0f / 2048).bits, Float16(1.0f).bits);      // tie → even
+  EXPECT_EQ(Float16(1.0f + 1.0f / 2048).bits, Float16(1.0f).bits);  // tie → even
   EXPECT_EQ(Float16(1.0f + 3.0f / 2048).bits, Float16(1.0f + 2.0f / 1024).bits);
   EXPECT_TRUE(std::isinf(static_cast<float>(Float16(70000.0f))));
   EXPECT_TRUE(std::isnan(static_cast<float>(Float16(std::numeric_limits<float>::quiet_NaN()))));

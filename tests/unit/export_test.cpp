@@ -38,7 +38,8 @@ TEST(Export, RoundTripKeepsNodesWeightsTypesAndSubgraphs) {
   EXPECT_EQ(g.initializers.at("w").to_vector<float>(), (std::vector<float>{0.5f, -1.5f}));
   EXPECT_EQ(back.opsets.at(""), 17);
   const ir::Node* if_node = nullptr;
-  for (const auto& n : g.nodes) if (n.op_type == "If") if_node = &n;
+  for (const auto& n : g.nodes)
+    if (n.op_type == "If") if_node = &n;
   ASSERT_NE(if_node, nullptr);
   ASSERT_NE(if_node->attr("then_branch"), nullptr);
   EXPECT_EQ(if_node->attr("then_branch")->g->nodes.at(0).inputs.at(0), "w");

@@ -10,8 +10,8 @@ namespace {
 using test::OracleOp;
 
 TEST(FastBatchNorm, MatchesReference) {
-  for (const Shape& s : std::vector<Shape>{{1, 1}, {2, 7}, {2, 17, 7, 5}, {3, 33, 1, 1},
-                                           {8, 64, 17, 17}, {1, 5, 1000 + 3}}) {
+  for (const Shape& s : std::vector<Shape>{
+           {1, 1}, {2, 7}, {2, 17, 7, 5}, {3, 33, 1, 1}, {8, 64, 17, 17}, {1, 5, 1000 + 3}}) {
     SCOPED_TRACE(shape_str(s));
     const int64_t c = s[1];
     const auto r = OracleOp("BatchNormalization", 15)
@@ -27,11 +27,22 @@ TEST(FastBatchNorm, MatchesReference) {
 }
 
 TEST(FastBatchNorm, LegacyOpsetAndBadShapesGoToTheReference) {
-  EXPECT_EQ(OracleOp("BatchNormalization", 6).attr("is_test", int64_t{1}).random({2, 3, 4})
-                .random({3}).random({3}).random({3}).random({3}, 0.1f, 2.0f).check(1e-5, 1e-5).impl,
+  EXPECT_EQ(OracleOp("BatchNormalization", 6)
+                .attr("is_test", int64_t{1})
+                .random({2, 3, 4})
+                .random({3})
+                .random({3})
+                .random({3})
+                .random({3}, 0.1f, 2.0f)
+                .check(1e-5, 1e-5)
+                .impl,
             "reference");
-  auto bad = OracleOp("BatchNormalization", 15).random({2, 3, 4}).random({4}).random({3})
-                 .random({3}).random({3}, 0.1f, 2.0f);
+  auto bad = OracleOp("BatchNormalization", 15)
+                 .random({2, 3, 4})
+                 .random({4})
+                 .random({3})
+                 .random({3})
+                 .random({3}, 0.1f, 2.0f);
   EXPECT_THROW(bad.check(), Error);
 }
 

@@ -14,26 +14,26 @@ struct BinaryCase {
 };
 
 const std::vector<BinaryCase> kCases = {
-    {{1}, {1}},                             // one element
-    {{7}, {7}},                             // same shape, shorter than a vector
-    {{17}, {}},                             // vector op scalar
-    {{}, {33}},                             // scalar op vector
-    {{1003}, {1003}},                       // a tail after full vectors
-    {{2, 7, 768}, {768}},                   // bias add along the last dim
-    {{3, 5, 33}, {1, 1, 33}},               // the same with explicit 1s
-    {{2, 17, 7, 5}, {1, 17, 1, 1}},         // per-channel scale [N,C,H,W] * [1,C,1,1]
-    {{2, 17, 7, 5}, {17, 1, 1}},            // per-channel, rank-3 B
-    {{3, 33, 1}, {3, 33, 17}},              // A broadcast along the last dim
-    {{4, 1, 7}, {1, 5, 7}},                 // both broadcast (outer product of rows)
-    {{7, 1}, {1, 9}},                       // outer product
-    {{5, 3}, {5, 1}},                       // short inner runs
-    {{2, 3, 1, 5}, {3, 4, 1}},              // mixed
-    {{1, 1, 1}, {1}},                       // all ones
-    {{0, 5}, {5}},                          // empty output
-    {{64, 1000 + 3}, {1000 + 3}},           // above the threading grain, with a tail
-    {{300, 211}, {300, 211}},               // threaded same-shape
-    {{8, 64, 9, 9}, {1, 64, 1, 1}},         // threaded per-channel
-    {{2, 30, 31, 72}, {2, 1, 1, 72}},       // threaded squeeze-and-excitation scale, NHWC
+    {{1}, {1}},                        // one element
+    {{7}, {7}},                        // same shape, shorter than a vector
+    {{17}, {}},                        // vector op scalar
+    {{}, {33}},                        // scalar op vector
+    {{1003}, {1003}},                  // a tail after full vectors
+    {{2, 7, 768}, {768}},              // bias add along the last dim
+    {{3, 5, 33}, {1, 1, 33}},          // the same with explicit 1s
+    {{2, 17, 7, 5}, {1, 17, 1, 1}},    // per-channel scale [N,C,H,W] * [1,C,1,1]
+    {{2, 17, 7, 5}, {17, 1, 1}},       // per-channel, rank-3 B
+    {{3, 33, 1}, {3, 33, 17}},         // A broadcast along the last dim
+    {{4, 1, 7}, {1, 5, 7}},            // both broadcast (outer product of rows)
+    {{7, 1}, {1, 9}},                  // outer product
+    {{5, 3}, {5, 1}},                  // short inner runs
+    {{2, 3, 1, 5}, {3, 4, 1}},         // mixed
+    {{1, 1, 1}, {1}},                  // all ones
+    {{0, 5}, {5}},                     // empty output
+    {{64, 1000 + 3}, {1000 + 3}},      // above the threading grain, with a tail
+    {{300, 211}, {300, 211}},          // threaded same-shape
+    {{8, 64, 9, 9}, {1, 64, 1, 1}},    // threaded per-channel
+    {{2, 30, 31, 72}, {2, 1, 1, 72}},  // threaded squeeze-and-excitation scale, NHWC
 };
 
 class FastBinary : public ::testing::TestWithParam<const char*> {};
@@ -55,9 +55,9 @@ TEST_P(FastBinary, AlsoAtOpset7AndWithThreadsOne) {
 
 // Three threads start their ranges inside runs and carry across every outer dimension.
 TEST_P(FastBinary, ThreadRangesStartingInsideRuns) {
-  for (const BinaryCase& c : {BinaryCase{{8, 64, 9, 9}, {1, 64, 1, 1}},
-                              BinaryCase{{2, 30, 31, 72}, {2, 1, 1, 72}},
-                              BinaryCase{{3, 1, 7, 1000}, {1, 5, 1, 1000}}}) {
+  for (const BinaryCase& c :
+       {BinaryCase{{8, 64, 9, 9}, {1, 64, 1, 1}}, BinaryCase{{2, 30, 31, 72}, {2, 1, 1, 72}},
+        BinaryCase{{3, 1, 7, 1000}, {1, 5, 1, 1000}}}) {
     SCOPED_TRACE(shape_str(c.a) + " op " + shape_str(c.b));
     const auto r =
         OracleOp(GetParam(), 14).random(c.a).random(c.b, 0.5f, 4.0f).threads(3).check(0, 0);

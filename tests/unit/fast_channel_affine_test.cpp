@@ -50,15 +50,16 @@ OracleOp concat_affine(const std::vector<Shape>& xs, const std::string& act = ""
 
 TEST(FastConcatChannelAffine, ActivationsShapesAndThreads) {
   const std::vector<std::vector<Shape>> cases = {
-      {{1, 7, 5, 33}},                              // one input: ChannelAffine itself
-      {{2, 3, 4, 5}, {2, 3, 4, 7}, {2, 3, 4, 1}},   // odd channel counts
+      {{1, 7, 5, 33}},                                      // one input: ChannelAffine itself
+      {{2, 3, 4, 5}, {2, 3, 4, 7}, {2, 3, 4, 1}},           // odd channel counts
       {{1, 56, 56, 64}, {1, 56, 56, 32}, {1, 56, 56, 32}},  // a DenseNet block's start
-      {{9, 3}, {9, 16}},                            // rank 2
+      {{9, 3}, {9, 16}},                                    // rank 2
   };
   for (const char* act : {"", "Relu"})
     for (const auto& xs : cases)
       for (int threads : {1, 2, 3}) {
-        SCOPED_TRACE(std::string(act) + " " + shape_str(xs[0]) + " threads " + std::to_string(threads));
+        SCOPED_TRACE(std::string(act) + " " + shape_str(xs[0]) + " threads " +
+                     std::to_string(threads));
         auto r = concat_affine(xs, act).threads(threads).check(1e-6, 1e-6);
         EXPECT_EQ(r.impl.rfind("fast:", 0), 0u) << r.impl;
       }

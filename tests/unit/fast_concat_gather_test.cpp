@@ -16,14 +16,32 @@ TEST(FastConcat, EveryAxisAndEmptyPieces) {
     Shape s1 = {3, 5, 7}, s2 = s1, s3 = s1;
     s2[a] = 1;
     s3[a] = 0;
-    EXPECT_EQ(OracleOp("Concat", 13).attr("axis", axis).random(s1).random(s2).random(s3)
-                  .random(s1).check(0, 0).impl.rfind("fast:", 0), 0u);
+    EXPECT_EQ(OracleOp("Concat", 13)
+                  .attr("axis", axis)
+                  .random(s1)
+                  .random(s2)
+                  .random(s3)
+                  .random(s1)
+                  .check(0, 0)
+                  .impl.rfind("fast:", 0),
+              0u);
   }
   // Large enough to be split over threads.
-  EXPECT_EQ(OracleOp("Concat", 13).attr("axis", int64_t{1}).random({16, 300, 33})
-                .random({16, 17, 33}).check(0, 0).impl.rfind("fast:", 0), 0u);
+  EXPECT_EQ(OracleOp("Concat", 13)
+                .attr("axis", int64_t{1})
+                .random({16, 300, 33})
+                .random({16, 17, 33})
+                .check(0, 0)
+                .impl.rfind("fast:", 0),
+            0u);
   const Tensor i = Tensor::from_vector<int64_t>({2}, {1, 2});
-  EXPECT_EQ(OracleOp("Concat", 13).attr("axis", int64_t{0}).input(i).input(i).check().impl.rfind("fast:", 0), 0u);
+  EXPECT_EQ(OracleOp("Concat", 13)
+                .attr("axis", int64_t{0})
+                .input(i)
+                .input(i)
+                .check()
+                .impl.rfind("fast:", 0),
+            0u);
 }
 
 TEST(FastConcat, MismatchedShapesAreTheReferenceKernelsError) {
@@ -33,21 +51,35 @@ TEST(FastConcat, MismatchedShapesAreTheReferenceKernelsError) {
 
 TEST(FastGather, EmbeddingRowsAndOtherAxes) {
   const Tensor ids = Tensor::from_vector<int64_t>({2, 3}, {0, 999, -1, 5, 5, 17});
-  EXPECT_EQ(OracleOp("Gather", 13).random({1000, 768}).input(ids).check(0, 0).impl.rfind("fast:", 0), 0u);
+  EXPECT_EQ(
+      OracleOp("Gather", 13).random({1000, 768}).input(ids).check(0, 0).impl.rfind("fast:", 0), 0u);
   const Tensor ids32 = Tensor::from_vector<int32_t>({4}, {3, 0, -2, 1});
   for (int64_t axis : {0, 1, 2, -1}) {
     SCOPED_TRACE(axis);
-    EXPECT_EQ(OracleOp("Gather", 13).attr("axis", axis).random({5, 6, 7}).input(ids32).check(0, 0)
-                  .impl.rfind("fast:", 0), 0u);
+    EXPECT_EQ(OracleOp("Gather", 13)
+                  .attr("axis", axis)
+                  .random({5, 6, 7})
+                  .input(ids32)
+                  .check(0, 0)
+                  .impl.rfind("fast:", 0),
+              0u);
   }
   // A scalar index drops the axis.
-  EXPECT_EQ(OracleOp("Gather", 13).random({9, 33}).input(Tensor::scalar<int64_t>(4)).check(0, 0)
-                .impl.rfind("fast:", 0), 0u);
+  EXPECT_EQ(OracleOp("Gather", 13)
+                .random({9, 33})
+                .input(Tensor::scalar<int64_t>(4))
+                .check(0, 0)
+                .impl.rfind("fast:", 0),
+            0u);
   // Many rows: split over threads.
   std::vector<int64_t> many(4096);
   for (size_t k = 0; k < many.size(); ++k) many[k] = static_cast<int64_t>((k * 7919) % 1000);
-  EXPECT_EQ(OracleOp("Gather", 13).random({1000, 64})
-                .input(Tensor::from_vector<int64_t>({4096}, many)).check(0, 0).impl.rfind("fast:", 0), 0u);
+  EXPECT_EQ(OracleOp("Gather", 13)
+                .random({1000, 64})
+                .input(Tensor::from_vector<int64_t>({4096}, many))
+                .check(0, 0)
+                .impl.rfind("fast:", 0),
+            0u);
 }
 
 TEST(FastGather, OutOfRangeIndexIsTheReferenceKernelsError) {

@@ -35,7 +35,11 @@ TEST(FastLayerNorm, AxisBeforeLastNoBiasStatisticsAndThreads) {
 
 TEST(FastLayerNorm, ConstantRowsHaveZeroVariance) {
   const Tensor x = Tensor::from_vector<float>({2, 5}, {3, 3, 3, 3, 3, -1, 0, 1, 2, 3});
-  const auto r = OracleOp("LayerNormalization", 17).input(x).random({5}).random({5}).outputs(3)
+  const auto r = OracleOp("LayerNormalization", 17)
+                     .input(x)
+                     .random({5})
+                     .random({5})
+                     .outputs(3)
                      .check(2e-5, 1e-4);
   EXPECT_EQ(r.impl.rfind("fast:", 0), 0u);
 }
@@ -52,7 +56,10 @@ TEST(FastLayerNorm, PolyinferDomainFormRunsTheSameKernel) {
 
 TEST(FastLayerNorm, BroadcastScaleAndDoubleStashGoToTheReference) {
   // A scale broadcast within the row is valid ONNX but not the fast path's layout.
-  OracleOp("LayerNormalization", 17).attr("axis", int64_t{1}).random({3, 4, 5}).random({1, 5})
+  OracleOp("LayerNormalization", 17)
+      .attr("axis", int64_t{1})
+      .random({3, 4, 5})
+      .random({1, 5})
       .check(2e-5, 1e-4);
   const auto r = OracleOp("LayerNormalization", 17)
                      .attr("stash_type", int64_t{11})

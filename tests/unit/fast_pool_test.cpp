@@ -25,7 +25,7 @@ struct Case {
 const std::vector<Case> kCases = {
     {{1, 112, 112, 64}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},  // the ResNet/DenseNet stem
     {{2, 9, 11, 7}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}},
-    {{1, 10, 13, 5}, {3, 2}, {2, 3}, {2, 1}, {1, 0, 2, 1}},  // dilated, asymmetric pads
+    {{1, 10, 13, 5}, {3, 2}, {2, 3}, {2, 1}, {1, 0, 2, 1}},    // dilated, asymmetric pads
     {{1, 7, 7, 17}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 1},  // ceil_mode
     {{1, 5, 6, 3}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}},
     {{1, 33, 1, 1}, {3, 1}, {2, 1}, {2, 1}, {0, 0, 0, 0}, 1},
@@ -33,8 +33,11 @@ const std::vector<Case> kCases = {
 
 OracleOp pool(const char* op, const Case& c) {
   OracleOp o(op, 1, "ai.polyinfer");
-  o.attr("kernel_shape", c.kernel).attr("strides", c.strides).attr("dilations", c.dilations)
-      .attr("pads", c.pads).attr("ceil_mode", c.ceil);
+  o.attr("kernel_shape", c.kernel)
+      .attr("strides", c.strides)
+      .attr("dilations", c.dilations)
+      .attr("pads", c.pads)
+      .attr("ceil_mode", c.ceil);
   return o;
 }
 
@@ -48,8 +51,10 @@ TEST(FastPool, MaxMatchesReference) {
 TEST(FastPool, AverageMatchesReferenceWithAndWithoutPadCounting) {
   for (const Case& c : kCases)
     for (int64_t include : {0, 1}) {
-      if (c.ceil && include) continue;  // not defined alike by every runtime; the reference's rule is tested below
-      auto r = pool("NhwcAveragePool", c).attr("count_include_pad", include).random(c.x).check(0, 0);
+      if (c.ceil && include)
+        continue;  // not defined alike by every runtime; the reference's rule is tested below
+      auto r =
+          pool("NhwcAveragePool", c).attr("count_include_pad", include).random(c.x).check(0, 0);
       EXPECT_TRUE(fast(r.impl)) << r.impl << " " << shape_str(c.x);
     }
   // ceil_mode with count_include_pad: the divisor counts taps inside the padded input only.
@@ -63,12 +68,18 @@ TEST(FastPool, AutoPadAndThreads) {
     for (int threads : {1, 2, 3}) {
       OracleOp o("NhwcMaxPool", 1, "ai.polyinfer");
       auto r = o.attr("kernel_shape", std::vector<int64_t>{3, 3})
-                   .attr("strides", std::vector<int64_t>{2, 2}).attr("auto_pad", std::string(pad))
-                   .threads(threads).random({2, 15, 16, 24}).check(0, 0);
+                   .attr("strides", std::vector<int64_t>{2, 2})
+                   .attr("auto_pad", std::string(pad))
+                   .threads(threads)
+                   .random({2, 15, 16, 24})
+                   .check(0, 0);
       EXPECT_TRUE(fast(r.impl)) << r.impl;
       OracleOp a("NhwcAveragePool", 1, "ai.polyinfer");
       r = a.attr("kernel_shape", std::vector<int64_t>{2, 3})
-              .attr("auto_pad", std::string(pad)).threads(threads).random({1, 8, 9, 40}).check(0, 0);
+              .attr("auto_pad", std::string(pad))
+              .threads(threads)
+              .random({1, 8, 9, 40})
+              .check(0, 0);
       EXPECT_TRUE(fast(r.impl)) << r.impl;
     }
 }
@@ -128,8 +139,11 @@ TEST(FastPool, NchwMatchesReference) {
     for (const char* op : {"MaxPool", "AveragePool"}) {
       SCOPED_TRACE(std::string(op) + " " + shape_str(x));
       OracleOp o(op, 19);
-      o.attr("kernel_shape", c.kernel).attr("strides", c.strides).attr("dilations", c.dilations)
-          .attr("pads", c.pads).attr("ceil_mode", c.ceil);
+      o.attr("kernel_shape", c.kernel)
+          .attr("strides", c.strides)
+          .attr("dilations", c.dilations)
+          .attr("pads", c.pads)
+          .attr("ceil_mode", c.ceil);
       auto r = o.random(x).check(0, 0);
       EXPECT_TRUE(fast(r.impl)) << r.impl;
     }
@@ -137,7 +151,8 @@ TEST(FastPool, NchwMatchesReference) {
   // 1-D: [N, C, W].
   for (const char* op : {"MaxPool", "AveragePool"}) {
     OracleOp o(op, 19);
-    o.attr("kernel_shape", std::vector<int64_t>{4}).attr("strides", std::vector<int64_t>{3})
+    o.attr("kernel_shape", std::vector<int64_t>{4})
+        .attr("strides", std::vector<int64_t>{3})
         .attr("pads", std::vector<int64_t>{1, 2});
     if (std::string(op) == "AveragePool") o.attr("count_include_pad", int64_t{1});
     auto r = o.threads(2).random({3, 5, 20}).check(0, 0);
@@ -157,8 +172,8 @@ TEST(FastPool, NchwMatchesReference) {
 // NhwcGlobalAveragePool: one image or two, channel counts with tails, small (one thread) and
 // large (pixels split between threads, partial sums added) against the reference kernel.
 TEST(FastPool, NhwcGlobalAverage) {
-  for (const Shape& x : std::vector<Shape>{{1, 7, 7, 13}, {2, 5, 3, 40}, {1, 56, 56, 96},
-                                           {2, 30, 31, 72}})
+  for (const Shape& x :
+       std::vector<Shape>{{1, 7, 7, 13}, {2, 5, 3, 40}, {1, 56, 56, 96}, {2, 30, 31, 72}})
     for (int threads : {1, 2, 3}) {
       SCOPED_TRACE(shape_str(x) + " threads " + std::to_string(threads));
       const auto r = OracleOp("NhwcGlobalAveragePool", 1, "ai.polyinfer")

@@ -27,8 +27,8 @@ Tensor bytes_of(const Shape& shape, bool s8, uint32_t seed) {
 TEST(FastQuantize, PerTensorAndPerAxisBothTypes) {
   for (bool s8 : {false, true}) {
     SCOPED_TRACE(s8 ? "int8" : "uint8");
-    const Tensor zp = s8 ? Tensor::from_vector<int8_t>({}, {-3})
-                         : Tensor::from_vector<uint8_t>({}, {128});
+    const Tensor zp =
+        s8 ? Tensor::from_vector<int8_t>({}, {-3}) : Tensor::from_vector<uint8_t>({}, {128});
     // Values spanning past the saturation bounds, and ties (x / s = k + 0.5).
     std::vector<float> x = test::random_tensor({2, 5, 7, 9}, 3, -4, 4).to_vector<float>();
     for (size_t i = 0; i < 20; ++i) x[i] = 0.02f * (float(i) - 10.f + 0.5f);
@@ -99,8 +99,11 @@ TEST(FastInt8MaxPool, MatchesTheReferenceExactly) {
 TEST(FastDynamicQuantize, MatchesTheReferenceExactly) {
   // Mixed signs, all positive (range still includes 0), all zero (scale 0), large (threads).
   for (auto [lo, hi] : {std::pair{-3.f, 2.f}, std::pair{0.5f, 4.f}, std::pair{0.f, 0.f}}) {
-    auto r = OracleOp("DynamicQuantizeLinear", 11).random({3, 50001}, lo, hi).outputs(3)
-                 .threads(2).check(0, 0);
+    auto r = OracleOp("DynamicQuantizeLinear", 11)
+                 .random({3, 50001}, lo, hi)
+                 .outputs(3)
+                 .threads(2)
+                 .check(0, 0);
     EXPECT_EQ(r.impl.rfind("fast:", 0), 0u) << r.impl;
   }
 }

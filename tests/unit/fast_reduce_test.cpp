@@ -16,9 +16,8 @@ struct ReduceCase {
 };
 
 const std::vector<ReduceCase> kTrailing = {
-    {{7}, {0}},          {{3, 17}, {-1}},        {{2, 9, 768}, {2}},
-    {{2, 17, 7, 5}, {2, 3}}, {{4, 5, 6}, {}},    {{1000 + 3, 33}, {-1}},
-    {{2, 3, 1000 + 3}, {1, 2}},
+    {{7}, {0}},      {{3, 17}, {-1}},        {{2, 9, 768}, {2}},         {{2, 17, 7, 5}, {2, 3}},
+    {{4, 5, 6}, {}}, {{1000 + 3, 33}, {-1}}, {{2, 3, 1000 + 3}, {1, 2}},
 };
 
 class FastReduce : public ::testing::TestWithParam<const char*> {};
@@ -44,12 +43,24 @@ TEST_P(FastReduce, OtherAxisSetsAndEmptyReductionsFallBackAtRunTime) {
   const std::string op = GetParam();
   const int opset = op == "ReduceSum" ? 11 : 13;
   const std::string fell_back = "reference (fast path declined)";
-  EXPECT_EQ(OracleOp(op, opset).attr("axes", std::vector<int64_t>{1}).random({3, 4, 5})
-                .check(1e-6, 1e-5).impl, fell_back);
-  EXPECT_EQ(OracleOp(op, opset).attr("axes", std::vector<int64_t>{0, 2}).random({3, 4, 5})
-                .check(1e-6, 1e-5).impl, fell_back);
-  EXPECT_EQ(OracleOp(op, opset).attr("axes", std::vector<int64_t>{1}).random({3, 0})
-                .check(1e-6, 1e-5).impl, fell_back);
+  EXPECT_EQ(OracleOp(op, opset)
+                .attr("axes", std::vector<int64_t>{1})
+                .random({3, 4, 5})
+                .check(1e-6, 1e-5)
+                .impl,
+            fell_back);
+  EXPECT_EQ(OracleOp(op, opset)
+                .attr("axes", std::vector<int64_t>{0, 2})
+                .random({3, 4, 5})
+                .check(1e-6, 1e-5)
+                .impl,
+            fell_back);
+  EXPECT_EQ(OracleOp(op, opset)
+                .attr("axes", std::vector<int64_t>{1})
+                .random({3, 0})
+                .check(1e-6, 1e-5)
+                .impl,
+            fell_back);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, FastReduce, ::testing::Values("ReduceSum", "ReduceMean"));

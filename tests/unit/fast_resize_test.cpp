@@ -31,14 +31,17 @@ const std::vector<std::vector<float>> kScales = {
     {1, 1, 2, 3}, {1, 1, 0.6f, 1.7f}, {1, 1, 0.5f, 0.34f}, {1, 1, 1, 2}};
 
 TEST(FastResize, NearestEveryMode) {
-  for (const char* ctm : {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                          "align_corners", "asymmetric"})
+  for (const char* ctm :
+       {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric"})
     for (const char* nm : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})
       for (const auto& s : kScales) {
-        auto r = OracleOp("Resize", 19).attr("mode", std::string("nearest"))
+        auto r = OracleOp("Resize", 19)
+                     .attr("mode", std::string("nearest"))
                      .attr("coordinate_transformation_mode", std::string(ctm))
                      .attr("nearest_mode", std::string(nm))
-                     .random({2, 3, 5, 7}).input(Tensor()).input(floats(s))
+                     .random({2, 3, 5, 7})
+                     .input(Tensor())
+                     .input(floats(s))
                      .check(0, 0);
         EXPECT_TRUE(fast(r.impl)) << ctm << " " << nm << " " << s[2] << ": " << r.impl;
       }
@@ -50,10 +53,13 @@ TEST(FastResize, LinearAndCubicEveryMode) {
                             "align_corners", "asymmetric"})
       for (const auto& s : kScales)
         for (int64_t exclude : {0, 1}) {
-          auto r = OracleOp("Resize", 19).attr("mode", std::string(mode))
+          auto r = OracleOp("Resize", 19)
+                       .attr("mode", std::string(mode))
                        .attr("coordinate_transformation_mode", std::string(ctm))
                        .attr("exclude_outside", exclude)
-                       .random({2, 3, 5, 7}).input(Tensor()).input(floats(s))
+                       .random({2, 3, 5, 7})
+                       .input(Tensor())
+                       .input(floats(s))
                        .check(4e-6, 1e-6);
           EXPECT_TRUE(fast(r.impl)) << mode << " " << ctm << " " << s[2] << ": " << r.impl;
         }
@@ -62,18 +68,33 @@ TEST(FastResize, LinearAndCubicEveryMode) {
 TEST(FastResize, SizesRanksOpsetsAndThreads) {
   // sizes instead of scales, rank 2, Resize-10 (scales as input 1), and a tensor large enough
   // to be split over threads.
-  auto r = OracleOp("Resize", 13).attr("mode", std::string("linear"))
-               .random({1, 4, 9, 6}).input(Tensor()).input(Tensor()).input(ints({1, 4, 13, 4}))
+  auto r = OracleOp("Resize", 13)
+               .attr("mode", std::string("linear"))
+               .random({1, 4, 9, 6})
+               .input(Tensor())
+               .input(Tensor())
+               .input(ints({1, 4, 13, 4}))
                .check(4e-6, 1e-6);
   EXPECT_TRUE(fast(r.impl)) << r.impl;
-  r = OracleOp("Resize", 13).attr("mode", std::string("nearest"))
-          .random({6, 5}).input(Tensor()).input(floats({3, 0.5f})).check(0, 0);
+  r = OracleOp("Resize", 13)
+          .attr("mode", std::string("nearest"))
+          .random({6, 5})
+          .input(Tensor())
+          .input(floats({3, 0.5f}))
+          .check(0, 0);
   EXPECT_TRUE(fast(r.impl)) << r.impl;
-  r = OracleOp("Resize", 10).attr("mode", std::string("nearest"))
-          .random({1, 2, 4, 4}).input(floats({1, 1, 2, 2})).check(0, 0);
+  r = OracleOp("Resize", 10)
+          .attr("mode", std::string("nearest"))
+          .random({1, 2, 4, 4})
+          .input(floats({1, 1, 2, 2}))
+          .check(0, 0);
   EXPECT_TRUE(fast(r.impl)) << r.impl;
-  r = OracleOp("Resize", 13).attr("mode", std::string("linear")).threads(2)
-          .random({2, 32, 40, 40}).input(Tensor()).input(floats({1, 1, 2, 2}))
+  r = OracleOp("Resize", 13)
+          .attr("mode", std::string("linear"))
+          .threads(2)
+          .random({2, 32, 40, 40})
+          .input(Tensor())
+          .input(floats({1, 1, 2, 2}))
           .check(4e-6, 1e-6);
   EXPECT_TRUE(fast(r.impl)) << r.impl;
 }
@@ -82,7 +103,9 @@ TEST(FastResize, ResizingAnEmptyAxisIsAnError) {
   // plan_resize's check, shared by every Resize kernel: sizes cannot grow an empty axis (scales
   // keep it empty).
   auto o = OracleOp("Resize", 13).attr("mode", std::string("nearest"));
-  o.input(Tensor::zeros(DType::Float32, {1, 1, 0, 3})).input(Tensor()).input(Tensor())
+  o.input(Tensor::zeros(DType::Float32, {1, 1, 0, 3}))
+      .input(Tensor())
+      .input(Tensor())
       .input(ints({1, 1, 4, 6}));
   const std::string bytes = o.model();
   for (const char* provider : {"cpu", "cpu-ref"}) {
@@ -103,20 +126,35 @@ TEST(FastResize, ResizingAnEmptyAxisIsAnError) {
 
 TEST(FastResize, LeavesTheRestToTheReference) {
   // A resized channel axis: the reference kernel, with the same results.
-  auto r = OracleOp("Resize", 13).attr("mode", std::string("linear"))
-               .random({1, 4, 5, 5}).input(Tensor()).input(floats({1, 2, 1, 1})).check(0, 0);
+  auto r = OracleOp("Resize", 13)
+               .attr("mode", std::string("linear"))
+               .random({1, 4, 5, 5})
+               .input(Tensor())
+               .input(floats({1, 2, 1, 1}))
+               .check(0, 0);
   EXPECT_EQ(r.impl, "reference (fast path declined)");
-  r = OracleOp("Resize", 13).attr("mode", std::string("linear"))
+  r = OracleOp("Resize", 13)
+          .attr("mode", std::string("linear"))
           .attr("coordinate_transformation_mode", std::string("tf_crop_and_resize"))
-          .random({1, 1, 5, 5}).input(floats({0, 0, 0.1f, 0.2f, 1, 1, 0.9f, 0.8f}))
-          .input(floats({1, 1, 2, 2})).check(0, 0);
+          .random({1, 1, 5, 5})
+          .input(floats({0, 0, 0.1f, 0.2f, 1, 1, 0.9f, 0.8f}))
+          .input(floats({1, 1, 2, 2}))
+          .check(0, 0);
   EXPECT_EQ(r.impl, "reference");
-  r = OracleOp("Resize", 18).attr("mode", std::string("linear")).attr("antialias", int64_t{1})
-          .random({1, 1, 8, 8}).input(Tensor()).input(floats({1, 1, 0.5f, 0.5f})).check(0, 0);
+  r = OracleOp("Resize", 18)
+          .attr("mode", std::string("linear"))
+          .attr("antialias", int64_t{1})
+          .random({1, 1, 8, 8})
+          .input(Tensor())
+          .input(floats({1, 1, 0.5f, 0.5f}))
+          .check(0, 0);
   EXPECT_EQ(r.impl, "reference");
-  r = OracleOp("Resize", 13).attr("mode", std::string("nearest"))
-          .input(Tensor::from_vector<int32_t>({1, 1, 2, 2}, {1, 2, 3, 4})).input(Tensor())
-          .input(floats({1, 1, 2, 2})).check(0, 0);
+  r = OracleOp("Resize", 13)
+          .attr("mode", std::string("nearest"))
+          .input(Tensor::from_vector<int32_t>({1, 1, 2, 2}, {1, 2, 3, 4}))
+          .input(Tensor())
+          .input(floats({1, 1, 2, 2}))
+          .check(0, 0);
   EXPECT_FALSE(fast(r.impl)) << r.impl;
 }
 

@@ -9,8 +9,8 @@ namespace {
 
 using test::OracleOp;
 
-const std::vector<Shape> kShapes = {{1}, {7}, {3, 17}, {2, 5, 33}, {4, 1003}, {2, 12, 64, 129},
-                                    {1000 + 3, 7}};
+const std::vector<Shape> kShapes = {
+    {1}, {7}, {3, 17}, {2, 5, 33}, {4, 1003}, {2, 12, 64, 129}, {1000 + 3, 7}};
 
 class FastSoftmax : public ::testing::TestWithParam<const char*> {};
 
@@ -25,7 +25,8 @@ TEST_P(FastSoftmax, LastAxisAtOpset13) {
 TEST_P(FastSoftmax, CoercedTo2DBeforeOpset13) {
   for (int64_t axis : {0, 1, 2, -1}) {
     SCOPED_TRACE(axis);
-    const auto r = OracleOp(GetParam(), 11).attr("axis", axis).random({3, 5, 129}).check(1e-6, 1e-5);
+    const auto r =
+        OracleOp(GetParam(), 11).attr("axis", axis).random({3, 5, 129}).check(1e-6, 1e-5);
     EXPECT_EQ(r.impl.rfind("fast:", 0), 0u);
   }
 }
@@ -35,7 +36,8 @@ TEST_P(FastSoftmax, OtherAxesAtOpset13FallBackToTheReferenceAtRunTime) {
 }
 
 TEST_P(FastSoftmax, LargeLogitsDoNotOverflow) {
-  const Tensor x = Tensor::from_vector<float>({2, 3}, {1000.0f, 999.0f, -1000.0f, 88.0f, 89.0f, 90.0f});
+  const Tensor x =
+      Tensor::from_vector<float>({2, 3}, {1000.0f, 999.0f, -1000.0f, 88.0f, 89.0f, 90.0f});
   OracleOp(GetParam(), 13).input(x).check(1e-6, 1e-5);
 }
 

@@ -18,8 +18,8 @@ const std::vector<Shape> kShapes = {{1}, {7}, {17}, {2, 33}, {1000 + 3}, {5, 7, 
 struct UnaryCase {
   const char* op;
   int opset;
-  float lo, hi;        // input range
-  double atol, rtol;   // tolerance against the reference
+  float lo, hi;       // input range
+  double atol, rtol;  // tolerance against the reference
 };
 
 const std::vector<UnaryCase> kUnary = {
@@ -43,17 +43,33 @@ TEST(FastUnary, MatchesReference) {
 
 TEST(FastUnary, AttributesAreRead) {
   const Shape s = {3, 1000 + 3};
-  EXPECT_EQ(OracleOp("LeakyRelu", 16).attr("alpha", 0.3f).random(s).check(0, 0).impl.rfind("fast:", 0), 0u);
-  EXPECT_EQ(OracleOp("HardSigmoid", 6).attr("alpha", 0.25f).attr("beta", 0.4f).random(s)
-                .check(1e-7, 1e-6).impl.rfind("fast:", 0), 0u);
-  EXPECT_EQ(OracleOp("Clip", 6).attr("min", -0.5f).attr("max", 1.5f).random(s).check(0, 0).impl.rfind("fast:", 0), 0u);
+  EXPECT_EQ(
+      OracleOp("LeakyRelu", 16).attr("alpha", 0.3f).random(s).check(0, 0).impl.rfind("fast:", 0),
+      0u);
+  EXPECT_EQ(OracleOp("HardSigmoid", 6)
+                .attr("alpha", 0.25f)
+                .attr("beta", 0.4f)
+                .random(s)
+                .check(1e-7, 1e-6)
+                .impl.rfind("fast:", 0),
+            0u);
+  EXPECT_EQ(OracleOp("Clip", 6)
+                .attr("min", -0.5f)
+                .attr("max", 1.5f)
+                .random(s)
+                .check(0, 0)
+                .impl.rfind("fast:", 0),
+            0u);
 }
 
 TEST(FastUnary, ClipBoundsAsInputs) {
   const Shape s = {2, 517};
   const Tensor lo = Tensor::scalar<float>(-1.0f), hi = Tensor::scalar<float>(0.5f);
-  EXPECT_EQ(OracleOp("Clip", 13).random(s).input(lo).input(hi).check(0, 0).impl.rfind("fast:", 0), 0u);
-  EXPECT_EQ(OracleOp("Clip", 13).random(s).input(Tensor()).input(hi).check(0, 0).impl.rfind("fast:", 0), 0u);
+  EXPECT_EQ(OracleOp("Clip", 13).random(s).input(lo).input(hi).check(0, 0).impl.rfind("fast:", 0),
+            0u);
+  EXPECT_EQ(
+      OracleOp("Clip", 13).random(s).input(Tensor()).input(hi).check(0, 0).impl.rfind("fast:", 0),
+      0u);
   EXPECT_EQ(OracleOp("Clip", 13).random(s).input(lo).check(0, 0).impl.rfind("fast:", 0), 0u);
   EXPECT_EQ(OracleOp("Clip", 13).random(s).check(0, 0).impl.rfind("fast:", 0), 0u);
   // lo > hi: numpy.clip gives hi everywhere.
@@ -64,11 +80,16 @@ TEST(FastUnary, GeluBothForms) {
   for (const char* mode : {"none", "tanh"}) {
     SCOPED_TRACE(mode);
     // Absolute tolerance: the reference's own 1 + erf / 1 + tanh cancels for x << 0.
-    const auto r = OracleOp("Gelu", 20).attr("approximate", std::string(mode))
-                       .random({7, 1000 + 3}, -8, 8).check(1e-6, 1e-5);
+    const auto r = OracleOp("Gelu", 20)
+                       .attr("approximate", std::string(mode))
+                       .random({7, 1000 + 3}, -8, 8)
+                       .check(1e-6, 1e-5);
     EXPECT_EQ(r.impl.rfind("fast:", 0), 0u);
-    const auto p = OracleOp("Gelu", 1, "ai.polyinfer").reference_as("Gelu", 20).attr("approximate", std::string(mode))
-                       .random({33}, -8, 8).check(1e-6, 1e-5);
+    const auto p = OracleOp("Gelu", 1, "ai.polyinfer")
+                       .reference_as("Gelu", 20)
+                       .attr("approximate", std::string(mode))
+                       .random({33}, -8, 8)
+                       .check(1e-6, 1e-5);
     EXPECT_EQ(p.impl.rfind("fast:", 0), 0u);
   }
 }

@@ -38,7 +38,7 @@ TEST(GemmRows16, MatchesPlainSumsInBothLayouts) {
     for (bool with_z : {false, true})
       for (const FusedActivation* act : {&relu, static_cast<FusedActivation*>(nullptr)}) {
         for (int n : {16, 13, 8, 1}) check(R, n, 21, 8, with_z, act);  // contiguous
-        for (int n : {16, 8}) check(R, n, 8, 72, with_z, act);           // planes of 8
+        for (int n : {16, 8}) check(R, n, 8, 72, with_z, act);         // planes of 8
       }
 #else
   GTEST_SKIP() << "the zmm tile is x86-64 code";
@@ -49,8 +49,7 @@ TEST(GemmRows16, MatchesPlainSumsInBothLayouts) {
 // after the other) in both output layouts, contiguous (Winograd's GEMMs; the last panel full,
 // part full or not reached) and planes of 8 columns (the fused expansion's ring rows).
 #ifdef PI_X86_AVX512_GEMM
-template <int kP>
-void check_multi() {
+template <int kP> void check_multi() {
   FusedActivation relu;
   relu.kind = ActKind::Relu;
   constexpr int64_t kLdc = 69, kK = 13, kW = 16 * kP, kHi = 72;
@@ -60,9 +59,9 @@ void check_multi() {
         for (int64_t hi : {int64_t{8}, kHi})
           for (int n : {kW, kW - 8, kW - 14, kW - 23}) {
             if (hi != 8 && n % 8 != 0) continue;  // planes take whole 8-column groups
-            SCOPED_TRACE(::testing::Message() << kP << " panels, rows " << R << ", n " << n
-                                              << ", hi " << hi << (with_z ? ", Z" : "")
-                                              << (act ? ", Relu" : ""));
+            SCOPED_TRACE(::testing::Message()
+                         << kP << " panels, rows " << R << ", n " << n << ", hi " << hi
+                         << (with_z ? ", Z" : "") << (act ? ", Relu" : ""));
             // Planes as the ring's: a row (pixel) 8 floats into each plane.
             const int64_t ldc = hi == 8 ? kLdc : 8;
             test::check_gemm_tile(

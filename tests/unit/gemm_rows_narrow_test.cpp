@@ -32,8 +32,7 @@ TEST(GemmRowsNarrow, MatchesPlainSumsForEachLiveWidth) {
   hard_swish.kind = ActKind::HardSwish;
   for (int R = 1; R <= fast::avx512::kTileRows; ++R)
     for (bool with_z : {false, true})
-      for (const FusedActivation* act :
-           {&hard_swish, static_cast<FusedActivation*>(nullptr)})
+      for (const FusedActivation* act : {&hard_swish, static_cast<FusedActivation*>(nullptr)})
         for (int n : {24, 21, 17, 16, 9, 8, 5, 1}) check(R, n, with_z, act);
 #else
   GTEST_SKIP() << "the zmm tile is x86-64 code";

@@ -15,9 +15,9 @@ namespace {
 
 #ifdef PI_X86_AVX512_GEMM
 void check(int R, int n, int64_t K, bool with_z, const FusedActivation* act, bool ahead) {
-  SCOPED_TRACE(::testing::Message() << "rows " << R << ", n " << n << ", K " << K
-                                    << (with_z ? ", Z" : "") << (act ? ", HardSwish" : "")
-                                    << (ahead ? ", fetching ahead" : ""));
+  SCOPED_TRACE(::testing::Message()
+               << "rows " << R << ", n " << n << ", K " << K << (with_z ? ", Z" : "")
+               << (act ? ", HardSwish" : "") << (ahead ? ", fetching ahead" : ""));
   constexpr int64_t kLdc = 71, kP = fast::avx512::kPanel;
   // What is fetched ahead has no effect on the sums; the lines lie in a buffer of their own.
   const std::vector<float> next(2 * K * kP);
@@ -28,8 +28,8 @@ void check(int R, int n, int64_t K, bool with_z, const FusedActivation* act, boo
                                              ahead ? next.data() : nullptr, ahead ? 2 * k : 0);
   };
   test::check_gemm_tile(
-      tile, R, n, 2 * kP, K, K + 3, kLdc, K * kP,
-      6 * kLdc + 64, with_z, act, [](int64_t r, int j) { return r * kLdc + j; },
+      tile, R, n, 2 * kP, K, K + 3, kLdc, K * kP, 6 * kLdc + 64, with_z, act,
+      [](int64_t r, int j) { return r * kLdc + j; },
       [](double v) { return v * std::clamp(v / 6 + 0.5, 0.0, 1.0); }, kP);
 }
 #endif
@@ -41,8 +41,7 @@ TEST(GemmRowsPair, MatchesPlainSumsOverBothPanels) {
   hard_swish.kind = ActKind::HardSwish;
   for (int R = 1; R <= fast::avx512::kPairRows; ++R)
     for (bool with_z : {false, true})
-      for (const FusedActivation* act :
-           {&hard_swish, static_cast<FusedActivation*>(nullptr)})
+      for (const FusedActivation* act : {&hard_swish, static_cast<FusedActivation*>(nullptr)})
         for (int n : {64, 57, 48, 33})
           for (int64_t K : {1, 19})
             for (bool ahead : {false, true}) check(R, n, K, with_z, act, ahead);

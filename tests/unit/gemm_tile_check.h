@@ -24,10 +24,9 @@ namespace polyinfer::test {
 // ref_act (the activation's reference, given a double), and that every other float of the
 // output buffer (size floats) keeps its sentinel.
 template <class Tile, class At, class RefAct>
-void check_gemm_tile(Tile tile, int R, int n, int64_t W, int64_t K, int64_t lda,
-                     int64_t ldc, int64_t hi, int64_t size, bool with_z,
-                     const FusedActivation* act, At at, RefAct ref_act,
-                     int64_t panel = 0) {
+void check_gemm_tile(Tile tile, int R, int n, int64_t W, int64_t K, int64_t lda, int64_t ldc,
+                     int64_t hi, int64_t size, bool with_z, const FusedActivation* act, At at,
+                     RefAct ref_act, int64_t panel = 0) {
   if (panel == 0) panel = W;
   const std::vector<float> a = random_values(R * lda, 1);
   const std::vector<float> bias = random_values(W, 3);

@@ -32,7 +32,8 @@ struct Stream {
 
   void enqueue(std::function<void()> f) {
     if (recording) recorded.push_back(std::move(f));
-    else f();
+    else
+      f();
   }
   // Like cudaStreamSynchronize during a capture: the recording becomes unusable.
   void synchronize() {
@@ -91,8 +92,7 @@ class QueueProvider final : public RegistryProvider {
 };
 
 // y = a + b (same shapes) or y = relu(a), queued.
-template <bool IsAdd>
-class QueuedKernel final : public Kernel {
+template <bool IsAdd> class QueuedKernel final : public Kernel {
  public:
   explicit QueuedKernel(const KernelInfo&) {}
   void run(KernelContext& ctx) override {
@@ -118,8 +118,8 @@ class CheckedCopy final : public Kernel {
   void run(KernelContext& ctx) override {
     ++stream().host_calls;
     const Tensor& a = ctx.input(0);
-    PI_CHECK(a.numel() == 0 || !std::isnan(a.data<float>()[0]), InvalidArgument,
-             ctx.node().label(), ": NaN input");
+    PI_CHECK(a.numel() == 0 || !std::isnan(a.data<float>()[0]), InvalidArgument, ctx.node().label(),
+             ": NaN input");
     Tensor& y = ctx.output(0, DType::Float32, a.shape());
     const float* pa = a.data<float>();
     float* py = y.data<float>();
@@ -151,8 +151,8 @@ PI_REGISTER_KERNEL("queued", "", Relu, 1, 99, QueuedKernel<false>);
 PI_REGISTER_KERNEL("queued", "", Abs, 1, 99, WaitingAbs);
 PI_REGISTER_KERNEL("queued", "", Identity, 1, 99, CheckedCopy);
 const bool registered = register_provider("queued", [] {
-  register_device(kQueueDevice, {std::make_shared<QueueAllocator>(), &copy_bytes, &copy_bytes,
-                                 &copy_bytes});
+  register_device(kQueueDevice,
+                  {std::make_shared<QueueAllocator>(), &copy_bytes, &copy_bytes, &copy_bytes});
   return std::unique_ptr<Provider>(new QueueProvider());
 });
 
@@ -167,7 +167,8 @@ std::string model(int64_t n, bool waiting = false) {
   test::ModelBuilder b;
   b.input("x", {n}).output("y", {n}).output("z", {n});
   if (n < 0) b.input("w", {n});
-  else b.initializer("w", {n}, weights(n));
+  else
+    b.initializer("w", {n}, weights(n));
   b.node("Add", {"x", "w"}, {"s"}, "add").node(waiting ? "Abs" : "Relu", {"s"}, {"y"}, "act");
   b.node("Add", {"y", "x"}, {"z"}, "add2");
   return b.bytes();
@@ -261,8 +262,10 @@ TEST(GraphCapture, AnErrorOfTheRunItselfIsReportedAndCaptureStays) {
   const std::string bytes = b.bytes();
   Session s = load(bytes);
   auto run = [&](std::vector<float> x) {
-    return s.run({{"x", Value(Tensor::from_vector<float>({3}, x))}})[0].tensor().to(
-        Device::cpu()).to_vector<float>();
+    return s.run({{"x", Value(Tensor::from_vector<float>({3}, x))}})[0]
+        .tensor()
+        .to(Device::cpu())
+        .to_vector<float>();
   };
   EXPECT_EQ(run({-1, 2, 3}), (std::vector<float>{0, 2, 3}));
   try {
@@ -334,7 +337,8 @@ TEST(GraphCapture, NodesOnTwoProvidersKeepItOff) {
   b.node("Relu", {"x"}, {"r"}, "relu").node("Neg", {"r"}, {"y"}, "neg");
   const std::string bytes = b.bytes();
   Session s = load(bytes, {"queued", "cpu"});
-  EXPECT_EQ(s.placement().capture, "off: the nodes run on more than one provider (cpu 1, queued 1)");
+  EXPECT_EQ(s.placement().capture,
+            "off: the nodes run on more than one provider (cpu 1, queued 1)");
   const auto out = s.run({{"x", Value(Tensor::from_vector<float>({3}, {-1, 2, -3}))}});
   EXPECT_EQ(out[0].tensor().to_vector<float>(), (std::vector<float>{0, -2, 0}));
 }
@@ -346,8 +350,7 @@ TEST(GraphCapture, OffUnlessAskedAndWhileProfiling) {
   Session profiled = load(model(7), {"queued"}, true, /*profile=*/true);
   const std::vector<float> x = values(7, 1);
   for (int run = 0; run < 3; ++run)
-    expect_outputs(profiled.run({{"x", Value(Tensor::from_vector<float>({7}, x))}}), x,
-                   weights(7));
+    expect_outputs(profiled.run({{"x", Value(Tensor::from_vector<float>({7}, x))}}), x, weights(7));
   EXPECT_EQ(profiled.placement().capture, "off while profiling (each kernel is timed alone)");
 }
 

@@ -16,20 +16,23 @@ using testing::FakeRoot;
 using Strings = std::vector<std::string>;
 
 // One /proc/cpuinfo block in the x86 kernel's layout (tabs before the colon).
-std::string x86_block(int cpu, const std::string& vendor, const std::string& model, int phys, int core,
-                      const std::string& flags) {
+std::string x86_block(int cpu, const std::string& vendor, const std::string& model, int phys,
+                      int core, const std::string& flags) {
   return "processor\t: " + std::to_string(cpu) + "\nvendor_id\t: " + vendor +
          "\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: " + model +
          "\nstepping\t: 1\ncpu MHz\t\t: 2599.998\ncache size\t: 1024 KB\nphysical id\t: " +
          std::to_string(phys) + "\nsiblings\t: 4\ncore id\t\t: " + std::to_string(core) +
          "\ncpu cores\t: 2\nfpu\t\t: yes\nflags\t\t: " + flags +
-         "\nbogomips\t: 5199.99\naddress sizes\t: 48 bits physical, 57 bits virtual\npower management:\n\n";
+         "\nbogomips\t: 5199.99\naddress sizes\t: 48 bits physical, 57 bits virtual\npower "
+         "management:\n\n";
 }
 
 // One arm64 /proc/cpuinfo block (no model name, no MHz: that is how arm64 kernels write it).
-std::string arm_block(int cpu, const std::string& impl, const std::string& part, const std::string& features) {
+std::string arm_block(int cpu, const std::string& impl, const std::string& part,
+                      const std::string& features) {
   return "processor\t: " + std::to_string(cpu) + "\nBogoMIPS\t: 50.00\nFeatures\t: " + features +
-         "\nCPU implementer\t: " + impl + "\nCPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: " + part +
+         "\nCPU implementer\t: " + impl +
+         "\nCPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: " + part +
          "\nCPU revision\t: 1\n\n";
 }
 
@@ -40,8 +43,8 @@ void topology(FakeRoot& r, int cpu, int pkg, int core, int cluster = -2) {
   if (cluster != -2) r.write(t + "cluster_id", std::to_string(cluster) + "\n");
 }
 
-void cache(FakeRoot& r, int cpu, int index, int level, const std::string& type, const std::string& size,
-           const std::string& shared) {
+void cache(FakeRoot& r, int cpu, int index, int level, const std::string& type,
+           const std::string& size, const std::string& shared) {
   const std::string c = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cache/index" +
                         std::to_string(index) + "/";
   r.write(c + "level", std::to_string(level) + "\n");
@@ -51,15 +54,20 @@ void cache(FakeRoot& r, int cpu, int index, int level, const std::string& type, 
 }
 
 const char* kEpycFlags =
-    "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 "
+    "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse "
+    "sse2 "
     "ht syscall nx mmxext fxsr_opt pdpe1gb rdtscp lm constant_tsc rep_good nopl nonstop_tsc cpuid "
-    "extd_apicid aperfmperf pni pclmulqdq monitor ssse3 fma cx16 pcid sse4_1 sse4_2 x2apic movbe popcnt "
+    "extd_apicid aperfmperf pni pclmulqdq monitor ssse3 fma cx16 pcid sse4_1 sse4_2 x2apic movbe "
+    "popcnt "
     "aes xsave avx f16c rdrand lahf_lm cmp_legacy svm extapic cr8_legacy abm sse4a misalignsse "
-    "3dnowprefetch osvw ibs skinit wdt tce topoext perfctr_core bmi1 avx2 smep bmi2 erms invpcid cqm "
+    "3dnowprefetch osvw ibs skinit wdt tce topoext perfctr_core bmi1 avx2 smep bmi2 erms invpcid "
+    "cqm "
     "rdt_a avx512f avx512dq rdseed adx smap avx512ifma clflushopt clwb avx512cd sha_ni avx512bw "
     "avx512vl xsaveopt xsavec xgetbv1 xsaves avx_vnni avx512_bf16 clzero irperf xsaveerptr rdpru "
-    "wbnoinvd amd_ppin cppc arat npt lbrv svm_lock nrip_save avx512vbmi umip pku ospke avx512_vbmi2 "
-    "gfni vaes vpclmulqdq avx512_vnni avx512_bitalg avx512_vpopcntdq rdpid movdiri movdir64b overflow_recov "
+    "wbnoinvd amd_ppin cppc arat npt lbrv svm_lock nrip_save avx512vbmi umip pku ospke "
+    "avx512_vbmi2 "
+    "gfni vaes vpclmulqdq avx512_vnni avx512_bitalg avx512_vpopcntdq rdpid movdiri movdir64b "
+    "overflow_recov "
     "succor smca fsrm avx512_vp2intersect flush_l1d";
 
 // AMD EPYC, bare metal: 1 socket, 2 cores x 2 threads (SMT siblings 0,2 and 1,3), 2 NUMA nodes,
@@ -73,7 +81,7 @@ TEST(HwCpu, AmdEpycBareMetal) {
                                x86_block(2, "AuthenticAMD", model, 0, 0, kEpycFlags) +
                                x86_block(3, "AuthenticAMD", model, 0, 1, kEpycFlags));
   r.write("/sys/devices/system/cpu/online", "0-3\n");
-  r.mkdir("/sys/devices/system/cpu/cpufreq");   // not a CPU: must not be counted
+  r.mkdir("/sys/devices/system/cpu/cpufreq");  // not a CPU: must not be counted
   r.mkdir("/sys/devices/system/cpu/cpuidle");
   const std::string per_core[] = {"0,2", "1,3", "0,2", "1,3"};
   for (int c = 0; c < 4; ++c) {
@@ -83,8 +91,8 @@ TEST(HwCpu, AmdEpycBareMetal) {
     cache(r, c, 2, 2, "Unified", "1024K", per_core[c]);
     cache(r, c, 3, 3, "Unified", "32M", "0-3");
     const std::string t = "/sys/devices/system/cpu/cpu" + std::to_string(c) + "/thermal_throttle/";
-    r.write(t + "core_throttle_count", c % 2 == 0 ? "3\n" : "4\n");   // shared by SMT siblings
-    r.write(t + "package_throttle_count", "10\n");                     // shared by the package
+    r.write(t + "core_throttle_count", c % 2 == 0 ? "3\n" : "4\n");  // shared by SMT siblings
+    r.write(t + "package_throttle_count", "10\n");                   // shared by the package
   }
   r.write("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "performance\n");
   r.write("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "3500123\n");
@@ -103,12 +111,13 @@ TEST(HwCpu, AmdEpycBareMetal) {
   EXPECT_EQ(cpu.threads, 4);
   EXPECT_EQ(cpu.cores, 2);
   EXPECT_EQ(cpu.sockets, 1);
-  EXPECT_EQ(cpu.features, (Strings{"avx", "avx2", "avx512_bf16", "avx512_vnni", "avx512bw", "avx512dq",
-                                   "avx512f", "avx512vl", "avx_vnni", "f16c", "fma", "sse4_2"}));
+  EXPECT_EQ(cpu.features,
+            (Strings{"avx", "avx2", "avx512_bf16", "avx512_vnni", "avx512bw", "avx512dq", "avx512f",
+                     "avx512vl", "avx_vnni", "f16c", "fma", "sse4_2"}));
   EXPECT_TRUE(cpu.has("avx512_vnni"));
   EXPECT_TRUE(cpu.has("avx512_bf16"));
   EXPECT_FALSE(cpu.has("amx_tile"));
-  EXPECT_FALSE(cpu.has("avx512ifma"));   // a kernel flag polyinfer does not list
+  EXPECT_FALSE(cpu.has("avx512ifma"));  // a kernel flag polyinfer does not list
   ASSERT_EQ(cpu.caches.size(), 4u);
   EXPECT_EQ(cpu.caches[0].level, 1);
   EXPECT_EQ(cpu.caches[0].type, "Data");
@@ -124,7 +133,7 @@ TEST(HwCpu, AmdEpycBareMetal) {
   EXPECT_EQ(cpu.cur_mhz, 3500);
   EXPECT_EQ(cpu.max_mhz, 3700);
   EXPECT_EQ(cpu.hypervisor, "");
-  EXPECT_EQ(cpu.throttle_events, 3 + 4 + 10);   // once per core and once per package
+  EXPECT_EQ(cpu.throttle_events, 3 + 4 + 10);  // once per core and once per package
 }
 
 // Intel Sapphire Rapids-class KVM guest: AMX flags, the hypervisor flag, QEMU's DMI strings, no
@@ -147,7 +156,7 @@ TEST(HwCpu, IntelAmxKvmGuest) {
   EXPECT_EQ(cpu.vendor, "GenuineIntel");
   EXPECT_EQ(cpu.model, model);
   EXPECT_EQ(cpu.threads, 3);
-  EXPECT_EQ(cpu.cores, 3);     // (0,0) (0,1) (1,0)
+  EXPECT_EQ(cpu.cores, 3);  // (0,0) (0,1) (1,0)
   EXPECT_EQ(cpu.sockets, 2);
   EXPECT_TRUE(cpu.has("amx_tile"));
   EXPECT_TRUE(cpu.has("amx_int8"));
@@ -158,7 +167,7 @@ TEST(HwCpu, IntelAmxKvmGuest) {
   EXPECT_TRUE(cpu.caches.empty());
   EXPECT_EQ(cpu.numa_nodes, 1);
   EXPECT_EQ(cpu.governor, "");
-  EXPECT_EQ(cpu.cur_mhz, 2600);   // "cpu MHz : 2599.998", rounded
+  EXPECT_EQ(cpu.cur_mhz, 2600);  // "cpu MHz : 2599.998", rounded
   EXPECT_EQ(cpu.max_mhz, -1);
   EXPECT_EQ(cpu.hypervisor, "QEMU");
   EXPECT_EQ(cpu.throttle_events, -1);
@@ -192,7 +201,8 @@ TEST(HwCpu, HypervisorNames) {
 }
 
 const char* kNeoverseV1Features =
-    "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma lrcpc "
+    "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma "
+    "lrcpc "
     "dcpop sha3 sm3 sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm ssbs paca pacg dcpodp "
     "svei8mm svebf16 i8mm bf16 dgh rng";
 
@@ -232,7 +242,7 @@ TEST(HwCpu, ArmNeoverse) {
   EXPECT_EQ(cpu.caches[2].size_bytes, int64_t{32} << 20);
   EXPECT_EQ(cpu.caches[2].instances, 1);
   EXPECT_EQ(cpu.numa_nodes, 1);
-  EXPECT_EQ(cpu.cur_mhz, -1);   // arm64 cpuinfo has no MHz and cpufreq is absent
+  EXPECT_EQ(cpu.cur_mhz, -1);  // arm64 cpuinfo has no MHz and cpufreq is absent
   EXPECT_EQ(cpu.hypervisor, "Amazon EC2");
   EXPECT_EQ(probe("c7g.metal").hypervisor, "");
 }
@@ -261,12 +271,13 @@ TEST(HwCpu, ArmBigLittleClusters) {
 // An implementer polyinfer knows with a part it does not: vendor named, model not guessed.
 TEST(HwCpu, ArmUnknownPart) {
   FakeRoot r;
-  r.write("/proc/cpuinfo", arm_block(0, "0x51", "0x001", "fp asimd") + arm_block(1, "0x51", "0x001", "fp asimd"));
+  r.write("/proc/cpuinfo",
+          arm_block(0, "0x51", "0x001", "fp asimd") + arm_block(1, "0x51", "0x001", "fp asimd"));
   const CpuInfo cpu = probe_cpu(r.fs());
   EXPECT_EQ(cpu.vendor, "Qualcomm");
   EXPECT_EQ(cpu.model, "");
-  EXPECT_EQ(cpu.threads, 2);   // no sysfs: the cpuinfo blocks
-  EXPECT_EQ(cpu.cores, 2);     // no topology at all: one core per thread
+  EXPECT_EQ(cpu.threads, 2);  // no sysfs: the cpuinfo blocks
+  EXPECT_EQ(cpu.cores, 2);    // no topology at all: one core per thread
   EXPECT_TRUE(cpu.has("neon"));
 }
 
@@ -288,7 +299,7 @@ TEST(HwCpu, OnlineListWithoutTopology) {
 TEST(HwCpu, EmptyRoot) {
   FakeRoot r;
   const CpuInfo cpu = probe_cpu(r.fs());
-  EXPECT_FALSE(cpu.arch.empty());   // from the build, not the files
+  EXPECT_FALSE(cpu.arch.empty());  // from the build, not the files
   EXPECT_EQ(cpu.threads, 0);
   EXPECT_EQ(cpu.cores, 0);
   EXPECT_EQ(cpu.sockets, 0);
@@ -324,7 +335,8 @@ TEST(HwCpu, Memory) {
 TEST(HwCpu, MemoryWithoutMemAvailable) {
   FakeRoot r;
   r.write("/proc/meminfo",
-          "MemTotal:        1000 kB\nMemFree:          100 kB\nBuffers:           20 kB\nCached:           300 kB\n");
+          "MemTotal:        1000 kB\nMemFree:          100 kB\nBuffers:           20 kB\nCached:   "
+          "        300 kB\n");
   const MemoryInfo mem = probe_memory(r.fs());
   EXPECT_EQ(mem.total_bytes, 1000 * 1024);
   EXPECT_EQ(mem.available_bytes, (100 + 20 + 300) * 1024);

@@ -48,14 +48,16 @@ SystemReport healthy() {
   vd.type = "discrete";
   r.vulkan.devices = {vd};
   r.opencl.loader_found = true;
-  r.opencl.devices = {OpenClDevice{"NVIDIA CUDA", "NVIDIA H200", "gpu", "OpenCL 3.0", "580", 132, 1}};
+  r.opencl.devices = {
+      OpenClDevice{"NVIDIA CUDA", "NVIDIA H200", "gpu", "OpenCL 3.0", "580", 132, 1}};
   return r;
 }
 
 const std::vector<std::string> kWithGpuProviders = {"cpu", "cpu-ref", "cuda", "vulkan"};
 const std::vector<std::string> kCpuOnly = {"cpu", "cpu-ref"};
 
-std::vector<std::string> ids(const SystemReport& r, const std::vector<std::string>& providers = kWithGpuProviders) {
+std::vector<std::string> ids(const SystemReport& r,
+                             const std::vector<std::string>& providers = kWithGpuProviders) {
   std::vector<std::string> out;
   for (const auto& d : diagnose(r, providers)) out.push_back(d.id);
   return out;
@@ -73,7 +75,8 @@ bool has(const std::vector<std::string>& v, const std::string& id) {
 
 TEST(HwDiagnose, HealthyMachineHasNothingToReport) {
   EXPECT_EQ(ids(healthy()), std::vector<std::string>{});
-  EXPECT_TRUE(check_cuda_stack(healthy().nvidia).usable) << check_cuda_stack(healthy().nvidia).reason;
+  EXPECT_TRUE(check_cuda_stack(healthy().nvidia).usable)
+      << check_cuda_stack(healthy().nvidia).reason;
   EXPECT_TRUE(check_vulkan_stack(healthy().vulkan).usable);
   EXPECT_TRUE(check_opencl_stack(healthy().opencl).usable);
 }
@@ -81,7 +84,8 @@ TEST(HwDiagnose, HealthyMachineHasNothingToReport) {
 TEST(HwDiagnose, GpuWithoutItsDriverLibrary) {
   SystemReport r = healthy();
   r.nvidia.libcuda_loaded = false;
-  r.nvidia.libcuda_error = "libcuda.so.1: cannot open shared object file: No such file or directory";
+  r.nvidia.libcuda_error =
+      "libcuda.so.1: cannot open shared object file: No such file or directory";
   r.nvidia.gpus.clear();
   r.nvidia.cuda_driver_api = 0;
   const auto ds = diagnose(r, kWithGpuProviders);
@@ -167,7 +171,9 @@ TEST(HwDiagnose, UsableGpuWithNoProviderForIt) {
   const Diagnosis* d = find(ds, "gpu-idle");
   ASSERT_NE(d, nullptr);
   EXPECT_NE(d->cause.find("NVIDIA H200"), std::string::npos);
-  EXPECT_EQ(std::count_if(ds.begin(), ds.end(), [](const Diagnosis& x) { return x.id == "gpu-idle"; }), 1);
+  EXPECT_EQ(
+      std::count_if(ds.begin(), ds.end(), [](const Diagnosis& x) { return x.id == "gpu-idle"; }),
+      1);
   // A Vulkan-only GPU (AMD, Intel) with no Vulkan provider.
   SystemReport r = healthy();
   r.nvidia = NvidiaInfo{};

@@ -38,7 +38,8 @@ class FakeRoot {
     std::ofstream(p, std::ios::binary) << content;
   }
   void mkdir(const std::string& path) { std::filesystem::create_directories(at(path)); }
-  // A symbolic link at `path` pointing to `target` (as written, e.g. "../../bus/pci/drivers/nvidia").
+  // A symbolic link at `path` pointing to `target` (as written, e.g.
+  // "../../bus/pci/drivers/nvidia").
   void symlink(const std::string& target, const std::string& path) {
     std::filesystem::create_directories(at(path).parent_path());
     std::filesystem::create_symlink(target, at(path));
@@ -46,7 +47,9 @@ class FakeRoot {
   FileSystem fs() const { return FileSystem(dir_.string()); }
 
  private:
-  std::filesystem::path at(const std::string& path) const { return dir_ / path.substr(path[0] == '/'); }
+  std::filesystem::path at(const std::string& path) const {
+    return dir_ / path.substr(path[0] == '/');
+  }
   std::filesystem::path dir_;
 };
 
@@ -93,9 +96,6 @@ class FakeLoader : public LibraryLoader {
 };
 
 // A function's address as the void* a symbol table holds.
-template <class F>
-void* sym(F* f) {
-  return reinterpret_cast<void*>(f);
-}
+template <class F> void* sym(F* f) { return reinterpret_cast<void*>(f); }
 
 }  // namespace polyinfer::hw::testing

@@ -14,7 +14,9 @@ namespace {
 
 using testing::FakeRoot;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 // A device-tree "compatible" property: NUL-terminated strings, most specific first.
 std::string compatible(std::initializer_list<const char*> names) {
@@ -43,10 +45,12 @@ void accel(FakeRoot& r, int n, const std::string& addr) {
 }
 
 // A platform device (an SoC block) driven by `driver`, linked from /sys/class/drm/NAME/device.
-void drm(FakeRoot& r, const std::string& name, const std::string& platform_dev, const std::string& driver) {
+void drm(FakeRoot& r, const std::string& name, const std::string& platform_dev,
+         const std::string& driver) {
   const std::string d = "/sys/devices/platform/" + platform_dev;
   r.mkdir(d);
-  if (!r.fs().link_name(d + "/driver")) r.symlink("../../../bus/platform/drivers/" + driver, d + "/driver");
+  if (!r.fs().link_name(d + "/driver"))
+    r.symlink("../../../bus/platform/drivers/" + driver, d + "/driver");
   r.symlink("../../../devices/platform/" + platform_dev, "/sys/class/drm/" + name + "/device");
 }
 
@@ -59,12 +63,13 @@ TEST(HwNpu, NothingOnEmptyRoot) {
 // an NPU, names that only look like NPU nodes: none of them is an NPU.
 TEST(HwNpu, NothingOnAMachineWithoutOne) {
   FakeRoot r;
-  pci(r, "0000:00:02.0", "0x8086", "0x7d55", "0x030000", "i915");   // Intel GPU, not the NPU
+  pci(r, "0000:00:02.0", "0x8086", "0x7d55", "0x030000", "i915");  // Intel GPU, not the NPU
   pci(r, "0000:01:00.0", "0x10de", "0x2335", "0x030200", "nvidia");
   pci(r, "0000:02:00.0", "0x1022", "0x14e8", "0x060000");
   drm(r, "renderD128", "fde60000.gpu", "panfrost");
   r.write("/proc/device-tree/compatible", compatible({"pine64,rockpro64", "rockchip,rk3399"}));
-  for (const char* n : {"/dev/null", "/dev/hl", "/dev/hailo", "/dev/davinci", "/dev/apex", "/dev/nvidia0"})
+  for (const char* n :
+       {"/dev/null", "/dev/hl", "/dev/hailo", "/dev/davinci", "/dev/apex", "/dev/nvidia0"})
     r.write(n, "");
   EXPECT_TRUE(probe_npus(r.fs()).empty());
 }
@@ -113,7 +118,7 @@ TEST(HwNpu, AmdXdna) {
   {  // Phoenix NPU, a signal processing controller, amdxdna not loaded.
     FakeRoot r;
     pci(r, "0000:c6:00.1", "0x1022", "0x1502", "0x118000");
-    pci(r, "0000:c6:00.3", "0x1022", "0x15b9", "0x0c0330", "xhci_hcd");   // USB, not the NPU
+    pci(r, "0000:c6:00.3", "0x1022", "0x15b9", "0x0c0330", "xhci_hcd");  // USB, not the NPU
     const auto npus = probe_npus(r.fs());
     ASSERT_EQ(npus.size(), 1u);
     EXPECT_EQ(npus[0].kind, "AMD XDNA (Ryzen AI)");
@@ -128,7 +133,7 @@ TEST(HwNpu, AmdXdna) {
     const auto npus = probe_npus(r.fs());
     ASSERT_EQ(npus.size(), 1u);
     EXPECT_EQ(npus[0].node, "/dev/accel/accel0");
-    EXPECT_TRUE(npus[0].module_loaded);   // bound; built in, so no /sys/module entry
+    EXPECT_TRUE(npus[0].module_loaded);  // bound; built in, so no /sys/module entry
   }
   {  // Passed through to a VM: bound, but to vfio-pci, so amdxdna is not driving it.
     FakeRoot r;
@@ -200,7 +205,7 @@ TEST(HwNpu, RockchipRenderNodeOrBareNode) {
     r.write("/dev/dri/renderD129", "");
     const auto npus = probe_npus(r.fs());
     ASSERT_EQ(npus.size(), 1u);
-    EXPECT_EQ(npus[0].node, "/dev/dri/renderD129");   // the render node, not the card
+    EXPECT_EQ(npus[0].node, "/dev/dri/renderD129");  // the render node, not the card
     EXPECT_TRUE(npus[0].module_loaded);
   }
   {
@@ -210,7 +215,7 @@ TEST(HwNpu, RockchipRenderNodeOrBareNode) {
     ASSERT_EQ(npus.size(), 1u);
     EXPECT_FALSE(npus[0].module_loaded);
     EXPECT_TRUE(contains(npus[0].evidence, "no loaded driver registered it")) << npus[0].evidence;
-    r.mkdir("/sys/class/misc/rknpu");   // the kernel registered it: a built-in driver
+    r.mkdir("/sys/class/misc/rknpu");  // the kernel registered it: a built-in driver
     npus = probe_npus(r.fs());
     ASSERT_EQ(npus.size(), 1u);
     EXPECT_TRUE(npus[0].module_loaded);
@@ -251,7 +256,7 @@ TEST(HwNpu, AscendNodes) {
   EXPECT_EQ(npus[0].toolchain, "CANN (ascend-toolkit)");
   EXPECT_TRUE(contains(npus[0].evidence, "/dev/davinci0"));
 
-  r.mkdir("/sys/module/drv_davinci_intf_host");   // the host driver's real module name
+  r.mkdir("/sys/module/drv_davinci_intf_host");  // the host driver's real module name
   npus = probe_npus(r.fs());
   ASSERT_EQ(npus.size(), 2u);
   EXPECT_EQ(npus[0].module, "drv_davinci_intf_host");
@@ -284,7 +289,7 @@ TEST(HwNpu, HailoCoralHexagon) {
   r.write("/dev/fastrpc-cdsp", "");
   const auto npus = probe_npus(r.fs());
   ASSERT_EQ(npus.size(), 3u);
-  EXPECT_EQ(npus[0].kind, "Google Coral Edge TPU");   // /dev is read in sorted order
+  EXPECT_EQ(npus[0].kind, "Google Coral Edge TPU");  // /dev is read in sorted order
   EXPECT_EQ(npus[0].node, "/dev/apex_0");
   EXPECT_EQ(npus[0].module, "apex");
   EXPECT_TRUE(npus[0].module_loaded);
@@ -330,7 +335,7 @@ TEST(HwNpu, CoralUsbAndGaudiNode) {
   FakeRoot r;
   r.write("/sys/bus/usb/devices/2-1/idVendor", "18d1\n");
   r.write("/sys/bus/usb/devices/2-1/idProduct", "9302\n");
-  r.write("/sys/bus/usb/devices/1-1/idVendor", "046d\n");   // a keyboard
+  r.write("/sys/bus/usb/devices/1-1/idVendor", "046d\n");  // a keyboard
   r.write("/sys/bus/usb/devices/1-1/idProduct", "c31c\n");
   r.write("/dev/hl0", "");
   r.mkdir("/sys/module/habanalabs");

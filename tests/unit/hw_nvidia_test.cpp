@@ -29,10 +29,22 @@ int cu_error_name(int rc, const char** name) {
   *name = rc == 100 ? "CUDA_ERROR_NO_DEVICE" : "CUDA_ERROR_UNKNOWN";
   return 0;
 }
-int cu_driver_version(int* v) { *v = 13000; return 0; }
-int cu_count(int* n) { *n = cuda_gpus; return 0; }
-int cu_device(int* d, int ordinal) { *d = ordinal; return 0; }
-int cu_name(char* buf, int len, int) { std::snprintf(buf, len, "NVIDIA H200"); return 0; }
+int cu_driver_version(int* v) {
+  *v = 13000;
+  return 0;
+}
+int cu_count(int* n) {
+  *n = cuda_gpus;
+  return 0;
+}
+int cu_device(int* d, int ordinal) {
+  *d = ordinal;
+  return 0;
+}
+int cu_name(char* buf, int len, int) {
+  std::snprintf(buf, len, "NVIDIA H200");
+  return 0;
+}
 int cu_attribute(int* v, int attr, int dev) {
   switch (attr) {
     case 75: *v = 9; return 0;
@@ -43,7 +55,10 @@ int cu_attribute(int* v, int attr, int dev) {
   }
   return 1;  // CUDA_ERROR_INVALID_VALUE
 }
-int cu_total_mem(size_t* bytes, int) { *bytes = size_t{143771} << 20; return 0; }
+int cu_total_mem(size_t* bytes, int) {
+  *bytes = size_t{143771} << 20;
+  return 0;
+}
 
 FakeLoader::Symbols libcuda() {
   return {{"cuInit", sym(cu_init)},
@@ -59,8 +74,12 @@ FakeLoader::Symbols libcuda() {
 // ---- A fake NVML. It lists the GPUs in the opposite order to CUDA (0000:65 first), as NVML
 // and CUDA may, so a merge by index would pair the wrong readings. Handles are index + 1.
 int nvml_gpus = 2;
-struct NvmlMemory { unsigned long long total, free, used; };
-struct NvmlUtilization { unsigned int gpu, memory; };
+struct NvmlMemory {
+  unsigned long long total, free, used;
+};
+struct NvmlUtilization {
+  unsigned int gpu, memory;
+};
 struct NvmlPciInfo {
   char bus_id_legacy[16];
   unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
@@ -70,13 +89,22 @@ int nvml_index(void* h) { return static_cast<int>(reinterpret_cast<uintptr_t>(h)
 
 int nvml_init() { return 0; }
 int nvml_shutdown() { return 0; }
-int nvml_driver(char* buf, unsigned int len) { std::snprintf(buf, len, "580.95.05"); return 0; }
-int nvml_count(unsigned int* n) { *n = static_cast<unsigned>(nvml_gpus); return 0; }
+int nvml_driver(char* buf, unsigned int len) {
+  std::snprintf(buf, len, "580.95.05");
+  return 0;
+}
+int nvml_count(unsigned int* n) {
+  *n = static_cast<unsigned>(nvml_gpus);
+  return 0;
+}
 int nvml_handle(unsigned int i, void** h) {
   *h = reinterpret_cast<void*>(uintptr_t{i} + 1);
   return 0;
 }
-int nvml_name(void*, char* buf, unsigned int len) { std::snprintf(buf, len, "NVIDIA H200 NVL"); return 0; }
+int nvml_name(void*, char* buf, unsigned int len) {
+  std::snprintf(buf, len, "NVIDIA H200 NVL");
+  return 0;
+}
 int nvml_pci(void* h, NvmlPciInfo* p) {
   std::memset(p, 0, sizeof *p);
   p->bus = nvml_index(h) == 0 ? 0x65 : 0x17;
@@ -95,8 +123,14 @@ int nvml_temperature(void* h, int sensor, unsigned int* t) {
   *t = nvml_index(h) == 1 ? 41 : 45;
   return 0;
 }
-int nvml_power(void* h, unsigned int* mw) { *mw = nvml_index(h) == 1 ? 120500 : 90000; return 0; }
-int nvml_power_limit(void*, unsigned int* mw) { *mw = 700000; return 0; }
+int nvml_power(void* h, unsigned int* mw) {
+  *mw = nvml_index(h) == 1 ? 120500 : 90000;
+  return 0;
+}
+int nvml_power_limit(void*, unsigned int* mw) {
+  *mw = 700000;
+  return 0;
+}
 int nvml_utilization(void* h, NvmlUtilization* u) {
   u->gpu = nvml_index(h) == 1 ? 37 : 5;
   u->memory = 3;
@@ -104,8 +138,10 @@ int nvml_utilization(void* h, NvmlUtilization* u) {
 }
 int nvml_clock(void* h, int type, unsigned int* mhz) {
   if (type == 1) *mhz = nvml_index(h) == 1 ? 1980 : 345;
-  else if (type == 2) *mhz = 3201;
-  else return 2;
+  else if (type == 2)
+    *mhz = 3201;
+  else
+    return 2;
   return 0;
 }
 int nvml_max_clock(void*, int type, unsigned int* mhz) {
@@ -113,7 +149,11 @@ int nvml_max_clock(void*, int type, unsigned int* mhz) {
   *mhz = 1980;
   return 0;
 }
-int nvml_cc(void*, int* major, int* minor) { *major = 9; *minor = 0; return 0; }
+int nvml_cc(void*, int* major, int* minor) {
+  *major = 9;
+  *minor = 0;
+  return 0;
+}
 
 FakeLoader::Symbols libnvml() {
   return {{"nvmlInit_v2", sym(nvml_init)},
@@ -134,7 +174,10 @@ FakeLoader::Symbols libnvml() {
 }
 
 // ---- The CUDA libraries.
-int cudart_version(int* v) { *v = 12040; return 0; }
+int cudart_version(int* v) {
+  *v = 12040;
+  return 0;
+}
 int cublas_property(int type, int* v) {
   const int parts[3] = {12, 4, 5};
   if (type < 0 || type > 2) return 7;  // CUBLAS_STATUS_INVALID_VALUE
@@ -271,7 +314,7 @@ TEST_F(HwNvidia, WithoutBusIdsNvmlMatchesByIndexOnlyWhenTheCountsAgree) {
   libs.add("libnvidia-ml.so.1", symbols);
   NvidiaInfo info = probe_nvidia(root.fs(), libs);
   ASSERT_EQ(info.gpus.size(), 2u);
-  EXPECT_EQ(info.gpus[0].temperature_c, 45);  // NVML index 0, paired by index
+  EXPECT_EQ(info.gpus[0].temperature_c, 45);        // NVML index 0, paired by index
   EXPECT_EQ(info.gpus[0].pci_bus, "0000:17:00.0");  // still CUDA's
 
   nvml_gpus = 1;  // e.g. CUDA_VISIBLE_DEVICES differs: an index would pair the wrong GPUs
@@ -329,9 +372,10 @@ TEST_F(HwNvidia, NvmlInitFailureIsReported) {
 
 TEST_F(HwNvidia, DriverVersionFromProcWhenNvmlIsAbsent) {
   FakeRoot root;
-  root.write("/proc/driver/nvidia/version",
-             "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  Tue Sep 23 09:55:41 UTC 2025\n"
-             "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14+deb12u1) \n");
+  root.write(
+      "/proc/driver/nvidia/version",
+      "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  Tue Sep 23 09:55:41 UTC 2025\n"
+      "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14+deb12u1) \n");
   EXPECT_EQ(probe_nvidia(root.fs(), FakeLoader()).driver_version, "580.95.05");
 
   FakeRoot open;  // the open kernel module words it differently

@@ -25,7 +25,7 @@ struct FakeClDevice {
   cl_device_type type = CL_DEVICE_TYPE_GPU;
   cl_uint compute_units = 0;
   cl_ulong global_mem = 0;
-  std::set<cl_device_info> failing;   // queries that answer CL_INVALID_VALUE
+  std::set<cl_device_info> failing;  // queries that answer CL_INVALID_VALUE
 };
 
 struct FakeClPlatform {
@@ -34,7 +34,7 @@ struct FakeClPlatform {
 };
 
 struct FakeOpenCl {
-  cl_int platform_result = CL_SUCCESS;   // what clGetPlatformIDs answers
+  cl_int platform_result = CL_SUCCESS;  // what clGetPlatformIDs answers
   std::vector<FakeClPlatform> platforms;
 };
 FakeOpenCl* g = nullptr;
@@ -87,7 +87,7 @@ CL_API_ENTRY cl_int CL_API_CALL get_device_ids(cl_platform_id h, cl_device_type 
                                                cl_device_id* out, cl_uint* count) {
   FakeClPlatform* p = platform_of(h);
   if (!p) return CL_INVALID_PLATFORM;
-  if (type != CL_DEVICE_TYPE_ALL) return CL_INVALID_DEVICE_TYPE;   // the probe asks for all
+  if (type != CL_DEVICE_TYPE_ALL) return CL_INVALID_DEVICE_TYPE;  // the probe asks for all
   if (p->devices.empty()) return CL_DEVICE_NOT_FOUND;
   const cl_uint total = static_cast<cl_uint>(p->devices.size());
   if (count) *count = total;
@@ -130,14 +130,23 @@ class HwOpenClFake : public ::testing::Test {
 
 FakeClPlatform nvidia_platform() {
   return {"NVIDIA CUDA",
-          {{"NVIDIA H200", "OpenCL 3.0 CUDA", "580.95.05", CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_DEFAULT,
-            132, 150ull << 30, {}}}};
+          {{"NVIDIA H200",
+            "OpenCL 3.0 CUDA",
+            "580.95.05",
+            CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_DEFAULT,
+            132,
+            150ull << 30,
+            {}}}};
 }
 FakeClPlatform pocl_platform() {
   return {"Portable Computing Language",
           {{"cpu-haswell-Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz",
-            "OpenCL 3.0 PoCL HSTR: cpu-x86_64-pc-linux-gnu-haswell", "3.1", CL_DEVICE_TYPE_CPU, 2,
-            6ull << 30, {}}}};
+            "OpenCL 3.0 PoCL HSTR: cpu-x86_64-pc-linux-gnu-haswell",
+            "3.1",
+            CL_DEVICE_TYPE_CPU,
+            2,
+            6ull << 30,
+            {}}}};
 }
 
 TEST_F(HwOpenClFake, GpuAndCpuPlatforms) {
@@ -149,7 +158,7 @@ TEST_F(HwOpenClFake, GpuAndCpuPlatforms) {
   const OpenClDevice& gpu = info.devices[0];
   EXPECT_EQ(gpu.platform, "NVIDIA CUDA");
   EXPECT_EQ(gpu.name, "NVIDIA H200");
-  EXPECT_EQ(gpu.type, "gpu");   // GPU | DEFAULT is still a GPU
+  EXPECT_EQ(gpu.type, "gpu");  // GPU | DEFAULT is still a GPU
   EXPECT_EQ(gpu.version, "OpenCL 3.0 CUDA");
   EXPECT_EQ(gpu.driver_version, "580.95.05");
   EXPECT_EQ(gpu.compute_units, 132);
@@ -175,7 +184,7 @@ TEST_F(HwOpenClFake, AcceleratorAndOtherTypes) {
 }
 
 TEST_F(HwOpenClFake, NoIcdInstalled) {
-  state.platform_result = -1001;   // CL_PLATFORM_NOT_FOUND_KHR: the loader found no driver
+  state.platform_result = -1001;  // CL_PLATFORM_NOT_FOUND_KHR: the loader found no driver
   const OpenClInfo info = probe_opencl(loader);
   EXPECT_TRUE(info.loader_found);
   EXPECT_TRUE(info.devices.empty());
@@ -201,7 +210,8 @@ TEST_F(HwOpenClFake, LoaderAbsent) {
   FakeLoader none;
   const OpenClInfo info = probe_opencl(none);
   EXPECT_FALSE(info.loader_found);
-  EXPECT_EQ(info.error, "libOpenCL.so.1: cannot open shared object file: No such file or directory");
+  EXPECT_EQ(info.error,
+            "libOpenCL.so.1: cannot open shared object file: No such file or directory");
   EXPECT_TRUE(info.devices.empty());
 }
 

@@ -17,7 +17,8 @@ std::string stat(int u0, int i0, int u1, int i1) {
          "intr 12345 0 0\nctxt 999\n";
 }
 
-const char* kMeminfo = "MemTotal:       16384000 kB\nMemFree:         1000000 kB\nMemAvailable:    4096000 kB\n";
+const char* kMeminfo =
+    "MemTotal:       16384000 kB\nMemFree:         1000000 kB\nMemAvailable:    4096000 kB\n";
 
 TEST(HwTelemetry, UtilizationIsTheDeltaBetweenSamples) {
   testing::FakeRoot root;
@@ -39,8 +40,7 @@ TEST(HwTelemetry, UtilizationIsTheDeltaBetweenSamples) {
   EXPECT_EQ(s.cpu_util_pct, -1);
   // 100 ticks of iowait on cpu0 and nothing else: iowait counts as idle. The aggregate line's
   // total went backwards (a CPU went offline): unknown.
-  root.write("/proc/stat",
-             "cpu 175 0 0 925 100 0 0 0\ncpu0 175 0 0 925 100 0 0 0\n");
+  root.write("/proc/stat", "cpu 175 0 0 925 100 0 0 0\ncpu0 175 0 0 925 100 0 0 0\n");
   s = sampler.sample();
   ASSERT_EQ(s.core_util_pct.size(), 1u);
   EXPECT_DOUBLE_EQ(s.core_util_pct[0], 0.0);
@@ -50,7 +50,8 @@ TEST(HwTelemetry, UtilizationIsTheDeltaBetweenSamples) {
 TEST(HwTelemetry, FrequencyFromCpufreqElseCpuinfo) {
   testing::FakeRoot root;
   root.write("/proc/stat", stat(1, 1, 1, 1));
-  root.write("/proc/cpuinfo", "processor\t: 0\ncpu MHz\t\t: 2599.998\n\nprocessor\t: 1\ncpu MHz\t\t: 1800.2\n");
+  root.write("/proc/cpuinfo",
+             "processor\t: 0\ncpu MHz\t\t: 2599.998\n\nprocessor\t: 1\ncpu MHz\t\t: 1800.2\n");
   testing::FakeLoader libs;
   {
     Sampler sampler(root.fs(), libs);

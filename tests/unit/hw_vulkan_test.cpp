@@ -33,11 +33,11 @@ struct FakeDevice {
 
 // The fake loader's state; the fake functions are plain C-style functions, so they read it here.
 struct FakeVulkan {
-  uint32_t instance_version = 0;        // 0: the loader lacks vkEnumerateInstanceVersion (1.0)
+  uint32_t instance_version = 0;  // 0: the loader lacks vkEnumerateInstanceVersion (1.0)
   VkResult create_result = VK_SUCCESS;
   std::vector<const char*> instance_extensions;
   std::vector<FakeDevice> devices;
-  uint32_t reported_device_count = 0;   // what vkEnumeratePhysicalDevices claims; 0: devices.size()
+  uint32_t reported_device_count = 0;  // what vkEnumeratePhysicalDevices claims; 0: devices.size()
   // Recorded.
   uint32_t requested_api = 0;
   VkInstanceCreateFlags create_flags = 0;
@@ -45,7 +45,7 @@ struct FakeVulkan {
   int destroyed = 0;
 };
 FakeVulkan* g = nullptr;
-int instance_object;   // its address is the fake VkInstance
+int instance_object;  // its address is the fake VkInstance
 
 VkInstance fake_instance() { return reinterpret_cast<VkInstance>(&instance_object); }
 // Device i's handle is the address of its FakeDevice (a dispatchable handle is a pointer).
@@ -94,8 +94,8 @@ VKAPI_ATTR void VKAPI_CALL destroy_instance(VkInstance i, const VkAllocationCall
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL enumerate_devices(VkInstance, uint32_t* n, VkPhysicalDevice* out) {
-  const uint32_t total =
-      g->reported_device_count ? g->reported_device_count : static_cast<uint32_t>(g->devices.size());
+  const uint32_t total = g->reported_device_count ? g->reported_device_count
+                                                  : static_cast<uint32_t>(g->devices.size());
   if (!out) {
     *n = total;
     return VK_SUCCESS;
@@ -103,7 +103,8 @@ VKAPI_ATTR VkResult VKAPI_CALL enumerate_devices(VkInstance, uint32_t* n, VkPhys
   const uint32_t k = std::min(*n, total);
   // Beyond the described devices, the same last device is handed out again (the bound test).
   for (uint32_t i = 0; i < k; ++i)
-    out[i] = reinterpret_cast<VkPhysicalDevice>(&g->devices[std::min<size_t>(i, g->devices.size() - 1)]);
+    out[i] =
+        reinterpret_cast<VkPhysicalDevice>(&g->devices[std::min<size_t>(i, g->devices.size() - 1)]);
   *n = k;
   return k < total ? VK_INCOMPLETE : VK_SUCCESS;
 }
@@ -172,8 +173,8 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL get_instance_proc_addr(VkInstance i, co
   return nullptr;
 }
 
-FakeDevice make_device(const char* name, VkPhysicalDeviceType type, uint32_t api,
-                       uint32_t vendor, uint32_t device, uint32_t driver) {
+FakeDevice make_device(const char* name, VkPhysicalDeviceType type, uint32_t api, uint32_t vendor,
+                       uint32_t device, uint32_t driver) {
   FakeDevice d;
   std::strncpy(d.props.deviceName, name, VK_MAX_PHYSICAL_DEVICE_NAME_SIZE - 1);
   d.props.deviceType = type;
@@ -190,9 +191,9 @@ constexpr uint32_t nvidia_version(uint32_t a, uint32_t b, uint32_t c, uint32_t d
 }
 
 FakeDevice nvidia_gpu() {
-  FakeDevice d = make_device("NVIDIA GeForce RTX 4090", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU,
-                             VK_MAKE_API_VERSION(0, 1, 3, 277), 0x10DE, 0x2684,
-                             nvidia_version(580, 95, 5, 0));
+  FakeDevice d =
+      make_device("NVIDIA GeForce RTX 4090", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU,
+                  VK_MAKE_API_VERSION(0, 1, 3, 277), 0x10DE, 0x2684, nvidia_version(580, 95, 5, 0));
   d.heaps = {{24ull << 30, VK_MEMORY_HEAP_DEVICE_LOCAL_BIT}, {64ull << 30, 0}};
   d.subgroup_size = 32;
   d.driver_name = "NVIDIA";
@@ -202,11 +203,11 @@ FakeDevice nvidia_gpu() {
 
 // llvmpipe as an old Mesa reports it: a CPU device speaking Vulkan 1.0.
 FakeDevice llvmpipe_10() {
-  FakeDevice d = make_device("llvmpipe (LLVM 15.0.6, 256 bits)", VK_PHYSICAL_DEVICE_TYPE_CPU,
-                             VK_MAKE_API_VERSION(0, 1, 0, 2), 0x10005, 0,
-                             VK_MAKE_VERSION(22, 3, 6));
+  FakeDevice d =
+      make_device("llvmpipe (LLVM 15.0.6, 256 bits)", VK_PHYSICAL_DEVICE_TYPE_CPU,
+                  VK_MAKE_API_VERSION(0, 1, 0, 2), 0x10005, 0, VK_MAKE_VERSION(22, 3, 6));
   d.heaps = {{2ull << 30, VK_MEMORY_HEAP_DEVICE_LOCAL_BIT}};
-  d.subgroup_size = 8;      // would be reported if the probe (wrongly) asked
+  d.subgroup_size = 8;  // would be reported if the probe (wrongly) asked
   d.fp16 = d.int8 = true;
   return d;
 }
@@ -255,7 +256,7 @@ TEST_F(HwVulkanFake, DiscreteNvidiaAndCpuDevice) {
   EXPECT_EQ(cpu.name, "llvmpipe (LLVM 15.0.6, 256 bits)");
   EXPECT_EQ(cpu.type, "cpu");
   EXPECT_EQ(cpu.api_version, "1.0.2");
-  EXPECT_EQ(cpu.driver_version, "22.3.6");   // the standard packing, not NVIDIA's
+  EXPECT_EQ(cpu.driver_version, "22.3.6");  // the standard packing, not NVIDIA's
   ASSERT_EQ(cpu.heaps.size(), 1u);
   EXPECT_TRUE(cpu.heaps[0].device_local);
   // A 1.0 device: the *2 queries are not its to answer, so these stay unknown.
@@ -289,7 +290,7 @@ TEST_F(HwVulkanFake, IntelDriverVersionOnLinuxIsStandard) {
   EXPECT_EQ(info.devices[0].driver_version, std::to_string(VK_MAKE_VERSION(23, 2, 1) >> 14) + "." +
                                                 std::to_string(VK_MAKE_VERSION(23, 2, 1) & 0x3fff));
 #else
-  EXPECT_EQ(info.devices[0].driver_version, "23.2.1");   // Mesa's ANV packs it the standard way
+  EXPECT_EQ(info.devices[0].driver_version, "23.2.1");  // Mesa's ANV packs it the standard way
 #endif
 }
 
@@ -297,7 +298,8 @@ TEST_F(HwVulkanFake, LoaderAbsent) {
   FakeLoader none;
   const VulkanInfo info = probe_vulkan(none);
   EXPECT_FALSE(info.loader_found);
-  EXPECT_EQ(info.error, "libvulkan.so.1: cannot open shared object file: No such file or directory");
+  EXPECT_EQ(info.error,
+            "libvulkan.so.1: cannot open shared object file: No such file or directory");
   EXPECT_TRUE(info.devices.empty());
 }
 
@@ -375,11 +377,11 @@ TEST_F(HwVulkanFake, Vulkan11DeviceFp16Int8ThroughExtension) {
   const VulkanInfo info = probe_vulkan(loader);
   ASSERT_EQ(info.devices.size(), 2u);
   EXPECT_EQ(info.devices[0].subgroup_size, 64);
-  EXPECT_EQ(info.devices[0].driver_name, "");   // driver properties are 1.2
+  EXPECT_EQ(info.devices[0].driver_name, "");  // driver properties are 1.2
   EXPECT_TRUE(info.devices[0].fp16);
   EXPECT_FALSE(info.devices[0].int8);
   EXPECT_EQ(info.devices[1].subgroup_size, 64);
-  EXPECT_EQ(state.devices[1].features2_calls, 0);   // not offered: not asked
+  EXPECT_EQ(state.devices[1].features2_calls, 0);  // not offered: not asked
   EXPECT_FALSE(info.devices[1].fp16);
 }
 
@@ -404,13 +406,13 @@ TEST_F(HwVulkanFake, UnterminatedNameIsBounded) {
 // printed, so the test log shows the driver CI ran on (llvmpipe on the project's machines).
 TEST(HwVulkan, RealSystem) {
   const VulkanInfo info = probe_vulkan(system_loader());
-  std::cout << "[ vulkan  ] loader_found=" << info.loader_found << " instance="
-            << info.instance_version << " error='" << info.error << "' devices="
-            << info.devices.size() << "\n";
+  std::cout << "[ vulkan  ] loader_found=" << info.loader_found
+            << " instance=" << info.instance_version << " error='" << info.error
+            << "' devices=" << info.devices.size() << "\n";
   for (const auto& d : info.devices) {
     std::cout << "[ vulkan  ]   " << d.name << " type=" << d.type << " api=" << d.api_version
-              << " driver=" << d.driver_name << " " << d.driver_version << " subgroup="
-              << d.subgroup_size << " fp16=" << d.fp16 << " int8=" << d.int8
+              << " driver=" << d.driver_name << " " << d.driver_version
+              << " subgroup=" << d.subgroup_size << " fp16=" << d.fp16 << " int8=" << d.int8
               << " heaps=" << d.heaps.size() << "\n";
   }
   ::testing::Test::RecordProperty("vulkan_devices", static_cast<int>(info.devices.size()));

@@ -59,7 +59,10 @@ TEST(InlineFunctions, CallsBecomeTheirBodiesWithAttributesBound) {
   // b = Act(Act(x; slope 0.5); default slope): the second call leaves alpha to LeakyRelu's
   // default, 0.01.
   test::ModelBuilder b(13);
-  b.input("x", {1, 4}).output("y", {1, 4}).node("Act", {"x"}, {"a"}, "first").node("Act", {"a"}, {"y"}, "second");
+  b.input("x", {1, 4})
+      .output("y", {1, 4})
+      .node("Act", {"x"}, {"a"}, "first")
+      .node("Act", {"a"}, {"y"}, "second");
   auto& m = b.proto();
   add_local_opset(m);
   add_act(m);
@@ -68,8 +71,12 @@ TEST(InlineFunctions, CallsBecomeTheirBodiesWithAttributesBound) {
   set_slope(m.mutable_graph()->mutable_node(0), 0.5f);
 
   test::ModelBuilder plain(13);
-  plain.input("x", {1, 4}).output("y", {1, 4}).node("LeakyRelu", {"x"}, {"t1"}).node("Neg", {"t1"}, {"a"})
-      .node("LeakyRelu", {"a"}, {"t2"}).node("Neg", {"t2"}, {"y"});
+  plain.input("x", {1, 4})
+      .output("y", {1, 4})
+      .node("LeakyRelu", {"x"}, {"t1"})
+      .node("Neg", {"t1"}, {"a"})
+      .node("LeakyRelu", {"a"}, {"t2"})
+      .node("Neg", {"t2"}, {"y"});
   auto* alpha = plain.proto().mutable_graph()->mutable_node(0)->add_attribute();
   alpha->set_name("alpha");
   alpha->set_type(onnx::AttributeProto::FLOAT);

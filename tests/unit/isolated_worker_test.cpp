@@ -16,21 +16,15 @@ namespace {
 // 4: a reply larger than a socket buffer.
 std::string job(size_t i) {
   switch (i) {
-    case 1:
-      raise(SIGKILL);
-      break;
-    case 2:
-      _exit(3);
-    case 3:
-      sleep(30);
-      break;
+    case 1: raise(SIGKILL); break;
+    case 2: _exit(3);
+    case 3: sleep(30); break;
     case 4: {
       std::string big(3 << 20, 'x');
       big.back() = 'y';
       return big;
     }
-    default:
-      break;
+    default: break;
   }
   return std::to_string(getpid());
 }

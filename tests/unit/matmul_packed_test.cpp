@@ -21,8 +21,8 @@ using test::random_values;
 
 struct Case {
   const char* name;
-  Shape a, b;         // B is a constant initializer
-  bool fused, bias;   // FusedMatMul (with its activation) or MatMul
+  Shape a, b;        // B is a constant initializer
+  bool fused, bias;  // FusedMatMul (with its activation) or MatMul
   const char* activation;
   std::vector<float> params;
   // Gemm (FusedGemm when `fused`) instead of MatMul: B is [N, K] under trans_b; C has c_shape
@@ -132,11 +132,30 @@ INSTANTIATE_TEST_SUITE_P(
         // A classifier's last layer: one row, B as [N, K] (transposed while packing), 1000
         // columns = 62.5 16-wide panels (31.25 32-wide) taken 64 columns at a time (one_row),
         // alpha and beta folded in.
-        Case{"gemm_one_row_trans_b", {1, 300}, {1000, 300}, false, true, "", {}, true, true,
-             0.5f, 2.f},
+        Case{"gemm_one_row_trans_b",
+             {1, 300},
+             {1000, 300},
+             false,
+             true,
+             "",
+             {},
+             true,
+             true,
+             0.5f,
+             2.f},
         // Gemm with B as [K, N], C as [1, N], and a ReLU (FusedGemm).
-        Case{"fused_gemm_relu", {11, 70}, {70, 40}, true, true, "Relu", {}, true, false, 1.f,
-             1.f, {1, 40}},
+        Case{"fused_gemm_relu",
+             {11, 70},
+             {70, 40},
+             true,
+             true,
+             "Relu",
+             {},
+             true,
+             false,
+             1.f,
+             1.f,
+             {1, 40}},
         // One row, 56 columns (the last panel half full), no C.
         Case{"gemm_one_row_no_c", {1, 64}, {56, 64}, false, false, "", {}, true, true}),
     [](const auto& info) { return std::string(info.param.name); });
@@ -170,9 +189,8 @@ TEST(OnednnMatMulActivation, SiluAndSigmoidMatchTheReference) {
       const std::string impl =
           run_and_compare(Case{"onednn", {300, 50}, {50, 40}, true, true, act, {}}, threads, off);
       EXPECT_EQ(impl.rfind("onednn:", 0), 0u) << impl;
-      const char* pass = fast::activation_pass(std::string(act) == "Silu"
-                                                   ? ActKind::Silu
-                                                   : ActKind::Sigmoid);
+      const char* pass =
+          fast::activation_pass(std::string(act) == "Silu" ? ActKind::Silu : ActKind::Sigmoid);
       EXPECT_EQ(impl.find(" + fast:avx512-") != std::string::npos, pass != nullptr) << impl;
     }
 }
@@ -194,8 +212,7 @@ TEST(PackedMatMulOneRow, SumsInBlocksStayCloseToTheExactDot) {
     Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
     ASSERT_EQ(s.placement().nodes.at(0).impl, tile.impl("packed"));
     std::map<std::string, Value> feed;
-    feed["a"] =
-        Tensor::from_vector<float>({1, K}, std::vector<float>(static_cast<size_t>(K), 1.f));
+    feed["a"] = Tensor::from_vector<float>({1, K}, std::vector<float>(static_cast<size_t>(K), 1.f));
     const Tensor y = s.run(feed)[0].tensor();
     const double exact = static_cast<double>(K) * static_cast<double>(0.1f);
     for (int64_t j = 0; j < N; ++j)

@@ -75,8 +75,8 @@ class ModelBuilder {
     t->set_name(name);
     t->set_data_type(1);
     for (auto d : dims) t->add_dims(d);
-    t->set_raw_data(std::string(reinterpret_cast<const char*>(values.data()),
-                                values.size() * sizeof(float)));
+    t->set_raw_data(
+        std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
     return *this;
   }
   onnx::ModelProto& proto() { return model_; }
@@ -92,7 +92,8 @@ class ModelBuilder {
     for (auto d : shape) {
       auto* dim = sh->add_dim();
       if (d < 0) dim->set_dim_param("N");
-      else dim->set_dim_value(d);
+      else
+        dim->set_dim_value(d);
     }
   }
   onnx::ModelProto model_;

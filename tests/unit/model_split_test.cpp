@@ -29,17 +29,21 @@ void add_raw(onnx::ModelProto& m, const std::string& name, int elem_type, int64_
   t->set_data_type(elem_type);
   t->add_dims(count);
   std::string bytes(static_cast<size_t>(count) * element_size, '\0');
-  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 131 + name.size()) & 0xff);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<char>((i * 131 + name.size()) & 0xff);
   t->set_raw_data(bytes);
 }
 
 onnx::ModelProto weights_model() {
   test::ModelBuilder b;
-  b.input("x", {2048}).output("y", {2048}).node("Add", {"x", "big"}, {"s"}).node("Add", {"s", "small"}, {"y"});
-  add_raw(b.proto(), "big", 1, 2048, 4);          // 8 KiB float: moved out
-  add_raw(b.proto(), "small", 1, 16, 4);          // 64 bytes: stays
-  add_raw(b.proto(), "shape", 7, 1024, 8);        // 8 KiB int64: stays (shape inference reads it)
-  add_raw(b.proto(), "half", 10, 4096, 2);        // 8 KiB float16: moved out
+  b.input("x", {2048})
+      .output("y", {2048})
+      .node("Add", {"x", "big"}, {"s"})
+      .node("Add", {"s", "small"}, {"y"});
+  add_raw(b.proto(), "big", 1, 2048, 4);    // 8 KiB float: moved out
+  add_raw(b.proto(), "small", 1, 16, 4);    // 64 bytes: stays
+  add_raw(b.proto(), "shape", 7, 1024, 8);  // 8 KiB int64: stays (shape inference reads it)
+  add_raw(b.proto(), "half", 10, 4096, 2);  // 8 KiB float16: moved out
   return b.proto();
 }
 
@@ -51,8 +55,9 @@ void expect_same_as_protobuf(const std::string& bytes, const SplitModel& split) 
   ASSERT_EQ(split.raw_data.size(), static_cast<size_t>(got.graph().initializer_size()));
   for (size_t i = 0; i < split.raw_data.size(); ++i)
     if (split.raw_data[i].data())
-      got.mutable_graph()->mutable_initializer(static_cast<int>(i))->set_raw_data(
-          std::string(split.raw_data[i]));
+      got.mutable_graph()
+          ->mutable_initializer(static_cast<int>(i))
+          ->set_raw_data(std::string(split.raw_data[i]));
   EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(want, got));
 }
 
@@ -61,10 +66,10 @@ TEST(ModelSplit, MovesLargeNonIntegerRawDataOnly) {
   SplitModel split;
   ASSERT_TRUE(split_model(bytes.data(), bytes.size(), &split));
   ASSERT_EQ(split.raw_data.size(), 4u);
-  EXPECT_EQ(split.raw_data[0].size(), 8192u);  // big
+  EXPECT_EQ(split.raw_data[0].size(), 8192u);    // big
   EXPECT_EQ(split.raw_data[1].data(), nullptr);  // small
   EXPECT_EQ(split.raw_data[2].data(), nullptr);  // int64
-  EXPECT_EQ(split.raw_data[3].size(), 8192u);  // float16
+  EXPECT_EQ(split.raw_data[3].size(), 8192u);    // float16
   // The views point into the caller's bytes, not copies.
   EXPECT_GE(split.raw_data[0].data(), bytes.data());
   EXPECT_LE(split.raw_data[0].data() + split.raw_data[0].size(), bytes.data() + bytes.size());
@@ -134,7 +139,7 @@ TEST(ModelSplit, UnwalkableBytesAreLeftToProtobuf) {
   const std::string bytes = weights_model().SerializeAsString();
   SplitModel split;
   EXPECT_FALSE(split_model(bytes.data(), bytes.size() - 100, &split));  // truncated
-  const std::string group = std::string("\x0b", 1) + bytes;              // field 1, start group
+  const std::string group = std::string("\x0b", 1) + bytes;             // field 1, start group
   EXPECT_FALSE(split_model(group.data(), group.size(), &split));
   const std::string long_varint(12, '\xff');
   EXPECT_FALSE(split_model(long_varint.data(), long_varint.size(), &split));

@@ -110,8 +110,7 @@ void expect_error(const std::string& bytes, const std::vector<std::string>& part
   }
 }
 
-template <class T>
-void expect_round_trip(const Shape& shape, const std::vector<T>& values) {
+template <class T> void expect_round_trip(const Shape& shape, const std::vector<T>& values) {
   const Tensor t = Tensor::from_vector<T>(shape, values);
   const Tensor back = parse(to_npy_bytes(t));
   EXPECT_EQ(back.dtype(), t.dtype());
@@ -383,9 +382,9 @@ TEST(Npy, RejectsUnsupportedDtypesWithAFix) {
   expect_error(with("[('a', '<f4')]", 4), {"structured"});
   expect_error(with("'<x4'", 4), {"'<x4'"});
   expect_error(with("''", 4), {"empty dtype"});
-  expect_error(make_npy("{'descr': '<U0', 'fortran_order': False, 'shape': (1099511627776,), }",
-                        ""),
-               {"zero-width"});
+  expect_error(
+      make_npy("{'descr': '<U0', 'fortran_order': False, 'shape': (1099511627776,), }", ""),
+      {"zero-width"});
   // A code point that is not Unicode text in a <U array.
   expect_error(make_npy("{'descr': '<U1', 'fortran_order': False, 'shape': (1,), }",
                         std::string("\x00\xd8\x00\x00", 4)),

@@ -106,8 +106,8 @@ TEST(BlockedCopy, DeclinesBlockedSourcesAndMismatchedDescriptions) {
   const memory::dims d{16, 16, 3, 3};
   memory out(memory::desc(d, dt::f32, tag::OIhw16i16o), engine(), dst.data());
   EXPECT_FALSE(copy_into_blocked(src.data(), memory::desc(d, dt::f32, tag::OIhw16i16o), out));
-  EXPECT_FALSE(copy_into_blocked(src.data(), memory::desc({16, 16, 9, 1}, dt::f32, tag::oihw),
-                                 out));
+  EXPECT_FALSE(
+      copy_into_blocked(src.data(), memory::desc({16, 16, 9, 1}, dt::f32, tag::oihw), out));
   EXPECT_FALSE(copy_into_blocked(src.data(), memory::desc(d, dt::s32, tag::oihw), out));
   for (float v : dst) ASSERT_EQ(v, 2.f);
 }

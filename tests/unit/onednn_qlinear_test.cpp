@@ -11,8 +11,8 @@
 
 #include <cmath>
 
-#include "qlinear_models.h"
 #include "providers/cpu/onednn/onednn.h"
+#include "qlinear_models.h"
 
 namespace polyinfer {
 namespace {
@@ -113,7 +113,8 @@ TEST(OnednnQLinearConv, SaturationAdvisoryWithoutVnni) {
     const bool expect_note = wmax > 63 && !cpu::onednn::int8_products_exact();
     ASSERT_EQ(s.placement().notes.size(), expect_note ? 1u : 0u) << "weights to " << wmax;
     if (expect_note) {
-      EXPECT_EQ(s.placement().notes[0].rfind("1 node (QLinearConv 'qconv'): this CPU has no VNNI", 0), 0u)
+      EXPECT_EQ(
+          s.placement().notes[0].rfind("1 node (QLinearConv 'qconv'): this CPU has no VNNI", 0), 0u)
           << s.placement().notes[0];
     }
     if (wmax == 63) expect_close_to_reference(m, "x", x, false);

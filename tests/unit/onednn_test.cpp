@@ -103,8 +103,14 @@ INSTANTIATE_TEST_SUITE_P(
         ConvCase{"pointwise_stride2", {2, 16, 10, 7}, {24, 16, 1, 1}, {2, 2}, {}, {}, 1, ""},
         ConvCase{"pointwise_stride2_odd", {2, 16, 9, 7}, {24, 16, 1, 1}, {2, 2}, {}, {}, 1, ""},
         ConvCase{"pointwise_stride3x1", {1, 6, 10, 5}, {10, 3, 1, 1}, {3, 1}, {}, {}, 2, ""},
-        ConvCase{"pointwise_stride2_padded", {1, 8, 9, 9}, {12, 8, 1, 1}, {2, 2}, {1, 1, 1, 1},
-                 {}, 1, ""},
+        ConvCase{"pointwise_stride2_padded",
+                 {1, 8, 9, 9},
+                 {12, 8, 1, 1},
+                 {2, 2},
+                 {1, 1, 1, 1},
+                 {},
+                 1,
+                 ""},
         ConvCase{"conv1d_pointwise_stride2", {2, 6, 30}, {10, 6, 1}, {2}, {}, {}, 1, ""}),
     [](const auto& info) { return std::string(info.param.name); });
 
@@ -140,22 +146,54 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, OnednnConvTransposeTest,
     ::testing::Values(
         ConvTransposeCase{"k3", {1, 3, 5, 6}, {3, 4, 3, 3}, {}, {}, {}, {}, {}, 1, ""},
-        ConvTransposeCase{"stride2_pads", {2, 8, 7, 5}, {8, 5, 4, 4}, {2, 2}, {1, 1, 1, 1}, {}, {}, {}, 1, ""},
-        ConvTransposeCase{"asym_dilated", {1, 4, 6, 9}, {4, 3, 3, 2}, {3, 1}, {2, 0, 1, 1}, {2, 2}, {}, {}, 1, ""},
-        ConvTransposeCase{"output_padding", {1, 5, 7, 7}, {5, 6, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, {1, 1}, {}, 1, ""},
-        ConvTransposeCase{"output_shape_larger", {1, 3, 5, 6}, {3, 2, 3, 3}, {2, 2}, {}, {}, {}, {12, 14}, 1, ""},
-        ConvTransposeCase{"output_shape_smaller", {1, 3, 5, 6}, {3, 2, 3, 3}, {2, 2}, {}, {}, {}, {9, 10}, 1, ""},
-        ConvTransposeCase{"same_lower", {1, 3, 5, 6}, {3, 2, 3, 3}, {2, 2}, {}, {}, {}, {}, 1, "SAME_LOWER"},
-        ConvTransposeCase{"grouped", {2, 6, 5, 7}, {6, 2, 3, 3}, {2, 1}, {1, 1, 1, 1}, {}, {}, {}, 3, ""},
-        ConvTransposeCase{"depthwise", {1, 8, 6, 6}, {8, 1, 4, 4}, {2, 2}, {1, 1, 1, 1}, {}, {}, {}, 8, ""},
+        ConvTransposeCase{
+            "stride2_pads", {2, 8, 7, 5}, {8, 5, 4, 4}, {2, 2}, {1, 1, 1, 1}, {}, {}, {}, 1, ""},
+        ConvTransposeCase{"asym_dilated",
+                          {1, 4, 6, 9},
+                          {4, 3, 3, 2},
+                          {3, 1},
+                          {2, 0, 1, 1},
+                          {2, 2},
+                          {},
+                          {},
+                          1,
+                          ""},
+        ConvTransposeCase{"output_padding",
+                          {1, 5, 7, 7},
+                          {5, 6, 3, 3},
+                          {2, 2},
+                          {1, 1, 1, 1},
+                          {},
+                          {1, 1},
+                          {},
+                          1,
+                          ""},
+        ConvTransposeCase{
+            "output_shape_larger", {1, 3, 5, 6}, {3, 2, 3, 3}, {2, 2}, {}, {}, {}, {12, 14}, 1, ""},
+        ConvTransposeCase{
+            "output_shape_smaller", {1, 3, 5, 6}, {3, 2, 3, 3}, {2, 2}, {}, {}, {}, {9, 10}, 1, ""},
+        ConvTransposeCase{
+            "same_lower", {1, 3, 5, 6}, {3, 2, 3, 3}, {2, 2}, {}, {}, {}, {}, 1, "SAME_LOWER"},
+        ConvTransposeCase{
+            "grouped", {2, 6, 5, 7}, {6, 2, 3, 3}, {2, 1}, {1, 1, 1, 1}, {}, {}, {}, 3, ""},
+        ConvTransposeCase{
+            "depthwise", {1, 8, 6, 6}, {8, 1, 4, 4}, {2, 2}, {1, 1, 1, 1}, {}, {}, {}, 8, ""},
         ConvTransposeCase{"deconv1d", {2, 6, 11}, {6, 4, 5}, {3}, {1, 2}, {}, {2}, {}, 1, ""},
-        ConvTransposeCase{"deconv3d", {1, 3, 4, 5, 3}, {3, 2, 2, 3, 2}, {2, 1, 2}, {0, 1, 0, 1, 0, 1}, {}, {1, 0, 1}, {}, 1, ""}),
+        ConvTransposeCase{"deconv3d",
+                          {1, 3, 4, 5, 3},
+                          {3, 2, 2, 3, 2},
+                          {2, 1, 2},
+                          {0, 1, 0, 1, 0, 1},
+                          {},
+                          {1, 0, 1},
+                          {},
+                          1,
+                          ""}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(OnednnConvTranspose, DynamicBatchPlansPerShape) {
   ModelBuilder m(17);
-  m.input("x", {-1, 4, 6, 6}).output("y", {}).initializer("w", {4, 3, 3, 3},
-                                                            random_values(108, 3));
+  m.input("x", {-1, 4, 6, 6}).output("y", {}).initializer("w", {4, 3, 3, 3}, random_values(108, 3));
   m.node("ConvTranspose", {"x", "w"}, {"y"}, "deconv");
   attr_ints(m, "strides", {2, 2});
   expect_matches_reference(m, {{"x", {3, 4, 6, 6}}});
@@ -164,8 +202,7 @@ TEST(OnednnConvTranspose, DynamicBatchPlansPerShape) {
 TEST(OnednnConvTranspose, OutputPaddingWithADynamicShapeIsLeftToTheReference) {
   // A negative right padding could only be found refused at run time, too late to fall back.
   ModelBuilder m(17);
-  m.input("x", {-1, 2, 4, 4}).output("y", {}).initializer("w", {2, 2, 3, 3},
-                                                            random_values(36, 3));
+  m.input("x", {-1, 2, 4, 4}).output("y", {}).initializer("w", {2, 2, 3, 3}, random_values(36, 3));
   m.node("ConvTranspose", {"x", "w"}, {"y"}, "deconv");
   attr_ints(m, "strides", {2, 2});
   attr_ints(m, "output_padding", {1, 1});
@@ -174,8 +211,7 @@ TEST(OnednnConvTranspose, OutputPaddingWithADynamicShapeIsLeftToTheReference) {
 
 TEST(OnednnConv, DynamicBatchPlansPerShape) {
   ModelBuilder m(17);
-  m.input("x", {-1, 4, 9, 9}).output("y", {}).initializer("w", {6, 4, 3, 3},
-                                                            random_values(216, 3));
+  m.input("x", {-1, 4, 9, 9}).output("y", {}).initializer("w", {6, 4, 3, 3}, random_values(216, 3));
   m.node("Conv", {"x", "w"}, {"y"}, "conv");
   expect_matches_reference(m, {{"x", {3, 4, 9, 9}}});
 }
@@ -202,9 +238,9 @@ TEST(OnednnConv, ResidualInPlaceOnlyWhenNothingElseNeedsZ) {
   m.input("x", {1, 4, 6, 6}).output("y", {}).output("y2", {}).output("zout", {}).output("y4", {});
   m.initializer("w", {4, 4, 3, 3}, random_values(144, 3));
   m.initializer("w2", {4, 4, 1, 1}, random_values(16, 4));
-  m.node("Conv", {"x", "w2"}, {"z"}, "zconv");          // an intermediate read once more below
-  m.node("Conv", {"x", "w2"}, {"z2"}, "z2conv");        // an intermediate read here only
-  m.node("Conv", {"x", "w2"}, {"zout"}, "zoutconv");    // a graph output
+  m.node("Conv", {"x", "w2"}, {"z"}, "zconv");        // an intermediate read once more below
+  m.node("Conv", {"x", "w2"}, {"z2"}, "z2conv");      // an intermediate read here only
+  m.node("Conv", {"x", "w2"}, {"zout"}, "zoutconv");  // a graph output
   m.node("FusedConv", {"x", "w", "", "z2"}, {"a"}, "lends");  // z2 dies here: in place
   test::last_node(m)->set_domain("ai.polyinfer");
   attr_ints(m, "pads", {1, 1, 1, 1});
@@ -235,10 +271,12 @@ TEST(OnednnConv, ResidualInPlaceOnlyWhenNothingElseNeedsZ) {
     EXPECT_EQ(x.to_vector<float>(), xv);  // the caller's input is never written
     ASSERT_EQ(ya.size(), yb.size());
     for (size_t o = 0; o < ya.size(); ++o) {
-      const std::vector<float> pa = ya[o].tensor().to_vector<float>(), pb = yb[o].tensor().to_vector<float>();
+      const std::vector<float> pa = ya[o].tensor().to_vector<float>(),
+                               pb = yb[o].tensor().to_vector<float>();
       ASSERT_EQ(pa.size(), pb.size());
       for (size_t i = 0; i < pa.size(); ++i)
-        ASSERT_NEAR(pa[i], pb[i], 1e-4f * (1.f + std::fabs(pb[i]))) << "output " << o << " at " << i;
+        ASSERT_NEAR(pa[i], pb[i], 1e-4f * (1.f + std::fabs(pb[i])))
+            << "output " << o << " at " << i;
     }
   }
 }
@@ -258,7 +296,8 @@ TEST_P(OnednnMatMulTest, MatchesReference) {
   ModelBuilder m(17);
   m.input("a", c.a).output("y", {});
   if (c.b_constant) m.initializer("b", c.b, random_values(numel(c.b), 9));
-  else m.input("b", c.b);
+  else
+    m.input("b", c.b);
   m.node("MatMul", {"a", "b"}, {"y"}, "mm");
   std::vector<std::pair<std::string, Shape>> in{{"a", c.a}};
   if (!c.b_constant) in.push_back({"b", c.b});

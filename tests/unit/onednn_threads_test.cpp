@@ -73,8 +73,7 @@ TEST(OnednnThreads, ASessionCreatedOnAnotherThreadRunsCorrectly) {
       s.emplace(Session::load_bytes(bytes.data(), bytes.size(), o));
     }).join();  // the creating thread is gone before the first run
     bool onednn = false;
-    for (const auto& n : s->placement().nodes)
-      onednn = onednn || n.impl.rfind("onednn:", 0) == 0;
+    for (const auto& n : s->placement().nodes) onednn = onednn || n.impl.rfind("onednn:", 0) == 0;
     EXPECT_TRUE(onednn);
     for (int run = 0; run < 3; ++run) {
       const std::vector<Value> got = s->run(feed);

@@ -12,7 +12,7 @@ TEST(OptIdentity, RemovesIdentityAndInferenceDropoutKeepsOutputNames) {
   ModelBuilder b(13);
   b.input("x", {2, 3}).output("y", {2, 3}).output("z", {2, 3});
   b.node("Identity", {"x"}, {"a"}).node("Relu", {"a"}, {"r"}).node("Dropout", {"r"}, {"d"});
-  b.node("Identity", {"d"}, {"y"});            // a graph output: the Dropout... chain writes y
+  b.node("Identity", {"d"}, {"y"});  // a graph output: the Dropout... chain writes y
   b.node("Sigmoid", {"y"}, {"s"}).node("Identity", {"s"}, {"z"});
   auto pass = opt::make_identity_elimination();
   Model m = test::run_pass_and_compare(b.bytes(), *pass, 4, 0);
@@ -51,10 +51,10 @@ TEST(OptConstantFolding, FoldsConstantChainsButNotOutputsOrRandom) {
   ModelBuilder b(13);
   b.input("x", {2, 3}).output("y", {2, 3}).output("r", {2, 3});
   b.initializer("w", {3, 2}, {1, 2, 3, 4, 5, 6});
-  b.node("Transpose", {"w"}, {"wt"});           // [2, 3], foldable
-  b.node("Exp", {"wt"}, {"we"});                // foldable once wt is (same round: in order)
-  b.node("Add", {"x", "we"}, {"y"});            // reads x: stays
-  b.node("RandomUniformLike", {"wt"}, {"u"});   // random: stays
+  b.node("Transpose", {"w"}, {"wt"});          // [2, 3], foldable
+  b.node("Exp", {"wt"}, {"we"});               // foldable once wt is (same round: in order)
+  b.node("Add", {"x", "we"}, {"y"});           // reads x: stays
+  b.node("RandomUniformLike", {"wt"}, {"u"});  // random: stays
   b.node("Mul", {"u", "x"}, {"m"}).node("Mul", {"m", "m"}, {"r0"}).node("Sub", {"r0", "r0"}, {"r"});
   Model m = test::import_bytes(b.bytes());
   EXPECT_EQ(opt::make_constant_folding()->run(*m.graph), 2);
@@ -138,7 +138,8 @@ TEST(OptShapeFolding, StaticShapeChainBecomesAConstantReshapeTarget) {
   EXPECT_FALSE(r.polyinfer_only);
   const auto in = test::random_inputs(b.bytes());
   EXPECT_EQ(test::max_rel_diff(test::run_model(test::export_bytes(m), 0, in),
-                               test::run_model(b.bytes(), 0, in)), 0);
+                               test::run_model(b.bytes(), 0, in)),
+            0);
 }
 
 TEST(OptShapeFolding, SymbolicDimensionsAreLeft) {
@@ -173,8 +174,9 @@ ModelBuilder conv_bn_model(bool conv_bias, bool extra_reader) {
   test::random_initializer(b, "bias", {4}, 4);
   test::random_initializer(b, "mean", {4}, 5);
   test::random_initializer(b, "var", {4}, 6, 0.1f, 3.0f);
-  b.node("Conv", conv_bias ? std::vector<std::string>{"x", "w", "b"}
-                           : std::vector<std::string>{"x", "w"}, {"c"}, "conv");
+  b.node("Conv",
+         conv_bias ? std::vector<std::string>{"x", "w", "b"} : std::vector<std::string>{"x", "w"},
+         {"c"}, "conv");
   test::set_ints(test::last_node(b), "pads", {1, 1, 1, 1});
   b.node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"bn"});
   test::set_float(test::last_node(b), "epsilon", 1e-3f);
@@ -325,8 +327,8 @@ TEST(OptSubgraphs, OuterScopeReadsKeepTheirNames) {
   SessionOptions o;
   const std::string bytes = b.bytes();
   Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
-  const auto out = s.run({{"x", Tensor::from_vector<float>({2}, {-1, 2})},
-                          {"c", Tensor::scalar<bool>(false)}});
+  const auto out =
+      s.run({{"x", Tensor::from_vector<float>({2}, {-1, 2})}, {"c", Tensor::scalar<bool>(false)}});
   EXPECT_EQ(out[0].tensor().to_vector<float>(), (std::vector<float>{1, -2}));
 }
 

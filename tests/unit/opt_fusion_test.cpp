@@ -17,12 +17,18 @@ std::string attr_s(const ir::Node& n, const std::string& k) {
 }
 
 TEST(OptActivation, ConvGemmMatMulWithEachActivation) {
-  struct Case { const char* op; const char* act; std::vector<float> params; };
-  const std::vector<Case> cases = {
-      {"Relu", "Relu", {}},         {"LeakyRelu", "LeakyRelu", {0.01f}},
-      {"Sigmoid", "Sigmoid", {}},   {"Tanh", "Tanh", {}},
-      {"HardSigmoid", "HardSigmoid", {0.2f, 0.5f}}, {"HardSwish", "HardSwish", {}},
-      {"Clip", "Clip", {-0.5f, 0.75f}}};
+  struct Case {
+    const char* op;
+    const char* act;
+    std::vector<float> params;
+  };
+  const std::vector<Case> cases = {{"Relu", "Relu", {}},
+                                   {"LeakyRelu", "LeakyRelu", {0.01f}},
+                                   {"Sigmoid", "Sigmoid", {}},
+                                   {"Tanh", "Tanh", {}},
+                                   {"HardSigmoid", "HardSigmoid", {0.2f, 0.5f}},
+                                   {"HardSwish", "HardSwish", {}},
+                                   {"Clip", "Clip", {-0.5f, 0.75f}}};
   for (const auto& c : cases) {
     ModelBuilder b(14);
     b.input("x", {1, 2, 5, 5}).input("a", {3, 4}).input("a3", {2, 3, 4});
@@ -34,7 +40,8 @@ TEST(OptActivation, ConvGemmMatMulWithEachActivation) {
     b.initializer("lo", {}, {-0.5f}).initializer("hi", {}, {0.75f});
     auto act = [&](const std::string& in, const std::string& out) {
       if (std::string(c.op) == "Clip") b.node("Clip", {in, "lo", "hi"}, {out});
-      else b.node(c.op, {in}, {out});
+      else
+        b.node(c.op, {in}, {out});
     };
     b.node("Conv", {"x", "w", "wb"}, {"c"}, "conv");
     test::set_ints(test::last_node(b), "pads", {1, 1, 1, 1});
@@ -109,10 +116,12 @@ TEST(OptResidual, ConvAddReluBecomesOneFusedConv) {
   EXPECT_EQ(attr_s(m.graph->nodes[0], "activation"), "Relu");
   const auto in = test::random_inputs(b.bytes());
   EXPECT_LE(test::max_rel_diff(test::run_model(test::export_bytes(m), 0, in),
-                               test::run_model(b.bytes(), 0, in)), 1e-6);
+                               test::run_model(b.bytes(), 0, in)),
+            1e-6);
   // Through a Session at the default level, on the default provider.
   EXPECT_LE(test::max_rel_diff(test::run_model(b.bytes(), 3, in, "cpu"),
-                               test::run_model(b.bytes(), 0, in)), 1e-5);
+                               test::run_model(b.bytes(), 0, in)),
+            1e-5);
 }
 
 TEST(OptResidual, BroadcastingAddIsLeft) {
@@ -208,9 +217,11 @@ TEST(OptTransformer, WholeBlockFusesToFourNodes) {
     EXPECT_EQ(attr_s(m.graph->nodes[2], "activation"), "<none>");
     const auto in = test::random_inputs(bytes);
     EXPECT_LE(test::max_rel_diff(test::run_model(test::export_bytes(m), 0, in),
-                                 test::run_model(bytes, 0, in)), 1e-5);
-    EXPECT_LE(test::max_rel_diff(test::run_model(bytes, 3, in, "cpu"),
-                                 test::run_model(bytes, 0, in)), 1e-5);
+                                 test::run_model(bytes, 0, in)),
+              1e-5);
+    EXPECT_LE(
+        test::max_rel_diff(test::run_model(bytes, 3, in, "cpu"), test::run_model(bytes, 0, in)),
+        1e-5);
   }
 }
 
@@ -284,9 +295,10 @@ TEST(OptFusedKernels, OddConfigurationsMatchTheUnfusedGraph) {
   EXPECT_EQ(m.graph->nodes[2].op_type, "FusedMatMul");
   const auto in = test::random_inputs(bytes);
   EXPECT_LE(test::max_rel_diff(test::run_model(test::export_bytes(m), 0, in),
-                               test::run_model(bytes, 0, in)), 1e-6);
-  EXPECT_LE(test::max_rel_diff(test::run_model(bytes, 3, in, "cpu"),
-                               test::run_model(bytes, 0, in)), 1e-5);
+                               test::run_model(bytes, 0, in)),
+            1e-6);
+  EXPECT_LE(test::max_rel_diff(test::run_model(bytes, 3, in, "cpu"), test::run_model(bytes, 0, in)),
+            1e-5);
 }
 
 }  // namespace

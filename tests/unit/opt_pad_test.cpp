@@ -60,8 +60,9 @@ ModelBuilder pad_model(const PadCase& c) {
 }
 
 TEST(OptPad, ZeroPadFoldsIntoAveragePoolAndConv) {
-  for (const PadCase& c : {PadCase{}, PadCase{"Conv"}, PadCase{"Conv", {0, 0, 1, 0, 0, 0, 0, 2},
-                                                                0.f, "constant", {1, 1, 1, 1}}}) {
+  for (const PadCase& c :
+       {PadCase{}, PadCase{"Conv"},
+        PadCase{"Conv", {0, 0, 1, 0, 0, 0, 0, 2}, 0.f, "constant", {1, 1, 1, 1}}}) {
     SCOPED_TRACE(std::string(c.consumer) + (c.own_pads.empty() ? "" : " with its own pads"));
     auto pass = opt::make_pad_fusion();
     Model m = test::run_pass_and_compare(pad_model(c).bytes(), *pass, 1, 1e-6);
@@ -83,11 +84,11 @@ TEST(OptPad, OtherPadsStay) {
       {"non-zero value", PadCase{"AveragePool", {0, 0, 1, 1, 0, 0, 1, 1}, 1.f}},
       {"reflect", PadCase{"AveragePool", {0, 0, 1, 1, 0, 0, 1, 1}, 0.f, "reflect"}},
       {"channel pads", PadCase{"Conv", {0, 1, 1, 1, 0, 0, 1, 1}}},
-      {"pool with pads", PadCase{"AveragePool", {0, 0, 1, 1, 0, 0, 1, 1}, 0.f, "constant",
-                                 {1, 1, 1, 1}}},
+      {"pool with pads",
+       PadCase{"AveragePool", {0, 0, 1, 1, 0, 0, 1, 1}, 0.f, "constant", {1, 1, 1, 1}}},
       {"second reader", PadCase{"Conv", {0, 0, 1, 1, 0, 0, 1, 1}, 0.f, "constant", {}, true}},
-      {"ceil mode", PadCase{"AveragePool", {0, 0, 1, 1, 0, 0, 1, 1}, 0.f, "constant", {}, false,
-                            true}},
+      {"ceil mode",
+       PadCase{"AveragePool", {0, 0, 1, 1, 0, 0, 1, 1}, 0.f, "constant", {}, false, true}},
   };
   for (const auto& [why, c] : cases) {
     SCOPED_TRACE(why);

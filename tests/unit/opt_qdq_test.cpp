@@ -31,8 +31,8 @@ void quantized_input(ModelBuilder& b, const std::string& x, float scale, int zp,
 }
 
 // Per-channel int8 weights on `axis` with zero point 0, dequantized.
-void quantized_weights(ModelBuilder& b, const std::string& w, std::vector<int64_t> dims,
-                       int axis, uint32_t seed) {
+void quantized_weights(ModelBuilder& b, const std::string& w, std::vector<int64_t> dims, int axis,
+                       uint32_t seed) {
   const int64_t ch = dims[axis];
   std::vector<float> s(ch);
   for (int64_t i = 0; i < ch; ++i) s[i] = 0.004f + 0.001f * float(i % 3);
@@ -132,7 +132,8 @@ TEST(OptQdq, Relu6WithinTheQuantizedRangeIsDropped) {
     EXPECT_EQ(test::count_op(*m.graph, "Clip"), 1);
     // The data reaches both bounds, so the comparison saw the clamping.
     const auto y1 = test::run_model(b.bytes(), 0, test::random_inputs(b.bytes()))[0]
-                        .tensor().to_vector<float>();
+                        .tensor()
+                        .to_vector<float>();
     EXPECT_GT(std::count(y1.begin(), y1.end(), 0.f), 10);
     EXPECT_GT(std::count_if(y1.begin(), y1.end(), [](float v) { return v > 5.99f; }), 0);
   }
@@ -428,8 +429,8 @@ TEST(OptQdq, WholeOptimizerRunsTheIntegerKernels) {
   EXPECT_EQ(onednn, 1);
   bool nhwc_add = false;
   for (const auto& n : s.placement().nodes)
-    nhwc_add = nhwc_add ||
-               (n.op == "ai.polyinfer.NhwcQLinearConvAdd" && n.impl.rfind("onednn", 0) == 0);
+    nhwc_add =
+        nhwc_add || (n.op == "ai.polyinfer.NhwcQLinearConvAdd" && n.impl.rfind("onednn", 0) == 0);
   EXPECT_TRUE(nhwc_add);
   if (inexact_here(s)) return;
   const auto in = test::random_inputs(bytes);

@@ -79,8 +79,8 @@ TEST(OptimizeModel, ASessionKnowsTheShapesBehindTheSplitAtCreation) {
   SessionOptions o;
   Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
   const auto prof = s.profile();
-  const auto conv = std::find_if(prof.begin(), prof.end(),
-                                 [](const NodeProfile& p) { return p.node == "conv"; });
+  const auto conv =
+      std::find_if(prof.begin(), prof.end(), [](const NodeProfile& p) { return p.node == "conv"; });
   ASSERT_NE(conv, prof.end());
   EXPECT_DOUBLE_EQ(conv->flops, 2.0 * 2 * 3 * 4 * 4);
 

@@ -61,10 +61,10 @@ inline Tensor to_bf16(const Tensor& t) {
 }
 
 struct OracleResult {
-  std::string impl;       // the node's implementation on `cpu` ("reference" if none faster)
-  std::string provider;   // the provider that ran the node (the first of providers() that can)
-  double max_abs = 0;     // largest |fast - ref| over all float outputs
-  double max_rel = 0;     // largest |fast - ref| / |ref| where |ref| > 0
+  std::string impl;      // the node's implementation on `cpu` ("reference" if none faster)
+  std::string provider;  // the provider that ran the node (the first of providers() that can)
+  double max_abs = 0;    // largest |fast - ref| over all float outputs
+  double max_rel = 0;    // largest |fast - ref| / |ref| where |ref| > 0
 };
 
 class OracleOp {

@@ -91,7 +91,8 @@ std::string neg_abs_neg() {
       .bytes();
 }
 
-Session load(const std::string& bytes, std::vector<std::string> providers, bool allow_missing = false) {
+Session load(const std::string& bytes, std::vector<std::string> providers,
+             bool allow_missing = false) {
   SessionOptions o;
   o.providers = std::move(providers);
   o.allow_missing = allow_missing;
@@ -139,8 +140,7 @@ TEST(Placement, AllowTf32ReachesTheKernels) {
     ASSERT_EQ(s.placement().nodes.size(), 1u);
     EXPECT_EQ(s.placement().nodes[0].impl, tf32 ? "fake+tf32" : "fake");
     const auto y = s.run({{"x", Tensor::from_vector<float>({3}, {-2, 0, 5})}});
-    EXPECT_EQ(y[0].tensor().to(Device::cpu()).to_vector<float>(),
-              (std::vector<float>{-1, 0, 1}));
+    EXPECT_EQ(y[0].tensor().to(Device::cpu()).to_vector<float>(), (std::vector<float>{-1, 0, 1}));
   }
 }
 
@@ -154,7 +154,8 @@ TEST(Placement, DynamicShapesGetTheirFlopSharesFromTheFirstRun) {
                             .bytes();
   Session s = load(m, {"fake", "cpu"});
   EXPECT_EQ(s.placement().flops_basis, "");
-  EXPECT_NE(s.placement().summary().find("FLOP shares known after the first run"), std::string::npos);
+  EXPECT_NE(s.placement().summary().find("FLOP shares known after the first run"),
+            std::string::npos);
   s.run({{"x", Tensor::from_vector<float>({4}, {1, 2, 3, 4})}});
   EXPECT_EQ(s.placement().flops_basis, "first run");
   EXPECT_NEAR(s.placement().providers[0].flops_share, 2.0 / 3.0, 1e-9);

@@ -33,10 +33,26 @@ void expect_sourced(const Target& t, const std::string& what, const Figure& f) {
 
 TEST(PlanCatalog, BuiltinHasEveryRequiredTarget) {
   const auto& cat = builtin_catalog();
-  for (const char* id : {"h100-sxm", "h200-sxm", "a100-80gb-sxm", "l4", "rtx-4090", "rtx-3060-12gb",
-                         "jetson-orin-nano-8gb", "jetson-agx-orin-64gb", "mi300x", "rx-7900-xtx",
-                         "arc-a770-16gb", "meteor-lake-npu", "apple-m2", "apple-m3-max", "tpu-v4",
-                         "tpu-v5e", "rk3588", "snapdragon-8-gen-3", "raspberry-pi-5", "esp32-s3"}) {
+  for (const char* id : {"h100-sxm",
+                         "h200-sxm",
+                         "a100-80gb-sxm",
+                         "l4",
+                         "rtx-4090",
+                         "rtx-3060-12gb",
+                         "jetson-orin-nano-8gb",
+                         "jetson-agx-orin-64gb",
+                         "mi300x",
+                         "rx-7900-xtx",
+                         "arc-a770-16gb",
+                         "meteor-lake-npu",
+                         "apple-m2",
+                         "apple-m3-max",
+                         "tpu-v4",
+                         "tpu-v5e",
+                         "rk3588",
+                         "snapdragon-8-gen-3",
+                         "raspberry-pi-5",
+                         "esp32-s3"}) {
     EXPECT_NE(find_target(cat, id), nullptr) << id;
   }
   // Lookup ignores case and accepts the name.
@@ -83,7 +99,8 @@ TEST(PlanCatalog, SparseOnlyFiguresAreHalvedAndMarked) {
   EXPECT_TRUE(fp16.derived);
   EXPECT_DOUBLE_EQ(fp16.value, 121e12);
   EXPECT_NE(fp16.note.find("sparsity"), std::string::npos) << fp16.note;
-  EXPECT_TRUE(find_target(builtin_catalog(), "jetson-orin-nano-8gb")->peak.at(Precision::INT8).derived);
+  EXPECT_TRUE(
+      find_target(builtin_catalog(), "jetson-orin-nano-8gb")->peak.at(Precision::INT8).derived);
 }
 
 TEST(PlanCatalog, UnknownFiguresStayUnknown) {
@@ -96,7 +113,8 @@ TEST(PlanCatalog, UnknownFiguresStayUnknown) {
 TEST(PlanCatalog, ParsesAMinimalDocument) {
   auto cat = parse_catalog(R"({"targets": [{"id": "x", "name": "X", "kind": "cpu",
       "peak": {"int8": {"value": 4e12, "derived": true, "source": "s", "note": "8/2"}},
-      "memory": {"value": 1e9, "source": "m"}, "bandwidth": {"known": false}}]})", "t");
+      "memory": {"value": 1e9, "source": "m"}, "bandwidth": {"known": false}}]})",
+                           "t");
   ASSERT_EQ(cat.size(), 1u);
   EXPECT_DOUBLE_EQ(cat[0].peak.at(Precision::INT8).value, 4e12);
   EXPECT_TRUE(cat[0].memory.known);
@@ -108,22 +126,27 @@ TEST(PlanCatalog, ErrorsNameOriginEntryAndField) {
   std::string e = error_of(R"({"targets": [{"id": "x", "kind": "gpu"}]})");
   EXPECT_NE(e.find("test.json: target 'x': field 'name' is missing"), std::string::npos) << e;
 
-  e = error_of(R"({"targets": [{"id": "x", "name": "X", "kind": "gpu", "memory": {"value": "8GB", "source": "s"}}]})");
+  e = error_of(R"({"targets": [{"id": "x", "name": "X", "kind": "gpu", )"
+               R"("memory": {"value": "8GB", "source": "s"}}]})");
   EXPECT_NE(e.find("target 'x': field 'memory.value' must be a number"), std::string::npos) << e;
 
-  e = error_of(R"({"targets": [{"id": "x", "name": "X", "kind": "gpu", "peak": {"fp12": {"value": 1, "source": "s"}}}]})");
+  e = error_of(R"({"targets": [{"id": "x", "name": "X", "kind": "gpu", )"
+               R"("peak": {"fp12": {"value": 1, "source": "s"}}}]})");
   EXPECT_NE(e.find("field 'peak' has unknown precision 'fp12'"), std::string::npos) << e;
 
-  e = error_of(R"({"targets": [{"id": "x", "name": "X", "kind": "gpu", "power": {"value": 700}}]})");
+  e = error_of(
+      R"({"targets": [{"id": "x", "name": "X", "kind": "gpu", "power": {"value": 700}}]})");
   EXPECT_NE(e.find("field 'power' has a value but no \"source\""), std::string::npos) << e;
 
-  e = error_of(R"({"targets": [{"id": "x", "name": "X", "kind": "gpu", "peak": {"fp16": {"value": 1, "source": "s", "derived": true}}}]})");
+  e = error_of(R"({"targets": [{"id": "x", "name": "X", "kind": "gpu", )"
+               R"("peak": {"fp16": {"value": 1, "source": "s", "derived": true}}}]})");
   EXPECT_NE(e.find("field 'peak.fp16' is derived but has no \"note\""), std::string::npos) << e;
 
   e = error_of(R"({"targets": [{"id": 7}]})");
   EXPECT_NE(e.find("targets[0]: field 'id' must be a string"), std::string::npos) << e;
 
-  e = error_of(R"({"targets": [{"id": "x", "name": "X", "kind": "gpu", "bandwith": {"known": false}}]})");
+  e = error_of(
+      R"({"targets": [{"id": "x", "name": "X", "kind": "gpu", "bandwith": {"known": false}}]})");
   EXPECT_NE(e.find("field 'bandwith' is not a known field"), std::string::npos) << e;
 
   EXPECT_NE(error_of("{").find("test.json: not valid JSON"), std::string::npos);

@@ -2,10 +2,10 @@
 // roofline (plan/planner.h) and the import options plan relies on.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "model_builder.h"
 #include "onnx/import.h"
@@ -52,7 +52,8 @@ TEST(PlanCost, ConvCountsMacsAndItsBytes) {
   EXPECT_DOUBLE_EQ(c.weight_bytes, 108 * 4);
   EXPECT_DOUBLE_EQ(c.output_bytes, 4 * 64 * 4);
   // Priced at fp16 activations and int8 weights.
-  const NodeCost h = estimate_cost(node_named(g, "conv"), g, [](DType, bool w) { return w ? 1.0 : 2.0; });
+  const NodeCost h =
+      estimate_cost(node_named(g, "conv"), g, [](DType, bool w) { return w ? 1.0 : 2.0; });
   EXPECT_DOUBLE_EQ(h.bytes(), 3 * 64 * 2 + 108 * 1 + 4 * 64 * 2);
   EXPECT_DOUBLE_EQ(h.flops, c.flops);
 }
@@ -161,7 +162,7 @@ TEST(PlanRoofline, EachNodeTakesTheLongerOfComputeAndMemoryPlusItsOverhead) {
   EXPECT_DOUBLE_EQ(p.seconds, std::max(flops / 1e9, bytes / 1e8) + 1e-6);
   EXPECT_EQ(p.bound, "memory");  // 13.8 us of arithmetic, 22.2 us of bytes
   EXPECT_NEAR(p.intensity, flops / bytes, 1e-12);
-  EXPECT_DOUBLE_EQ(p.ridge, 10);   // 1 GFLOP/s over 100 MB/s
+  EXPECT_DOUBLE_EQ(p.ridge, 10);  // 1 GFLOP/s over 100 MB/s
   ASSERT_EQ(p.classes.size(), 1u);
   EXPECT_EQ(p.classes[0].cls, OpClass::Conv);
   EXPECT_TRUE(p.fits);

@@ -120,7 +120,8 @@ class PlanMeasureCache : public ::testing::Test {
   }
   void TearDown() override {
     if (had_) setenv("XDG_CACHE_HOME", saved_.c_str(), 1);
-    else unsetenv("XDG_CACHE_HOME");
+    else
+      unsetenv("XDG_CACHE_HOME");
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }

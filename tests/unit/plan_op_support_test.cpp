@@ -108,7 +108,8 @@ TEST(PlanOpSupport, RknnResizeModes) {
   auto r = check_graph(profile("rknn-toolkit2-2.3.2"), g);
   ASSERT_EQ(r.size(), 1u);
   EXPECT_TRUE(r[0].certain);
-  EXPECT_NE(r[0].reason.find("mode=cubic not in {nearest, linear}"), std::string::npos) << r[0].reason;
+  EXPECT_NE(r[0].reason.find("mode=cubic not in {nearest, linear}"), std::string::npos)
+      << r[0].reason;
   EXPECT_NE(r[0].reason.find("nearest2d/bilinear"), std::string::npos) << r[0].reason;
 
   g.nodes[0].attrs["mode"] = str_attr("linear");
@@ -231,16 +232,19 @@ TEST(PlanOpSupport, MalformedProfilesNameTheField) {
     }
     return std::string("no error");
   };
-  std::string base = R"({"profiles": [{"id": "p", "toolchain": "T", "version": "1", "source": "s", "ops": )";
+  std::string base =
+      R"({"profiles": [{"id": "p", "toolchain": "T", "version": "1", "source": "s", "ops": )";
   EXPECT_NE(err(base + R"({"TopK": {"constraints": [{"kind": "bigger"}]}}}]})")
-                .find("p.json: profile 'p': field 'ops.TopK.constraints[0].kind' has unknown kind 'bigger'"),
+                .find("p.json: profile 'p': field 'ops.TopK.constraints[0].kind' has unknown kind "
+                      "'bigger'"),
             std::string::npos);
   EXPECT_NE(err(base + R"({"TopK": {"constraints": [{"kind": "const_input_max", "index": 1}]}}}]})")
                 .find("needs \"index\" and \"max\""),
             std::string::npos);
   EXPECT_NE(err(base + R"({"TopK": 3}}]})").find("field 'ops.TopK' must be true, false"),
             std::string::npos);
-  EXPECT_NE(err(R"({"profiles": [{"id": "p", "ops": {}}]})").find("profile 'p': field 'toolchain' is missing"),
+  EXPECT_NE(err(R"({"profiles": [{"id": "p", "ops": {}}]})")
+                .find("profile 'p': field 'toolchain' is missing"),
             std::string::npos);
 }
 

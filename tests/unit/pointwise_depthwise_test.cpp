@@ -127,8 +127,7 @@ TEST_P(PointwiseDepthwiseKernel, FusedAndSplitMatchTheReference) {
                    tile->isa + " tile, threads " + std::to_string(threads));
       std::string ran;
       const Tensor got = run(bytes, {"cpu"}, threads, x, &ran, o);
-      if (!impl.empty())
-        EXPECT_EQ(ran, impl);
+      if (!impl.empty()) EXPECT_EQ(ran, impl);
       else
         EXPECT_NE(ran.find(" + "), std::string::npos) << ran;
       ASSERT_EQ(got.shape(), y_shape);
@@ -145,38 +144,119 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, PointwiseDepthwiseKernel,
     ::testing::Values(
         // MobileNetV2's form: ReLU6 on both, stride 1 and 2, pads 1.
-        Case{"relu6_stride1", {1, 20, 13, 16}, 48, 1, {1, 1, 1, 1}, true, true, "Clip", {0, 6},
-             "Clip", {0, 6}},
-        Case{"relu6_stride2", {1, 21, 17, 24}, 32, 2, {1, 1, 1, 1}, true, true, "Clip", {0, 6},
-             "Clip", {0, 6}},
+        Case{"relu6_stride1",
+             {1, 20, 13, 16},
+             48,
+             1,
+             {1, 1, 1, 1},
+             true,
+             true,
+             "Clip",
+             {0, 6},
+             "Clip",
+             {0, 6}},
+        Case{"relu6_stride2",
+             {1, 21, 17, 24},
+             32,
+             2,
+             {1, 1, 1, 1},
+             true,
+             true,
+             "Clip",
+             {0, 6},
+             "Clip",
+             {0, 6}},
         // 40 channels: two blocks of 16 and a half one; 12 input channels; two images.
-        Case{"tails_two_images", {2, 9, 11, 12}, 40, 1, {1, 1, 1, 1}, true, false, "Relu", {},
-             "", {}},
+        Case{"tails_two_images",
+             {2, 9, 11, 12},
+             40,
+             1,
+             {1, 1, 1, 1},
+             true,
+             false,
+             "Relu",
+             {},
+             "",
+             {}},
         // No padding, asymmetric padding, a stride that skips the last column.
         Case{"no_pad", {1, 8, 9, 8}, 16, 1, {0, 0, 0, 0}, false, true, "", {}, "Relu", {}},
-        Case{"asym_pads", {1, 10, 12, 8}, 24, 2, {2, 0, 1, 2}, true, true, "LeakyRelu", {0.1f},
-             "LeakyRelu", {0.2f}},
+        Case{"asym_pads",
+             {1, 10, 12, 8},
+             24,
+             2,
+             {2, 0, 1, 2},
+             true,
+             true,
+             "LeakyRelu",
+             {0.1f},
+             "LeakyRelu",
+             {0.2f}},
         // Few output rows: the threads split the channel blocks instead of the rows.
-        Case{"few_rows_many_channels", {1, 4, 30, 16}, 96, 1, {1, 1, 1, 1}, true, true, "Clip",
-             {0, 6}, "Clip", {-1, 1}},
+        Case{"few_rows_many_channels",
+             {1, 4, 30, 16},
+             96,
+             1,
+             {1, 1, 1, 1},
+             true,
+             true,
+             "Clip",
+             {0, 6},
+             "Clip",
+             {-1, 1}},
         // The same with passes: each thread's channel range is part of an output row.
-        Case{"few_rows_sigmoid_silu", {1, 4, 30, 16}, 96, 1, {1, 1, 1, 1}, true, true,
-             "Sigmoid", {}, "Silu", {}},
+        Case{"few_rows_sigmoid_silu",
+             {1, 4, 30, 16},
+             96,
+             1,
+             {1, 1, 1, 1},
+             true,
+             true,
+             "Sigmoid",
+             {},
+             "Silu",
+             {}},
         // GELU after both convolutions (the pointwise one in the GEMM tile, the depthwise one in
         // its row loop).
         Case{"gelu", {1, 8, 9, 64}, 32, 1, {1, 1, 1, 1}, true, true, "Gelu", {}, "Gelu", {}},
         // EfficientNet's SiLU, MobileNetV3's hard activations, a plain sigmoid (with the
         // activation pass where the CPU has it: the padded borders of the expanded rows must
         // stay zero, not Sigmoid(0)).
-        Case{"silu_both", {1, 12, 11, 16}, 40, 2, {1, 1, 1, 1}, true, true, "Silu", {}, "Silu",
+        Case{"silu_both", {1, 12, 11, 16}, 40, 2, {1, 1, 1, 1}, true, true, "Silu", {}, "Silu", {}},
+        Case{"silu_hardswish",
+             {1, 8, 9, 16},
+             32,
+             2,
+             {1, 1, 1, 1},
+             true,
+             true,
+             "Silu",
+             {},
+             "HardSwish",
              {}},
-        Case{"silu_hardswish", {1, 8, 9, 16}, 32, 2, {1, 1, 1, 1}, true, true, "Silu", {},
-             "HardSwish", {}},
-        Case{"sigmoid_hardsigmoid", {1, 7, 6, 8}, 16, 1, {1, 1, 1, 1}, true, false, "Sigmoid", {},
-             "HardSigmoid", {0.2f, 0.5f}},
+        Case{"sigmoid_hardsigmoid",
+             {1, 7, 6, 8},
+             16,
+             1,
+             {1, 1, 1, 1},
+             true,
+             false,
+             "Sigmoid",
+             {},
+             "HardSigmoid",
+             {0.2f, 0.5f}},
         // Stride 3: the fused kernel declines (its depthwise loop knows strides 1 and 2).
-        Case{"stride3_runs_split", {1, 13, 14, 8}, 16, 3, {1, 1, 1, 1}, true, true, "Relu", {},
-             "Relu", {}, false}),
+        Case{"stride3_runs_split",
+             {1, 13, 14, 8},
+             16,
+             3,
+             {1, 1, 1, 1},
+             true,
+             true,
+             "Relu",
+             {},
+             "Relu",
+             {},
+             false}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // An inverted-residual block as a plain ONNX model: 1x1 → ReLU6 → 3x3 depthwise → ReLU6 → 1x1,
@@ -211,7 +291,10 @@ std::string block_model(int64_t hw, int64_t stride) {
 // The fusion at level 3: taken where the expanded tensor is large (64x64x64 floats: 1 MB),
 // left alone where it is small; results unchanged either way.
 TEST(PointwiseDepthwiseFusion, FusesLargeBlocksAndKeepsResults) {
-  struct Want { int64_t hw, stride; bool fused; };
+  struct Want {
+    int64_t hw, stride;
+    bool fused;
+  };
   for (const Want w : {Want{64, 1, true}, Want{65, 2, true}, Want{16, 1, false}}) {
     SCOPED_TRACE("image " + std::to_string(w.hw) + ", stride " + std::to_string(w.stride));
     const std::string bytes = block_model(w.hw, w.stride);

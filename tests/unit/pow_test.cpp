@@ -15,8 +15,8 @@ namespace polyinfer {
 namespace {
 
 // ONNX TensorProto element types.
-constexpr int kFloat = 1, kUint8 = 2, kInt8 = 3, kInt16 = 5, kInt32 = 6, kInt64 = 7,
-              kFloat16 = 10, kDouble = 11, kUint64 = 13, kBfloat16 = 16;
+constexpr int kFloat = 1, kUint8 = 2, kInt8 = 3, kInt16 = 5, kInt32 = 6, kInt64 = 7, kFloat16 = 10,
+              kDouble = 11, kUint64 = 13, kBfloat16 = 16;
 
 template <class T, class E>
 std::vector<double> run_pow(int base_elem, int exp_elem, const std::vector<T>& base,
@@ -29,9 +29,9 @@ std::vector<double> run_pow(int base_elem, int exp_elem, const std::vector<T>& b
   SessionOptions opts;
   opts.providers = {"cpu-ref"};
   Session s = Session::load_bytes(bytes.data(), bytes.size(), opts);
-  const Tensor y = s.run({{"x", Tensor::from_vector<T>({n}, base)},
-                          {"e", Tensor::from_vector<E>({n}, exp)}})[0]
-                       .tensor();
+  const Tensor y =
+      s.run({{"x", Tensor::from_vector<T>({n}, base)}, {"e", Tensor::from_vector<E>({n}, exp)}})[0]
+          .tensor();
   std::vector<double> out;
   for (const T& v : y.to_vector<T>()) out.push_back(static_cast<double>(static_cast<float>(v)));
   return out;

@@ -26,7 +26,8 @@ Session small_model(bool profile, int64_t batch) {
 }
 
 std::map<std::string, Value> feeds(int64_t batch) {
-  return {{"x", Value(Tensor::from_vector<float>({batch, 3}, std::vector<float>(batch * 3, 1.0f)))}};
+  return {
+      {"x", Value(Tensor::from_vector<float>({batch, 3}, std::vector<float>(batch * 3, 1.0f)))}};
 }
 
 TEST(Profile, EveryNodeAppearsWithItsPlacementAndCallsFollowTheRuns) {

@@ -87,14 +87,46 @@ inline std::vector<QConvCase> qconv_cases() {
   return {
       {"pointwise_u8", {1, 17, 9, 7}, {33, 17, 1, 1}, {}, {}, 1, false, false, true, true},
       // oneDNN: a stride-1 convolution of every second pixel (onednn::ConvDims::src_strides).
-      {"pointwise_stride2_s8", {2, 16, 10, 7}, {24, 16, 1, 1}, {2, 2}, {}, 1, true, false, true,
+      {"pointwise_stride2_s8",
+       {2, 16, 10, 7},
+       {24, 16, 1, 1},
+       {2, 2},
+       {},
+       1,
+       true,
+       false,
+       true,
        true},
       {"k3pad1_s8", {2, 8, 13, 11}, {16, 8, 3, 3}, {}, {1, 1, 1, 1}, 1, true, true, true, true},
-      {"stride2_pad3_u8s8", {1, 3, 23, 23}, {8, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, 1, false, true,
-       true, false},
-      {"asym_pads_per_tensor", {1, 5, 10, 9}, {7, 5, 3, 2}, {1, 2}, {0, 1, 2, 0}, 1, true, false,
-       false, true},
-      {"depthwise", {1, 12, 15, 15}, {12, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, 12, true, true, true,
+      {"stride2_pad3_u8s8",
+       {1, 3, 23, 23},
+       {8, 3, 7, 7},
+       {2, 2},
+       {3, 3, 3, 3},
+       1,
+       false,
+       true,
+       true,
+       false},
+      {"asym_pads_per_tensor",
+       {1, 5, 10, 9},
+       {7, 5, 3, 2},
+       {1, 2},
+       {0, 1, 2, 0},
+       1,
+       true,
+       false,
+       false,
+       true},
+      {"depthwise",
+       {1, 12, 15, 15},
+       {12, 1, 3, 3},
+       {2, 2},
+       {1, 1, 1, 1},
+       12,
+       true,
+       true,
+       true,
        true},
       {"grouped", {1, 12, 8, 8}, {9, 4, 3, 3}, {}, {1, 1, 1, 1}, 3, false, false, true, true},
       {"conv1d", {2, 6, 31}, {10, 6, 5}, {2}, {2, 2}, 1, true, true, true, true},
@@ -150,8 +182,8 @@ inline ModelBuilder qconv_add_model(bool s8, bool computed_z, int wmax) {
   m.int_initializer("b", {12}, kInt32, random_ints(12, -2000, 2000, 6));
   if (computed_z) m.node("Max", {"z", "z"}, {"z_max"}, "zmax");
   m.node("QLinearConvAdd",
-         {"x", "sx", "zx", "w", "sw", "zw", "sc", "zc", "b", computed_z ? "z_max" : "z", "sz",
-          "zz", "sy", "zy"},
+         {"x", "sx", "zx", "w", "sw", "zw", "sc", "zc", "b", computed_z ? "z_max" : "z", "sz", "zz",
+          "sy", "zy"},
          {"y"}, "qconvadd");
   m.proto().mutable_graph()->mutable_node(computed_z ? 1 : 0)->set_domain("ai.polyinfer");
   return m;
@@ -199,7 +231,8 @@ inline ModelBuilder qgemm_model(bool s8, bool float_y, int wmax) {
   ModelBuilder m(13);
   m.input("a", {M, K}, t);
   if (float_y) m.output("y", {});
-  else m.output("y", {}, t);
+  else
+    m.output("y", {}, t);
   polyinfer_domain(m);
   std::vector<float> sb(N);
   for (int64_t i = 0; i < N; ++i) sb[i] = 0.002f * float(1 + i % 3);
@@ -214,8 +247,7 @@ inline ModelBuilder qgemm_model(bool s8, bool float_y, int wmax) {
   } else {
     m.initializer("sy", {}, {sa * 0.004f * std::sqrt(float(K)) * 74 * 74 / 40});
     m.int_initializer("zy", {}, t, {s8 ? -7 : 128});
-    m.node("QLinearGemm", {"a", "sa", "za", "b", "sb", "zb", "sy", "zy", "bias"}, {"y"},
-           "qgemm");
+    m.node("QLinearGemm", {"a", "sa", "za", "b", "sb", "zb", "sy", "zy", "bias"}, {"y"}, "qgemm");
   }
   m.proto().mutable_graph()->mutable_node(0)->set_domain("ai.polyinfer");
   return m;

@@ -128,8 +128,10 @@ test::ModelBuilder conv_chain() {
   std::vector<float> w1(2 * 1 * 3 * 3), w2(2 * 2 * 1 * 1);
   for (size_t i = 0; i < w1.size(); ++i) w1[i] = 0.1f * float(i % 7) - 0.3f;
   for (size_t i = 0; i < w2.size(); ++i) w2[i] = 0.25f * float(i) - 0.4f;
-  b.input("x", {1, 1, 5, 5}).output("y", {1, 2, 3, 3})
-      .initializer("w1", {2, 1, 3, 3}, w1).initializer("b1", {2}, {0.5f, -0.25f})
+  b.input("x", {1, 1, 5, 5})
+      .output("y", {1, 2, 3, 3})
+      .initializer("w1", {2, 1, 3, 3}, w1)
+      .initializer("b1", {2}, {0.5f, -0.25f})
       .initializer("w2", {2, 2, 1, 1}, w2)
       .node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1")
       .node("Relu", {"c1"}, {"r1"}, "relu1")
@@ -153,7 +155,9 @@ TEST(Qdq, PlanQuantizesInputsAndFusableOutputs) {
 
 TEST(Qdq, OldOpsetsAreRefusedWithTheFix) {
   test::ModelBuilder b(9);
-  b.input("x", {1, 2}).output("y", {1, 2}).initializer("w", {2, 2}, {1, 2, 3, 4})
+  b.input("x", {1, 2})
+      .output("y", {1, 2})
+      .initializer("w", {2, 2}, {1, 2, 3, 4})
       .node("MatMul", {"x", "w"}, {"y"});
   Model m = import(b);
   try {
@@ -169,9 +173,12 @@ TEST(Qdq, OldOpsetsAreRefusedWithTheFix) {
 TEST(Qdq, RewriteMatchesNaiveInt8Arithmetic) {
   test::ModelBuilder b(13);
   const std::vector<float> w = {0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 0.1f};  // [K=2, N=3]
-  b.input("x", {1, 2}).output("y", {1, 3}).initializer("w", {2, 3}, w)
+  b.input("x", {1, 2})
+      .output("y", {1, 3})
+      .initializer("w", {2, 3}, w)
       .initializer("bias", {3}, {0.3f, -0.2f, 1.0f})
-      .node("Gemm", {"x", "w", "bias"}, {"g"}, "gemm").node("Relu", {"g"}, {"r"})
+      .node("Gemm", {"x", "w", "bias"}, {"g"}, "gemm")
+      .node("Relu", {"g"}, {"r"})
       .node("Neg", {"r"}, {"y"});
   Model m = import(b);
   quant::QdqOptions o;
@@ -225,8 +232,11 @@ TEST(Qdq, RewriteMatchesNaiveInt8Arithmetic) {
 TEST(Qdq, ReducedRangeWeightsUseSevenBits) {
   test::ModelBuilder b(13);
   const std::vector<float> w = {0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 0.1f};  // [K=2, N=3]
-  b.input("x", {1, 2}).output("y", {1, 3}).initializer("w", {2, 3}, w)
-      .node("Gemm", {"x", "w"}, {"g"}, "gemm").node("Neg", {"g"}, {"y"});
+  b.input("x", {1, 2})
+      .output("y", {1, 3})
+      .initializer("w", {2, 3}, w)
+      .node("Gemm", {"x", "w"}, {"g"}, "gemm")
+      .node("Neg", {"g"}, {"y"});
   Model m = import(b);
   quant::QdqOptions o;
   o.per_channel = true;
@@ -259,8 +269,10 @@ TEST(Qdq, ReducedRangeWeightsUseSevenBits) {
 
 TEST(Qdq, BiasThatWouldOverflowStaysFloat) {
   test::ModelBuilder b(13);
-  b.input("x", {1, 1, 3, 3}).output("y", {1, 1, 3, 3})
-      .initializer("w", {1, 1, 1, 1}, {1e-3f}).initializer("b", {1}, {1e9f})
+  b.input("x", {1, 1, 3, 3})
+      .output("y", {1, 1, 3, 3})
+      .initializer("w", {1, 1, 1, 1}, {1e-3f})
+      .initializer("b", {1}, {1e9f})
       .node("Conv", {"x", "w", "b"}, {"y"}, "conv");
   Model m = import(b);
   const auto plan = quant::plan_qdq(*m.graph, {});
@@ -282,8 +294,11 @@ namespace {
 TEST(QuantDynamic, GemmMatchesNaiveRuntimeQuantization) {
   test::ModelBuilder b(13);
   const std::vector<float> w = {0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 0.1f};  // transB: [N=3, K=2]
-  b.input("x", {2, 2}).output("y", {2, 3}).initializer("w", {3, 2}, w)
-      .initializer("bias", {3}, {0.3f, -0.2f, 1.0f}).node("Gemm", {"x", "w", "bias"}, {"y"}, "gemm");
+  b.input("x", {2, 2})
+      .output("y", {2, 3})
+      .initializer("w", {3, 2}, w)
+      .initializer("bias", {3}, {0.3f, -0.2f, 1.0f})
+      .node("Gemm", {"x", "w", "bias"}, {"y"}, "gemm");
   auto* attr = b.proto().mutable_graph()->mutable_node(0)->add_attribute();
   attr->set_name("transB");
   attr->set_type(onnx::AttributeProto::INT);
@@ -301,13 +316,16 @@ TEST(QuantDynamic, GemmMatchesNaiveRuntimeQuantization) {
   std::vector<float> expect(6);
   for (int r = 0; r < 2; ++r)
     for (int n = 0; n < 3; ++n) {
-      const double sw = std::max(std::fabs(w[size_t(2 * n)]), std::fabs(w[size_t(2 * n + 1)])) / 127.0;
+      const double sw =
+          std::max(std::fabs(w[size_t(2 * n)]), std::fabs(w[size_t(2 * n + 1)])) / 127.0;
       double acc = 0;
       for (int k = 0; k < 2; ++k) {
         const double xq = std::clamp(std::nearbyint(x[size_t(2 * r + k)] / sx) + zx, 0.0, 255.0);
         acc += (xq - zx) * std::nearbyint(w[size_t(2 * n + k)] / sw);
       }
-      expect[size_t(3 * r + n)] = float(acc * float(float(sx) * float(sw))) + (n == 0 ? 0.3f : n == 1 ? -0.2f : 1.0f);
+      expect[size_t(3 * r + n)] = float(acc * float(float(sx) * float(sw))) + (n == 0   ? 0.3f
+                                                                               : n == 1 ? -0.2f
+                                                                                        : 1.0f);
     }
   const std::string bytes = export_onnx_bytes(m);
   Session s = Session::load_bytes(bytes.data(), bytes.size());
@@ -321,10 +339,14 @@ TEST(QuantFp16, SensitiveOpsStayFloat32) {
   test::ModelBuilder b(13);
   std::vector<float> w(2 * 1 * 3 * 3);
   for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * float(i % 5) - 0.2f;
-  b.input("x", {1, 1, 4, 4}).output("y", {1, 8})
-      .initializer("w", {2, 1, 3, 3}, w).initializer("shape", {2}, {})
-      .node("Conv", {"x", "w"}, {"c"}, "conv").node("Relu", {"c"}, {"r"}, "relu")
-      .node("Flatten", {"r"}, {"f"}, "flatten").node("Softmax", {"f"}, {"y"}, "softmax");
+  b.input("x", {1, 1, 4, 4})
+      .output("y", {1, 8})
+      .initializer("w", {2, 1, 3, 3}, w)
+      .initializer("shape", {2}, {})
+      .node("Conv", {"x", "w"}, {"c"}, "conv")
+      .node("Relu", {"c"}, {"r"}, "relu")
+      .node("Flatten", {"r"}, {"f"}, "flatten")
+      .node("Softmax", {"f"}, {"y"}, "softmax");
   b.proto().mutable_graph()->mutable_initializer()->RemoveLast();  // "shape" unused
   Model m = import(b);
   Model ref = import(b);
@@ -369,12 +391,16 @@ float from_bits(uint32_t u) {
 // ties, negative, subnormal, float16's overflow range, rounding up to inf), the Casts at the
 // borders go to bfloat16 and back, and every 16-bit value is typed bfloat16.
 TEST(QuantFp16, Bf16InitializersRoundToNearestEven) {
-  std::vector<float> w = {
-      from_bits(0x3f808000u),  // tie, even upper half: stays
-      from_bits(0x3f818000u),  // tie, odd upper half: up
-      from_bits(0x3f808001u), from_bits(0x3f807fffu), from_bits(0xbf818000u),
-      from_bits(0x00018000u),  // float32 subnormal, tie
-      1e5f, -3e38f, 1e-30f, from_bits(0x7f7fffffu)};  // 1e5 overflows float16, not bfloat16
+  std::vector<float> w = {from_bits(0x3f808000u),  // tie, even upper half: stays
+                          from_bits(0x3f818000u),  // tie, odd upper half: up
+                          from_bits(0x3f808001u),
+                          from_bits(0x3f807fffu),
+                          from_bits(0xbf818000u),
+                          from_bits(0x00018000u),  // float32 subnormal, tie
+                          1e5f,
+                          -3e38f,
+                          1e-30f,
+                          from_bits(0x7f7fffffu)};  // 1e5 overflows float16, not bfloat16
   std::mt19937 gen(7);
   while (w.size() < 4 * 16) {
     // Random sign and mantissa, exponents across float16's range and beyond.
@@ -382,7 +408,9 @@ TEST(QuantFp16, Bf16InitializersRoundToNearestEven) {
     w.push_back(from_bits((gen() & 0x807fffffu) | (exp << 23)));
   }
   test::ModelBuilder b(13);
-  b.input("x", {1, 4}).output("y", {1, 16}).initializer("w", {4, 16}, w)
+  b.input("x", {1, 4})
+      .output("y", {1, 16})
+      .initializer("w", {4, 16}, w)
       .node("MatMul", {"x", "w"}, {"y"}, "mm");
   Model m = import(b);
   quant::Fp16Options o;
@@ -420,9 +448,13 @@ TEST(QuantFp16, Bf16SensitiveOpsStayFloat32) {
   test::ModelBuilder b(13);
   std::vector<float> w(2 * 1 * 3 * 3);
   for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * float(i % 5) - 0.2f;
-  b.input("x", {1, 1, 4, 4}).output("y", {1, 8}).initializer("w", {2, 1, 3, 3}, w)
-      .node("Conv", {"x", "w"}, {"c"}, "conv").node("Relu", {"c"}, {"r"}, "relu")
-      .node("Flatten", {"r"}, {"f"}, "flatten").node("Softmax", {"f"}, {"y"}, "softmax");
+  b.input("x", {1, 1, 4, 4})
+      .output("y", {1, 8})
+      .initializer("w", {2, 1, 3, 3}, w)
+      .node("Conv", {"x", "w"}, {"c"}, "conv")
+      .node("Relu", {"c"}, {"r"}, "relu")
+      .node("Flatten", {"r"}, {"f"}, "flatten")
+      .node("Softmax", {"f"}, {"y"}, "softmax");
   Model m = import(b);
   Model ref = import(b);
   quant::Fp16Options o;

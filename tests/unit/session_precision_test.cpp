@@ -38,10 +38,15 @@ test::ModelBuilder mlp(const std::string& act = "Relu") {
   for (size_t i = 0; i < w1.size(); ++i) w1[i] = 0.25f * std::sin(float(i));
   for (size_t i = 0; i < b1.size(); ++i) b1[i] = 0.05f * float(i % 3);
   for (size_t i = 0; i < w2.size(); ++i) w2[i] = 0.3f * std::cos(float(i));
-  b.input("x", {1, 2, 8}).output("y", {1, 2, 4})
-      .initializer("w1", {8, 16}, w1).initializer("b1", {16}, b1)
-      .initializer("w2", {16, 4}, w2).initializer("g", {16}, g).initializer("beta", {16}, beta)
-      .node("MatMul", {"x", "w1"}, {"m"}, "mm1").node("Add", {"m", "b1"}, {"a"}, "add1");
+  b.input("x", {1, 2, 8})
+      .output("y", {1, 2, 4})
+      .initializer("w1", {8, 16}, w1)
+      .initializer("b1", {16}, b1)
+      .initializer("w2", {16, 4}, w2)
+      .initializer("g", {16}, g)
+      .initializer("beta", {16}, beta)
+      .node("MatMul", {"x", "w1"}, {"m"}, "mm1")
+      .node("Add", {"m", "b1"}, {"a"}, "add1");
   activation(b, act, "a", "r");
   b.node("LayerNormalization", {"r", "g", "beta"}, {"n"}, "ln")
       .node("MatMul", {"n", "w2"}, {"y"}, "mm2");
@@ -54,8 +59,10 @@ test::ModelBuilder conv_residual(const std::string& act = "Relu") {
   test::ModelBuilder b(17);
   std::vector<float> w(2 * 2 * 3 * 3);
   for (size_t i = 0; i < w.size(); ++i) w[i] = 0.3f * std::sin(1.3f * float(i) + 0.4f);
-  b.input("x", {1, 2, 5, 5}).output("y", {1, 2, 5, 5})
-      .initializer("w", {2, 2, 3, 3}, w).initializer("b", {2}, {0.1f, -0.05f})
+  b.input("x", {1, 2, 5, 5})
+      .output("y", {1, 2, 5, 5})
+      .initializer("w", {2, 2, 3, 3}, w)
+      .initializer("b", {2}, {0.1f, -0.05f})
       .node("Conv", {"x", "w", "b"}, {"c"}, "conv");
   test::set_ints(test::last_node(b), "pads", {1, 1, 1, 1});
   b.node("Add", {"c", "x"}, {"a"}, "residual");
@@ -166,11 +173,17 @@ void set_cast_targets(test::ModelBuilder& b, const std::map<std::string, int>& t
 // rounds, so it stays; a Cast to its input's own type goes; graph outputs keep their Cast.
 TEST(SessionPrecision, FoldsCastsThatCancel) {
   test::ModelBuilder b(17);
-  b.input("h", {4}, 10).input("f", {4}).output("y", {4}, 10).output("z", {4})
-      .node("Cast", {"h"}, {"h32"}, "widen").node("Cast", {"h32"}, {"h16"}, "narrow")
+  b.input("h", {4}, 10)
+      .input("f", {4})
+      .output("y", {4}, 10)
+      .output("z", {4})
+      .node("Cast", {"h"}, {"h32"}, "widen")
+      .node("Cast", {"h32"}, {"h16"}, "narrow")
       .node("Neg", {"h16"}, {"y"}, "neg")
-      .node("Cast", {"f"}, {"f16"}, "round").node("Cast", {"f16"}, {"f32"}, "back")
-      .node("Cast", {"f32"}, {"same"}, "same").node("Abs", {"same"}, {"z"}, "abs");
+      .node("Cast", {"f"}, {"f16"}, "round")
+      .node("Cast", {"f16"}, {"f32"}, "back")
+      .node("Cast", {"f32"}, {"same"}, "same")
+      .node("Abs", {"same"}, {"z"}, "abs");
   const std::map<std::string, int> to = {
       {"widen", 1}, {"narrow", 10}, {"round", 10}, {"back", 1}, {"same", 1}};
   set_cast_targets(b, to);
@@ -193,23 +206,30 @@ TEST(SessionPrecision, FoldsCastsThatCancel) {
 // bfloat16 pair rounds (float16 has 3 more mantissa bits), so it stays.
 TEST(SessionPrecision, FoldsBf16CastsThatCancel) {
   test::ModelBuilder b(17);
-  b.input("h", {4}, 16).input("f", {4}).input("e", {4}, 10)
-      .output("y", {4}, 16).output("z", {4}).output("w", {4}, 16)
-      .node("Cast", {"h"}, {"h32"}, "widen").node("Cast", {"h32"}, {"h16"}, "narrow")
+  b.input("h", {4}, 16)
+      .input("f", {4})
+      .input("e", {4}, 10)
+      .output("y", {4}, 16)
+      .output("z", {4})
+      .output("w", {4}, 16)
+      .node("Cast", {"h"}, {"h32"}, "widen")
+      .node("Cast", {"h32"}, {"h16"}, "narrow")
       .node("Neg", {"h16"}, {"y"}, "neg")
-      .node("Cast", {"f"}, {"fb"}, "round").node("Cast", {"fb"}, {"f32"}, "back")
+      .node("Cast", {"f"}, {"fb"}, "round")
+      .node("Cast", {"fb"}, {"f32"}, "back")
       .node("Abs", {"f32"}, {"z"}, "abs")
-      .node("Cast", {"e"}, {"e32"}, "widen_f16").node("Cast", {"e32"}, {"eb"}, "to_bf16")
+      .node("Cast", {"e"}, {"e32"}, "widen_f16")
+      .node("Cast", {"e32"}, {"eb"}, "to_bf16")
       .node("Neg", {"eb"}, {"w"}, "neg_e");
-  const std::map<std::string, int> to = {{"widen", 1}, {"narrow", 16}, {"round", 16},
-                                         {"back", 1}, {"widen_f16", 1}, {"to_bf16", 16}};
+  const std::map<std::string, int> to = {{"widen", 1}, {"narrow", 16},   {"round", 16},
+                                         {"back", 1},  {"widen_f16", 1}, {"to_bf16", 16}};
   set_cast_targets(b, to);
   Model m = import(b);
   EXPECT_EQ(quant::fold_casts(*m.graph), 2);  // narrow, then widen (unread)
   std::vector<std::string> left;
   for (const auto& n : m.graph->nodes) left.push_back(n.name);
-  EXPECT_EQ(left, (std::vector<std::string>{"neg", "round", "back", "abs", "widen_f16",
-                                            "to_bf16", "neg_e"}));
+  EXPECT_EQ(left, (std::vector<std::string>{"neg", "round", "back", "abs", "widen_f16", "to_bf16",
+                                            "neg_e"}));
   for (const auto& n : m.graph->nodes) {
     if (n.name == "neg") {
       EXPECT_EQ(n.inputs[0], "h");

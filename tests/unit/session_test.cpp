@@ -13,7 +13,11 @@ namespace polyinfer {
 namespace {
 
 std::string identity_model() {
-  return test::ModelBuilder().input("x", {-1, 2}).output("y", {-1, 2}).node("Identity", {"x"}, {"y"}).bytes();
+  return test::ModelBuilder()
+      .input("x", {-1, 2})
+      .output("y", {-1, 2})
+      .node("Identity", {"x"}, {"y"})
+      .bytes();
 }
 
 ErrorCode code_of(const std::function<void()>& f) {
@@ -29,7 +33,8 @@ TEST(Import, RejectsTruncatedAndRandomBytes) {
   const std::string m = identity_model();
   EXPECT_EQ(code_of([&] { Session::load_bytes(m.data(), m.size() / 2); }), ErrorCode::InvalidModel);
   std::string junk(256, '\xff');
-  EXPECT_EQ(code_of([&] { Session::load_bytes(junk.data(), junk.size()); }), ErrorCode::InvalidModel);
+  EXPECT_EQ(code_of([&] { Session::load_bytes(junk.data(), junk.size()); }),
+            ErrorCode::InvalidModel);
   EXPECT_EQ(code_of([&] { Session::load_bytes(m.data(), 0); }), ErrorCode::InvalidModel);
   EXPECT_EQ(code_of([&] { Session::load("/nonexistent/model.onnx"); }), ErrorCode::Io);
 }
@@ -54,12 +59,17 @@ TEST(Import, RejectsExternalDataOutsideTheModelFolder) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidModel);
-    EXPECT_NE(std::string(e.what()).find("leaves the model's folder"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("leaves the model's folder"), std::string::npos)
+        << e.what();
   }
 }
 
 TEST(Import, UnknownOpIsUnsupportedAndNamesTheNode) {
-  const std::string m = test::ModelBuilder().input("x", {1}).output("y", {1}).node("FrobnicateX", {"x"}, {"y"}, "frob").bytes();
+  const std::string m = test::ModelBuilder()
+                            .input("x", {1})
+                            .output("y", {1})
+                            .node("FrobnicateX", {"x"}, {"y"}, "frob")
+                            .bytes();
   try {
     Session::load_bytes(m.data(), m.size());
     FAIL();
@@ -70,11 +80,21 @@ TEST(Import, UnknownOpIsUnsupportedAndNamesTheNode) {
 }
 
 TEST(Import, CyclesAndDanglingInputsAreInvalid) {
-  const std::string cyc = test::ModelBuilder().input("x", {1}).output("y", {1})
-      .node("Identity", {"b"}, {"a"}).node("Identity", {"a"}, {"b"}).node("Identity", {"a"}, {"y"}).bytes();
+  const std::string cyc = test::ModelBuilder()
+                              .input("x", {1})
+                              .output("y", {1})
+                              .node("Identity", {"b"}, {"a"})
+                              .node("Identity", {"a"}, {"b"})
+                              .node("Identity", {"a"}, {"y"})
+                              .bytes();
   EXPECT_EQ(code_of([&] { Session::load_bytes(cyc.data(), cyc.size()); }), ErrorCode::InvalidModel);
-  const std::string dangling = test::ModelBuilder().input("x", {1}).output("y", {1}).node("Identity", {"nope"}, {"y"}).bytes();
-  EXPECT_EQ(code_of([&] { Session::load_bytes(dangling.data(), dangling.size()); }), ErrorCode::InvalidModel);
+  const std::string dangling = test::ModelBuilder()
+                                   .input("x", {1})
+                                   .output("y", {1})
+                                   .node("Identity", {"nope"}, {"y"})
+                                   .bytes();
+  EXPECT_EQ(code_of([&] { Session::load_bytes(dangling.data(), dangling.size()); }),
+            ErrorCode::InvalidModel);
 }
 
 TEST(Session, RunsAndChecksInputs) {
@@ -86,11 +106,17 @@ TEST(Session, RunsAndChecksInputs) {
   EXPECT_EQ(out[0].tensor().to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
 
   EXPECT_EQ(code_of([&] { s.run({}); }), ErrorCode::InvalidArgument);  // missing input
-  EXPECT_EQ(code_of([&] { s.run({{"x", Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6})}}); }),
+  EXPECT_EQ(code_of([&] {
+              s.run({{"x", Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6})}});
+            }),
             ErrorCode::ShapeMismatch);
-  EXPECT_EQ(code_of([&] { s.run({{"x", Tensor::from_vector<int64_t>({1, 2}, {1, 2})}}); }),
+  EXPECT_EQ(code_of([&] {
+              s.run({{"x", Tensor::from_vector<int64_t>({1, 2}, {1, 2})}});
+            }),
             ErrorCode::InvalidArgument);  // wrong dtype
-  EXPECT_EQ(code_of([&] { s.run({{"x", Tensor::from_vector<float>({1, 2}, {1, 2})}, {"z", Value()}}); }),
+  EXPECT_EQ(code_of([&] {
+              s.run({{"x", Tensor::from_vector<float>({1, 2}, {1, 2})}, {"z", Value()}});
+            }),
             ErrorCode::InvalidArgument);  // unknown input name
 }
 
@@ -117,7 +143,11 @@ TEST(Session, AnotherDeviceFirstStopsAtLevelTwo) {
 TEST(Session, OldIrModelsListInitializersAsInputsAndTheyAreNotFeeds) {
   test::ModelBuilder b(6);
   b.proto().set_ir_version(3);
-  b.input("x", {2}).input("w", {2}).output("y", {2}).initializer("w", {2}, {5, 6}).node("Identity", {"w"}, {"y"});
+  b.input("x", {2})
+      .input("w", {2})
+      .output("y", {2})
+      .initializer("w", {2}, {5, 6})
+      .node("Identity", {"w"}, {"y"});
   const std::string bytes = b.bytes();
   Session s = Session::load_bytes(bytes.data(), bytes.size());
   EXPECT_EQ(s.inputs().size(), 1u);

@@ -95,7 +95,8 @@ TEST(ShapeUtil, ForEachBroadcastVisitsInputOffsets) {
   const std::vector<int64_t> s[2] = {broadcast_strides({2, 1}, out), broadcast_strides({3}, out)};
   std::vector<std::pair<int64_t, int64_t>> seen;
   for_each_broadcast<2>(out, s, [&](int64_t, int64_t a, int64_t b) { seen.push_back({a, b}); });
-  EXPECT_EQ(seen, (std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}}));
+  EXPECT_EQ(seen, (std::vector<std::pair<int64_t, int64_t>>{
+                      {0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}}));
 }
 
 TEST(Device, ParsesAndPrints) {

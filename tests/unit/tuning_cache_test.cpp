@@ -113,7 +113,7 @@ TEST(TuningCache, MergesWhatAnotherProcessStored) {
   TempDir d;
   const std::string path = d.file("tuning.json");
   TuningCache first(path), second(path);
-  EXPECT_FALSE(first.find("a").has_value());   // both have read the (missing) file
+  EXPECT_FALSE(first.find("a").has_value());  // both have read the (missing) file
   EXPECT_FALSE(second.find("b").has_value());
   first.store("a", {1, 0, 1});
   second.store("b", {2, 0, 1});  // re-reads the file before writing: keeps "a"

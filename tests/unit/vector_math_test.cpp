@@ -63,8 +63,7 @@ void expect_gelu(const ArrayFn& f) {
   }
 }
 
-template <__m256 (*F)(__m256)>
-PI_AVX2 void apply8(const float* x, float* y, size_t n) {
+template <__m256 (*F)(__m256)> PI_AVX2 void apply8(const float* x, float* y, size_t n) {
   for (size_t i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, F(_mm256_loadu_ps(x + i)));
 }
 
@@ -86,8 +85,7 @@ namespace avx512 = fast::avx512;
 
 PI_AVX512 __m512 gelu16_all(__m512 x) { return avx512::gelu16(x); }
 
-template <__m512 (*F)(__m512)>
-PI_AVX512 void apply16(const float* x, float* y, size_t n) {
+template <__m512 (*F)(__m512)> PI_AVX512 void apply16(const float* x, float* y, size_t n) {
   for (size_t i = 0; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, F(_mm512_loadu_ps(x + i)));
 }
 

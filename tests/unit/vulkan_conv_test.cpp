@@ -40,7 +40,7 @@ TEST(VulkanConv, TwoDimensional) {
   const std::vector<Case> cases = {
       {{1, 1, 8, 8}, {4, 1, 3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1},
       {{2, 3, 9, 11}, {5, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1},
-      {{1, 3, 17, 13}, {70, 3, 5, 3}, {2, 1}, {1, 1}, {2, 1, 0, 2}, 1},  // > 64 channels
+      {{1, 3, 17, 13}, {70, 3, 5, 3}, {2, 1}, {1, 1}, {2, 1, 0, 2}, 1},    // > 64 channels
       {{1, 17, 10, 10}, {66, 17, 1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1},  // K = 17
       {{1, 8, 12, 12}, {8, 1, 3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 8},     // depthwise
       {{2, 6, 11, 9}, {9, 2, 3, 2}, {1, 2}, {2, 1}, {2, 0, 1, 1}, 3},      // groups, dilations
@@ -89,9 +89,9 @@ TEST(VulkanConv, FusedConvWithResidualAndActivations) {
     const char* name;
     std::vector<float> params;
   };
-  const std::vector<Act> acts = {{"", {}},        {"Relu", {}},      {"LeakyRelu", {0.2f}},
-                                 {"Clip", {0.f, 6.f}}, {"HardSwish", {}}, {"Silu", {}},
-                                 {"Sigmoid", {}},  {"Gelu", {}}};
+  const std::vector<Act> acts = {
+      {"", {}},          {"Relu", {}}, {"LeakyRelu", {0.2f}}, {"Clip", {0.f, 6.f}},
+      {"HardSwish", {}}, {"Silu", {}}, {"Sigmoid", {}},       {"Gelu", {}}};
   for (const Act& a : acts)
     for (bool z : {false, true}) {
       auto o = OracleOp("FusedConv", 1, "ai.polyinfer").providers({"vulkan"});
@@ -113,7 +113,10 @@ TEST(VulkanConv, RefusalsFallBack) {
                .check(1e-5, 1e-5);
   EXPECT_EQ(r.provider, "cpu");
   try {
-    OracleOp("Conv", 11).providers({"vulkan"}).random({1, 2, 4, 4, 4}).random({3, 2, 2, 2, 2})
+    OracleOp("Conv", 11)
+        .providers({"vulkan"})
+        .random({1, 2, 4, 4, 4})
+        .random({3, 2, 2, 2, 2})
         .check();
     FAIL() << "a 3-D Conv ran on vulkan alone";
   } catch (const Error& e) {

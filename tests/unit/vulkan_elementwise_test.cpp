@@ -27,22 +27,28 @@ TEST(VulkanElementwise, BinarySameShape) {
     for (const Shape& s : std::vector<Shape>{{1}, {7}, {255}, {256}, {257}, {3, 5, 7}, {2, 1001}}) {
       auto o = on_vulkan(op);
       if (op == "Div") o.random(s).random(s, 0.5f, 3.0f);
-      else o.random(s).random(s);
+      else
+        o.random(s).random(s);
       expect_on_vulkan(o.check(1e-6, 1e-6), op + shape_str(s));
     }
 }
 
 TEST(VulkanElementwise, BinaryBroadcast) {
   PI_SKIP_WITHOUT_VULKAN();
-  const std::vector<std::pair<Shape, Shape>> cases = {
-      {{2, 3, 4, 5}, {5}},       {{3, 1, 5}, {1, 4, 1}},   {{1}, {7, 9}},
-      {{}, {3, 3}},              {{33, 1}, {1, 65}},       {{2, 1, 3, 1, 5, 1}, {1, 4, 1, 6, 1, 7}},
-      {{4, 1, 1}, {4, 3, 257}},  {{1, 1, 1}, {1, 1, 1}}};
+  const std::vector<std::pair<Shape, Shape>> cases = {{{2, 3, 4, 5}, {5}},
+                                                      {{3, 1, 5}, {1, 4, 1}},
+                                                      {{1}, {7, 9}},
+                                                      {{}, {3, 3}},
+                                                      {{33, 1}, {1, 65}},
+                                                      {{2, 1, 3, 1, 5, 1}, {1, 4, 1, 6, 1, 7}},
+                                                      {{4, 1, 1}, {4, 3, 257}},
+                                                      {{1, 1, 1}, {1, 1, 1}}};
   for (const std::string op : {"Add", "Sub", "Mul", "Div"})
     for (const auto& [a, b] : cases) {
       auto o = on_vulkan(op);
       if (op == "Div") o.random(a).random(b, 0.5f, 3.0f);
-      else o.random(a).random(b);
+      else
+        o.random(a).random(b);
       expect_on_vulkan(o.check(1e-6, 1e-6), op + shape_str(a) + shape_str(b));
     }
 }
@@ -53,30 +59,41 @@ TEST(VulkanElementwise, BinaryBroadcast) {
 // (<= 8 here), so rtol 4e-6.
 TEST(VulkanElementwise, Pow) {
   PI_SKIP_WITHOUT_VULKAN();
-  const std::vector<std::pair<Shape, Shape>> cases = {
-      {{257}, {257}}, {{3, 17, 33}, {33}}, {{4, 1}, {1, 5}}, {{7}, {}},
-      {{2, 1, 3, 1, 5, 1}, {4, 1, 6, 1, 7}}};
+  const std::vector<std::pair<Shape, Shape>> cases = {{{257}, {257}},
+                                                      {{3, 17, 33}, {33}},
+                                                      {{4, 1}, {1, 5}},
+                                                      {{7}, {}},
+                                                      {{2, 1, 3, 1, 5, 1}, {4, 1, 6, 1, 7}}};
   for (const auto& [a, b] : cases) {
-    auto r = OracleOp("Pow", 15).providers({"vulkan"}).random(a, 0.05f, 6.0f).random(b, -3.0f, 3.0f)
+    auto r = OracleOp("Pow", 15)
+                 .providers({"vulkan"})
+                 .random(a, 0.05f, 6.0f)
+                 .random(b, -3.0f, 3.0f)
                  .check(1e-30, 4e-6);
     expect_on_vulkan(r, "Pow" + shape_str(a) + shape_str(b));
   }
   // Negative bases: integer exponents keep (odd) or drop (even) the sign, others give NaN; zeros,
   // ones and infinities in either place.
   const float inf = INFINITY;
-  const std::vector<float> xs = {-2.0f, -2.0f, -2.0f, -2.0f, -0.5f, 0.0f,  -0.0f, -0.0f, 0.0f,
-                                 0.0f,  1.0f,  NAN,   NAN,   -1.0f, 2.0f,  0.5f,  inf,   -inf,
-                                 -inf,  3.0f,  -1.0f, 2.0f};
-  const std::vector<float> ys = {3.0f, 2.0f,  -3.0f, 0.5f, -1.0f, 2.0f, 3.0f, -3.0f, -2.0f,
-                                 0.0f, NAN,   0.0f,  2.0f, inf,   inf,  inf,  -2.0f, 3.0f,
-                                 -3.0f, -inf, -inf,  1.0f};
+  const std::vector<float> xs = {-2.0f, -2.0f, -2.0f, -2.0f, -0.5f, 0.0f,  -0.0f, -0.0f,
+                                 0.0f,  0.0f,  1.0f,  NAN,   NAN,   -1.0f, 2.0f,  0.5f,
+                                 inf,   -inf,  -inf,  3.0f,  -1.0f, 2.0f};
+  const std::vector<float> ys = {3.0f,  2.0f, -3.0f, 0.5f, -1.0f, 2.0f, 3.0f, -3.0f,
+                                 -2.0f, 0.0f, NAN,   0.0f, 2.0f,  inf,  inf,  inf,
+                                 -2.0f, 3.0f, -3.0f, -inf, -inf,  1.0f};
   const int64_t n = static_cast<int64_t>(xs.size());
-  auto r = OracleOp("Pow", 15).providers({"vulkan"}).input(Tensor::from_vector<float>({n}, xs))
-               .input(Tensor::from_vector<float>({n}, ys)).check(0, 4e-6);
+  auto r = OracleOp("Pow", 15)
+               .providers({"vulkan"})
+               .input(Tensor::from_vector<float>({n}, xs))
+               .input(Tensor::from_vector<float>({n}, ys))
+               .check(0, 4e-6);
   expect_on_vulkan(r, "Pow special values");
   // An integer exponent (opset 12+) falls back with the reason.
-  r = OracleOp("Pow", 15).providers({"vulkan", "cpu"}).random({5})
-          .input(Tensor::from_vector<int64_t>({1}, {2})).check();
+  r = OracleOp("Pow", 15)
+          .providers({"vulkan", "cpu"})
+          .random({5})
+          .input(Tensor::from_vector<int64_t>({1}, {2}))
+          .check();
   EXPECT_EQ(r.provider, "cpu");
 }
 
@@ -141,44 +158,49 @@ TEST(VulkanElementwise, MoreUnaryOps) {
     double atol, rtol;
   };
   const Case cases[] = {
-      {"Floor", 13, -5, 5, 0, 0},          {"Ceil", 13, -5, 5, 0, 0},
-      {"Round", 11, -5, 5, 0, 0},          {"Sign", 13, -5, 5, 0, 0},
+      {"Floor", 13, -5, 5, 0, 0},           {"Ceil", 13, -5, 5, 0, 0},
+      {"Round", 11, -5, 5, 0, 0},           {"Sign", 13, -5, 5, 0, 0},
       {"Reciprocal", 13, 0.1f, 5, 0, 1e-7}, {"Reciprocal", 13, -5, -0.1f, 0, 1e-7},
-      {"Softsign", 1, -5, 5, 1e-7, 1e-7},  {"ThresholdedRelu", 10, -5, 5, 0, 0},
-      {"Log", 13, 1e-3f, 100, 1e-6, 2e-6}, {"Sin", 7, -10, 10, 1e-6, 2e-6},
-      {"Cos", 7, -10, 10, 1e-6, 2e-6},     {"Sin", 7, -1000, 1000, 1e-6, 2e-6},
+      {"Softsign", 1, -5, 5, 1e-7, 1e-7},   {"ThresholdedRelu", 10, -5, 5, 0, 0},
+      {"Log", 13, 1e-3f, 100, 1e-6, 2e-6},  {"Sin", 7, -10, 10, 1e-6, 2e-6},
+      {"Cos", 7, -10, 10, 1e-6, 2e-6},      {"Sin", 7, -1000, 1000, 1e-6, 2e-6},
       {"Cos", 7, -1000, 1000, 1e-6, 2e-6},  // large arguments: the device's range reduction
-      {"Tan", 7, -1.5f, 1.5f, 1e-6, 1e-5},
-      {"Softplus", 1, -30, 30, 1e-6, 2e-6}, {"Mish", 18, -30, 30, 1e-6, 1e-5},
-      {"Elu", 6, -10, 10, 1e-6, 1e-5},     {"Selu", 6, -10, 10, 1e-6, 1e-5},
-      {"Celu", 12, -10, 10, 1e-6, 1e-5},
-      {"Asin", 7, -1, 1, 1e-6, 2e-6},      {"Acos", 7, -1, 1, 1e-6, 2e-6},
-      {"Atan", 7, -50, 50, 1e-6, 2e-6},    {"Sinh", 9, -8, 8, 1e-6, 1e-5},
-      {"Cosh", 9, -8, 8, 1e-6, 1e-5},      {"Asinh", 9, -50, 50, 1e-6, 2e-6},
-      {"Acosh", 9, 1, 50, 1e-6, 2e-6},     {"Atanh", 9, -0.999f, 0.999f, 1e-6, 1e-5}};
+      {"Tan", 7, -1.5f, 1.5f, 1e-6, 1e-5},  {"Softplus", 1, -30, 30, 1e-6, 2e-6},
+      {"Mish", 18, -30, 30, 1e-6, 1e-5},    {"Elu", 6, -10, 10, 1e-6, 1e-5},
+      {"Selu", 6, -10, 10, 1e-6, 1e-5},     {"Celu", 12, -10, 10, 1e-6, 1e-5},
+      {"Asin", 7, -1, 1, 1e-6, 2e-6},       {"Acos", 7, -1, 1, 1e-6, 2e-6},
+      {"Atan", 7, -50, 50, 1e-6, 2e-6},     {"Sinh", 9, -8, 8, 1e-6, 1e-5},
+      {"Cosh", 9, -8, 8, 1e-6, 1e-5},       {"Asinh", 9, -50, 50, 1e-6, 2e-6},
+      {"Acosh", 9, 1, 50, 1e-6, 2e-6},      {"Atanh", 9, -0.999f, 0.999f, 1e-6, 1e-5}};
   for (const Case& c : cases)
     for (const Shape& s : std::vector<Shape>{{1}, {257}, {3, 17, 33}, {0, 3}}) {
-      auto r = OracleOp(c.op, c.opset).providers({"vulkan"}).random(s, c.lo, c.hi)
-                   .check(c.atol, c.rtol);
+      auto r =
+          OracleOp(c.op, c.opset).providers({"vulkan"}).random(s, c.lo, c.hi).check(c.atol, c.rtol);
       expect_on_vulkan(r, c.op + shape_str(s));
     }
   // Arguments near 0, where exp(x) - 1 and log(1 + x) would cancel.
-  for (const char* op : {"Elu", "Selu", "Celu", "Softplus", "Mish", "Asin", "Atan", "Sinh",
-                         "Asinh", "Atanh"}) {
-    auto r = OracleOp(op, 18).providers({"vulkan"}).random({301}, -1e-3f, 1e-3f)
-                 .check(1e-9, 1e-5);
+  for (const char* op :
+       {"Elu", "Selu", "Celu", "Softplus", "Mish", "Asin", "Atan", "Sinh", "Asinh", "Atanh"}) {
+    auto r = OracleOp(op, 18).providers({"vulkan"}).random({301}, -1e-3f, 1e-3f).check(1e-9, 1e-5);
     expect_on_vulkan(r, std::string(op) + " near 0");
   }
   // Attributes.
-  auto r = OracleOp("Elu", 6).providers({"vulkan"}).attr("alpha", 0.3f).random({99})
-               .check(1e-6, 1e-5);
+  auto r =
+      OracleOp("Elu", 6).providers({"vulkan"}).attr("alpha", 0.3f).random({99}).check(1e-6, 1e-5);
   expect_on_vulkan(r, "Elu alpha");
-  r = OracleOp("Selu", 6).providers({"vulkan"}).attr("alpha", 1.5f).attr("gamma", 2.0f)
-          .random({99}).check(1e-6, 1e-5);
+  r = OracleOp("Selu", 6)
+          .providers({"vulkan"})
+          .attr("alpha", 1.5f)
+          .attr("gamma", 2.0f)
+          .random({99})
+          .check(1e-6, 1e-5);
   expect_on_vulkan(r, "Selu alpha gamma");
   r = OracleOp("Celu", 12).providers({"vulkan"}).attr("alpha", 2.5f).random({99}).check(1e-6, 1e-5);
   expect_on_vulkan(r, "Celu alpha");
-  r = OracleOp("ThresholdedRelu", 10).providers({"vulkan"}).attr("alpha", -0.5f).random({99})
+  r = OracleOp("ThresholdedRelu", 10)
+          .providers({"vulkan"})
+          .attr("alpha", -0.5f)
+          .random({99})
           .check(0, 0);
   expect_on_vulkan(r, "ThresholdedRelu alpha");
 }

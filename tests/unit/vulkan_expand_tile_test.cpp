@@ -17,9 +17,8 @@ Tensor ints(std::vector<int64_t> v) {
 }
 
 const std::vector<std::pair<Shape, std::vector<int64_t>>> kExpand = {
-    {{3, 1}, {2, 3, 5}}, {{1, 4, 1}, {3, 1, 257}}, {{2, 3}, {1, 1}},
-    {{}, {4, 5}},        {{5}, {5}},               {{2, 1, 3}, {2, 2, 4, 1, 1, 3}},
-    {{1, 3}, {0, 3}}};
+    {{3, 1}, {2, 3, 5}}, {{1, 4, 1}, {3, 1, 257}},        {{2, 3}, {1, 1}}, {{}, {4, 5}},
+    {{5}, {5}},          {{2, 1, 3}, {2, 2, 4, 1, 1, 3}}, {{1, 3}, {0, 3}}};
 
 TEST(VulkanExpand, RunTimeShape) {
   PI_SKIP_WITHOUT_VULKAN();
@@ -46,15 +45,15 @@ TEST(VulkanExpand, RefusalsFallBackWithTheReason) {
   EXPECT_EQ(r.provider, "cpu");
   EXPECT_NE(r.reason.find("output rank 7"), std::string::npos) << r.reason;
   r = test::check_with_constants(OracleOp("Expand", 13),
-                                 {Tensor::from_vector<int64_t>({1}, {7}), ints({3})},
-                                 {false, true}, {"vulkan", "cpu"});
+                                 {Tensor::from_vector<int64_t>({1}, {7}), ints({3})}, {false, true},
+                                 {"vulkan", "cpu"});
   EXPECT_EQ(r.provider, "cpu");
   EXPECT_NE(r.reason.find("dtype int64"), std::string::npos) << r.reason;
 }
 
 const std::vector<std::pair<Shape, std::vector<int64_t>>> kTile = {
-    {{3}, {4}},         {{2, 3}, {1, 1}},       {{2, 3}, {3, 2}},   {{2, 1, 3}, {2, 3, 1}},
-    {{5, 7}, {0, 2}},   {{1, 257}, {2, 1}},     {{}, {}}};
+    {{3}, {4}},       {{2, 3}, {1, 1}},   {{2, 3}, {3, 2}}, {{2, 1, 3}, {2, 3, 1}},
+    {{5, 7}, {0, 2}}, {{1, 257}, {2, 1}}, {{}, {}}};
 
 TEST(VulkanTile, RunTimeAndConstantRepeats) {
   PI_SKIP_WITHOUT_VULKAN();
@@ -87,7 +86,10 @@ TEST(VulkanTile, RefusalsFallBackWithTheReason) {
 TEST(VulkanExpand, PastTheDispatchLimit) {
   PI_SKIP_WITHOUT_VULKAN();
   test::ScopedGroupLimit limit(2);
-  auto r = OracleOp("Expand", 13).providers({"vulkan"}).random({1, 37}).input(ints({29, 37}))
+  auto r = OracleOp("Expand", 13)
+               .providers({"vulkan"})
+               .random({1, 37})
+               .input(ints({29, 37}))
                .check(0, 0);
   EXPECT_EQ(r.provider, "vulkan");
 }

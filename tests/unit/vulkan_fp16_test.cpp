@@ -25,7 +25,7 @@ namespace {
 using test::OracleOp;
 using test::to_half;
 
-constexpr double kUlp = 1e-3;       // one float16 ulp, relative
+constexpr double kUlp = 1e-3;        // one float16 ulp, relative
 constexpr double kFusedAtol = 2e-3;  // half an ulp below 8: cpu-ref rounds twice
 
 OracleOp on_vulkan(const std::string& op, int opset, const std::string& domain = "") {
@@ -40,9 +40,9 @@ bool storage16() {
   return false;
 #endif
 }
-#define PI_SKIP_WITHOUT_STORAGE16()                                                      \
-  do {                                                                                   \
-    PI_SKIP_WITHOUT_VULKAN();                                                            \
+#define PI_SKIP_WITHOUT_STORAGE16()                                                         \
+  do {                                                                                      \
+    PI_SKIP_WITHOUT_VULKAN();                                                               \
     if (!storage16()) GTEST_SKIP() << "this Vulkan device has no storageBuffer16BitAccess"; \
   } while (0)
 
@@ -85,7 +85,9 @@ TEST(VulkanFp16, FusedConvWithResidualAndActivation) {
     auto o = on_vulkan("FusedConv", 1, "ai.polyinfer");
     o.attr("pads", std::vector<int64_t>{1, 1, 1, 1}).attr("activation", std::string(act));
     if (std::string(act) == "Clip") o.attr("activation_params", std::vector<float>{0.f, 6.f});
-    o.random_half({2, 6, 9, 9}, -1, 1).random_half({5, 6, 3, 3}, -1, 1).random_half({5}, -1, 1)
+    o.random_half({2, 6, 9, 9}, -1, 1)
+        .random_half({5, 6, 3, 3}, -1, 1)
+        .random_half({5}, -1, 1)
         .random_half({2, 5, 9, 9}, -1, 1);
     EXPECT_EQ(o.check(kFusedAtol, kUlp).provider, "vulkan") << act;
   }
@@ -93,19 +95,31 @@ TEST(VulkanFp16, FusedConvWithResidualAndActivation) {
 
 TEST(VulkanFp16, MatrixProducts) {
   PI_SKIP_WITHOUT_STORAGE16();
-  auto r = on_vulkan("MatMul", 13).random_half({3, 19, 40}, -1, 1).random_half({40, 70}, -1, 1)
+  auto r = on_vulkan("MatMul", 13)
+               .random_half({3, 19, 40}, -1, 1)
+               .random_half({40, 70}, -1, 1)
                .check(1e-6 * 40, kUlp);
   EXPECT_EQ(r.provider, "vulkan");
-  r = on_vulkan("Gemm", 13).attr("transB", int64_t{1}).attr("beta", 0.5f)
-          .random_half({19, 40}, -1, 1).random_half({33, 40}, -1, 1).random_half({33}, -1, 1)
+  r = on_vulkan("Gemm", 13)
+          .attr("transB", int64_t{1})
+          .attr("beta", 0.5f)
+          .random_half({19, 40}, -1, 1)
+          .random_half({33, 40}, -1, 1)
+          .random_half({33}, -1, 1)
           .check(1e-6 * 40, kUlp);
   EXPECT_EQ(r.provider, "vulkan");
-  r = on_vulkan("FusedMatMul", 1, "ai.polyinfer").attr("activation", std::string("Relu"))
-          .random_half({2, 19, 40}, -1, 1).random_half({40, 33}, -1, 1).random_half({33}, -1, 1)
+  r = on_vulkan("FusedMatMul", 1, "ai.polyinfer")
+          .attr("activation", std::string("Relu"))
+          .random_half({2, 19, 40}, -1, 1)
+          .random_half({40, 33}, -1, 1)
+          .random_half({33}, -1, 1)
           .check(kFusedAtol, kUlp);
   EXPECT_EQ(r.provider, "vulkan");
-  r = on_vulkan("FusedGemm", 1, "ai.polyinfer").attr("activation", std::string("Relu"))
-          .random_half({19, 40}, -1, 1).random_half({40, 33}, -1, 1).random_half({33}, -1, 1)
+  r = on_vulkan("FusedGemm", 1, "ai.polyinfer")
+          .attr("activation", std::string("Relu"))
+          .random_half({19, 40}, -1, 1)
+          .random_half({40, 33}, -1, 1)
+          .random_half({33}, -1, 1)
           .check(kFusedAtol, kUlp);
   EXPECT_EQ(r.provider, "vulkan");
 }
@@ -114,11 +128,19 @@ TEST(VulkanFp16, Pooling) {
   PI_SKIP_WITHOUT_STORAGE16();
   const std::vector<int64_t> k3{3, 3}, s2{2, 2}, p1{1, 1, 1, 1};
   // MaxPool selects: exact.
-  auto r = on_vulkan("MaxPool", 12).attr("kernel_shape", k3).attr("strides", s2).attr("pads", p1)
-               .random_half({2, 3, 11, 9}).check(0, 0);
+  auto r = on_vulkan("MaxPool", 12)
+               .attr("kernel_shape", k3)
+               .attr("strides", s2)
+               .attr("pads", p1)
+               .random_half({2, 3, 11, 9})
+               .check(0, 0);
   EXPECT_EQ(r.provider, "vulkan");
-  r = on_vulkan("AveragePool", 19).attr("kernel_shape", k3).attr("pads", p1)
-          .attr("count_include_pad", int64_t{1}).random_half({2, 3, 11, 9}).check(1e-6, kUlp);
+  r = on_vulkan("AveragePool", 19)
+          .attr("kernel_shape", k3)
+          .attr("pads", p1)
+          .attr("count_include_pad", int64_t{1})
+          .random_half({2, 3, 11, 9})
+          .check(1e-6, kUlp);
   EXPECT_EQ(r.provider, "vulkan");
   r = on_vulkan("GlobalAveragePool", 1).random_half({2, 5, 7, 7}).check(1e-6, kUlp);
   EXPECT_EQ(r.provider, "vulkan");
@@ -127,22 +149,25 @@ TEST(VulkanFp16, Pooling) {
 TEST(VulkanFp16, ElementWise) {
   PI_SKIP_WITHOUT_STORAGE16();
   for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
-    auto r = on_vulkan(op, 14).random_half({2, 3, 5}).random_half({3, 1}, 0.5f, 3.f)
-                 .check(1e-6, kUlp);
+    auto r =
+        on_vulkan(op, 14).random_half({2, 3, 5}).random_half({3, 1}, 0.5f, 3.f).check(1e-6, kUlp);
     EXPECT_EQ(r.provider, "vulkan") << op;
   }
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Neg", "Abs", "Erf", "HardSwish"}) {
     auto r = on_vulkan(op, 14).random_half({3, 77}).check(1e-6, kUlp);
     EXPECT_EQ(r.provider, "vulkan") << op;
   }
-  auto r = on_vulkan("Gelu", 1, "ai.polyinfer").reference_as("Gelu", 20).random_half({3, 77})
+  auto r = on_vulkan("Gelu", 1, "ai.polyinfer")
+               .reference_as("Gelu", 20)
+               .random_half({3, 77})
                .check(1e-6, kUlp);
   EXPECT_EQ(r.provider, "vulkan");
   // Clip's float16 bounds as constants (the kernel reads them at creation).
-  const auto c = test::check_with_constants(
-      OracleOp("Clip", 13), {to_half(test::random_tensor({4, 9})), to_half(Tensor::scalar(-1.f)),
-                             to_half(Tensor::scalar(2.5f))},
-      {false, true, true}, {"vulkan"}, 0, 0);
+  const auto c =
+      test::check_with_constants(OracleOp("Clip", 13),
+                                 {to_half(test::random_tensor({4, 9})),
+                                  to_half(Tensor::scalar(-1.f)), to_half(Tensor::scalar(2.5f))},
+                                 {false, true, true}, {"vulkan"}, 0, 0);
   EXPECT_EQ(c.provider, "vulkan") << c.reason;
 }
 
@@ -160,11 +185,16 @@ TEST(VulkanFp16, BatchNormalization) {
 // Data movement copies float16 bits: exact.
 TEST(VulkanFp16, DataMovement) {
   PI_SKIP_WITHOUT_STORAGE16();
-  auto r = on_vulkan("Transpose", 13).attr("perm", std::vector<int64_t>{2, 0, 1})
-               .random_half({3, 4, 5}).check(0, 0);
+  auto r = on_vulkan("Transpose", 13)
+               .attr("perm", std::vector<int64_t>{2, 0, 1})
+               .random_half({3, 4, 5})
+               .check(0, 0);
   EXPECT_EQ(r.provider, "vulkan");
-  r = on_vulkan("Concat", 13).attr("axis", int64_t{1}).random_half({2, 3, 4})
-          .random_half({2, 5, 4}).check(0, 0);
+  r = on_vulkan("Concat", 13)
+          .attr("axis", int64_t{1})
+          .random_half({2, 3, 4})
+          .random_half({2, 5, 4})
+          .check(0, 0);
   EXPECT_EQ(r.provider, "vulkan");
   const Tensor x = to_half(test::random_tensor({4, 6, 5}));
   auto c = test::check_with_constants(
@@ -174,8 +204,7 @@ TEST(VulkanFp16, DataMovement) {
       {false, true, true, true, true});
   EXPECT_EQ(c.provider, "vulkan") << c.reason;
   c = test::check_with_constants(OracleOp("Gather", 13).attr("axis", int64_t{1}),
-                                 {x, Tensor::from_vector<int64_t>({3}, {0, 5, -1})},
-                                 {false, true});
+                                 {x, Tensor::from_vector<int64_t>({3}, {0, 5, -1})}, {false, true});
   EXPECT_EQ(c.provider, "vulkan") << c.reason;
   c = test::check_with_constants(
       OracleOp("Pad", 13),
@@ -187,9 +216,8 @@ TEST(VulkanFp16, DataMovement) {
   EXPECT_EQ(c.provider, "vulkan") << c.reason;
   Tensor cond = Tensor::empty(DType::Bool, {6, 1});
   for (int64_t i = 0; i < 6; ++i) cond.data<bool>()[i] = (i % 3) == 0;
-  c = test::check_with_constants(OracleOp("Where", 16),
-                                 {cond, to_half(test::random_tensor({6, 5})), x},
-                                 {true, false, false});
+  c = test::check_with_constants(
+      OracleOp("Where", 16), {cond, to_half(test::random_tensor({6, 5})), x}, {true, false, false});
   EXPECT_EQ(c.provider, "vulkan") << c.reason;
 }
 
@@ -214,7 +242,8 @@ TEST(VulkanFp16, CastEveryHalfToFloatAndBack) {
   const std::string bytes = narrow.model();
   Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
   const auto back = s.run({{"in0", Value(Tensor::from_vector<float>({65536}, f))}})[0]
-                        .tensor().to_vector<Float16>();
+                        .tensor()
+                        .to_vector<Float16>();
   for (uint32_t i = 0; i < all.size(); ++i) {
     const bool nan = (i & 0x7c00u) == 0x7c00u && (i & 0x3ffu) != 0;
     if (nan) {
@@ -230,10 +259,32 @@ TEST(VulkanFp16, CastEveryHalfToFloatAndBack) {
 // against the CPU's Cast.
 TEST(VulkanFp16, CastFloatToHalfRoundsAsTheCpu) {
   PI_SKIP_WITHOUT_STORAGE16();
-  std::vector<float> f = {0.f, -0.f, 1.f, 1.f + 0x1p-11f, 1.f + 3 * 0x1p-11f, 1.f + 0x1p-12f,
-                          65504.f, 65519.f, 65520.f, -65520.f, 1e6f, -1e30f, INFINITY, -INFINITY,
-                          NAN, -NAN, 0x1p-14f, 0x1p-15f, 0x1p-24f, 0x1p-25f, 0x1.8p-25f,
-                          -0x1p-26f, 3.0e-5f, 6.1e-5f, 1e-45f, 0x1.ffep-15f};
+  std::vector<float> f = {0.f,
+                          -0.f,
+                          1.f,
+                          1.f + 0x1p-11f,
+                          1.f + 3 * 0x1p-11f,
+                          1.f + 0x1p-12f,
+                          65504.f,
+                          65519.f,
+                          65520.f,
+                          -65520.f,
+                          1e6f,
+                          -1e30f,
+                          INFINITY,
+                          -INFINITY,
+                          NAN,
+                          -NAN,
+                          0x1p-14f,
+                          0x1p-15f,
+                          0x1p-24f,
+                          0x1p-25f,
+                          0x1.8p-25f,
+                          -0x1p-26f,
+                          3.0e-5f,
+                          6.1e-5f,
+                          1e-45f,
+                          0x1.ffep-15f};
   std::mt19937 gen(7);
   for (int i = 0; i < 200000; ++i) {
     const uint32_t bits = gen();
@@ -284,11 +335,14 @@ TEST(VulkanFp16, CastSameTypeAndRefusals) {
   auto r = on_vulkan("Cast", 19).attr("to", int64_t(DType::Float32)).random({3, 4}).check(0, 0);
   EXPECT_EQ(r.provider, "vulkan");
   EXPECT_EQ(r.impl, "vulkan:view");
-  r = OracleOp("Cast", 19).providers({"vulkan", "cpu"}).attr("to", int64_t(DType::Float32))
-          .input(Tensor::from_vector<int64_t>({3}, {1, -2, 3})).check(0, 0);
+  r = OracleOp("Cast", 19)
+          .providers({"vulkan", "cpu"})
+          .attr("to", int64_t(DType::Float32))
+          .input(Tensor::from_vector<int64_t>({3}, {1, -2, 3}))
+          .check(0, 0);
   EXPECT_EQ(r.provider, "cpu");
-  const std::string bytes = OracleOp("Cast", 19).attr("to", int64_t(DType::Int64))
-                                .random({3}).model();
+  const std::string bytes =
+      OracleOp("Cast", 19).attr("to", int64_t(DType::Int64)).random({3}).model();
   SessionOptions o;
   o.providers = {"vulkan", "cpu"};
   Session s = Session::load_bytes(bytes.data(), bytes.size(), o);

@@ -33,15 +33,25 @@ TEST(VulkanGather, EveryAxis) {
 TEST(VulkanGather, IndexShapesAndTypes) {
   PI_SKIP_WITHOUT_VULKAN();
   // A scalar index drops the axis; int32 indices; an embedding lookup of 300 rows.
-  auto r = OracleOp("Gather", 13).providers({"vulkan"}).attr("axis", int64_t{1}).random({3, 7, 2})
-               .input(i64({}, {-2})).check(0, 0);
+  auto r = OracleOp("Gather", 13)
+               .providers({"vulkan"})
+               .attr("axis", int64_t{1})
+               .random({3, 7, 2})
+               .input(i64({}, {-2}))
+               .check(0, 0);
   EXPECT_EQ(r.provider, "vulkan");
-  r = OracleOp("Gather", 13).providers({"vulkan"}).random({9, 4})
-          .input(Tensor::from_vector<int32_t>({5}, {8, -9, 0, 3, -1})).check(0, 0);
+  r = OracleOp("Gather", 13)
+          .providers({"vulkan"})
+          .random({9, 4})
+          .input(Tensor::from_vector<int32_t>({5}, {8, -9, 0, 3, -1}))
+          .check(0, 0);
   EXPECT_EQ(r.provider, "vulkan");
   std::vector<int64_t> tokens(300);
   for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int64_t>((i * 37) % 1000);
-  r = OracleOp("Gather", 13).providers({"vulkan"}).random({1000, 33}).input(i64({1, 300}, tokens))
+  r = OracleOp("Gather", 13)
+          .providers({"vulkan"})
+          .random({1000, 33})
+          .input(i64({1, 300}, tokens))
           .check(0, 0);
   EXPECT_EQ(r.provider, "vulkan");
   r = OracleOp("Gather", 13).providers({"vulkan"}).random({4, 3}).input(i64({0}, {})).check(0, 0);
@@ -52,7 +62,10 @@ TEST(VulkanGather, OutOfRangeFailsAsOnTheCpu) {
   PI_SKIP_WITHOUT_VULKAN();
   for (int64_t bad : {4, -5}) {
     try {
-      OracleOp("Gather", 13).providers({"vulkan"}).random({4, 3}).input(i64({2}, {0, bad}))
+      OracleOp("Gather", 13)
+          .providers({"vulkan"})
+          .random({4, 3})
+          .input(i64({2}, {0, bad}))
           .check(0, 0);
       FAIL() << "index " << bad << " ran";
     } catch (const Error& e) {
@@ -67,9 +80,9 @@ TEST(VulkanGather, OutOfRangeFailsAsOnTheCpu) {
 
 TEST(VulkanGather, RefusalsFallBackWithTheReason) {
   PI_SKIP_WITHOUT_VULKAN();
-  const auto r = test::check_with_constants(OracleOp("Gather", 13),
-                                            {i64({3}, {5, 6, 7}), i64({1}, {1})}, {false, true},
-                                            {"vulkan", "cpu"});
+  const auto r =
+      test::check_with_constants(OracleOp("Gather", 13), {i64({3}, {5, 6, 7}), i64({1}, {1})},
+                                 {false, true}, {"vulkan", "cpu"});
   EXPECT_EQ(r.provider, "cpu");
   EXPECT_NE(r.reason.find("dtype int64"), std::string::npos) << r.reason;
 }
@@ -80,8 +93,12 @@ TEST(VulkanGather, PastTheDispatchLimit) {
   test::ScopedGroupLimit limit(2);
   std::vector<int64_t> idx(41);
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(i % 7) - 3;
-  auto r = OracleOp("Gather", 13).providers({"vulkan"}).attr("axis", int64_t{1})
-               .random({3, 7, 29}).input(i64({41}, idx)).check(0, 0);
+  auto r = OracleOp("Gather", 13)
+               .providers({"vulkan"})
+               .attr("axis", int64_t{1})
+               .random({3, 7, 29})
+               .input(i64({41}, idx))
+               .check(0, 0);
   EXPECT_EQ(r.provider, "vulkan");
 }
 

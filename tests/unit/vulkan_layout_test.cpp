@@ -60,13 +60,21 @@ TEST(VulkanLayout, ViewsWithRunTimeShapes) {
   for (int64_t axis : {0, 1, 2, -1})
     EXPECT_EQ(on_vulkan("Flatten").attr("axis", axis).random({2, 3, 4}).check(0, 0).provider,
               "vulkan");
-  r = on_vulkan("Squeeze").random({1, 3, 1, 4}).input(Tensor::from_vector<int64_t>({1}, {-2}))
+  r = on_vulkan("Squeeze")
+          .random({1, 3, 1, 4})
+          .input(Tensor::from_vector<int64_t>({1}, {-2}))
           .check(0, 0);
   EXPECT_EQ(r.provider, "vulkan");
   EXPECT_EQ(on_vulkan("Squeeze").random({1, 3, 1, 4}).check(0, 0).provider, "vulkan");
-  EXPECT_EQ(on_vulkan("Squeeze", 11).attr("axes", std::vector<int64_t>{0}).random({1, 3})
-                .check(0, 0).provider, "vulkan");
-  r = on_vulkan("Unsqueeze").random({3, 4}).input(Tensor::from_vector<int64_t>({2}, {0, -1}))
+  EXPECT_EQ(on_vulkan("Squeeze", 11)
+                .attr("axes", std::vector<int64_t>{0})
+                .random({1, 3})
+                .check(0, 0)
+                .provider,
+            "vulkan");
+  r = on_vulkan("Unsqueeze")
+          .random({3, 4})
+          .input(Tensor::from_vector<int64_t>({2}, {0, -1}))
           .check(0, 0);
   EXPECT_EQ(r.provider, "vulkan");
   EXPECT_EQ(on_vulkan("Identity").random({5, 2}).check(0, 0).provider, "vulkan");

@@ -28,12 +28,12 @@ double tol_for(int64_t K) { return 1e-6 * static_cast<double>(std::max<int64_t>(
 TEST(VulkanMatMul, TwoDimensionalWithTileTails) {
   PI_SKIP_WITHOUT_VULKAN();
   // (M, K, N): one element, exact tiles, and one past / one short of tile and K-step edges.
-  const std::vector<std::array<int64_t, 3>> cases = {
-      {1, 1, 1},   {7, 13, 5},   {64, 16, 64},  {65, 17, 129}, {63, 15, 63},
-      {130, 33, 67}, {1, 300, 1000}, {257, 3, 2}, {9, 300, 11}};
+  const std::vector<std::array<int64_t, 3>> cases = {{1, 1, 1},      {7, 13, 5},   {64, 16, 64},
+                                                     {65, 17, 129},  {63, 15, 63}, {130, 33, 67},
+                                                     {1, 300, 1000}, {257, 3, 2},  {9, 300, 11}};
   for (const auto& [M, K, N] : cases) {
-    auto r = on_vulkan("MatMul").random({M, K}, -1, 1).random({K, N}, -1, 1).check(tol_for(K),
-                                                                                     1e-5);
+    auto r =
+        on_vulkan("MatMul").random({M, K}, -1, 1).random({K, N}, -1, 1).check(tol_for(K), 1e-5);
     EXPECT_EQ(r.provider, "vulkan");
   }
 }
@@ -42,8 +42,7 @@ TEST(VulkanMatMul, EmptyInnerDimension) {
   PI_SKIP_WITHOUT_VULKAN();
   // K = 0: empty operands, a result of zeros (plus C for Gemm).
   EXPECT_EQ(on_vulkan("MatMul").random({3, 0}).random({0, 4}).check().provider, "vulkan");
-  EXPECT_EQ(on_vulkan("Gemm").random({3, 0}).random({0, 4}).random({4}).check().provider,
-            "vulkan");
+  EXPECT_EQ(on_vulkan("Gemm").random({3, 0}).random({0, 4}).random({4}).check().provider, "vulkan");
 }
 
 TEST(VulkanMatMul, OneDimensionalOperands) {
@@ -59,8 +58,10 @@ TEST(VulkanMatMul, OneDimensionalOperands) {
 TEST(VulkanMatMul, BroadcastBatch) {
   PI_SKIP_WITHOUT_VULKAN();
   const std::vector<std::pair<Shape, Shape>> cases = {
-      {{2, 3, 5, 7}, {7, 4}},          {{5, 7}, {2, 3, 7, 4}},
-      {{3, 1, 5, 7}, {1, 4, 7, 6}},    {{2, 1, 3, 5, 17}, {1, 4, 1, 17, 9}},
+      {{2, 3, 5, 7}, {7, 4}},
+      {{5, 7}, {2, 3, 7, 4}},
+      {{3, 1, 5, 7}, {1, 4, 7, 6}},
+      {{2, 1, 3, 5, 17}, {1, 4, 1, 17, 9}},
       {{2, 3, 2, 2, 5, 7}, {2, 3, 2, 2, 7, 4}},  // rank 6, merged into one batch dimension
       {{2, 3, 70, 33}, {2, 3, 33, 66}},          // tails in every tile of every batch
       {{1, 1, 4, 4}, {1, 1, 4, 4}}};
@@ -75,8 +76,10 @@ TEST(VulkanMatMul, MoreBatchesThanOneDispatchDimension) {
   // Workgroup z is capped at the dispatch limit and the shader loops over the rest; the limit is
   // lowered to 3 so that 20 batches (and a tail of 2) take that path.
   test::ScopedGroupLimit limit(3);
-  auto r = on_vulkan("MatMul").random({20, 5, 3}, -1, 1).random({20, 3, 7}, -1, 1).check(
-      tol_for(3), 1e-5);
+  auto r = on_vulkan("MatMul")
+               .random({20, 5, 3}, -1, 1)
+               .random({20, 3, 7}, -1, 1)
+               .check(tol_for(3), 1e-5);
   EXPECT_EQ(r.provider, "vulkan");
 }
 
@@ -115,22 +118,33 @@ TEST(VulkanGemm, FusedActivations) {
     const char* name;
     std::vector<float> params;
   };
-  const std::vector<Act> acts = {
-      {"", {}},          {"Relu", {}},    {"LeakyRelu", {0.1f}},         {"Clip", {-0.5f, 0.5f}},
-      {"Sigmoid", {}},   {"Tanh", {}},    {"HardSigmoid", {0.2f, 0.5f}}, {"HardSwish", {}},
-      {"Silu", {}},      {"Gelu", {}},    {"GeluTanh", {}}};
+  const std::vector<Act> acts = {{"", {}},
+                                 {"Relu", {}},
+                                 {"LeakyRelu", {0.1f}},
+                                 {"Clip", {-0.5f, 0.5f}},
+                                 {"Sigmoid", {}},
+                                 {"Tanh", {}},
+                                 {"HardSigmoid", {0.2f, 0.5f}},
+                                 {"HardSwish", {}},
+                                 {"Silu", {}},
+                                 {"Gelu", {}},
+                                 {"GeluTanh", {}}};
   for (const Act& a : acts) {
     auto g = on_vulkan("FusedGemm", 1, "ai.polyinfer");
     g.attr("transB", int64_t{1}).attr("alpha", 1.25f);
     if (*a.name) g.attr("activation", std::string(a.name)).attr("activation_params", a.params);
     // Gelu's erf is a polynomial on Vulkan (|error| <= 1.5e-7), libm's on the CPU.
-    auto r = g.random({19, 40}, -1, 1).random({33, 40}, -1, 1).random({33}, -1, 1).check(
-        tol_for(40), 1e-5);
+    auto r = g.random({19, 40}, -1, 1)
+                 .random({33, 40}, -1, 1)
+                 .random({33}, -1, 1)
+                 .check(tol_for(40), 1e-5);
     EXPECT_EQ(r.provider, "vulkan") << a.name;
     auto m = on_vulkan("FusedMatMul", 1, "ai.polyinfer");
     if (*a.name) m.attr("activation", std::string(a.name)).attr("activation_params", a.params);
-    r = m.random({2, 19, 40}, -1, 1).random({40, 33}, -1, 1).random({33}, -1, 1).check(
-        tol_for(40), 1e-5);
+    r = m.random({2, 19, 40}, -1, 1)
+            .random({40, 33}, -1, 1)
+            .random({33}, -1, 1)
+            .check(tol_for(40), 1e-5);
     EXPECT_EQ(r.provider, "vulkan") << a.name;
   }
   // FusedMatMul without its bias, and with a 1-D B (the bias then runs along M).
@@ -139,8 +153,11 @@ TEST(VulkanGemm, FusedActivations) {
                .random({40, 7}, -1, 1)
                .check(tol_for(40), 1e-5);
   EXPECT_EQ(r.provider, "vulkan");
-  r = on_vulkan("FusedMatMul", 1, "ai.polyinfer").random({3, 5, 40}, -1, 1).random({40}, -1, 1)
-          .random({5}, -1, 1).check(tol_for(40), 1e-5);
+  r = on_vulkan("FusedMatMul", 1, "ai.polyinfer")
+          .random({3, 5, 40}, -1, 1)
+          .random({40}, -1, 1)
+          .random({5}, -1, 1)
+          .check(tol_for(40), 1e-5);
   EXPECT_EQ(r.provider, "vulkan");
 }
 

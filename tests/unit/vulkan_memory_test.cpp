@@ -66,8 +66,8 @@ TEST(VulkanSubAllocator, FreedRangesMergeAndAreReused) {
   EXPECT_TRUE(a.deallocate(p1));
   EXPECT_EQ(a.free_ranges(), 2u);  // the hole and the tail
   EXPECT_TRUE(a.deallocate(p0));
-  EXPECT_EQ(a.free_ranges(), 2u);  // merged with the hole after it
-  EXPECT_EQ(a.allocate(700), p0);  // first fit: the merged 768 bytes at the start
+  EXPECT_EQ(a.free_ranges(), 2u);        // merged with the hole after it
+  EXPECT_EQ(a.allocate(700), p0);        // first fit: the merged 768 bytes at the start
   EXPECT_EQ(a.allocate(10), p0 + 1024);  // past p2, in the tail: 768 - 768 left nothing before
   EXPECT_FALSE(a.deallocate(p0 + 1));    // not an allocation
   EXPECT_TRUE(a.deallocate(p2));
@@ -177,7 +177,8 @@ TEST(VulkanMemory, WeightsShareBlocksAndStayRight) {
   std::string prev = "x";
   for (int i = 0; i < kNodes; ++i) {
     std::vector<float> w(36);
-    for (size_t j = 0; j < w.size(); ++j) w[j] = 0.01f * static_cast<float>((i * 7 + j) % 13) - 0.05f;
+    for (size_t j = 0; j < w.size(); ++j)
+      w[j] = 0.01f * static_cast<float>((i * 7 + j) % 13) - 0.05f;
     const std::string wn = "w" + std::to_string(i);
     b.initializer(wn, {4, 9}, w);
     const std::string out = i + 1 == kNodes ? "y" : "v" + std::to_string(i);

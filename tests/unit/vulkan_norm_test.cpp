@@ -42,8 +42,15 @@ TEST(VulkanLayerNorm, RowLengthsScaleBiasForms) {
   EXPECT_EQ(on_vulkan().random({4, 33}).random({1}).random({1}).check(2e-5, 1e-5).provider,
             "vulkan");
   // The block [1, 33] with a scale of [33].
-  EXPECT_EQ(on_vulkan().attr("epsilon", 0.5f).attr("axis", int64_t{1}).random({4, 1, 33})
-                .random({33}).random({1, 33}).check(2e-5, 1e-5).provider, "vulkan");
+  EXPECT_EQ(on_vulkan()
+                .attr("epsilon", 0.5f)
+                .attr("axis", int64_t{1})
+                .random({4, 1, 33})
+                .random({33})
+                .random({1, 33})
+                .check(2e-5, 1e-5)
+                .provider,
+            "vulkan");
 }
 
 TEST(VulkanLayerNorm, PolyinferForm) {
@@ -102,8 +109,13 @@ TEST(VulkanInstanceNorm, PlanesAndRanks) {
   const std::vector<Shape> shapes = {{2, 3}, {1, 4, 1}, {2, 3, 257}, {2, 5, 7, 9}, {1, 2, 3, 4, 5}};
   for (const Shape& x : shapes) {
     const int64_t c = x[1];
-    auto r = OracleOp("InstanceNormalization", 6).providers({"vulkan"}).attr("epsilon", 1e-3f)
-                 .random(x).random({c}).random({c}).check(2e-5, 1e-5);
+    auto r = OracleOp("InstanceNormalization", 6)
+                 .providers({"vulkan"})
+                 .attr("epsilon", 1e-3f)
+                 .random(x)
+                 .random({c})
+                 .random({c})
+                 .check(2e-5, 1e-5);
     EXPECT_EQ(r.provider, "vulkan") << shape_str(x);
     const auto k = test::check_with_constants(
         OracleOp("InstanceNormalization", 22),
@@ -112,21 +124,27 @@ TEST(VulkanInstanceNorm, PlanesAndRanks) {
     EXPECT_EQ(k.provider, "vulkan") << shape_str(x);
   }
   test::ScopedGroupLimit limit(3);
-  auto r = OracleOp("InstanceNormalization", 6).providers({"vulkan"}).random({3, 5, 11})
-               .random({5}).random({5}).check(2e-5, 1e-5);
+  auto r = OracleOp("InstanceNormalization", 6)
+               .providers({"vulkan"})
+               .random({3, 5, 11})
+               .random({5})
+               .random({5})
+               .check(2e-5, 1e-5);
   EXPECT_EQ(r.provider, "vulkan");
-  r = OracleOp("InstanceNormalization", 6).providers({"vulkan", "cpu"})
+  r = OracleOp("InstanceNormalization", 6)
+          .providers({"vulkan", "cpu"})
           .input(Tensor::from_vector<double>({1, 2, 2}, {1, 2, 3, 4}))
           .input(Tensor::from_vector<double>({2}, {1, 1}))
-          .input(Tensor::from_vector<double>({2}, {0, 0})).check(1e-9, 1e-9);
+          .input(Tensor::from_vector<double>({2}, {0, 0}))
+          .check(1e-9, 1e-9);
   EXPECT_EQ(r.provider, "cpu");
 }
 
 TEST(VulkanBatchNorm, InferenceMode) {
   PI_SKIP_WITHOUT_VULKAN();
   for (int opset : {9, 15})
-    for (const Shape& x : std::vector<Shape>{{2, 3, 5, 7}, {4, 6}, {1, 1, 1}, {2, 3, 4, 5, 6},
-                                             {1, 70, 17}}) {
+    for (const Shape& x :
+         std::vector<Shape>{{2, 3, 5, 7}, {4, 6}, {1, 1, 1}, {2, 3, 4, 5, 6}, {1, 70, 17}}) {
       const Shape c{x[1]};
       auto o = OracleOp("BatchNormalization", opset).providers({"vulkan"});
       o.attr("epsilon", 1e-3f).random(x).random(c).random(c).random(c).random(c, 0.1f, 2.0f);

@@ -21,28 +21,29 @@ struct PadCase {
   std::vector<int64_t> pads;
 };
 
-const std::vector<PadCase> kCases = {
-    {{5}, {2, 3}},
-    {{3, 4}, {1, 2, 2, 1}},
-    {{3, 4}, {7, 0, 0, 9}},                // wider than the input
-    {{4, 5}, {-1, 2, 1, -3}},              // crops
-    {{2, 1, 3}, {0, 2, 1, 1, 3, 0}},       // a dimension of size 1
-    {{2, 3, 17, 19}, {0, 0, 1, 2, 0, 0, 2, 1}},
-    {{2, 1, 2, 1, 2, 3}, {0, 1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 2}}};
+const std::vector<PadCase> kCases = {{{5}, {2, 3}},
+                                     {{3, 4}, {1, 2, 2, 1}},
+                                     {{3, 4}, {7, 0, 0, 9}},           // wider than the input
+                                     {{4, 5}, {-1, 2, 1, -3}},         // crops
+                                     {{2, 1, 3}, {0, 2, 1, 1, 3, 0}},  // a dimension of size 1
+                                     {{2, 3, 17, 19}, {0, 0, 1, 2, 0, 0, 2, 1}},
+                                     {{2, 1, 2, 1, 2, 3}, {0, 1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 2}}};
 
 TEST(VulkanPad, EveryMode) {
   PI_SKIP_WITHOUT_VULKAN();
   for (const char* mode : {"constant", "reflect", "edge", "wrap"})
     for (const PadCase& c : kCases) {
-      auto o = OracleOp("Pad", 19).providers({"vulkan"}).attr("mode", std::string(mode))
-                   .random(c.shape).input(ints(c.pads));
+      auto o = OracleOp("Pad", 19)
+                   .providers({"vulkan"})
+                   .attr("mode", std::string(mode))
+                   .random(c.shape)
+                   .input(ints(c.pads));
       if (std::string(mode) == "constant") o.input(Tensor::from_vector<float>({}, {2.5f}));
       EXPECT_EQ(o.check(0, 0).provider, "vulkan") << mode << shape_str(c.shape);
       std::vector<Tensor> in = {test::random_tensor(c.shape), ints(c.pads)};
       if (std::string(mode) == "constant") in.push_back(Tensor::from_vector<float>({}, {-1.5f}));
       const auto r = test::check_with_constants(
-          std::move(OracleOp("Pad", 19).attr("mode", std::string(mode))), in,
-          {false, true, true});
+          std::move(OracleOp("Pad", 19).attr("mode", std::string(mode))), in, {false, true, true});
       EXPECT_EQ(r.provider, "vulkan") << mode << shape_str(c.shape);
     }
 }
@@ -50,22 +51,41 @@ TEST(VulkanPad, EveryMode) {
 TEST(VulkanPad, AxesAttributesAndEmpty) {
   PI_SKIP_WITHOUT_VULKAN();
   // Axes (18): negative and out of order.
-  auto r = OracleOp("Pad", 18).providers({"vulkan"}).attr("mode", std::string("reflect"))
-               .random({3, 4, 5}).input(ints({1, 2, 3, 1})).input(Tensor())
-               .input(ints({-1, 0})).check(0, 0);
+  auto r = OracleOp("Pad", 18)
+               .providers({"vulkan"})
+               .attr("mode", std::string("reflect"))
+               .random({3, 4, 5})
+               .input(ints({1, 2, 3, 1}))
+               .input(Tensor())
+               .input(ints({-1, 0}))
+               .check(0, 0);
   EXPECT_EQ(r.provider, "vulkan");
   // Attributes (2): pads and value.
-  r = OracleOp("Pad", 2).providers({"vulkan"}).attr("pads", std::vector<int64_t>{1, 0, 2, 3})
-          .attr("value", 0.75f).random({3, 4}).check(0, 0);
-  EXPECT_EQ(r.provider, "vulkan");
-  r = OracleOp("Pad", 2).providers({"vulkan"}).attr("pads", std::vector<int64_t>{1, 0, 2, 3})
-          .attr("mode", std::string("edge")).random({3, 4}).check(0, 0);
-  EXPECT_EQ(r.provider, "vulkan");
-  // No constant_value: zeros. An empty input padded with the constant.
-  r = OracleOp("Pad", 13).providers({"vulkan"}).random({2, 3}).input(ints({1, 1, 1, 1}))
+  r = OracleOp("Pad", 2)
+          .providers({"vulkan"})
+          .attr("pads", std::vector<int64_t>{1, 0, 2, 3})
+          .attr("value", 0.75f)
+          .random({3, 4})
           .check(0, 0);
   EXPECT_EQ(r.provider, "vulkan");
-  r = OracleOp("Pad", 13).providers({"vulkan"}).random({0, 3}).input(ints({2, 0, 1, 0}))
+  r = OracleOp("Pad", 2)
+          .providers({"vulkan"})
+          .attr("pads", std::vector<int64_t>{1, 0, 2, 3})
+          .attr("mode", std::string("edge"))
+          .random({3, 4})
+          .check(0, 0);
+  EXPECT_EQ(r.provider, "vulkan");
+  // No constant_value: zeros. An empty input padded with the constant.
+  r = OracleOp("Pad", 13)
+          .providers({"vulkan"})
+          .random({2, 3})
+          .input(ints({1, 1, 1, 1}))
+          .check(0, 0);
+  EXPECT_EQ(r.provider, "vulkan");
+  r = OracleOp("Pad", 13)
+          .providers({"vulkan"})
+          .random({0, 3})
+          .input(ints({2, 0, 1, 0}))
           .check(0, 0);
   EXPECT_EQ(r.provider, "vulkan");
 }
@@ -77,11 +97,10 @@ TEST(VulkanPad, RefusalsFallBackWithTheReason) {
                                       {false, true}, {"vulkan", "cpu"});
   EXPECT_EQ(r.provider, "cpu");
   EXPECT_NE(r.reason.find("dtype int64"), std::string::npos) << r.reason;
-  r = test::check_with_constants(
-      OracleOp("Pad", 13),
-      {test::random_tensor({1, 1, 1, 1, 1, 1, 2}),
-       ints({0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1})},
-      {false, true}, {"vulkan", "cpu"});
+  r = test::check_with_constants(OracleOp("Pad", 13),
+                                 {test::random_tensor({1, 1, 1, 1, 1, 1, 2}),
+                                  ints({0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1})},
+                                 {false, true}, {"vulkan", "cpu"});
   EXPECT_EQ(r.provider, "cpu");
   EXPECT_NE(r.reason.find("rank 7"), std::string::npos) << r.reason;
   // wrap before 19: refused by both (the CPU's rule), so the node has no provider.
@@ -99,8 +118,12 @@ TEST(VulkanPad, RefusalsFallBackWithTheReason) {
 TEST(VulkanPad, PastTheDispatchLimit) {
   PI_SKIP_WITHOUT_VULKAN();
   test::ScopedGroupLimit limit(2);
-  auto r = OracleOp("Pad", 13).providers({"vulkan"}).attr("mode", std::string("reflect"))
-               .random({30, 40}).input(ints({3, 2, 4, 5})).check(0, 0);
+  auto r = OracleOp("Pad", 13)
+               .providers({"vulkan"})
+               .attr("mode", std::string("reflect"))
+               .random({30, 40})
+               .input(ints({3, 2, 4, 5}))
+               .check(0, 0);
   EXPECT_EQ(r.provider, "vulkan");
 }
 

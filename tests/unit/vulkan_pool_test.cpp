@@ -58,8 +58,8 @@ TEST(VulkanPool, AutoPad) {
 
 TEST(VulkanPool, Global) {
   PI_SKIP_WITHOUT_VULKAN();
-  for (const Shape& s : std::vector<Shape>{{1, 3, 7}, {2, 5, 7, 7}, {1, 512, 7, 7},
-                                           {2, 3, 4, 5, 6}, {1, 1, 1, 1}}) {
+  for (const Shape& s :
+       std::vector<Shape>{{1, 3, 7}, {2, 5, 7, 7}, {1, 512, 7, 7}, {2, 3, 4, 5, 6}, {1, 1, 1, 1}}) {
     auto r = OracleOp("GlobalAveragePool", 1).providers({"vulkan"}).random(s).check(1e-6, 1e-6);
     EXPECT_EQ(r.provider, "vulkan") << shape_str(s);
     r = OracleOp("GlobalMaxPool", 1).providers({"vulkan"}).random(s).check(0, 0);

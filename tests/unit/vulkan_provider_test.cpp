@@ -228,7 +228,8 @@ TEST(VulkanProvider, LongChainAcrossRuns) {
   for (int i = 0; i < kNodes; ++i) {
     const std::string out = i + 1 == kNodes ? "y" : "v" + std::to_string(i);
     if (i % 2 == 0) b.node("Neg", {prev}, {out});
-    else b.node("Add", {prev, "w"}, {out});
+    else
+      b.node("Add", {prev, "w"}, {out});
     prev = out;
   }
   Session vk = load(b, {"vulkan"});

@@ -22,10 +22,9 @@ namespace {
 
 using test::OracleOp;
 
-const std::vector<std::string> kAllOps = {"ReduceSum",    "ReduceMean",      "ReduceMax",
-                                          "ReduceMin",    "ReduceProd",      "ReduceL1",
-                                          "ReduceL2",     "ReduceLogSum",    "ReduceLogSumExp",
-                                          "ReduceSumSquare"};
+const std::vector<std::string> kAllOps = {
+    "ReduceSum", "ReduceMean", "ReduceMax",    "ReduceMin",       "ReduceProd",
+    "ReduceL1",  "ReduceL2",   "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
 
 // The attribute form of axes: ReduceSum before 13, the others before 18.
 OracleOp reduce(const std::string& op) {
@@ -34,8 +33,8 @@ OracleOp reduce(const std::string& op) {
 
 TEST(VulkanReduce, EveryAxisSet) {
   PI_SKIP_WITHOUT_VULKAN();
-  const std::vector<std::vector<int64_t>> axes_sets = {{},     {0},    {1},       {2},
-                                                       {-1},   {0, 2}, {-3, -2},  {0, 1, 2}};
+  const std::vector<std::vector<int64_t>> axes_sets = {{},   {0},    {1},      {2},
+                                                       {-1}, {0, 2}, {-3, -2}, {0, 1, 2}};
   for (const std::string& op : kAllOps)
     for (const auto& axes : axes_sets)
       for (int64_t keep : {0, 1}) {
@@ -50,17 +49,22 @@ TEST(VulkanReduce, LongEmptyAndNaN) {
   PI_SKIP_WITHOUT_VULKAN();
   for (const std::string& op : kAllOps) {
     // 1000 factors in [-3, 3] over- or underflow float32; near 1 they do not.
-    auto r = op == "ReduceProd"
-                 ? reduce(op).attr("axes", std::vector<int64_t>{1}).random({4, 1000}, 0.9f, 1.1f)
-                       .check(1e-6, 1e-4)
-                 : reduce(op).attr("axes", std::vector<int64_t>{1}).random({4, 1000}).check(1e-3, 1e-5);
+    auto r =
+        op == "ReduceProd"
+            ? reduce(op)
+                  .attr("axes", std::vector<int64_t>{1})
+                  .random({4, 1000}, 0.9f, 1.1f)
+                  .check(1e-6, 1e-4)
+            : reduce(op).attr("axes", std::vector<int64_t>{1}).random({4, 1000}).check(1e-3, 1e-5);
     EXPECT_EQ(r.provider, "vulkan") << op;
     // Reducing an empty axis: 0, NaN, -inf, +inf, 1 as on the CPU.
     r = reduce(op).attr("axes", std::vector<int64_t>{1}).random({2, 0, 3}).check();
     EXPECT_EQ(r.provider, "vulkan") << op << " empty";
     std::vector<float> v(12, 1.5f);
     v[5] = std::numeric_limits<float>::quiet_NaN();
-    r = reduce(op).attr("axes", std::vector<int64_t>{1}).input(Tensor::from_vector<float>({3, 4}, v))
+    r = reduce(op)
+            .attr("axes", std::vector<int64_t>{1})
+            .input(Tensor::from_vector<float>({3, 4}, v))
             .check();
     EXPECT_EQ(r.provider, "vulkan") << op << " NaN";
   }
@@ -71,10 +75,11 @@ TEST(VulkanReduce, LongEmptyAndNaN) {
 TEST(VulkanReduce, LogSumExpOfLargeAndInfiniteInputs) {
   PI_SKIP_WITHOUT_VULKAN();
   const float inf = std::numeric_limits<float>::infinity();
-  auto r = reduce("ReduceLogSumExp")
-               .attr("axes", std::vector<int64_t>{1})
-               .input(Tensor::from_vector<float>({3, 3}, {500, 499, 498, -inf, -inf, -inf, 1, inf, 2}))
-               .check(1e-4, 1e-6);
+  auto r =
+      reduce("ReduceLogSumExp")
+          .attr("axes", std::vector<int64_t>{1})
+          .input(Tensor::from_vector<float>({3, 3}, {500, 499, 498, -inf, -inf, -inf, 1, inf, 2}))
+          .check(1e-4, 1e-6);
   EXPECT_EQ(r.provider, "vulkan");
   // LogSum of a negative sum is NaN, of a zero sum -inf (C's log; GLSL leaves both undefined).
   r = reduce("ReduceLogSum")
@@ -86,9 +91,11 @@ TEST(VulkanReduce, LogSumExpOfLargeAndInfiniteInputs) {
 
 TEST(VulkanReduce, ConstantAxesInput) {
   PI_SKIP_WITHOUT_VULKAN();
-  for (const auto& [op, opset] : std::vector<std::pair<std::string, int>>{
-           {"ReduceSum", 13}, {"ReduceMean", 18}, {"ReduceMax", 18}, {"ReduceLogSumExp", 18},
-           {"ReduceL2", 18}}) {
+  for (const auto& [op, opset] : std::vector<std::pair<std::string, int>>{{"ReduceSum", 13},
+                                                                          {"ReduceMean", 18},
+                                                                          {"ReduceMax", 18},
+                                                                          {"ReduceLogSumExp", 18},
+                                                                          {"ReduceL2", 18}}) {
     test::ModelBuilder b(opset);
     b.input("x", {2, 3, 4}).output("y", {2, 4});
     b.int64_initializer("axes", {1}, {-2});

@@ -38,11 +38,12 @@ const std::vector<std::vector<float>> kScales = {
 
 TEST(VulkanResize, NearestEveryMode) {
   PI_SKIP_WITHOUT_VULKAN();
-  for (const char* ctm : {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                          "align_corners", "asymmetric"})
+  for (const char* ctm :
+       {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric"})
     for (const char* nm : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})
       for (const auto& s : kScales) {
-        auto o = OracleOp("Resize", 19).attr("mode", std::string("nearest"))
+        auto o = OracleOp("Resize", 19)
+                     .attr("mode", std::string("nearest"))
                      .attr("coordinate_transformation_mode", std::string(ctm))
                      .attr("nearest_mode", std::string(nm));
         const auto r = resize(std::move(o), {1, 2, 5, 7}, Tensor(), floats(s), Tensor(), 0);
@@ -52,11 +53,12 @@ TEST(VulkanResize, NearestEveryMode) {
 
 TEST(VulkanResize, LinearEveryMode) {
   PI_SKIP_WITHOUT_VULKAN();
-  for (const char* ctm : {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                          "align_corners", "asymmetric"})
+  for (const char* ctm :
+       {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric"})
     for (const auto& s : kScales)
       for (int64_t exclude : {0, 1}) {
-        auto o = OracleOp("Resize", 19).attr("mode", std::string("linear"))
+        auto o = OracleOp("Resize", 19)
+                     .attr("mode", std::string("linear"))
                      .attr("coordinate_transformation_mode", std::string(ctm))
                      .attr("exclude_outside", exclude);
         const auto r = resize(std::move(o), {2, 3, 5, 7}, Tensor(), floats(s), Tensor(), 2e-6);
@@ -64,13 +66,14 @@ TEST(VulkanResize, LinearEveryMode) {
       }
   // tf_crop_and_resize: a roi inside and one reaching outside (extrapolated).
   for (const auto& roi : std::vector<std::vector<float>>{{0, 0, 0.2f, 0.1f, 1, 1, 0.8f, 0.9f},
-                                                        {0, 0, -0.3f, 0.4f, 1, 1, 1.2f, 0.7f}})
+                                                         {0, 0, -0.3f, 0.4f, 1, 1, 1.2f, 0.7f}})
     for (const char* mode : {"nearest", "linear"}) {
-      auto o = OracleOp("Resize", 13).attr("mode", std::string(mode))
+      auto o = OracleOp("Resize", 13)
+                   .attr("mode", std::string(mode))
                    .attr("coordinate_transformation_mode", std::string("tf_crop_and_resize"))
                    .attr("extrapolation_value", 7.5f);
-      const auto r = resize(std::move(o), {1, 2, 6, 9}, floats(roi), Tensor(), ints({1, 2, 5, 4}),
-                            2e-6);
+      const auto r =
+          resize(std::move(o), {1, 2, 6, 9}, floats(roi), Tensor(), ints({1, 2, 5, 4}), 2e-6);
       EXPECT_EQ(r.provider, "vulkan") << mode << " " << roi[2];
     }
 }
@@ -78,7 +81,8 @@ TEST(VulkanResize, LinearEveryMode) {
 TEST(VulkanResize, SizesAxesRanksAndOpsets) {
   PI_SKIP_WITHOUT_VULKAN();
   for (const char* policy : {"stretch", "not_larger", "not_smaller"}) {
-    auto o = OracleOp("Resize", 18).attr("mode", std::string("linear"))
+    auto o = OracleOp("Resize", 18)
+                 .attr("mode", std::string("linear"))
                  .attr("keep_aspect_ratio_policy", std::string(policy))
                  .attr("axes", std::vector<int64_t>{-2, 3});
     const auto r = resize(std::move(o), {1, 2, 5, 7}, Tensor(), Tensor(), ints({9, 4}), 2e-6);
@@ -91,15 +95,14 @@ TEST(VulkanResize, SizesAxesRanksAndOpsets) {
   r = resize(std::move(OracleOp("Resize", 13).attr("mode", std::string("linear"))), {4, 130},
              Tensor(), floats({1.5f, 2.0f}), Tensor(), 2e-6);
   EXPECT_EQ(r.provider, "vulkan");
-  r = resize(OracleOp("Resize", 13), {3, 4, 5}, Tensor(), floats({1, 0.5f, 2}),
-             Tensor(), 0);
+  r = resize(OracleOp("Resize", 13), {3, 4, 5}, Tensor(), floats({1, 0.5f, 2}), Tensor(), 0);
   EXPECT_EQ(r.provider, "vulkan");
   // Resize-10: asymmetric sampling, floor for nearest.
   for (const char* mode : {"nearest", "linear"}) {
-    const auto k = test::check_with_constants(
-        OracleOp("Resize", 10).attr("mode", std::string(mode)),
-        {test::random_tensor({1, 1, 4, 6}), floats({1, 1, 1.5f, 0.7f})}, {false, true},
-        {"vulkan"}, 2e-6, 1e-6);
+    const auto k =
+        test::check_with_constants(OracleOp("Resize", 10).attr("mode", std::string(mode)),
+                                   {test::random_tensor({1, 1, 4, 6}), floats({1, 1, 1.5f, 0.7f})},
+                                   {false, true}, {"vulkan"}, 2e-6, 1e-6);
     EXPECT_EQ(k.provider, "vulkan") << mode;
   }
 }
@@ -115,20 +118,18 @@ TEST(VulkanResize, RefusalsFallBackWithTheReason) {
              both);
   EXPECT_EQ(r.provider, "cpu");
   EXPECT_NE(r.reason.find("on axis 1"), std::string::npos) << r.reason;
-  r = resize(OracleOp("Resize", 13), {1, 2, 4, 4}, Tensor(), Tensor(), ints({1, 3, 4, 4}), 0,
-             both);
+  r = resize(OracleOp("Resize", 13), {1, 2, 4, 4}, Tensor(), Tensor(), ints({1, 3, 4, 4}), 0, both);
   EXPECT_EQ(r.provider, "cpu");
   EXPECT_NE(r.reason.find("sizes changing axis 1"), std::string::npos) << r.reason;
-  auto o = OracleOp("Resize", 11).attr("coordinate_transformation_mode",
-                                       std::string("tf_half_pixel_for_nn"));
+  auto o = OracleOp("Resize", 11)
+               .attr("coordinate_transformation_mode", std::string("tf_half_pixel_for_nn"));
   r = resize(std::move(o), {1, 1, 4, 4}, Tensor(), floats({1, 1, 2, 2}), Tensor(), 0, both);
   EXPECT_EQ(r.provider, "cpu");
   EXPECT_NE(r.reason.find("tf_half_pixel_for_nn"), std::string::npos) << r.reason;
   // Scales at run time.
-  r = test::check_with_constants(OracleOp("Resize", 13),
-                                 {test::random_tensor({1, 1, 4, 4}), Tensor(),
-                                  floats({1, 1, 2, 2})},
-                                 {false, false, false}, both);
+  r = test::check_with_constants(
+      OracleOp("Resize", 13), {test::random_tensor({1, 1, 4, 4}), Tensor(), floats({1, 1, 2, 2})},
+      {false, false, false}, both);
   EXPECT_EQ(r.provider, "cpu");
   EXPECT_NE(r.reason.find("scales computed at run time"), std::string::npos) << r.reason;
 }

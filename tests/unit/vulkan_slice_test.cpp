@@ -23,13 +23,13 @@ struct SliceCase {
 const std::vector<SliceCase>& slice_cases() {
   static const std::vector<SliceCase> cases = {
       {{10}, {2}, {7}, {}, {}},
-      {{10}, {-3}, {1000}, {}, {}},                       // negative start, end past the end
-      {{10}, {8}, {1}, {0}, {-2}},                        // backwards
-      {{10}, {-1}, {-1000}, {0}, {-1}},                   // the whole axis reversed
-      {{10}, {5}, {5}, {}, {}},                           // empty
-      {{3, 5, 7}, {1, -6}, {3, 100}, {1, -1}, {2, 3}},    // negative axis, step past the end
+      {{10}, {-3}, {1000}, {}, {}},                     // negative start, end past the end
+      {{10}, {8}, {1}, {0}, {-2}},                      // backwards
+      {{10}, {-1}, {-1000}, {0}, {-1}},                 // the whole axis reversed
+      {{10}, {5}, {5}, {}, {}},                         // empty
+      {{3, 5, 7}, {1, -6}, {3, 100}, {1, -1}, {2, 3}},  // negative axis, step past the end
       {{3, 5, 7}, {2, 4, 6}, {-100, -100, -100}, {0, 1, 2}, {-1, -2, -3}},
-      {{4, 257}, {0, 1}, {4, 256}, {}, {}},               // a tail past one workgroup
+      {{4, 257}, {0, 1}, {4, 256}, {}, {}},  // a tail past one workgroup
       {{2, 3, 1, 4, 5, 3}, {1, 3, 0}, {2, 0, 5}, {0, 3, 4}, {1, -1, 2}},  // rank 6
   };
   return cases;
@@ -52,8 +52,8 @@ TEST(VulkanSlice, ConstantInputs) {
     std::vector<Tensor> in = {test::random_tensor(c.shape), ints(c.starts), ints(c.ends),
                               c.axes.empty() ? Tensor() : ints(c.axes),
                               c.steps.empty() ? Tensor() : ints(c.steps)};
-    const auto r = test::check_with_constants(OracleOp("Slice", 13), in,
-                                              {false, true, true, true, true});
+    const auto r =
+        test::check_with_constants(OracleOp("Slice", 13), in, {false, true, true, true, true});
     EXPECT_EQ(r.provider, "vulkan") << shape_str(c.shape);
   }
 }
@@ -68,7 +68,8 @@ TEST(VulkanSlice, Attributes) {
     EXPECT_EQ(o.check(0, 0).provider, "vulkan") << shape_str(c.shape);
   }
   auto o = OracleOp("Slice", 1).providers({"vulkan"}).random({4, 6});
-  o.attr("starts", std::vector<int64_t>{-2, 1}).attr("ends", std::vector<int64_t>{100, -1})
+  o.attr("starts", std::vector<int64_t>{-2, 1})
+      .attr("ends", std::vector<int64_t>{100, -1})
       .attr("axes", std::vector<int64_t>{1, 0});
   EXPECT_EQ(o.check(0, 0).provider, "vulkan");
 }
@@ -78,8 +79,8 @@ TEST(VulkanSlice, RefusalsFallBackWithTheReason) {
   // Integer data (shape arithmetic) stays on the CPU.
   auto r = test::check_with_constants(
       OracleOp("Slice", 13),
-      {Tensor::from_vector<int64_t>({4}, {1, 2, 3, 4}), ints({1}), ints({3})},
-      {false, true, true}, {"vulkan", "cpu"});
+      {Tensor::from_vector<int64_t>({4}, {1, 2, 3, 4}), ints({1}), ints({3})}, {false, true, true},
+      {"vulkan", "cpu"});
   EXPECT_EQ(r.provider, "cpu");
   EXPECT_NE(r.reason.find("dtype int64"), std::string::npos) << r.reason;
   r = test::check_with_constants(OracleOp("Slice", 13),

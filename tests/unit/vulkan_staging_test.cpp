@@ -32,14 +32,14 @@ constexpr VkMemoryPropertyFlags kCached = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
 constexpr VkDeviceSize kMiB = VkDeviceSize{1} << 20;
 
 // Memory properties from (heap sizes) and (flags, heap) pairs.
-VkPhysicalDeviceMemoryProperties layout(std::vector<VkDeviceSize> heaps,
-                                        std::vector<std::pair<VkMemoryPropertyFlags, uint32_t>> types) {
+VkPhysicalDeviceMemoryProperties layout(
+    std::vector<VkDeviceSize> heaps,
+    std::vector<std::pair<VkMemoryPropertyFlags, uint32_t>> types) {
   VkPhysicalDeviceMemoryProperties p{};
   p.memoryHeapCount = static_cast<uint32_t>(heaps.size());
   for (size_t i = 0; i < heaps.size(); ++i) p.memoryHeaps[i].size = heaps[i];
   p.memoryTypeCount = static_cast<uint32_t>(types.size());
-  for (size_t i = 0; i < types.size(); ++i)
-    p.memoryTypes[i] = {types[i].first, types[i].second};
+  for (size_t i = 0; i < types.size(); ++i) p.memoryTypes[i] = {types[i].first, types[i].second};
   return p;
 }
 
@@ -110,9 +110,7 @@ TEST(VulkanMemoryChoice, TheVariableForcesEitherAndRejectsOtherValues) {
   }
 }
 
-bool device_mode() {
-  return vulkan::Context::get()->memory_mode() == vulkan::MemoryMode::Device;
-}
+bool device_mode() { return vulkan::Context::get()->memory_mode() == vulkan::MemoryMode::Device; }
 
 // Lowers the staging chunk while in scope (like ScopedGroupLimit).
 class ScopedStagingLimit {
@@ -274,7 +272,12 @@ TEST(VulkanStaging, ReadBacksMidRunAgreeWithCpu) {
   b.input("x", {6, 50}).input("idx", {7}, 7).input("starts", {2}, 7).input("ends", {2}, 7);
   b.output("y", {});
   // Rows and columns change from run to run: no declared shape.
-  b.proto().mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  b.proto()
+      .mutable_graph()
+      ->mutable_output(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->clear_shape();
   b.node("Relu", {"x"}, {"r"}, "relu");
   b.node("Gather", {"r", "idx"}, {"g"}, "gather");
   auto* g = b.proto().mutable_graph()->mutable_node(1)->add_attribute();

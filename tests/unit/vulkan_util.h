@@ -153,8 +153,8 @@ inline ConstantsResult check_with_constants(OracleOp o, const std::vector<Tensor
 
 }  // namespace polyinfer::test
 
-#define PI_SKIP_WITHOUT_VULKAN()                                            \
-  do {                                                                      \
-    const std::string why = ::polyinfer::test::vulkan_unusable();           \
-    if (!why.empty()) GTEST_SKIP() << why;                                  \
+#define PI_SKIP_WITHOUT_VULKAN()                                  \
+  do {                                                            \
+    const std::string why = ::polyinfer::test::vulkan_unusable(); \
+    if (!why.empty()) GTEST_SKIP() << why;                        \
   } while (0)

@@ -34,8 +34,12 @@ TEST(VulkanWhere, RunTimeInputs) {
   PI_SKIP_WITHOUT_VULKAN();
   uint32_t seed = 1;
   for (const auto& [c, x, y] : kCases) {
-    auto r = OracleOp("Where", 16).providers({"vulkan"}).input(random_bool(c, seed++)).random(x)
-                 .random(y).check(0, 0);
+    auto r = OracleOp("Where", 16)
+                 .providers({"vulkan"})
+                 .input(random_bool(c, seed++))
+                 .random(x)
+                 .random(y)
+                 .check(0, 0);
     EXPECT_EQ(r.provider, "vulkan") << shape_str(c) << shape_str(x) << shape_str(y);
   }
 }
@@ -63,10 +67,10 @@ TEST(VulkanWhere, RefusalsFallBackWithTheReason) {
       {false, false, false}, {"vulkan", "cpu"});
   EXPECT_EQ(r.provider, "cpu");
   EXPECT_NE(r.reason.find("dtype int64"), std::string::npos) << r.reason;
-  r = test::check_with_constants(OracleOp("Where", 16),
-                                 {random_bool({1, 1, 1, 1, 1, 1, 4}, 4), test::random_tensor({4}),
-                                  test::random_tensor({4})},
-                                 {false, false, false}, {"vulkan", "cpu"});
+  r = test::check_with_constants(
+      OracleOp("Where", 16),
+      {random_bool({1, 1, 1, 1, 1, 1, 4}, 4), test::random_tensor({4}), test::random_tensor({4})},
+      {false, false, false}, {"vulkan", "cpu"});
   EXPECT_EQ(r.provider, "cpu");
   EXPECT_NE(r.reason.find("rank 7"), std::string::npos) << r.reason;
 }
@@ -75,8 +79,12 @@ TEST(VulkanWhere, RefusalsFallBackWithTheReason) {
 TEST(VulkanWhere, PastTheDispatchLimit) {
   PI_SKIP_WITHOUT_VULKAN();
   test::ScopedGroupLimit limit(2);
-  auto r = OracleOp("Where", 16).providers({"vulkan"}).input(random_bool({33, 1}, 9))
-               .random({33, 47}).random({47}).check(0, 0);
+  auto r = OracleOp("Where", 16)
+               .providers({"vulkan"})
+               .input(random_bool({33, 1}, 9))
+               .random({33, 47})
+               .random({47})
+               .check(0, 0);
   EXPECT_EQ(r.provider, "vulkan");
 }
 

@@ -103,9 +103,9 @@ std::vector<RowVerdict> judge(const ChoiceTable& table, const ChoiceFacts& facts
     } else if (!runs(row.isa, facts.cpu)) {
       v.reason = row.isa == Isa::Avx512 ? "needs AVX-512" : "needs AVX2 and FMA";
     } else if (sw == KernelSwitch::Auto && row.opt_in) {
-      v.reason = std::string("opt-in: cpu:") + row.kernel + "=on";
-    } else if (const char* why = sw == KernelSwitch::Auto && row.prefer ? row.prefer(facts)
-                                                                       : nullptr) {
+      // Not worth a word in every placement: an opt-in row is off unless switched on.
+    } else if (const char* why =
+                   sw == KernelSwitch::Auto && row.prefer ? row.prefer(facts) : nullptr) {
       v.reason = why;
     } else {
       v.try_it = true;
@@ -161,8 +161,7 @@ std::unique_ptr<Kernel> choose_kernel(const std::vector<const KernelDef*>& defs,
   const auto ref = std::find_if(defs.begin(), defs.end(), [](const KernelDef* d) {
     return d->tier == KernelTier::Reference;
   });
-  PI_CHECK(ref != defs.end(), UnsupportedOp, n.label(), ": no cpu kernel takes it (", passed,
-           ")");
+  PI_CHECK(ref != defs.end(), UnsupportedOp, n.label(), ": no cpu kernel takes it (", passed, ")");
   return chosen((*ref)->make(info), "reference: no faster kernel takes it");
 }
 

@@ -37,11 +37,11 @@ struct CpuFeatures {
 
 // A convolution as the rules read it: its constant weights [M, C, kH, kW] and attributes.
 struct ConvShape {
-  int64_t m = 0, c = 0;        // outputs; inputs per group
+  int64_t m = 0, c = 0;  // outputs; inputs per group
   int64_t kh = 0, kw = 0, group = 1;
-  int64_t stride = 1;          // the common stride of both axes; 0 where they differ
+  int64_t stride = 1;  // the common stride of both axes; 0 where they differ
   bool undilated = true, unpadded = true;
-  bool one_pixel = false;      // X is known to be [N, 1, 1, C]
+  bool one_pixel = false;  // X is known to be [N, 1, 1, C]
   bool unit_strides() const { return stride == 1; }
   int64_t taps() const { return kh * kw; }
 };
@@ -83,7 +83,7 @@ const ChoiceTable* choice_table(const std::string& domain, const std::string& op
 struct RowVerdict {
   const ChoiceRow* row;
   bool try_it;         // construct it (its constructor may still refuse)
-  std::string reason;  // why not, when not; "" for a row whose `can` rule fails (not worth a word)
+  std::string reason;  // why not, when not; "" where not worth a word (not its shapes, opt-in)
 };
 // The verdict of every row of `table`, in order.
 std::vector<RowVerdict> judge(const ChoiceTable& table, const ChoiceFacts& facts,

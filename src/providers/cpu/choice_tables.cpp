@@ -62,8 +62,8 @@ const char* grouped_can(const ChoiceFacts& f) {
 const char* winograd_can(const ChoiceFacts& f) {
   if (!f.conv) return kNotConv;
   const ConvShape& c = *f.conv;
-  if (c.kh != 3 || c.kw != 3 || !c.unit_strides() || !c.undilated || c.group != 1 ||
-      c.c % 8 != 0 || c.m % 8 != 0)
+  if (c.kh != 3 || c.kw != 3 || !c.unit_strides() || !c.undilated || c.group != 1 || c.c % 8 != 0 ||
+      c.m % 8 != 0)
     return "not 3x3 stride 1";
   return nullptr;
 }
@@ -177,12 +177,11 @@ const ChoiceTable kPointwiseDepthwise = {
          "the two convolutions one after the other, each by NhwcFusedConv's table"},
     }};
 
-const ChoiceTable kAttention = {
-    {{"", "Attention"}, {"ai.polyinfer", "Attention"}},
-    {
-        {"attention", Isa::Avx2, nullptr, nullptr, false,
-         "packed keys and values, softmax between the two GEMMs"},
-    }};
+const ChoiceTable kAttention = {{{"", "Attention"}, {"ai.polyinfer", "Attention"}},
+                                {
+                                    {"attention", Isa::Avx2, nullptr, nullptr, false,
+                                     "packed keys and values, softmax between the two GEMMs"},
+                                }};
 
 const ChoiceTable kGlobalAveragePool = {
     {{"ai.polyinfer", "NhwcGlobalAveragePool"}},

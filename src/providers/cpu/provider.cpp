@@ -72,10 +72,9 @@ E parse_value(const std::string& key, const std::string& value,
        choices);
 }
 
-constexpr std::initializer_list<Named> kSwitches = {
-    {"auto", static_cast<int>(KernelSwitch::Auto)},
-    {"on", static_cast<int>(KernelSwitch::On)},
-    {"off", static_cast<int>(KernelSwitch::Off)}};
+constexpr std::initializer_list<Named> kSwitches = {{"auto", static_cast<int>(KernelSwitch::Auto)},
+                                                    {"on", static_cast<int>(KernelSwitch::On)},
+                                                    {"off", static_cast<int>(KernelSwitch::Off)}};
 constexpr std::initializer_list<Named> kTiles = {
     {"auto", static_cast<int>(GemmTile::Auto)},
     {"avx2", static_cast<int>(GemmTile::Avx2)},
@@ -97,7 +96,8 @@ class CpuProvider final : public RegistryProvider {
     for (const cpu::ChoiceTable& t : cpu::choice_tables())
       for (const cpu::ChoiceRow& r : t.rows) {
         std::string ops;
-        for (const auto& [domain, op] : t.ops) ops += (ops.empty() ? "" : ", ") + std::string(op);
+        for (const auto& [domain, op] : t.ops)
+          if (ops.find(op) == std::string::npos) ops += (ops.empty() ? "" : ", ") + std::string(op);
         out.push_back({r.kernel, "auto|on|off", ops + ": " + r.why});
       }
     return out;
@@ -118,8 +118,10 @@ class CpuProvider final : public RegistryProvider {
     const std::vector<std::string> kernels = cpu::kernel_switch_names();
     for (const auto& [name, sw] : options.cpu.kernels)
       PI_CHECK(std::find(kernels.begin(), kernels.end(), name) != kernels.end(), InvalidArgument,
-               "CpuProviderOptions::kernels names '", name, "', which no choice table has; the "
-               "kernels are ", joined(kernels));
+               "CpuProviderOptions::kernels names '", name,
+               "', which no choice table has; the "
+               "kernels are ",
+               joined(kernels));
     const cpu::CpuFeatures f = cpu::CpuFeatures::of_this_cpu(options.cpu);
     const GemmTile t = options.cpu.gemm_tile;
     PI_CHECK(t == GemmTile::Auto || f.avx2, InvalidArgument,

@@ -24,7 +24,8 @@ PluginLoad load_plugin(const std::string& path) {
   if (!lib) {
     out.error = "the CUDA provider's plugin " + path + " does not load (" + why +
                 "): it is built beside libpolyinfer.so when POLYINFER_CUDA is ON; check that "
-                "it is there and that `ldd " + path + "` finds every library";
+                "it is there and that `ldd " +
+                path + "` finds every library";
     return out;
   }
   using Entry = const CudaPluginApi* (*)();

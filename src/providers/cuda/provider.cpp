@@ -47,7 +47,9 @@ class CudaProvider final : public RegistryProvider {
  public:
   // `index` is -1 for "cuda", 0 for "cuda:0": the name is kept as written for the reports.
   explicit CudaProvider(int index) : index_(index) {}
-  std::string name() const override { return index_ < 0 ? "cuda" : "cuda:" + std::to_string(index_); }
+  std::string name() const override {
+    return index_ < 0 ? "cuda" : "cuda:" + std::to_string(index_);
+  }
   Device device() const override { return kCuda; }
   ProviderStatus probe() const override { return state().status; }
   std::string describe() const override {

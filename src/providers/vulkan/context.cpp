@@ -1,6 +1,5 @@
 #include "providers/vulkan/context.h"
 
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -18,7 +17,7 @@ void check(VkResult r, const char* what) {
 
 namespace {
 
-constexpr uint32_t kSetsPerPool = 1024;   // dispatches per flush before the pool is recycled
+constexpr uint32_t kSetsPerPool = 1024;  // dispatches per flush before the pool is recycled
 constexpr uint32_t kMaxBindings = 8;
 
 int type_rank(VkPhysicalDeviceType t) {
@@ -40,7 +39,6 @@ const char* type_name(VkPhysicalDeviceType t) {
     default: return "other";
   }
 }
-
 
 class VulkanAllocator final : public Allocator {
  public:
@@ -112,8 +110,8 @@ void probe_locked(Holder& h) {
 std::string listing_locked(const Holder& h) {
   std::string out;
   for (size_t i = 0; i < h.info.devices.size(); ++i)
-    out += (i ? "; vulkan:" : "vulkan:") + std::to_string(i) + " " + h.info.devices[i].name +
-           " (" + h.info.devices[i].type + ")";
+    out += (i ? "; vulkan:" : "vulkan:") + std::to_string(i) + " " + h.info.devices[i].name + " (" +
+           h.info.devices[i].type + ")";
   return out;
 }
 
@@ -174,7 +172,6 @@ const bool starter = [] {
 }();
 
 }  // namespace
-
 
 Status status(int index) {
   try {
@@ -288,12 +285,12 @@ void Context::create_device(int requested) {
   VkPhysicalDeviceProperties best_props{};
   if (requested >= 0) {
     // vulkan:N: that device or an error (the callers checked N against the enumeration).
-    PI_CHECK(static_cast<size_t>(requested) < devices.size(), InvalidArgument, "vulkan:",
-             requested, ": the Vulkan loader finds ", devices.size(), " device(s)");
+    PI_CHECK(static_cast<size_t>(requested) < devices.size(), InvalidArgument, "vulkan:", requested,
+             ": the Vulkan loader finds ", devices.size(), " device(s)");
     int family = -1;
     const std::string why = unusable(static_cast<size_t>(requested), &best_props, &family);
-    PI_CHECK(why.empty(), ProviderUnavailable, "vulkan:", requested, " cannot run the shaders: ",
-             why);
+    PI_CHECK(why.empty(), ProviderUnavailable, "vulkan:", requested,
+             " cannot run the shaders: ", why);
     physical_ = devices[static_cast<size_t>(requested)];
     queue_family_ = static_cast<uint32_t>(family);
     index_ = requested;
@@ -314,8 +311,8 @@ void Context::create_device(int requested) {
     PI_CHECK(physical_ != VK_NULL_HANDLE, ProviderUnavailable,
              "no Vulkan 1.1 device with a compute queue among the ", devices.size(), " found");
   }
-  description_ = std::string(best_props.deviceName, strnlen(best_props.deviceName,
-                                                            sizeof best_props.deviceName)) +
+  description_ = std::string(best_props.deviceName,
+                             strnlen(best_props.deviceName, sizeof best_props.deviceName)) +
                  " (" + type_name(best_props.deviceType) + "), Vulkan " +
                  std::to_string(VK_API_VERSION_MAJOR(best_props.apiVersion)) + "." +
                  std::to_string(VK_API_VERSION_MINOR(best_props.apiVersion)) + "." +
@@ -413,9 +410,7 @@ Context::~Context() {
   f_.vkDestroyInstance(instance_, nullptr);
 }
 
-
-const Pipeline& Context::pipeline(const std::string& name, uint32_t bindings,
-                                  uint32_t push_bytes) {
+const Pipeline& Context::pipeline(const std::string& name, uint32_t bindings, uint32_t push_bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = pipelines_.find(name);
   if (it != pipelines_.end()) {
@@ -537,7 +532,6 @@ void Context::barrier_locked() {
                      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   f_.vkCmdPipelineBarrier(cmd_, stages, stages, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
-
 
 void Context::flush() {
   std::lock_guard<std::mutex> lock(mu_);

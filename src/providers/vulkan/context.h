@@ -22,8 +22,8 @@
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,6 +36,8 @@
 
 namespace polyinfer::vulkan {
 
+// One X(name) per Vulkan function, several to a line.
+// clang-format off
 // Global-level functions (from vkGetInstanceProcAddr(NULL, ...)).
 #define PI_VK_GLOBAL_FNS(X) X(vkCreateInstance) X(vkEnumerateInstanceVersion)
 // Instance-level functions.
@@ -55,8 +57,9 @@ namespace polyinfer::vulkan {
   X(vkCreateCommandPool) X(vkDestroyCommandPool) X(vkAllocateCommandBuffers)             \
   X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkResetCommandBuffer)                  \
   X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants) X(vkCmdDispatch) \
-  X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCreateFence) X(vkDestroyFence) X(vkResetFences)            \
-  X(vkWaitForFences) X(vkQueueSubmit) X(vkDeviceWaitIdle)
+  X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCreateFence) X(vkDestroyFence)         \
+  X(vkResetFences) X(vkWaitForFences) X(vkQueueSubmit) X(vkDeviceWaitIdle)
+// clang-format on
 
 struct Fns {
   PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr = nullptr;
@@ -101,8 +104,8 @@ struct MemoryChoice {
   MemoryMode mode = MemoryMode::Mapped;
   std::string why;
 };
-MemoryChoice choose_memory(const VkPhysicalDeviceMemoryProperties& props,
-                           VkPhysicalDeviceType type, const char* env);
+MemoryChoice choose_memory(const VkPhysicalDeviceMemoryProperties& props, VkPhysicalDeviceType type,
+                           const char* env);
 
 // Throws Internal naming `what` unless `r` is VK_SUCCESS.
 void check(VkResult r, const char* what);
@@ -154,11 +157,11 @@ class Context {
   BufferRef find(const void* ptr) const;
   // The sub-allocator's state, for tests and diagnostics.
   struct MemoryStats {
-    size_t blocks = 0;          // VkBuffers (and VkDeviceMemory allocations) alive
-    size_t used_bytes = 0;      // in live allocations, rounded to 256
-    size_t reserved_bytes = 0;  // in blocks
-    size_t block_bytes = 0;     // the size of an ordinary block
-    size_t max_block_bytes = 0; // maxStorageBufferRange, rounded down to 256
+    size_t blocks = 0;           // VkBuffers (and VkDeviceMemory allocations) alive
+    size_t used_bytes = 0;       // in live allocations, rounded to 256
+    size_t reserved_bytes = 0;   // in blocks
+    size_t block_bytes = 0;      // the size of an ordinary block
+    size_t max_block_bytes = 0;  // maxStorageBufferRange, rounded down to 256
   };
   MemoryStats memory_stats() const;
 
@@ -258,7 +261,7 @@ class Context {
   MemoryChoice memory_;
 
   mutable std::mutex mu_;
-  size_t max_buffer_range_ = 0;         // maxStorageBufferRange
+  size_t max_buffer_range_ = 0;        // maxStorageBufferRange
   std::map<uintptr_t, Block> blocks_;  // by mapped address
   std::unique_ptr<SubAllocator> sub_;  // hands out pieces of blocks_
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
@@ -266,14 +269,14 @@ class Context {
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
-  Block staging_;                 // host-visible, mapped; device mode only, made on first use
+  Block staging_;  // host-visible, mapped; device mode only, made on first use
   char* staging_ptr_ = nullptr;
-  size_t staging_used_ = 0;       // bytes taken by recorded uploads since the last flush
-  size_t staging_limit_ = 0;      // bytes a chunk may use (tests lower it)
+  size_t staging_used_ = 0;   // bytes taken by recorded uploads since the last flush
+  size_t staging_limit_ = 0;  // bytes a chunk may use (tests lower it)
   CopyStats copy_stats_;
   bool recording_ = false;
-  uint32_t commands_ = 0;    // dispatches and copies recorded since the last flush
-  uint32_t sets_used_ = 0;   // descriptor sets taken from the pool since the last flush
+  uint32_t commands_ = 0;   // dispatches and copies recorded since the last flush
+  uint32_t sets_used_ = 0;  // descriptor sets taken from the pool since the last flush
 };
 
 // The allocator of the device Context::get(index) starts (the provider's; also registered with

@@ -13,7 +13,7 @@
 namespace polyinfer::vulkan {
 namespace {
 
-constexpr size_t kAlign = 256;            // allocation granularity in bytes
+constexpr size_t kAlign = 256;  // allocation granularity in bytes
 // An ordinary block: large enough that a model's tensors and weights share a few, small enough
 // that a mostly idle block does not hold much.
 constexpr size_t kBlockBytes = size_t{64} << 20;
@@ -44,8 +44,8 @@ std::string mib(VkDeviceSize bytes) { return std::to_string(bytes >> 20) + " MiB
 
 }  // namespace
 
-MemoryChoice choose_memory(const VkPhysicalDeviceMemoryProperties& props,
-                           VkPhysicalDeviceType type, const char* env) {
+MemoryChoice choose_memory(const VkPhysicalDeviceMemoryProperties& props, VkPhysicalDeviceType type,
+                           const char* env) {
   const std::string want = env ? env : "";
   PI_CHECK(want.empty() || want == "auto" || want == "mapped" || want == "device",
            ProviderUnavailable, "POLYINFER_VULKAN_MEMORY=", want,
@@ -69,17 +69,19 @@ MemoryChoice choose_memory(const VkPhysicalDeviceMemoryProperties& props,
            "POLYINFER_VULKAN_MEMORY=mapped: the device has no host-visible coherent memory; "
            "unset it");
   if (want == "mapped")
-    return {MemoryMode::Mapped, "forced by POLYINFER_VULKAN_MEMORY=mapped: host-visible memory, "
-                                "copies are memcpy"};
-  if (device_local == 0)
-    return {MemoryMode::Mapped, "the device has no device-local memory: host-visible memory, "
-                                "copies are memcpy"};
-  if (visible_device_local * 2 >= device_local)
     return {MemoryMode::Mapped,
-            std::string("its device-local memory is host-visible (") +
-                (type == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? "resizable BAR"
-                                                              : "unified memory") +
-                "): copies are memcpy"};
+            "forced by POLYINFER_VULKAN_MEMORY=mapped: host-visible memory, "
+            "copies are memcpy"};
+  if (device_local == 0)
+    return {MemoryMode::Mapped,
+            "the device has no device-local memory: host-visible memory, "
+            "copies are memcpy"};
+  if (visible_device_local * 2 >= device_local)
+    return {
+        MemoryMode::Mapped,
+        std::string("its device-local memory is host-visible (") +
+            (type == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? "resizable BAR" : "unified memory") +
+            "): copies are memcpy"};
   return {MemoryMode::Device,
           "only " + mib(visible_device_local) + " of its " + mib(device_local) +
               " of device-local memory is host-visible: tensors in device-local memory, copies "
@@ -155,8 +157,7 @@ uintptr_t Context::create_block_locked(size_t size) {
     // Addresses only: never readable or writable, and no memory behind them (MAP_NORESERVE).
     const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     b.reserved = (size + page - 1) / page * page;
-    base = mmap(nullptr, b.reserved, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
-                0);
+    base = mmap(nullptr, b.reserved, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED) {
       base = nullptr;
       b.reserved = 0;
@@ -226,8 +227,8 @@ void Context::ensure_staging_locked() {
   f_.vkGetBufferMemoryRequirements(device_, b.buffer, &req);
   // Host memory the device reads and writes over the bus: cached (read-backs are read by the
   // CPU) and not device-local (the BAR window is better left to the driver).
-  const std::vector<uint32_t> types = memory_types(
-      memory_props_, req.memoryTypeBits, kHostCoherent, [](VkMemoryPropertyFlags f) {
+  const std::vector<uint32_t> types =
+      memory_types(memory_props_, req.memoryTypeBits, kHostCoherent, [](VkMemoryPropertyFlags f) {
         return ((f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) ? 2 : 0) +
                ((f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) ? 0 : 1);
       });
@@ -247,8 +248,11 @@ void Context::ensure_staging_locked() {
     f_.vkDestroyBuffer(device_, b.buffer, nullptr);
     if (b.memory) f_.vkFreeMemory(device_, b.memory, nullptr);
     fail(ErrorCode::OutOfMemory, "Vulkan: the ", kStagingBytes >> 20,
-         " MiB staging buffer could not be made (", types.empty() ? "no host-visible coherent "
-         "memory type" : "VkResult " + std::to_string(static_cast<int>(r)), ")");
+         " MiB staging buffer could not be made (",
+         types.empty() ? "no host-visible coherent "
+                         "memory type"
+                       : "VkResult " + std::to_string(static_cast<int>(r)),
+         ")");
   }
   staging_ = b;
   staging_ptr_ = static_cast<char*>(p);

@@ -3,8 +3,8 @@
 // takes the device already started in this process, else the automatic choice (discrete >
 // integrated > virtual > cpu); "vulkan:N" names device N of the loader's enumeration (the order
 // `polyinfer providers` and `doctor` list). One device per process (docs/vulkan.md).
-#include "providers/vulkan/context.h"
 #include "runtime/provider.h"
+#include "providers/vulkan/context.h"
 
 namespace polyinfer {
 namespace {
@@ -35,9 +35,7 @@ class VulkanProvider final : public RegistryProvider {
     return ctx->describe() + "; memory: " + ctx->memory_description() +
            (all.find("; ") == std::string::npos ? "" : "; devices: " + all);
   }
-  std::shared_ptr<Allocator> allocator() const override {
-    return vulkan::device_allocator(index_);
-  }
+  std::shared_ptr<Allocator> allocator() const override { return vulkan::device_allocator(index_); }
   void synchronize() const override {
     if (vulkan::Context::started()) vulkan::Context::get()->flush();
   }

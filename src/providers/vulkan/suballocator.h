@@ -42,7 +42,8 @@ class SubAllocator {
   uintptr_t allocate(size_t bytes) {
     const size_t size = (std::max<size_t>(bytes, 1) + align_ - 1) / align_ * align_;
     PI_CHECK(size <= max_block_, OutOfMemory, "Vulkan: an allocation of ", bytes,
-             " bytes exceeds the ", max_block_, " bytes one storage buffer may bind "
+             " bytes exceeds the ", max_block_,
+             " bytes one storage buffer may bind "
              "(maxStorageBufferRange)");
     for (auto& [base, b] : blocks_)
       for (auto it = b.free.begin(); it != b.free.end(); ++it)
@@ -147,8 +148,8 @@ class SubAllocator {
   size_t block_;
   std::function<uintptr_t(size_t)> create_;
   std::function<void(uintptr_t)> destroy_;
-  std::map<uintptr_t, Block> blocks_;    // by base address
-  std::map<uintptr_t, size_t> allocs_;   // live allocations: address -> rounded size
+  std::map<uintptr_t, Block> blocks_;   // by base address
+  std::map<uintptr_t, size_t> allocs_;  // live allocations: address -> rounded size
 };
 
 }  // namespace polyinfer::vulkan

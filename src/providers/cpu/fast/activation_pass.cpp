@@ -13,8 +13,7 @@ using avx512::exp16;
 // y = x / (1 + exp(-x)) (kSilu) or 1 / (1 + exp(-x)) (Sigmoid), 16 at a time, the
 // tail under a mask. One division per vector: the compiler's vectorization of the scalar form
 // kept two (one per clamp branch), which bound the loop.
-template <bool kSilu>
-PI_AVX512 void sigmoid_family16(float* y, int64_t n) {
+template <bool kSilu> PI_AVX512 void sigmoid_family16(float* y, int64_t n) {
   const __m512 one = _mm512_set1_ps(1.f);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);

@@ -20,8 +20,8 @@
 // zmm tile where the GEMM runs zmm tiles (with a 16-lane softmax).
 //
 // Anything else (masks, a cache, causal, other dtypes or ranks, grouped heads) is the reference
-// kernel's (reference/attention.cpp), chosen at creation where the attributes say so and at run time
-// where the shapes do.
+// kernel's (reference/attention.cpp), chosen at creation where the attributes say so and at run
+// time where the shapes do.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -156,8 +156,7 @@ PI_AVX2 void run_head(const Plan& p, const Tile& tile, int64_t b, int64_t h) {
   const int64_t kp = (p.Sk + W - 1) / W, vp = (p.Dv + W - 1) / W;
   const int64_t ld = kp * W;  // a row of scores, padded to whole panels
   thread_local Scratch scratch;
-  float* kt =
-      scratch.get(static_cast<size_t>(kp * p.D * W + vp * p.Sk * W + 2 * kRowBlock * ld));
+  float* kt = scratch.get(static_cast<size_t>(kp * p.D * W + vp * p.Sk * W + 2 * kRowBlock * ld));
   float* vpk = kt + kp * p.D * W;
   float* scores = vpk + vp * p.Sk * W;
   float* probs = scores + kRowBlock * ld;
@@ -174,11 +173,10 @@ PI_AVX2 void run_head(const Plan& p, const Tile& tile, int64_t b, int64_t h) {
     for (int64_t j = 0; j < kp; ++j)
       for (int64_t t = 0, r = 0, n = 0; t < tiles; ++t, r += n) {
         n = avx2::tile_rows(rows, tiles, t);
-        tile.gemm[n](q + r * HD, HD, kt + j * p.D * W, p.D, scores + r * ld + j * W, ld, 8,
-                     nullptr, nullptr, nullptr, static_cast<int>(W));
+        tile.gemm[n](q + r * HD, HD, kt + j * p.D * W, p.D, scores + r * ld + j * W, ld, 8, nullptr,
+                     nullptr, nullptr, static_cast<int>(W));
       }
-    for (int64_t r = 0; r < rows; ++r)
-      tile.softmax(scores + r * ld, probs + r * ld, p.Sk, p.scale);
+    for (int64_t r = 0; r < rows; ++r) tile.softmax(scores + r * ld, probs + r * ld, p.Sk, p.scale);
     float* y = p.y + (b * p.Sq + r0) * HDv + h * p.Dv;
     for (int64_t j = 0; j < vp; ++j) {
       const int cols = static_cast<int>(std::min(W, p.Dv - j * W));
@@ -206,8 +204,7 @@ Tile best_tile(const CpuProviderOptions& options) {
 
 class FastAttention final : public Kernel {
  public:
-  explicit FastAttention(const KernelInfo& info)
-      : ref_(info, "Attention", 23) {
+  explicit FastAttention(const KernelInfo& info) : ref_(info, "Attention", 23) {
     require_avx2_kernel(info, "fast attention");
     require_float_input(info, 0);
     for (size_t i = 3; i < info.num_inputs(); ++i)
@@ -253,8 +250,17 @@ class FastAttention final : public Kernel {
     Tensor& y = ctx.output(0, DType::Float32, {B, Sq, heads_ * Dv});
     if (y.numel() == 0) return;
 #ifdef PI_X86_AVX2
-    const Plan p{q.data<float>(), k.data<float>(), v.data<float>(), y.data<float>(), B, heads_,
-                 Sq, Sk, D, Dv, scale_ ? *scale_ : 1.0f / std::sqrt(static_cast<float>(D))};
+    const Plan p{q.data<float>(),
+                 k.data<float>(),
+                 v.data<float>(),
+                 y.data<float>(),
+                 B,
+                 heads_,
+                 Sq,
+                 Sk,
+                 D,
+                 Dv,
+                 scale_ ? *scale_ : 1.0f / std::sqrt(static_cast<float>(D))};
     parallel_tasks(B * heads_, ctx.threads(),
                    [&](int64_t t) { run_head(p, tile_, t / heads_, t % heads_); });
 #endif

@@ -8,28 +8,25 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "ops/activation.h"
 #include "polyinfer/status.h"
 #include "providers/cpu/fast/math_coefficients.h"
-#include "ops/activation.h"
 
 namespace polyinfer::fast::avx2 {
 
 // Whether activate() covers `kind`: the activations fused into a convolution that these kernels
 // apply in registers before the store.
 inline bool covers(ActKind kind) {
-  return kind == ActKind::None || kind == ActKind::Relu ||
-         kind == ActKind::Clip || kind == ActKind::LeakyRelu ||
-         kind == ActKind::Gelu || kind == ActKind::Sigmoid ||
-         kind == ActKind::Silu || kind == ActKind::HardSigmoid ||
-         kind == ActKind::HardSwish;
+  return kind == ActKind::None || kind == ActKind::Relu || kind == ActKind::Clip ||
+         kind == ActKind::LeakyRelu || kind == ActKind::Gelu || kind == ActKind::Sigmoid ||
+         kind == ActKind::Silu || kind == ActKind::HardSigmoid || kind == ActKind::HardSwish;
 }
 
 // f(std::integral_constant<ActKind, K>{}) for an activation known only at run time: the
 // one place where a kind becomes a template argument (so an epilogue applies it without a
 // dispatch per vector), for the kinds covers() accepts. Kernels refuse the others when they are
 // created, so one here is a bug: an Internal error naming `who`.
-template <class F>
-auto with_activation(ActKind kind, const char* who, F&& f) {
+template <class F> auto with_activation(ActKind kind, const char* who, F&& f) {
   using A = ActKind;
   switch (kind) {
     case A::None: return f(std::integral_constant<A, A::None>{});
@@ -84,8 +81,8 @@ PI_AVX2 inline __m256i lane_mask(int n) {
 // dst[m * tb + k] = src[k * sa + m] for an 8x8 block of floats (or any 4-byte elements), in
 // registers: the classic unpack / shuffle / lane-permute sequence. AVX2 alone (no FMA): the
 // fast Transpose calls it where the CPU has AVX2.
-__attribute__((target("avx2"))) inline void transpose8x8(const float* src, int64_t sa,
-                                                          float* dst, int64_t tb) {
+__attribute__((target("avx2"))) inline void transpose8x8(const float* src, int64_t sa, float* dst,
+                                                         int64_t tb) {
   __m256 r[8], t[8], u[8];
   for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(src + k * sa);
   for (int k = 0; k < 8; k += 2) {
@@ -121,8 +118,8 @@ PI_AVX2 inline __m256 exp8(__m256 x) {
   p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.f)));
   const __m256i h = _mm256_srai_epi32(n, 1), bias = _mm256_set1_epi32(127);
   const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, bias), 23));
-  const __m256 s2 = _mm256_castsi256_ps(
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(n, h), bias), 23));
+  const __m256 s2 =
+      _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(n, h), bias), 23));
   __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
   y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
   return _mm256_blendv_ps(y, _mm256_set1_ps(__builtin_inff()), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
@@ -147,8 +144,8 @@ PI_AVX2 inline __m256 erf8(__m256 x) {
 // redone with the C library, as the fast Gelu operator does.
 PI_AVX2 inline __m256 gelu8(__m256 x) {
   const __m256 half_x = _mm256_mul_ps(_mm256_set1_ps(0.5f), x);
-  __m256 v = _mm256_fmadd_ps(half_x, erf8(_mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752f))),
-                             half_x);
+  __m256 v =
+      _mm256_fmadd_ps(half_x, erf8(_mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752f))), half_x);
   const __m256 low = _mm256_cmp_ps(x, _mm256_set1_ps(-3.f), _CMP_LT_OQ);
   if (_mm256_movemask_ps(low)) {
     alignas(32) float xs[8], vs[8];
@@ -162,8 +159,7 @@ PI_AVX2 inline __m256 gelu8(__m256 x) {
 }
 
 // activate() for an activation known at compile time, so loops can hoist the dispatch.
-template <ActKind K>
-PI_AVX2 inline __m256 activate_as(__m256 v, const FusedActivation& a) {
+template <ActKind K> PI_AVX2 inline __m256 activate_as(__m256 v, const FusedActivation& a) {
   if constexpr (K == ActKind::Relu) {
     // max(v, 0) returns 0 for NaN, as the reference's x > 0 ? x : 0 does
     return _mm256_max_ps(v, _mm256_setzero_ps());
@@ -187,8 +183,8 @@ PI_AVX2 inline __m256 activate_as(__m256 v, const FusedActivation& a) {
     return _mm256_min_ps(_mm256_set1_ps(1.f), _mm256_max_ps(_mm256_setzero_ps(), y));
   } else if constexpr (K == ActKind::HardSwish) {
     const __m256 y = _mm256_add_ps(_mm256_div_ps(v, _mm256_set1_ps(6.f)), _mm256_set1_ps(0.5f));
-    return _mm256_mul_ps(
-        v, _mm256_min_ps(_mm256_set1_ps(1.f), _mm256_max_ps(_mm256_setzero_ps(), y)));
+    return _mm256_mul_ps(v,
+                         _mm256_min_ps(_mm256_set1_ps(1.f), _mm256_max_ps(_mm256_setzero_ps(), y)));
   } else {
     return v;
   }
@@ -264,23 +260,20 @@ PI_AVX2 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K, f
   }
 }
 
-using GemmRowsFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t,
-                            int64_t, const float*, const float*, const FusedActivation*,
-                            int);
+using GemmRowsFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t, int64_t,
+                            const float*, const float*, const FusedActivation*, int);
 
 // gemm_rows<R, kAct, kPrefetch> by R (index 0 unused).
 template <ActKind kAct, bool kPrefetch>
-inline constexpr GemmRowsFn kGemmRowsAs[7] = {
-    nullptr,
-    gemm_rows<1, kAct, kPrefetch>,
-    gemm_rows<2, kAct, kPrefetch>,
-    gemm_rows<3, kAct, kPrefetch>,
-    gemm_rows<4, kAct, kPrefetch>,
-    gemm_rows<5, kAct, kPrefetch>,
-    gemm_rows<6, kAct, kPrefetch>};
+inline constexpr GemmRowsFn kGemmRowsAs[7] = {nullptr,
+                                              gemm_rows<1, kAct, kPrefetch>,
+                                              gemm_rows<2, kAct, kPrefetch>,
+                                              gemm_rows<3, kAct, kPrefetch>,
+                                              gemm_rows<4, kAct, kPrefetch>,
+                                              gemm_rows<5, kAct, kPrefetch>,
+                                              gemm_rows<6, kAct, kPrefetch>};
 
-template <bool kPrefetch>
-const GemmRowsFn* gemm_rows_as(ActKind kind) {
+template <bool kPrefetch> const GemmRowsFn* gemm_rows_as(ActKind kind) {
   return with_activation(kind, "gemm_rows", [](auto k) -> const GemmRowsFn* {
     return kGemmRowsAs<decltype(k)::value, kPrefetch>;
   });

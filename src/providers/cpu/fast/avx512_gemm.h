@@ -52,11 +52,12 @@ PI_AVX512 inline __attribute__((always_inline)) void store16(__m512 v, float* c,
 // stored through zero-masked extracts: a masked 512-bit store of the upper half is slow on Zen 4
 // (docs/kernels.md), and GCC 12's plain casts trip -Wmaybe-uninitialized.
 template <ActKind kAct>
-PI_AVX512 inline __attribute__((always_inline)) void store16_planes(
-    __m512 v, float* c, int64_t hi, const float* z, bool both, const FusedActivation* act) {
+PI_AVX512 inline __attribute__((always_inline)) void store16_planes(__m512 v, float* c, int64_t hi,
+                                                                    const float* z, bool both,
+                                                                    const FusedActivation* act) {
   if (z)
-    v = _mm512_add_ps(v, _mm512_mask_loadu_ps(_mm512_maskz_loadu_ps(0x00FF, z),
-                                              both ? 0xFF00 : 0, z + hi - 8));
+    v = _mm512_add_ps(
+        v, _mm512_mask_loadu_ps(_mm512_maskz_loadu_ps(0x00FF, z), both ? 0xFF00 : 0, z + hi - 8));
   if constexpr (kAct != ActKind::None) v = activate_as<kAct>(v, *act);
   const __m512d d = _mm512_castps_pd(v);
   _mm256_storeu_pd(reinterpret_cast<double*>(c), _mm512_maskz_extractf64x4_pd(0xF, d, 0));
@@ -71,9 +72,9 @@ PI_AVX512 inline __attribute__((always_inline)) void store16_planes(
 // (bounded by the live lanes) GCC kept a copy of all 16 on the stack, written before the K loop
 // and read back here, which slows short-K tiles (a 3x3 stem's 27 steps) markedly.
 template <int R, ActKind kAct>
-PI_AVX512 inline __attribute__((always_inline)) void store_tile(
-    const __m512 (&acc)[R][2], float* c, int64_t ldc, const float* z,
-    const FusedActivation* act, int n) {
+PI_AVX512 inline __attribute__((always_inline)) void store_tile(const __m512 (&acc)[R][2], float* c,
+                                                                int64_t ldc, const float* z,
+                                                                const FusedActivation* act, int n) {
   if (n >= 32) {  // whole vectors: the common case, without masks
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
@@ -103,7 +104,7 @@ PI_AVX512 inline __attribute__((always_inline)) void store_tile(
 // The tile's sums start from `bias` (32 floats, or null for zeros).
 template <int R>
 PI_AVX512 inline __attribute__((always_inline)) void tile_start(__m512 (&acc)[R][2],
-                                                               const float* bias) {
+                                                                const float* bias) {
   const __m512 b0 = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
   const __m512 b1 = bias ? _mm512_loadu_ps(bias + 16) : _mm512_setzero_ps();
 #pragma GCC unroll 8
@@ -139,15 +140,14 @@ struct Ahead {
 // A tile given weights to fetch ahead (Ahead): avx2::GemmRowsFn's parameters, then `ahead`
 // (contiguous, or null) and its number of cache lines (at most 2K).
 using GemmRowsAheadFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t,
-                                 int64_t, const float*, const float*,
-                                 const FusedActivation*, int, const float*, int64_t);
+                                 int64_t, const float*, const float*, const FusedActivation*, int,
+                                 const float*, int64_t);
 
 // One step of depth: acc[r] += a[r * lda] x the 32 weights at w (64-byte aligned): two loads
 // and R broadcasts feed 2R FMAs.
 template <int R>
-PI_AVX512 inline __attribute__((always_inline)) void tile_step(__m512 (&acc)[R][2],
-                                                              const float* a, int64_t lda,
-                                                              const float* w) {
+PI_AVX512 inline __attribute__((always_inline)) void tile_step(__m512 (&acc)[R][2], const float* a,
+                                                               int64_t lda, const float* w) {
   const __m512 w0 = _mm512_load_ps(w), w1 = _mm512_load_ps(w + 16);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
@@ -174,24 +174,22 @@ PI_AVX512 void gemm_rows(const float* a, int64_t lda, const float* b, int64_t K,
 }
 
 template <ActKind kAct>
-inline constexpr avx2::GemmRowsFn kGemmRowsAs[kTileRows + 1] = {
-    nullptr,
-    gemm_rows<1, kAct>,
-    gemm_rows<2, kAct>,
-    gemm_rows<3, kAct>,
-    gemm_rows<4, kAct>,
-    gemm_rows<5, kAct>,
-    gemm_rows<6, kAct>,
-    gemm_rows<7, kAct>,
-    gemm_rows<8, kAct>};
+inline constexpr avx2::GemmRowsFn kGemmRowsAs[kTileRows + 1] = {nullptr,
+                                                                gemm_rows<1, kAct>,
+                                                                gemm_rows<2, kAct>,
+                                                                gemm_rows<3, kAct>,
+                                                                gemm_rows<4, kAct>,
+                                                                gemm_rows<5, kAct>,
+                                                                gemm_rows<6, kAct>,
+                                                                gemm_rows<7, kAct>,
+                                                                gemm_rows<8, kAct>};
 
 // The tiles by row count (index 0 unused) for activation `act` (null: none), one that
 // avx2::covers() accepts.
 inline const avx2::GemmRowsFn* gemm_rows_for(const FusedActivation* act) {
-  return avx2::with_activation(act ? act->kind : ActKind::None, "avx512 gemm_rows",
-                               [](auto k) -> const avx2::GemmRowsFn* {
-                                 return kGemmRowsAs<decltype(k)::value>;
-                               });
+  return avx2::with_activation(
+      act ? act->kind : ActKind::None, "avx512 gemm_rows",
+      [](auto k) -> const avx2::GemmRowsFn* { return kGemmRowsAs<decltype(k)::value>; });
 }
 
 // gemm_rows over two adjacent panels at once: c[r][0, n) for R rows (R <= 6) and n columns
@@ -239,21 +237,19 @@ PI_AVX512 void gemm_rows_pair(const float* a, int64_t lda, const float* b, int64
 inline constexpr int kPairRows = 6;  // rows per tile of gemm_rows_pair: 24 zmm accumulators
 
 template <ActKind kAct>
-inline constexpr GemmRowsAheadFn kGemmRowsPairAs[kPairRows + 1] = {
-    nullptr,
-    gemm_rows_pair<1, kAct>,
-    gemm_rows_pair<2, kAct>,
-    gemm_rows_pair<3, kAct>,
-    gemm_rows_pair<4, kAct>,
-    gemm_rows_pair<5, kAct>,
-    gemm_rows_pair<6, kAct>};
+inline constexpr GemmRowsAheadFn kGemmRowsPairAs[kPairRows + 1] = {nullptr,
+                                                                   gemm_rows_pair<1, kAct>,
+                                                                   gemm_rows_pair<2, kAct>,
+                                                                   gemm_rows_pair<3, kAct>,
+                                                                   gemm_rows_pair<4, kAct>,
+                                                                   gemm_rows_pair<5, kAct>,
+                                                                   gemm_rows_pair<6, kAct>};
 
 // The two-panel tiles by row count (index 0 unused) for activation `act` (null: none).
 inline const GemmRowsAheadFn* gemm_rows_pair_for(const FusedActivation* act) {
-  return avx2::with_activation(act ? act->kind : ActKind::None, "avx512 gemm_rows_pair",
-                               [](auto k) -> const GemmRowsAheadFn* {
-                                 return kGemmRowsPairAs<decltype(k)::value>;
-                               });
+  return avx2::with_activation(
+      act ? act->kind : ActKind::None, "avx512 gemm_rows_pair",
+      [](auto k) -> const GemmRowsAheadFn* { return kGemmRowsPairAs<decltype(k)::value>; });
 }
 
 // gemm_rows for the last panel of an N that leaves it kCols = 8, 16 or 24 columns wide (n <=
@@ -299,10 +295,8 @@ PI_AVX512 void gemm_rows_narrow(const float* a, int64_t lda, const float* b, int
           _mm512_maskz_insertf64x4(0xFF, _mm512_setzero_pd(), _mm256_castps_pd(acc_y[r]), 0));
       if (z) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(live_y, z + at + kY));
       if constexpr (kAct != ActKind::None) v = activate_as<kAct>(v, *act, live_y);
-      const __m256 y =
-          _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(v), 0));
-      if (n - kY >= 8)
-        _mm256_storeu_ps(c + at + kY, y);
+      const __m256 y = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(v), 0));
+      if (n - kY >= 8) _mm256_storeu_ps(c + at + kY, y);
       else
         _mm256_maskstore_ps(c + at + kY, avx2::lane_mask(n - kY), y);
     }
@@ -351,8 +345,7 @@ PI_AVX512 void gemm_rows16(const float* a, int64_t lda, const float* b, int64_t 
   for (int64_t k = 0; k < K; ++k) {
     const __m512 w = _mm512_load_ps(b + k * 16);
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r)
-      acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r * lda + k]), w, acc[r]);
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r * lda + k]), w, acc[r]);
   }
   if (hi != 8) {  // planes of 8 columns
 #pragma GCC unroll 8
@@ -366,23 +359,21 @@ PI_AVX512 void gemm_rows16(const float* a, int64_t lda, const float* b, int64_t 
 }
 
 template <ActKind kAct>
-inline constexpr avx2::GemmRowsFn kGemmRows16As[kTileRows + 1] = {
-    nullptr,
-    gemm_rows16<1, kAct>,
-    gemm_rows16<2, kAct>,
-    gemm_rows16<3, kAct>,
-    gemm_rows16<4, kAct>,
-    gemm_rows16<5, kAct>,
-    gemm_rows16<6, kAct>,
-    gemm_rows16<7, kAct>,
-    gemm_rows16<8, kAct>};
+inline constexpr avx2::GemmRowsFn kGemmRows16As[kTileRows + 1] = {nullptr,
+                                                                  gemm_rows16<1, kAct>,
+                                                                  gemm_rows16<2, kAct>,
+                                                                  gemm_rows16<3, kAct>,
+                                                                  gemm_rows16<4, kAct>,
+                                                                  gemm_rows16<5, kAct>,
+                                                                  gemm_rows16<6, kAct>,
+                                                                  gemm_rows16<7, kAct>,
+                                                                  gemm_rows16<8, kAct>};
 
 // The 16-column tiles by row count (index 0 unused) for activation `act` (null: none).
 inline const avx2::GemmRowsFn* gemm_rows16_for(const FusedActivation* act) {
-  return avx2::with_activation(act ? act->kind : ActKind::None, "avx512 gemm_rows16",
-                               [](auto k) -> const avx2::GemmRowsFn* {
-                                 return kGemmRows16As<decltype(k)::value>;
-                               });
+  return avx2::with_activation(
+      act ? act->kind : ActKind::None, "avx512 gemm_rows16",
+      [](auto k) -> const avx2::GemmRowsFn* { return kGemmRows16As<decltype(k)::value>; });
 }
 
 // gemm_rows16 over kP (2 or 4) 16-column panels at once, packed one after the other ([kP][K]
@@ -397,9 +388,9 @@ inline const avx2::GemmRowsFn* gemm_rows16_for(const FusedActivation* act) {
 // weights (a 7x7 map: 3 row tiles per 128 KB), all of them wait on memory, not the first
 // alone, and the extra fetches made those layers slower (docs/kernels.md has the figures).
 template <int R, int kP, ActKind kAct>
-PI_AVX512 void gemm_rows16_multi(const float* a, int64_t lda, const float* b, int64_t K,
-                                 float* c, int64_t ldc, int64_t hi, const float* bias,
-                                 const float* z, const FusedActivation* act, int n) {
+PI_AVX512 void gemm_rows16_multi(const float* a, int64_t lda, const float* b, int64_t K, float* c,
+                                 int64_t ldc, int64_t hi, const float* bias, const float* z,
+                                 const FusedActivation* act, int n) {
   static_assert(kP == 2 || kP == 4, "two or four panels");
   __m512 acc[R][kP];
 #pragma GCC unroll 4
@@ -449,37 +440,33 @@ PI_AVX512 void gemm_rows16_multi(const float* a, int64_t lda, const float* b, in
 inline constexpr int multi_rows(int kP) { return kP == 4 ? 6 : 8; }
 
 template <int kP, ActKind kAct>
-inline constexpr avx2::GemmRowsFn kGemmRows16MultiAs[9] = {
-    nullptr,
-    gemm_rows16_multi<1, kP, kAct>,
-    gemm_rows16_multi<2, kP, kAct>,
-    gemm_rows16_multi<3, kP, kAct>,
-    gemm_rows16_multi<4, kP, kAct>,
-    gemm_rows16_multi<5, kP, kAct>,
-    gemm_rows16_multi<6, kP, kAct>,
-    gemm_rows16_multi<7, kP, kAct>,
-    gemm_rows16_multi<8, kP, kAct>};
+inline constexpr avx2::GemmRowsFn kGemmRows16MultiAs[9] = {nullptr,
+                                                           gemm_rows16_multi<1, kP, kAct>,
+                                                           gemm_rows16_multi<2, kP, kAct>,
+                                                           gemm_rows16_multi<3, kP, kAct>,
+                                                           gemm_rows16_multi<4, kP, kAct>,
+                                                           gemm_rows16_multi<5, kP, kAct>,
+                                                           gemm_rows16_multi<6, kP, kAct>,
+                                                           gemm_rows16_multi<7, kP, kAct>,
+                                                           gemm_rows16_multi<8, kP, kAct>};
 
 template <ActKind kAct>  // four panels: up to 6 rows
-inline constexpr avx2::GemmRowsFn kGemmRows16MultiAs<4, kAct>[9] = {
-    nullptr,
-    gemm_rows16_multi<1, 4, kAct>,
-    gemm_rows16_multi<2, 4, kAct>,
-    gemm_rows16_multi<3, 4, kAct>,
-    gemm_rows16_multi<4, 4, kAct>,
-    gemm_rows16_multi<5, 4, kAct>,
-    gemm_rows16_multi<6, 4, kAct>,
-    nullptr,
-    nullptr};
+inline constexpr avx2::GemmRowsFn kGemmRows16MultiAs<4, kAct>[9] = {nullptr,
+                                                                    gemm_rows16_multi<1, 4, kAct>,
+                                                                    gemm_rows16_multi<2, 4, kAct>,
+                                                                    gemm_rows16_multi<3, 4, kAct>,
+                                                                    gemm_rows16_multi<4, 4, kAct>,
+                                                                    gemm_rows16_multi<5, 4, kAct>,
+                                                                    gemm_rows16_multi<6, 4, kAct>,
+                                                                    nullptr,
+                                                                    nullptr};
 
 // The kP-panel 16-column tiles by row count (index 0 unused; up to multi_rows(kP)) for
 // activation `act` (null: none).
-template <int kP>
-inline const avx2::GemmRowsFn* gemm_rows16_multi_for(const FusedActivation* act) {
-  return avx2::with_activation(act ? act->kind : ActKind::None, "avx512 gemm_rows16_multi",
-                               [](auto k) -> const avx2::GemmRowsFn* {
-                                 return kGemmRows16MultiAs<kP, decltype(k)::value>;
-                               });
+template <int kP> inline const avx2::GemmRowsFn* gemm_rows16_multi_for(const FusedActivation* act) {
+  return avx2::with_activation(
+      act ? act->kind : ActKind::None, "avx512 gemm_rows16_multi",
+      [](auto k) -> const avx2::GemmRowsFn* { return kGemmRows16MultiAs<kP, decltype(k)::value>; });
 }
 
 }  // namespace polyinfer::fast::avx512

@@ -112,8 +112,8 @@ PI_AVX512 inline __m512 erf16(__m512 x) {
 // absolute error would not be small next to 1 + erf) are redone with the C library.
 PI_AVX512 inline __m512 gelu16(__m512 x, __mmask16 live = 0xFFFF) {
   const __m512 half_x = _mm512_mul_ps(_mm512_set1_ps(0.5f), x);
-  __m512 v = _mm512_fmadd_ps(
-      half_x, erf16(_mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f))), half_x);
+  __m512 v = _mm512_fmadd_ps(half_x, erf16(_mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f))),
+                             half_x);
   const __mmask16 low = _mm512_mask_cmp_ps_mask(live, x, _mm512_set1_ps(-3.f), _CMP_LT_OQ);
   if (low) {
     alignas(64) float xs[16], vs[16];
@@ -129,8 +129,7 @@ PI_AVX512 inline __m512 gelu16(__m512 x, __mmask16 live = 0xFFFF) {
 // avx2::activate_as for 16 lanes (of which `live` are kept), the same formulas and NaN
 // handling, for the kinds avx2::covers() accepts.
 template <ActKind K>
-PI_AVX512 inline __m512 activate_as(__m512 v, const FusedActivation& a,
-                                    __mmask16 live = 0xFFFF) {
+PI_AVX512 inline __m512 activate_as(__m512 v, const FusedActivation& a, __mmask16 live = 0xFFFF) {
   const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.f);
   if constexpr (K == ActKind::Relu) {
     return max16(v, zero);  // max(NaN, 0) is 0, as the reference's x > 0 ? x : 0

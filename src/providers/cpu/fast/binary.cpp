@@ -28,25 +28,25 @@ PI_FAST_MATH_BEGIN
 
 // One run kind's loop, compiled per ISA (PI_FAST_CLONES): X0 and X1 read the operands of output
 // i (a[0] for an operand that is one value per run; __restrict lets the compiler hoist it).
-#define PI_FAST_BINARY_ROWS(FN, X0, X1, EXPR)                                               \
-  PI_FAST_CLONES void FN(const float* __restrict a, int64_t sa, const float* __restrict b,  \
-                         int64_t sb, float* __restrict y, int64_t rows, int64_t n) {        \
-    for (int64_t r = 0; r < rows; ++r, a += sa, b += sb, y += n)                            \
-      _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                                 \
-        const float x0 = (X0), x1 = (X1);                                                   \
-        y[i] = (EXPR);                                                                      \
-      }                                                                                     \
+#define PI_FAST_BINARY_ROWS(FN, X0, X1, EXPR)                                              \
+  PI_FAST_CLONES void FN(const float* __restrict a, int64_t sa, const float* __restrict b, \
+                         int64_t sb, float* __restrict y, int64_t rows, int64_t n) {       \
+    for (int64_t r = 0; r < rows; ++r, a += sa, b += sb, y += n)                           \
+      _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                                \
+        const float x0 = (X0), x1 = (X1);                                                  \
+        y[i] = (EXPR);                                                                     \
+      }                                                                                    \
   }
 // The three run kinds of one operator: vector op vector, vector op scalar (B's one value per
 // run), scalar op vector.
-#define PI_FAST_BINARY_LOOPS(NAME, EXPR)              \
-  PI_FAST_BINARY_ROWS(NAME##_vv, a[i], b[i], EXPR)    \
-  PI_FAST_BINARY_ROWS(NAME##_vs, a[i], b[0], EXPR)    \
+#define PI_FAST_BINARY_LOOPS(NAME, EXPR)           \
+  PI_FAST_BINARY_ROWS(NAME##_vv, a[i], b[i], EXPR) \
+  PI_FAST_BINARY_ROWS(NAME##_vs, a[i], b[0], EXPR) \
   PI_FAST_BINARY_ROWS(NAME##_sv, a[0], b[i], EXPR)
 
 PI_FAST_BINARY_LOOPS(add, x0 + x1)
 PI_FAST_BINARY_LOOPS(sub, x0 - x1)
-PI_FAST_BINARY_LOOPS(mul, x0 * x1)
+PI_FAST_BINARY_LOOPS(mul, x0* x1)
 PI_FAST_BINARY_LOOPS(div, x0 / x1)
 #undef PI_FAST_BINARY_LOOPS
 #undef PI_FAST_BINARY_ROWS
@@ -103,8 +103,7 @@ Collapsed collapse(const Shape& a, const Shape& b, const Shape& out) {
   return c;
 }
 
-template <const OpLoops& L>
-class FastArithKernel final : public Kernel {
+template <const OpLoops& L> class FastArithKernel final : public Kernel {
  public:
   explicit FastArithKernel(const KernelInfo& info) : ref_(info) {
     require_float_input(info, 0);
@@ -150,8 +149,8 @@ class FastArithKernel final : public Kernel {
         if (col == 0 && k > 0)
           rows = std::max<int64_t>(1, std::min(rows_dim - idx[k - 1], (end - i) / inner));
         if (rows > 1) len = inner;
-        fn(pa + oa + (kind == 2 ? 0 : col), ra, pb + ob + (kind == 1 ? 0 : col), rb, py + i,
-           rows, len);
+        fn(pa + oa + (kind == 2 ? 0 : col), ra, pb + ob + (kind == 1 ? 0 : col), rb, py + i, rows,
+           len);
         i += rows * len;
         col = 0;
         // The next run: `rows` steps of the innermost outer dimension, then a carry through

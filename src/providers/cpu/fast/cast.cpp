@@ -35,8 +35,10 @@ class FastCast final : public Kernel {
     float* yp = y.data<float>();
     parallel_for(x.numel(), ctx.threads(), kGrain, [&](int64_t b, int64_t e) {
       if (t == DType::Int32) to_float(x.data<int32_t>() + b, yp + b, e - b);
-      else if (t == DType::Int8) to_float(x.data<int8_t>() + b, yp + b, e - b);
-      else to_float(x.data<uint8_t>() + b, yp + b, e - b);
+      else if (t == DType::Int8)
+        to_float(x.data<int8_t>() + b, yp + b, e - b);
+      else
+        to_float(x.data<uint8_t>() + b, yp + b, e - b);
     });
   }
 

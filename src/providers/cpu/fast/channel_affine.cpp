@@ -4,8 +4,8 @@
 // vectorized loops, split over threads. ConcatChannelAffine (fuse-concat-affine) runs the same
 // loops over each input's channel slice of the output. Activations other than none, Relu and
 // LeakyRelu, and any shape or dtype they do not expect, go to the reference kernel.
-#include "providers/cpu/fast/fast_util.h"
 #include "ops/activation.h"
+#include "providers/cpu/fast/fast_util.h"
 
 namespace polyinfer::fast {
 namespace {
@@ -69,9 +69,11 @@ class FastChannelAffineKernel final : public Kernel {
     const int64_t rows = x.numel() / c;
     const float* xp = x.data<float>();
     float* yp = y.data<float>();
-    parallel_for(rows, ctx.threads(), std::max<int64_t>(1, kGrain / c), [&](int64_t lo, int64_t hi) {
-      affine_rows(xp + lo * c, yp + lo * c, hi - lo, c, c, s.data<float>(), b.data<float>(), slope_);
-    });
+    parallel_for(rows, ctx.threads(), std::max<int64_t>(1, kGrain / c),
+                 [&](int64_t lo, int64_t hi) {
+                   affine_rows(xp + lo * c, yp + lo * c, hi - lo, c, c, s.data<float>(),
+                               b.data<float>(), slope_);
+                 });
   }
 
  private:
@@ -114,16 +116,17 @@ class FastConcatChannelAffineKernel final : public Kernel {
     if (c == 0 || y.numel() == 0) return;
     const int64_t rows = y.numel() / c;
     float* yp = y.data<float>();
-    parallel_for(rows, ctx.threads(), std::max<int64_t>(1, kGrain / c), [&](int64_t lo, int64_t hi) {
-      int64_t offset = 0;
-      for (size_t i = 2; i < n; ++i) {
-        const Tensor& x = ctx.input(i);
-        const int64_t ci = x.dim(-1);
-        affine_rows(x.data<float>() + lo * ci, yp + lo * c + offset, hi - lo, ci, c,
-                    s.data<float>() + offset, b.data<float>() + offset, slope_);
-        offset += ci;
-      }
-    });
+    parallel_for(rows, ctx.threads(), std::max<int64_t>(1, kGrain / c),
+                 [&](int64_t lo, int64_t hi) {
+                   int64_t offset = 0;
+                   for (size_t i = 2; i < n; ++i) {
+                     const Tensor& x = ctx.input(i);
+                     const int64_t ci = x.dim(-1);
+                     affine_rows(x.data<float>() + lo * ci, yp + lo * c + offset, hi - lo, ci, c,
+                                 s.data<float>() + offset, b.data<float>() + offset, slope_);
+                     offset += ci;
+                   }
+                 });
   }
 
  private:

@@ -62,8 +62,7 @@ class FastConcatChannelShuffle final : public Kernel {
                    for (int64_t r = r0; r < r1; ++r)
                      for (size_t s = 0; s < S; ++s) {
                        const int64_t k0 = static_cast<int64_t>(s) * pairs;
-                       interleave(ap + r * cg + k0, bp + r * cg + k0, pairs,
-                                  ys_data[s] + r * part);
+                       interleave(ap + r * cg + k0, bp + r * cg + k0, pairs, ys_data[s] + r * part);
                      }
                  });
 #else

@@ -23,8 +23,7 @@ class FastConcatKernel final : public Kernel {
     if (ctx.num_inputs() == 0 || !ctx.has_input(0)) return ref_.run(ctx);
     const Tensor& first = ctx.input(0);
     const int r = first.rank();
-    if (r == 0 || first.dtype() == DType::String || axis_ < -r || axis_ >= r)
-      return ref_.run(ctx);
+    if (r == 0 || first.dtype() == DType::String || axis_ < -r || axis_ >= r) return ref_.run(ctx);
     const int64_t axis = axis_ < 0 ? axis_ + r : axis_;
     Shape out = first.shape();
     out[axis] = 0;
@@ -54,7 +53,8 @@ class FastConcatKernel final : public Kernel {
     }
     char* dst = static_cast<char*>(y.raw_data());
     const int64_t work = outer * static_cast<int64_t>(ins.size());
-    const int64_t grain = std::max<int64_t>(1, kGrain * 4 / static_cast<int64_t>(row / ins.size() + 1));
+    const int64_t grain =
+        std::max<int64_t>(1, kGrain * 4 / static_cast<int64_t>(row / ins.size() + 1));
     parallel_for(work, ctx.threads(), grain, [&](int64_t b, int64_t e) {
       for (int64_t w = b; w < e; ++w) {
         const int64_t o = w / static_cast<int64_t>(ins.size());

@@ -19,24 +19,23 @@
 #include <cstring>
 #include <string>
 
+#include "ops/activation.h"
+#include "ops/window.h"
 #include "providers/cpu/fast/avx512_gemm.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
-#include "ops/window.h"
-#include "ops/activation.h"
 
 namespace polyinfer::fast {
 namespace {
 
-
-constexpr int kBlock = 8;        // output pixels per register block
-constexpr int64_t kMaxK = 5;     // window side taken
-constexpr int64_t kLanes = 16;   // channels per vector
+constexpr int kBlock = 8;                         // output pixels per register block
+constexpr int64_t kMaxK = 5;                      // window side taken
+constexpr int64_t kLanes = 16;                    // channels per vector
 alignas(64) constexpr float kZeros[kLanes] = {};  // what a padding pixel reads (whole vectors)
 
 struct Plan {
   const float* x;
-  const float* z;     // residual, laid out as y, or null
+  const float* z;  // residual, laid out as y, or null
   float* y;
   const float* w;     // [C/16][k * k][16], zero-filled past C
   const float* bias;  // [C/16 * 16]
@@ -51,9 +50,11 @@ struct Plan {
 // block, at[i] and keep[i] place its input pixels (dw_row). kFull: all 16 channels live, so
 // no load or store goes under a mask.
 template <int K, int S, ActKind kAct, bool kFull>
-PI_AVX512 inline __attribute__((always_inline)) void dw_block(
-    const Plan& q, const float* const* rows, float* y, const float* z, int64_t ox0, int n,
-    bool edge, const int64_t* at, const __mmask16* keep, int64_t c0) {
+PI_AVX512 inline __attribute__((always_inline)) void dw_block(const Plan& q,
+                                                              const float* const* rows, float* y,
+                                                              const float* z, int64_t ox0, int n,
+                                                              bool edge, const int64_t* at,
+                                                              const __mmask16* keep, int64_t c0) {
   constexpr int kIn = (kBlock - 1) * S + K;  // input pixels a block's windows cover
   const int64_t ix0 = ox0 * S - q.left;
   const __mmask16 live = kFull ? avx512::kAll : avx512::lanes16(static_cast<int>(q.C - c0));
@@ -127,11 +128,9 @@ PI_AVX512 void dw_row(const Plan& q, const float* const* rows, float* y, const f
 
 using RowFn = void (*)(const Plan&, const float* const*, float*, const float*);
 
-template <int K, int S>
-RowFn row_for(ActKind kind) {
-  return avx2::with_activation(kind, "depthwise convolution", [](auto k) -> RowFn {
-    return dw_row<K, S, decltype(k)::value>;
-  });
+template <int K, int S> RowFn row_for(ActKind kind) {
+  return avx2::with_activation(kind, "depthwise convolution",
+                               [](auto k) -> RowFn { return dw_row<K, S, decltype(k)::value>; });
 }
 
 RowFn row_fn(const Plan& q) {
@@ -169,8 +168,10 @@ class NhwcDepthwiseConv final : public Kernel {
       info.unsupported("depthwise convolution: needs AVX-512");
     a_ = NhwcConvArgs::read(info, "depthwise convolution");
     PI_CHECK(a_.C == 1 && a_.attrs.group == a_.M && a_.KH == a_.KW && a_.KH <= kMaxK, Internal,
-             label_, ": the depthwise kernel takes one input channel per group and square "
-             "windows up to ", kMaxK, "x", kMaxK);
+             label_,
+             ": the depthwise kernel takes one input channel per group and square "
+             "windows up to ",
+             kMaxK, "x", kMaxK);
     pack();
   }
 
@@ -183,9 +184,21 @@ class NhwcDepthwiseConv final : public Kernel {
     const NhwcConvArgs::Run r = a_.begin(ctx, label_);
     if (r.y.numel() == 0) return;
 #ifdef PI_X86_AVX512_GEMM
-    const Plan q{r.x.data<float>(), r.z, r.y.data<float>(), w_.data<float>(), bias_.data<float>(),
-                 a_.act, r.H, r.W, a_.M, r.g.out[0], r.g.out[1], a_.KH, r.g.strides[0],
-                 r.g.pad_begin[0], r.g.pad_begin[1]};
+    const Plan q{r.x.data<float>(),
+                 r.z,
+                 r.y.data<float>(),
+                 w_.data<float>(),
+                 bias_.data<float>(),
+                 a_.act,
+                 r.H,
+                 r.W,
+                 a_.M,
+                 r.g.out[0],
+                 r.g.out[1],
+                 a_.KH,
+                 r.g.strides[0],
+                 r.g.pad_begin[0],
+                 r.g.pad_begin[1]};
     parallel_for(r.N * q.OH, ctx.threads(), 1, [&](int64_t b, int64_t e) { run_rows(q, b, e); });
 #endif
   }
@@ -197,8 +210,8 @@ class NhwcDepthwiseConv final : public Kernel {
     bias_ = Tensor::zeros(DType::Float32, {blocks * kLanes});
     float* d = w_.data<float>();
     for (int64_t c = 0; c < C; ++c)
-      for (int64_t t = 0; t < KK; ++t) d[(c / kLanes * KK + t) * kLanes + c % kLanes] =
-          a_.weights[c * KK + t];
+      for (int64_t t = 0; t < KK; ++t)
+        d[(c / kLanes * KK + t) * kLanes + c % kLanes] = a_.weights[c * KK + t];
     if (a_.bias) std::memcpy(bias_.data<float>(), a_.bias, static_cast<size_t>(C) * sizeof(float));
     a_.weights = {};  // the originals are released once packed
     a_.bias = nullptr;

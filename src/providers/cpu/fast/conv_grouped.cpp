@@ -15,17 +15,17 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/window.h"
 #include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
-#include "ops/window.h"
 
 namespace polyinfer::fast {
 namespace {
 
 struct Plan {
   const float* x;
-  const float* z;     // residual shaped as Y, or null
+  const float* z;  // residual shaped as Y, or null
   float* y;
   const float* w;     // packed, see above (pairs of groups when co = 4)
   const float* bias;  // M values (zeros when the node has none)
@@ -93,8 +93,7 @@ PI_AVX2 void block(const Plan& q, int64_t n, int64_t oy, int64_t ox0, int64_t ky
         const float* xp = row + ((ox0 * q.sw - q.left) + kx * q.dw) * q.C;
         // A pointer per pixel, so that channel c is a constant displacement: with xp + p *
         // step + c GCC hoisted all P x CI offsets out of the loops and spilled them, one stack
-        // load per FMA (on a Zen 4 core, where ymm broadcasts from memory bound the loop
-        // anyway, RegNet-Y's grouped layers 2.49 -> 2.36 ms, ResNeXt-50's 6.43 -> 6.29).
+        // load per FMA.
         const float* xq[P];
 #pragma GCC unroll 8
         for (int p = 0; p < P; ++p) xq[p] = xp + p * step;
@@ -125,8 +124,8 @@ PI_AVX2 void block(const Plan& q, int64_t n, int64_t oy, int64_t ox0, int64_t ky
 
 // co = ci = 4: pairs of groups, one vector of 8 output channels per pixel (see the top).
 template <ActKind K, int P>
-PI_AVX2 void pair_block(const Plan& q, int64_t n, int64_t oy, int64_t ox0, int64_t ky0,
-                        int64_t ky1, int64_t kx0, int64_t kx1) {
+PI_AVX2 void pair_block(const Plan& q, int64_t n, int64_t oy, int64_t ox0, int64_t ky0, int64_t ky1,
+                        int64_t kx0, int64_t kx1) {
   constexpr int A = chains_for(P, 4);
   const int64_t pix0 = (n * q.OH + oy) * q.OW + ox0;
   for (int64_t pr = 0; pr < q.groups / 2; ++pr) {
@@ -141,8 +140,8 @@ PI_AVX2 void pair_block(const Plan& q, int64_t n, int64_t oy, int64_t ox0, int64
       const float* row = q.x + ((n * q.H + iy) * q.W) * q.C + pr * 8;
       for (int64_t kx = kx0; kx < kx1; ++kx) {
         const float* wt = q.w + ((pr * q.KH + ky) * q.KW + kx) * 32;
-        const __m256 w[4] = {_mm256_load_ps(wt), _mm256_load_ps(wt + 8),
-                             _mm256_load_ps(wt + 16), _mm256_load_ps(wt + 24)};
+        const __m256 w[4] = {_mm256_load_ps(wt), _mm256_load_ps(wt + 8), _mm256_load_ps(wt + 16),
+                             _mm256_load_ps(wt + 24)};
         const float* xp = row + ((ox0 * q.sw - q.left) + kx * q.dw) * q.C;
 #pragma GCC unroll 8
         for (int p = 0; p < P; ++p) {
@@ -168,7 +167,7 @@ using BlockFn = void (*)(const Plan&, int64_t, int64_t, int64_t, int64_t, int64_
 
 // The block functions of one form by pixel count: [0] for 1 pixel, [1] for kSizes[1], ...
 // A 7x7 or 14x14 output row has few interior pixels: blocks of 4 and 2 fill it in (one pixel
-// at a time, RegNet-Y's 7x7 layers ran at 9 GFLOP/s).
+// at a time ran those layers several times slower).
 struct Blocks {
   BlockFn fn[4];
   int size[4];  // pixels of fn[i], descending: fn[3] is one pixel
@@ -195,8 +194,7 @@ PI_AVX2 void run_row(const Plan& q, int64_t n, int64_t oy, const Blocks& b) {
   }
 }
 
-template <ActKind K, int CI>
-Blocks blocks_as(int64_t co) {
+template <ActKind K, int CI> Blocks blocks_as(int64_t co) {
   if (co == 8)
     return {{block<K, 8, 1, CI>, block<K, 4, 1, CI>, block<K, 2, 1, CI>, block<K, 1, 1, CI>},
             {8, 4, 2, 1}};
@@ -204,11 +202,9 @@ Blocks blocks_as(int64_t co) {
           {4, 3, 2, 1}};
 }
 
-template <ActKind K>
-Blocks blocks_with(bool pairs, int64_t ci, int64_t co) {
+template <ActKind K> Blocks blocks_with(bool pairs, int64_t ci, int64_t co) {
   if (pairs)
-    return {{pair_block<K, 6>, pair_block<K, 4>, pair_block<K, 2>, pair_block<K, 1>},
-            {6, 4, 2, 1}};
+    return {{pair_block<K, 6>, pair_block<K, 4>, pair_block<K, 2>, pair_block<K, 1>}, {6, 4, 2, 1}};
   switch (ci) {
     case 2: return blocks_as<K, 2>(co);
     case 4: return blocks_as<K, 4>(co);
@@ -250,10 +246,28 @@ class NhwcGroupedConv final : public Kernel {
     const NhwcConvArgs::Run r = a_.begin(ctx, label_);
     if (r.y.numel() == 0) return;
 #ifdef PI_X86_AVX2
-    const Plan q{r.x.data<float>(), r.z, r.y.data<float>(), w_.data<float>(), bias_.data<float>(),
-                 a_.act, r.N, r.H, r.W, a_.C * G, a_.M, r.g.out[0], r.g.out[1], a_.KH, a_.KW,
-                 r.g.strides[0], r.g.strides[1], r.g.dilations[0], r.g.dilations[1],
-                 r.g.pad_begin[0], r.g.pad_begin[1], G};
+    const Plan q{r.x.data<float>(),
+                 r.z,
+                 r.y.data<float>(),
+                 w_.data<float>(),
+                 bias_.data<float>(),
+                 a_.act,
+                 r.N,
+                 r.H,
+                 r.W,
+                 a_.C * G,
+                 a_.M,
+                 r.g.out[0],
+                 r.g.out[1],
+                 a_.KH,
+                 a_.KW,
+                 r.g.strides[0],
+                 r.g.strides[1],
+                 r.g.dilations[0],
+                 r.g.dilations[1],
+                 r.g.pad_begin[0],
+                 r.g.pad_begin[1],
+                 G};
     const Blocks blocks = blocks_for(a_.act.kind, pairs_, a_.C, co_);
     parallel_for(r.N * q.OH, ctx.threads(), 1, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {

@@ -29,32 +29,32 @@
 #include <cstring>
 #include <string>
 
+#include "ops/activation.h"
+#include "ops/window.h"
 #include "providers/cpu/fast/avx512_gemm.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
-#include "ops/window.h"
-#include "ops/activation.h"
 
 namespace polyinfer::fast {
 
 namespace {
 
-constexpr int kMaxP = 8;     // pixels per block
-constexpr int kMaxK = 7;     // window side taken
-constexpr int kUnit = 32;    // floats per pixel in the sums buffer (the widest unit)
+constexpr int kMaxP = 8;   // pixels per block
+constexpr int kMaxK = 7;   // window side taken
+constexpr int kUnit = 32;  // floats per pixel in the sums buffer (the widest unit)
 // What a pixel outside the image reads: a unit's channels of zeros.
 alignas(64) constexpr float kZeros[32] = {};
 
 struct Plan {
   const float* x;
-  const float* z;     // residual, laid out as y, or null
+  const float* z;  // residual, laid out as y, or null
   float* y;
   const float* w;     // packed per form (pack() below)
   const float* bias;  // packed per form, zero-filled past M
   FusedActivation act;
   int64_t H, W, C, M, OH, OW, KH, KW, sh, sw, dh, dw, top, left;
-  int64_t G, ci;      // groups, channels per group (in = out)
-  int64_t units;      // per pixel: group quads (ci 4, 8) or groups (16, 32)
+  int64_t G, ci;  // groups, channels per group (in = out)
+  int64_t units;  // per pixel: group quads (ci 4, 8) or groups (16, 32)
 };
 
 // Where each of a block's pixels reads for window column kx: at[kx][p], the pixel's offset in
@@ -89,8 +89,8 @@ PI_AVX512 void sums_lanes4(const Plan& q, const Taps& t, const float* const* row
     const float* row = rows[ky] + u * 16;
     for (int64_t kx = 0; kx < q.KW; ++kx) {
       const float* w = wu + (ky * q.KW + kx) * 64;
-      const __m512 w0 = _mm512_load_ps(w), w1 = _mm512_load_ps(w + 16),
-                   w2 = _mm512_load_ps(w + 32), w3 = _mm512_load_ps(w + 48);
+      const __m512 w0 = _mm512_load_ps(w), w1 = _mm512_load_ps(w + 16), w2 = _mm512_load_ps(w + 32),
+                   w3 = _mm512_load_ps(w + 48);
 #pragma GCC unroll 8
       for (int p = 0; p < P; ++p) {
         const __m512 v = kFull ? _mm512_loadu_ps(t.keep[kx][p] ? row + t.at[kx][p] : kZeros)
@@ -172,8 +172,8 @@ PI_AVX512 void sums_lanes8(const Plan& q, const Taps& t, const float* const* row
 
 // CI = CO = 16 or 32 per group: unit u is group u, in Y's order. Weights [G][kH * kW][CI][CO].
 template <int P, int CI>
-PI_AVX512 void sums_broadcast(const Plan& q, const Taps& t, const float* const* rows,
-                              int64_t u, float (*sums)[kUnit]) {
+PI_AVX512 void sums_broadcast(const Plan& q, const Taps& t, const float* const* rows, int64_t u,
+                              float (*sums)[kUnit]) {
   constexpr int V = CI / 16;  // output vectors per pixel
   __m512 acc[P][V];
 #pragma GCC unroll 2
@@ -200,8 +200,7 @@ PI_AVX512 void sums_broadcast(const Plan& q, const Taps& t, const float* const* 
         for (int p = 0; p < P; ++p) {
           const __m512 xb = _mm512_set1_ps(px[p][c]);
 #pragma GCC unroll 2
-          for (int v = 0; v < V; ++v)
-            acc[p][v] = _mm512_fmadd_ps(xb, wv[v], acc[p][v]);
+          for (int v = 0; v < V; ++v) acc[p][v] = _mm512_fmadd_ps(xb, wv[v], acc[p][v]);
         }
       }
     }
@@ -216,8 +215,7 @@ PI_AVX512 void sums_broadcast(const Plan& q, const Taps& t, const float* const* 
 // kWidth channels from ch0 (the live ones up to M), interleaved from the lanes8 order first
 // where kInterleave, then residual, activation and the store.
 template <ActKind kAct, int kWidth, bool kInterleave>
-PI_AVX512 void finish(const Plan& q, const float (*sums)[kUnit], int n, int64_t pix0,
-                      int64_t ch0) {
+PI_AVX512 void finish(const Plan& q, const float (*sums)[kUnit], int n, int64_t pix0, int64_t ch0) {
   const int lc = static_cast<int>(q.M - ch0);
   const __mmask16 live0 = avx512::lanes16(lc), live1 = avx512::lanes16(lc - 16);
   // Y's channels 0-15 of the unit are sum lanes 0-3 of j = 0, 1, then 4-7 of j = 0, 1;
@@ -245,8 +243,7 @@ using FinishFn = void (*)(const Plan&, const float (*)[kUnit], int, int64_t, int
 // The smallest block (block_pixels below): 4 to 8 pixels are compiled.
 constexpr int kMinP = 4;
 
-template <int P>
-SumsFn sums_for(int64_t ci, bool full) {
+template <int P> SumsFn sums_for(int64_t ci, bool full) {
   switch (ci) {
     case 4: return full ? sums_lanes4<P, true> : sums_lanes4<P, false>;
     case 8: return full ? sums_lanes8<P, true> : sums_lanes8<P, false>;
@@ -328,8 +325,8 @@ class NhwcGroupedConvAvx512 final : public Kernel {
 #endif
       info.unsupported("AVX-512 grouped convolution: needs AVX-512");
     const int64_t G = a_.attrs.group;
-    PI_CHECK(G > 1 && a_.M % G == 0 && a_.M / G == a_.C && a_.C <= 32 && a_.KH <= 7 &&
-                 a_.KW <= 7, Internal, label_,
+    PI_CHECK(G > 1 && a_.M % G == 0 && a_.M / G == a_.C && a_.C <= 32 && a_.KH <= 7 && a_.KW <= 7,
+             Internal, label_,
              ": the AVX-512 grouped kernel takes as many outputs as inputs per group, up to 32, "
              "and windows up to 7x7");
     pack();
@@ -345,10 +342,29 @@ class NhwcGroupedConvAvx512 final : public Kernel {
     if (r.y.numel() == 0) return;
 #ifdef PI_X86_AVX512_GEMM
     const int64_t G = a_.attrs.group;
-    const Plan q{r.x.data<float>(), r.z, r.y.data<float>(), w_.data<float>(),
-                 bias_.data<float>(), a_.act, r.H, r.W, a_.C * G, a_.M, r.g.out[0], r.g.out[1],
-                 a_.KH, a_.KW, r.g.strides[0], r.g.strides[1], r.g.dilations[0],
-                 r.g.dilations[1], r.g.pad_begin[0], r.g.pad_begin[1], G, a_.C, units()};
+    const Plan q{r.x.data<float>(),
+                 r.z,
+                 r.y.data<float>(),
+                 w_.data<float>(),
+                 bias_.data<float>(),
+                 a_.act,
+                 r.H,
+                 r.W,
+                 a_.C * G,
+                 a_.M,
+                 r.g.out[0],
+                 r.g.out[1],
+                 a_.KH,
+                 a_.KW,
+                 r.g.strides[0],
+                 r.g.strides[1],
+                 r.g.dilations[0],
+                 r.g.dilations[1],
+                 r.g.pad_begin[0],
+                 r.g.pad_begin[1],
+                 G,
+                 a_.C,
+                 units()};
     parallel_for(r.N * q.OH, ctx.threads(), 1, [&](int64_t b, int64_t e) { run_rows(q, b, e); });
 #endif
   }

@@ -18,20 +18,19 @@
 #include <cstring>
 #include <vector>
 
+#include "ops/activation.h"
+#include "ops/window.h"
 #include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/avx512_gemm.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
 #include "providers/cpu/fast/packed_gemm.h"
-#include "ops/window.h"
-#include "ops/activation.h"
 
 namespace polyinfer::fast {
 namespace {
 
-
-constexpr int64_t kBlock = 16;        // output channels per panel
-constexpr int kRows = 6;              // pixels per register tile
+constexpr int64_t kBlock = 16;          // output channels per panel
+constexpr int kRows = 6;                // pixels per register tile
 constexpr int64_t kABytes = 96 * 1024;  // a K block of a pixel block's rows
 
 // One run, as the tasks see it.
@@ -44,11 +43,11 @@ struct Plan {
   FusedActivation act;
   int64_t H, W, C, M, OH, OW, KH, KW;
   int64_t sh, sw, dh, dw, top, left;
-  int64_t K, P;       // K = KH * KW * C, P = N * OH * OW
-  int64_t pb, kc;     // pixels per block (a multiple of kRows), K per block
+  int64_t K, P;    // K = KH * KW * C, P = N * OH * OW
+  int64_t pb, kc;  // pixels per block (a multiple of kRows), K per block
   int64_t panels, groups;
-  bool direct;        // a 1x1 window at unit strides, unpadded: A is X itself
-  bool zmm;           // the narrow form on avx512_gemm.h's 16-column tile
+  bool direct;  // a 1x1 window at unit strides, unpadded: A is X itself
+  bool zmm;     // the narrow form on avx512_gemm.h's 16-column tile
 };
 
 #ifdef PI_X86_AVX2
@@ -152,11 +151,34 @@ class NhwcIm2colConv final : public Kernel {
     if (r.y.numel() == 0) return;
 #ifdef PI_X86_AVX2
     const int threads = ctx.threads();
-    Plan q{r.x.data<float>(), r.z, r.y.data<float>(), w_.data<float>(), bias_.data<float>(),
-           a_.act, r.H, r.W, a_.C, a_.M, r.g.out[0], r.g.out[1], a_.KH, a_.KW, r.g.strides[0],
-           r.g.strides[1], r.g.dilations[0], r.g.dilations[1], r.g.pad_begin[0],
-           r.g.pad_begin[1], a_.KH * a_.KW * a_.C, r.N * r.g.out[0] * r.g.out[1], 0, 0,
-           (a_.M + kBlock - 1) / kBlock, 1, false, false};
+    Plan q{r.x.data<float>(),
+           r.z,
+           r.y.data<float>(),
+           w_.data<float>(),
+           bias_.data<float>(),
+           a_.act,
+           r.H,
+           r.W,
+           a_.C,
+           a_.M,
+           r.g.out[0],
+           r.g.out[1],
+           a_.KH,
+           a_.KW,
+           r.g.strides[0],
+           r.g.strides[1],
+           r.g.dilations[0],
+           r.g.dilations[1],
+           r.g.pad_begin[0],
+           r.g.pad_begin[1],
+           a_.KH * a_.KW * a_.C,
+           r.N * r.g.out[0] * r.g.out[1],
+           0,
+           0,
+           (a_.M + kBlock - 1) / kBlock,
+           1,
+           false,
+           false};
     q.direct = q.KH * q.KW == 1 && q.sh == 1 && q.sw == 1 && q.top == 0 && q.left == 0 &&
                q.OH == r.H && q.OW == r.W;
     q.zmm = q.direct && zmm_;

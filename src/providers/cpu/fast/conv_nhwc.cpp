@@ -23,11 +23,11 @@
 #include <cstring>
 #include <vector>
 
+#include "ops/activation.h"
+#include "ops/window.h"
 #include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
-#include "ops/window.h"
-#include "ops/activation.h"
 
 #ifdef PI_X86_AVX2
 #define PI_DIRECT_CONV 1
@@ -35,7 +35,6 @@
 
 namespace polyinfer::fast {
 namespace {
-
 
 constexpr int64_t kBlock = 16;  // output channels per task: two ymm vectors
 constexpr int kTile = 6;        // output pixels per tile: 6 x 2 accumulators + 3 = 15 registers
@@ -61,9 +60,9 @@ struct TileArgs {
   const float* z;      // the residual at the tile's first output value, or null
   float* y;            // the tile's first output value; pixels are `m` floats apart
   int64_t m;
-  int valid;          // channels of the block that exist (the rest are not stored)
-  bool first, last;   // the first chunk starts from bias (+ Z), later ones from the partial sums
-                      // in Y; the last one applies the activation
+  int valid;         // channels of the block that exist (the rest are not stored)
+  bool first, last;  // the first chunk starts from bias (+ Z), later ones from the partial sums
+                     // in Y; the last one applies the activation
   FusedActivation act;
 };
 
@@ -74,15 +73,14 @@ using avx2::lane_mask;
 
 // One tile: RW output pixels (which may come from different rows: a tile runs on in the next
 // row, so narrow outputs like 7x7 still fill whole tiles) x NV*8 output channels.
-template <int RW, int NV>
-PI_AVX2 void tile(const TileArgs& a) {
+template <int RW, int NV> PI_AVX2 void tile(const TileArgs& a) {
   __m256 acc[RW][NV];
   const __m256i tail = lane_mask(a.valid - (NV - 1) * 8);  // the last vector's lanes
   const bool partial = a.valid < NV * 8;
   // Pixel r's vector v of p (pixels `m` floats apart), the last one masked when partial.
-#define PI_LOAD(p, r, v)                                                         \
-  (partial && (v) == NV - 1 ? _mm256_maskload_ps((p) + (r) * a.m + (v) * 8, tail) \
-                            : _mm256_loadu_ps((p) + (r) * a.m + (v) * 8))
+#define PI_LOAD(p, r, v)                                                      \
+  (partial && (v) == NV - 1 ? _mm256_maskload_ps((p) + (r)*a.m + (v)*8, tail) \
+                            : _mm256_loadu_ps((p) + (r)*a.m + (v)*8))
 #pragma GCC unroll 8
   for (int r = 0; r < RW; ++r)
 #pragma GCC unroll 2
@@ -116,8 +114,7 @@ PI_AVX2 void tile(const TileArgs& a) {
     for (int v = 0; v < NV; ++v) {
       const __m256 out = a.last ? activate(acc[r][v], a.act) : acc[r][v];
       float* yp = a.y + r * a.m + v * 8;
-      if (partial && v == NV - 1)
-        _mm256_maskstore_ps(yp, tail, out);
+      if (partial && v == NV - 1) _mm256_maskstore_ps(yp, tail, out);
       else
         _mm256_storeu_ps(yp, out);
     }
@@ -128,7 +125,7 @@ PI_AVX2 void tile(const TileArgs& a) {
 using TileFn = void (*)(const TileArgs&);
 
 template <int NV>
-constexpr TileFn kTiles[kTile + 1] = {nullptr,         tile<1, NV>, tile<2, NV>, tile<3, NV>,
+constexpr TileFn kTiles[kTile + 1] = {nullptr,     tile<1, NV>, tile<2, NV>, tile<3, NV>,
                                       tile<4, NV>, tile<5, NV>, tile<6, NV>};
 
 #endif  // PI_DIRECT_CONV
@@ -151,8 +148,7 @@ class NhwcDirectConv final : public Kernel {
     const Tensor& x = ctx.input(0);
     a_.check_x(x, label_);
     const int64_t N = x.shape()[0], H = x.shape()[1], W = x.shape()[2];
-    const WindowGeometry g =
-        window_geometry(a_.attrs, {H, W}, {a_.KH, a_.KW}, label_);
+    const WindowGeometry g = window_geometry(a_.attrs, {H, W}, {a_.KH, a_.KW}, label_);
     Geometry geo{a_.C,
                  a_.M,
                  a_.KH,
@@ -194,8 +190,8 @@ class NhwcDirectConv final : public Kernel {
   // X copied into the middle of a zero-bordered [N, HP, WP, C] buffer: one per thread, shared by
   // every convolution that runs on it and grown to the largest, instead of one per kernel (a
   // ResNet-50 would hold ~10 MB of them). Each row is written whole, border included.
-  static const float* pad_input(const Tensor& x, const WindowGeometry& g,
-                                const Geometry& geo, int threads) {
+  static const float* pad_input(const Tensor& x, const WindowGeometry& g, const Geometry& geo,
+                                int threads) {
     thread_local std::vector<float> scratch;
     const int64_t N = x.shape()[0], H = x.shape()[1], W = x.shape()[2], C = geo.C;
     const int64_t row = geo.WP * C, top = g.pad_begin[0], left = g.pad_begin[1];
@@ -214,7 +210,8 @@ class NhwcDirectConv final : public Kernel {
         const size_t before = static_cast<size_t>(left * C), body = static_cast<size_t>(W * C);
         std::memset(d, 0, before * sizeof(float));
         std::memcpy(d + before, src + (n * H + h) * W * C, body * sizeof(float));
-        std::memset(d + before + body, 0, (static_cast<size_t>(row) - before - body) * sizeof(float));
+        std::memset(d + before + body, 0,
+                    (static_cast<size_t>(row) - before - body) * sizeof(float));
       }
     });
     return dst;
@@ -240,36 +237,49 @@ class NhwcDirectConv final : public Kernel {
     const int64_t tile_fmas = kTile * kBlock * geo.KH * geo.KW * geo.C;
     parallel_for(blocks * tiles, threads, std::max<int64_t>(1, 100000 / tile_fmas),
                  [&](int64_t b, int64_t e) {
-      const float* origin[kTile];
-      TileArgs a{origin, taps.data(), static_cast<int>(taps.size()), 0, geo.C * kBlock,
-                 nullptr, nullptr, nullptr, nullptr, geo.M, 0, false, false, a_.act};
-      for (int64_t seg = b; seg < e;) {
-        const int64_t blk = seg / tiles, seg_end = std::min(e, (blk + 1) * tiles);
-        a.valid = static_cast<int>(std::min<int64_t>(kBlock, geo.M - blk * kBlock));
-        a.bias = bias_.data<float>() + blk * kBlock;
-        const TileFn* fns = a.valid > 8 ? kTiles<2> : kTiles<1>;
-        for (int64_t c0 = 0; c0 < geo.C; c0 += chunk) {
-          a.channels = std::min(chunk, geo.C - c0);
-          a.first = c0 == 0;
-          a.last = c0 + a.channels == geo.C;
-          a.w = packed_.data<float>() + blk * per_block + c0 * kBlock;
-          for (int64_t task = seg; task < seg_end; ++task) {
-            const int64_t first = (task - blk * tiles) * kTile;
-            const int rw = static_cast<int>(std::min<int64_t>(kTile, pixels - first));
-            for (int r = 0; r < rw; ++r) {
-              const int64_t q = first + r, n = q / plane, oh = q % plane / geo.OW,
-                            ow = q % geo.OW;
-              origin[r] = x + ((n * geo.HP + oh * geo.sh) * geo.WP + ow * geo.sw) * geo.C + c0;
-            }
-            const int64_t yo = first * geo.M + blk * kBlock;
-            a.z = z ? z + yo : nullptr;
-            a.y = y + yo;
-            fns[rw](a);
-          }
-        }
-        seg = seg_end;
-      }
-    });
+                   const float* origin[kTile];
+                   TileArgs a{origin,
+                              taps.data(),
+                              static_cast<int>(taps.size()),
+                              0,
+                              geo.C * kBlock,
+                              nullptr,
+                              nullptr,
+                              nullptr,
+                              nullptr,
+                              geo.M,
+                              0,
+                              false,
+                              false,
+                              a_.act};
+                   for (int64_t seg = b; seg < e;) {
+                     const int64_t blk = seg / tiles, seg_end = std::min(e, (blk + 1) * tiles);
+                     a.valid = static_cast<int>(std::min<int64_t>(kBlock, geo.M - blk * kBlock));
+                     a.bias = bias_.data<float>() + blk * kBlock;
+                     const TileFn* fns = a.valid > 8 ? kTiles<2> : kTiles<1>;
+                     for (int64_t c0 = 0; c0 < geo.C; c0 += chunk) {
+                       a.channels = std::min(chunk, geo.C - c0);
+                       a.first = c0 == 0;
+                       a.last = c0 + a.channels == geo.C;
+                       a.w = packed_.data<float>() + blk * per_block + c0 * kBlock;
+                       for (int64_t task = seg; task < seg_end; ++task) {
+                         const int64_t first = (task - blk * tiles) * kTile;
+                         const int rw = static_cast<int>(std::min<int64_t>(kTile, pixels - first));
+                         for (int r = 0; r < rw; ++r) {
+                           const int64_t q = first + r, n = q / plane, oh = q % plane / geo.OW,
+                                         ow = q % geo.OW;
+                           origin[r] =
+                               x + ((n * geo.HP + oh * geo.sh) * geo.WP + ow * geo.sw) * geo.C + c0;
+                         }
+                         const int64_t yo = first * geo.M + blk * kBlock;
+                         a.z = z ? z + yo : nullptr;
+                         a.y = y + yo;
+                         fns[rw](a);
+                       }
+                     }
+                     seg = seg_end;
+                   }
+                 });
 #else
     (void)x, (void)N, (void)geo, (void)z, (void)y, (void)threads;
 #endif

@@ -30,18 +30,17 @@
 #include <vector>
 
 #include "core/unaligned.h"
+#include "ops/activation.h"
+#include "ops/window.h"
 #include "providers/cpu/fast/activation_pass.h"
 #include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/avx512_gemm.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
 #include "providers/cpu/fast/packed_gemm.h"
-#include "ops/window.h"
-#include "ops/activation.h"
 
 namespace polyinfer::fast {
 namespace {
-
 
 constexpr int64_t kBlock = 16;  // expanded channels per GEMM column block
 
@@ -57,17 +56,17 @@ struct Geometry {
 struct Plan {
   const float* x;
   float* y;
-  const float* w1;     // [E/16][C][16]
-  const float* b1;     // [E/16 * 16]
-  const float* w2;     // [9][E]
-  const float* b2;     // [E]
-  FusedActivation act1, act2;    // applied in the kernels' registers
+  const float* w1;                 // [E/16][C][16]
+  const float* b1;                 // [E/16 * 16]
+  const float* w2;                 // [9][E]
+  const float* b2;                 // [E]
+  FusedActivation act1, act2;      // applied in the kernels' registers
   FusedActivation after1, after2;  // applied by the activation pass to a row still in cache
   Geometry g;
-  int64_t blocks;      // 16-channel blocks of E
-  int64_t bands;       // output row bands per image
-  int64_t groups;      // channel block ranges
-  bool zmm;            // the expansion on avx512_gemm.h's 16-column zmm tile
+  int64_t blocks;  // 16-channel blocks of E
+  int64_t bands;   // output row bands per image
+  int64_t groups;  // channel block ranges
+  bool zmm;        // the expansion on avx512_gemm.h's 16-column zmm tile
 };
 
 #ifdef PI_X86_AVX2
@@ -82,8 +81,7 @@ template <ActKind K, int SW, int kU>
 PI_AVX2 inline __attribute__((always_inline)) void dw_row_as(const float* const r[3], int64_t ow,
                                                              const float* w, int64_t E,
                                                              const float* b,
-                                                             const FusedActivation& act,
-                                                             float* y) {
+                                                             const FusedActivation& act, float* y) {
   __m256 wt[9];
   for (int t = 0; t < 9; ++t) wt[t] = _mm256_loadu_ps(w + t * E);
   const __m256 bias = _mm256_loadu_ps(b);
@@ -119,14 +117,12 @@ PI_AVX2 inline __attribute__((always_inline)) void dw_row_as(const float* const 
 // With AVX2's 16 registers (9 weights held), 4 chains: half the 8 that two FMA pipes of
 // latency 4 need; 8 spilled and ran slower.
 template <ActKind K, int SW>
-PI_AVX2 void dw_row(const float* const r[3], int64_t ow, const float* w, int64_t E,
-                    const float* b, const FusedActivation& act, float* y) {
+PI_AVX2 void dw_row(const float* const r[3], int64_t ow, const float* w, int64_t E, const float* b,
+                    const FusedActivation& act, float* y) {
   dw_row_as<K, SW, 4>(r, ow, w, E, b, act, y);
 }
 
-// With AVX-512VL's 32 ymm registers, 8 chains: MobileNetV2's three fused blocks 1.19 -> 1.14 ms
-// at 1 thread on a Zen 4 core (0.63 -> 0.61 at 2), 7 alternated runs; EfficientNet-B0's (SiLU
-// passes) level.
+// With AVX-512VL's 32 ymm registers, 8 chains (a few percent faster in the mobile models).
 template <ActKind K, int SW>
 PI_AVX512VL void dw_row8(const float* const r[3], int64_t ow, const float* w, int64_t E,
                          const float* b, const FusedActivation& act, float* y) {
@@ -136,8 +132,7 @@ PI_AVX512VL void dw_row8(const float* const r[3], int64_t ow, const float* w, in
 using DwRowFn = void (*)(const float* const*, int64_t, const float*, int64_t, const float*,
                          const FusedActivation&, float*);
 
-template <int SW>
-DwRowFn dw_row_for(ActKind k, bool vl) {
+template <int SW> DwRowFn dw_row_for(ActKind k, bool vl) {
   return avx2::with_activation(k, "pointwise-depthwise convolution", [vl](auto a) -> DwRowFn {
     return vl ? dw_row8<decltype(a)::value, SW> : dw_row<decltype(a)::value, SW>;
   });
@@ -179,8 +174,8 @@ PI_AVX2 void run_ring_task(const Plan& p, int64_t task) {
   // The pointwise weights ([C][16] per block, C = 16-24 in MobileNetV2) stay in L1.
   const avx2::GemmRowsFn* gemm =
       p.zmm ? avx512::gemm_rows16_for(&p.act1) : avx2::gemm_rows_for(&p.act1, false);
-  // 4 or 2 blocks per call on the multi-panel tile (AVX-512): MobileNetV2's three fused blocks
-  // 1.13 -> 0.98 and 1.08 -> 1.00 ms at 1 thread (alternated), the model 1-5% faster.
+  // 4 or 2 blocks per call on the multi-panel tile (AVX-512): fewer loads per FMA than the 8x16
+  // tile (docs/kernels.md).
   const avx2::GemmRowsFn* multi4 = p.zmm ? avx512::gemm_rows16_multi_for<4>(&p.act1) : nullptr;
   const avx2::GemmRowsFn* multi2 = p.zmm ? avx512::gemm_rows16_multi_for<2>(&p.act1) : nullptr;
   for (int64_t oy = oy0; oy < oy1; ++oy) {
@@ -198,9 +193,7 @@ PI_AVX2 void run_ring_task(const Plan& p, int64_t task) {
       for (int64_t ob = ob0, span = 1; ob < ob1; ob += span) {
         const int64_t left = ob1 - ob;
         span = !multi4 ? 1 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
-        const avx2::GemmRowsFn* tile = span == 4   ? multi4
-                                       : span == 2 ? multi2
-                                                   : gemm;
+        const avx2::GemmRowsFn* tile = span == 4 ? multi4 : span == 2 ? multi2 : gemm;
         const int64_t span_tiles = span == 4 ? avx2::row_tiles(g.W) : tiles;
         const int cols = static_cast<int>(std::min<int64_t>(span * kBlock, g.E - ob * kBlock));
         float* out = slot + (ob - ob0) * 2 * plane + g.left * 8;
@@ -244,10 +237,10 @@ class NhwcPointwiseDepthwise final : public Kernel {
       info.unsupported("fused pointwise+depthwise convolution: constant float32 weights only");
     E_ = w1->shape()[0];
     C_ = w1->shape()[1];
-    PI_CHECK(w1->shape()[2] == 1 && w1->shape()[3] == 1 && w2->shape()[0] == E_ &&
-                 w2->shape()[1] == 1,
-             InvalidModel, label_, ": weights ", shape_str(w1->shape()), " and ",
-             shape_str(w2->shape()), " are not [E, C, 1, 1] and [E, 1, kH, kW]");
+    PI_CHECK(
+        w1->shape()[2] == 1 && w1->shape()[3] == 1 && w2->shape()[0] == E_ && w2->shape()[1] == 1,
+        InvalidModel, label_, ": weights ", shape_str(w1->shape()), " and ", shape_str(w2->shape()),
+        " are not [E, C, 1, 1] and [E, 1, kH, kW]");
     attrs_ = WindowAttrs::parse(info);
     const bool undilated = std::all_of(attrs_.dilations.begin(), attrs_.dilations.end(),
                                        [](int64_t d) { return d == 1; });
@@ -297,8 +290,18 @@ class NhwcPointwiseDepthwise final : public Kernel {
              shape_str(x.shape()), " but the weights want [N, H, W, ", C_, "] (channels last)");
     const int64_t N = x.shape()[0], H = x.shape()[1], W = x.shape()[2];
     const WindowGeometry wg = window_geometry(attrs_, {H, W}, {3, 3}, label_);
-    Geometry g{N, H, W, C_, E_, wg.out[0], wg.out[1], wg.strides[0], wg.strides[1],
-               wg.pad_begin[0], wg.pad_begin[1], 0};
+    Geometry g{N,
+               H,
+               W,
+               C_,
+               E_,
+               wg.out[0],
+               wg.out[1],
+               wg.strides[0],
+               wg.strides[1],
+               wg.pad_begin[0],
+               wg.pad_begin[1],
+               0};
     // Wide enough for the last window (its right end may pass the padded width when the stride
     // skips the last columns; those are zeros too).
     g.WP = (std::max(g.left + W, (g.OW - 1) * g.sw + 3) + 1) / 2 * 2;
@@ -306,15 +309,25 @@ class NhwcPointwiseDepthwise final : public Kernel {
     if (y.numel() == 0) return;
 #ifdef PI_X86_AVX2
     const int threads = ctx.threads();
-    Plan p{x.data<float>(), y.data<float>(), w1_.data<float>(), b1_.data<float>(),
-           w2_.data<float>(), b2_.data<float>(), act1_, act2_, after1_, after2_, g,
-           (E_ + kBlock - 1) / kBlock, 1, 1, zmm_};
+    Plan p{x.data<float>(),
+           y.data<float>(),
+           w1_.data<float>(),
+           b1_.data<float>(),
+           w2_.data<float>(),
+           b2_.data<float>(),
+           act1_,
+           act2_,
+           after1_,
+           after2_,
+           g,
+           (E_ + kBlock - 1) / kBlock,
+           1,
+           1,
+           zmm_};
     // Threads split the output rows when there are enough that the rows expanded twice at band
     // edges are few (2 of 56 at 2 threads), else the channel blocks (which repeat nothing but
-    // share out unevenly: MobileNetV2's 144 channels are 9 blocks; 56x56x144 ran at 0.54 ms
-    // split 5:4 against 0.48 on oneDNN at 2 threads).
-    if (threads > 1 && g.OH >= 8 * threads)
-      p.bands = threads;
+    // share out unevenly: 144 channels are 9 blocks, split 5:4 at 2 threads).
+    if (threads > 1 && g.OH >= 8 * threads) p.bands = threads;
     else if (threads > 1)
       p.groups = std::min<int64_t>(threads, p.blocks);
     parallel_for(N * p.bands * p.groups, threads, 1, [&](int64_t b, int64_t e) {
@@ -348,7 +361,7 @@ class NhwcPointwiseDepthwise final : public Kernel {
   int64_t E_ = 0, C_ = 0;
   FusedActivation act1_, act2_;      // in the kernel's registers
   FusedActivation after1_, after2_;  // by the activation pass (kind None where unused)
-  bool zmm_ = false;  // the expansion on the 16-column zmm tile (avx512_gemm.h)
+  bool zmm_ = false;                 // the expansion on the 16-column zmm tile (avx512_gemm.h)
   Tensor w1_, b1_, w2_, b2_;
 };
 

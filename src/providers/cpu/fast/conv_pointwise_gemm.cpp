@@ -32,8 +32,8 @@ class NhwcPointwiseGemmConv final : public Kernel {
     const auto ones = [](const std::vector<int64_t>& v, int64_t x) {
       return std::all_of(v.begin(), v.end(), [&](int64_t e) { return e == x; });
     };
-    PI_CHECK(at.group == 1 && a_.KH == 1 && a_.KW == 1 && ones(at.strides, 1) &&
-                 ones(at.pads, 0), Internal, label_,
+    PI_CHECK(at.group == 1 && a_.KH == 1 && a_.KW == 1 && ones(at.strides, 1) && ones(at.pads, 0),
+             Internal, label_,
              ": the pointwise GEMM takes unpadded 1x1 convolutions of group 1 at stride 1");
     const bool wide = PackedGemm::wide(info.options().cpu);
     if (a_.M % 8 != 0 && !wide)
@@ -41,8 +41,7 @@ class NhwcPointwiseGemmConv final : public Kernel {
     // W [M, C, 1, 1] is B transposed ([N, K]); read in place from the model file.
     gemm_ = PackedGemm(info.options().cpu, a_.weights.at(0), a_.C, a_.M, /*trans_b=*/true, 1.f,
                        a_.bias, 1.f);
-    split_ = a_.C * a_.M * 4 > kRowSplitBytes ? PackedGemm::Split::Panels
-                                              : PackedGemm::Split::Rows;
+    split_ = a_.C * a_.M * 4 > kRowSplitBytes ? PackedGemm::Split::Panels : PackedGemm::Split::Rows;
   }
 
   bool prepacked(size_t i) const override { return i == 1 || i == 2; }

@@ -19,28 +19,27 @@
 #include <string>
 #include <vector>
 
+#include "ops/activation.h"
+#include "ops/window.h"
 #include "providers/cpu/fast/avx512_gemm.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
-#include "ops/window.h"
-#include "ops/activation.h"
 
 namespace polyinfer::fast {
 namespace {
 
 constexpr int64_t kMaxTaps = 9;  // window taps at most (the choice table's stem rule)
 
-
 // One run, as the tasks see it.
 struct Plan {
   const float* x;
-  const float* z;     // residual, laid out as y, or null
+  const float* z;  // residual, laid out as y, or null
   float* y;
   const float* w;     // [M/32][kH][kW * C][32]
   const float* bias;  // [M/32 * 32]
   FusedActivation act;
   int64_t H, W, C, M, OH, OW, KH, KW, sh, sw, top, left;
-  int64_t WP;         // a ring row's width in pixels: left border, W, right border
+  int64_t WP;  // a ring row's width in pixels: left border, W, right border
 };
 
 #ifdef PI_X86_AVX512_GEMM
@@ -49,8 +48,8 @@ struct Plan {
 // rows[ky][r * step + j] * b[(ky * kwc + j) * 32 + ...]) for R pixels of one output row.
 template <int R, ActKind kAct>
 PI_AVX512 void stem_rows(const float* const* rows, int64_t KH, int64_t kwc, int64_t step,
-                         const float* b, const float* bias, const float* z, float* c,
-                         int64_t ldc, const FusedActivation* act, int n) {
+                         const float* b, const float* bias, const float* z, float* c, int64_t ldc,
+                         const FusedActivation* act, int n) {
   constexpr int64_t kPanel = avx512::kPanel;
   __m512 acc[R][2];
   avx512::tile_start<R>(acc, bias);
@@ -66,10 +65,15 @@ using StemRowsFn = void (*)(const float* const*, int64_t, int64_t, int64_t, cons
                             int);
 
 template <ActKind kAct>
-inline constexpr StemRowsFn kStemRowsAs[avx512::kTileRows + 1] = {
-    nullptr,           stem_rows<1, kAct>, stem_rows<2, kAct>, stem_rows<3, kAct>,
-    stem_rows<4, kAct>, stem_rows<5, kAct>, stem_rows<6, kAct>, stem_rows<7, kAct>,
-    stem_rows<8, kAct>};
+inline constexpr StemRowsFn kStemRowsAs[avx512::kTileRows + 1] = {nullptr,
+                                                                  stem_rows<1, kAct>,
+                                                                  stem_rows<2, kAct>,
+                                                                  stem_rows<3, kAct>,
+                                                                  stem_rows<4, kAct>,
+                                                                  stem_rows<5, kAct>,
+                                                                  stem_rows<6, kAct>,
+                                                                  stem_rows<7, kAct>,
+                                                                  stem_rows<8, kAct>};
 
 // Output rows [r0, r1) of all images (row r is row r % OH of image r / OH).
 PI_AVX512 void run_rows(const Plan& q, int64_t r0, int64_t r1) {
@@ -111,8 +115,8 @@ PI_AVX512 void run_rows(const Plan& q, int64_t r0, int64_t r1) {
         const float* a[kMaxTaps];  // one per window row
         for (int64_t ky = 0; ky < q.KH; ++ky) a[ky] = rows[ky] + ox * step;
         const int64_t at = ox * q.M + mb * avx512::kPanel;
-        tile[np](a, q.KH, kwc, step, w, q.bias + mb * avx512::kPanel, z ? z + at : nullptr,
-                 y + at, q.M, &q.act, cols);
+        tile[np](a, q.KH, kwc, step, w, q.bias + mb * avx512::kPanel, z ? z + at : nullptr, y + at,
+                 q.M, &q.act, cols);
       }
     }
   }
@@ -143,9 +147,25 @@ class NhwcStemConv final : public Kernel {
     const NhwcConvArgs::Run r = a_.begin(ctx, label_);
     if (r.y.numel() == 0) return;
 #ifdef PI_X86_AVX512_GEMM
-    Plan q{r.x.data<float>(), r.z, r.y.data<float>(), w_.data<float>(), bias_.data<float>(),
-           a_.act, r.H, r.W, a_.C, a_.M, r.g.out[0], r.g.out[1], a_.KH, a_.KW, r.g.strides[0],
-           r.g.strides[1], r.g.pad_begin[0], r.g.pad_begin[1], 0};
+    Plan q{r.x.data<float>(),
+           r.z,
+           r.y.data<float>(),
+           w_.data<float>(),
+           bias_.data<float>(),
+           a_.act,
+           r.H,
+           r.W,
+           a_.C,
+           a_.M,
+           r.g.out[0],
+           r.g.out[1],
+           a_.KH,
+           a_.KW,
+           r.g.strides[0],
+           r.g.strides[1],
+           r.g.pad_begin[0],
+           r.g.pad_begin[1],
+           0};
     // Wide enough for the last window (its right end may pass the padded width when the stride
     // skips the last columns; those read zeros too).
     q.WP = std::max(q.left + r.W, (q.OW - 1) * q.sw + q.KW);

@@ -37,22 +37,21 @@
 // Accuracy: the transforms only add and halve, so results agree with the reference to float
 // rounding (tests/unit/conv_nhwc_test.cpp checks against the reference kernel). The cost is at
 // creation: U is 16/9 of the weights, written to fresh memory.
+#include <unistd.h>
 #include <algorithm>
 #include <cstring>
-#include <unistd.h>
 #include <vector>
 
+#include "ops/activation.h"
+#include "ops/window.h"
 #include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/avx512_gemm.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
 #include "providers/cpu/fast/packed_gemm.h"
-#include "ops/window.h"
-#include "ops/activation.h"
 
 namespace polyinfer::fast {
 namespace {
-
 
 constexpr int64_t kBlock = 16;  // output channels per GEMM column block: two ymm vectors
 constexpr int kRows = 6;        // tiles per register tile: 6 x 2 accumulators + 3 = 15 registers
@@ -60,9 +59,8 @@ constexpr int kPos = 16;        // the 4x4 transformed positions
 constexpr int64_t kQuad = 4;    // output blocks per GEMM on avx512::gemm_rows16_multi, at most
 // Bytes for the transformed input of one tile block and its sums: the core's L2 (512 KB on
 // the AMD machine measured, up to 2 MB on Intel's), capped at 1 MB. The larger the block, the
-// fewer times the transformed filters (4 MB for 256 channels, 16 MB for 512) stream through:
-// ResNet-50's 7x7 layers ran at 3.2 ms with a quarter of L2, 2.6 ms with all of it; the larger
-// layers did not move between 128 KB and 2 MB.
+// fewer times the transformed filters (4 MB for 256 channels, 16 MB for 512) stream through
+// (the small maps' layers gain, the larger ones do not move: docs/kernels.md).
 int64_t v_budget() {
   static const int64_t bytes = [] {
     const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
@@ -76,7 +74,7 @@ struct Geometry {
   int64_t N, H, W, C, M;
   int64_t top, left;  // padding before the first row and column
   int64_t OH, OW;
-  int64_t TH, TW;     // tiles per column and per row
+  int64_t TH, TW;  // tiles per column and per row
 };
 
 #ifdef PI_X86_AVX2
@@ -143,11 +141,10 @@ PI_AVX2 void output_tile(const float* m, int64_t ms, const Geometry& g, int64_t 
       const int64_t at = ((n * g.OH + y0 + i) * g.OW + x0 + j) * g.M;
       __m256 r = _mm256_add_ps(out[j], bias);
       if (a.z)
-        r = _mm256_add_ps(r, a.partial ? _mm256_maskload_ps(a.z + at, a.lanes)
-                                       : _mm256_loadu_ps(a.z + at));
+        r = _mm256_add_ps(
+            r, a.partial ? _mm256_maskload_ps(a.z + at, a.lanes) : _mm256_loadu_ps(a.z + at));
       r = avx2::activate(r, a.act);
-      if (a.partial)
-        _mm256_maskstore_ps(a.y + at, a.lanes, r);
+      if (a.partial) _mm256_maskstore_ps(a.y + at, a.lanes, r);
       else
         _mm256_storeu_ps(a.y + at, r);
     }
@@ -208,15 +205,15 @@ PI_AVX2 void run_tasks(const Plan& p, int64_t b, int64_t e) {
         if (multi) {
           for (int64_t i = 0, r = 0, rows = 0; i < multi_tiles; ++i, r += rows) {
             rows = avx2::tile_rows(nt, multi_tiles, i);
-            multi[rows](v + pos * ldv + r * g.C, g.C, u, g.C, mb + (r * kPos + pos) * w,
-                        kPos * w, 8, nullptr, nullptr, nullptr, static_cast<int>(w));
+            multi[rows](v + pos * ldv + r * g.C, g.C, u, g.C, mb + (r * kPos + pos) * w, kPos * w,
+                        8, nullptr, nullptr, nullptr, static_cast<int>(w));
           }
           continue;
         }
         for (int64_t i = 0, r = 0, rows = 0; i < row_tiles; ++i, r += rows) {
           rows = avx2::tile_rows(nt, row_tiles, i);
-          gemm[rows](v + pos * ldv + r * g.C, g.C, u, g.C, mb + (r * kPos + pos) * w, kPos * w,
-                     8, nullptr, nullptr, nullptr, kBlock);
+          gemm[rows](v + pos * ldv + r * g.C, g.C, u, g.C, mb + (r * kPos + pos) * w, kPos * w, 8,
+                     nullptr, nullptr, nullptr, kBlock);
         }
       }
       for (int64_t j = 0; j < span; ++j) {
@@ -224,8 +221,9 @@ PI_AVX2 void run_tasks(const Plan& p, int64_t b, int64_t e) {
         for (int half = 0; half * 8 < valid; ++half) {
           const int lanes = std::min(8, valid - half * 8);
           const int64_t ch = (ob + j) * kBlock + half * 8;
-          const OutArgs a{p.bias + ch, p.z ? p.z + ch : nullptr, p.y + ch,
-                          avx2::lane_mask(lanes), lanes < 8, p.act};
+          const OutArgs a{p.bias + ch, p.z ? p.z + ch : nullptr,
+                          p.y + ch,    avx2::lane_mask(lanes),
+                          lanes < 8,   p.act};
           for (int64_t t = 0; t < nt; ++t) {
             const int64_t q = t0 + t, n = q / (g.TH * g.TW), ty = q / g.TW % g.TH, tx = q % g.TW;
             output_tile(mb + t * kPos * w + j * kBlock + half * 8, w, g, n, 2 * ty, 2 * tx, a);
@@ -274,7 +272,7 @@ void transform_filters(const float* __restrict g, float* __restrict u) {
 
 // taps[(c * 9 + k) * 16 + m] = w[((m0 + m) * C + c0 + c) * 9 + k] for m < mn, c < cn. Each
 // filter's 9 * cn taps are one run of W, so for 16 filters this is a 16 x 9cn transpose, done
-// in 8x8 register blocks (element by element, ResNet-50's kernel phase took ~6 ms longer).
+// in 8x8 register blocks (element by element it showed in session creation).
 // W may lie at any address (unaligned loads); the caller zero-fills the filters past mn. (C is
 // a multiple of 8, so the scalar loop only takes blocks of fewer than 16 filters.)
 #ifdef PI_X86_AVX2
@@ -289,8 +287,8 @@ void gather_taps(UnalignedFloats w, int64_t C, int64_t m0, int64_t mn, int64_t c
     done = run / 8 * 8;
     for (int64_t m = 0; m < kBlock; m += 8)
       for (int64_t j = 0; j < done; j += 8)
-        avx2::transpose8x8(static_cast<const float*>(w.at((m0 + m) * stride + first + j)),
-                           stride, taps + j * kBlock + m, kBlock);
+        avx2::transpose8x8(static_cast<const float*>(w.at((m0 + m) * stride + first + j)), stride,
+                           taps + j * kBlock + m, kBlock);
   }
 #endif
   for (int64_t m = 0; m < mn; ++m)
@@ -317,9 +315,7 @@ class NhwcWinogradConv final : public Kernel {
 
   bool prepacked(size_t i) const override { return i == 1 || i == 2; }
   int inplace_input() const override { return a_.has_z ? 3 : -1; }
-  std::string impl() const override {
-    return zmm_ ? "fast:avx512-winograd" : "fast:avx2-winograd";
-  }
+  std::string impl() const override { return zmm_ ? "fast:avx512-winograd" : "fast:avx2-winograd"; }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -327,8 +323,8 @@ class NhwcWinogradConv final : public Kernel {
     const int64_t N = x.shape()[0], H = x.shape()[1], W = x.shape()[2];
     const WindowGeometry wg = window_geometry(a_.attrs, {H, W}, {3, 3}, label_);
     const int64_t OH = wg.out[0], OW = wg.out[1];
-    const Geometry g{N, H, W, a_.C, a_.M, wg.pad_begin[0], wg.pad_begin[1], OH, OW,
-                     (OH + 1) / 2, (OW + 1) / 2};
+    const Geometry g{
+        N, H, W, a_.C, a_.M, wg.pad_begin[0], wg.pad_begin[1], OH, OW, (OH + 1) / 2, (OW + 1) / 2};
     Tensor& y = ctx.output(0, DType::Float32, {N, OH, OW, a_.M});
     const float* z = a_.residual(ctx, y, label_);
     if (y.numel() == 0) return;
@@ -354,8 +350,7 @@ class NhwcWinogradConv final : public Kernel {
         if (mn < kBlock) std::fill(taps.begin(), taps.end(), 0.f);
         gather_taps(w, a_.C, m0, mn, c0, cn, taps.data());
         for (int64_t c = 0; c < cn; ++c)
-          transform_filters(taps.data() + c * 9 * kBlock,
-                            chunk.data() + c * kBlock);
+          transform_filters(taps.data() + c * 9 * kBlock, chunk.data() + c * kBlock);
         for (int pos = 0; pos < kPos; ++pos)
           std::memcpy(u + ((pos * blocks + mb) * a_.C + c0) * kBlock,
                       chunk.data() + pos * kPosStride,
@@ -371,9 +366,8 @@ class NhwcWinogradConv final : public Kernel {
     p.blocks_m = (g.M + kBlock - 1) / kBlock;
     // As many tiles per block as the budget allows, then spread evenly over the blocks (in whole
     // register tiles), so no block is a small remainder that rereads all the filters.
-    // The budget holds a block's transformed input and its sums ([tb][pos][16 or 64]): with V
-    // alone, Inception-v3's 32-channel 147x147 layers took 1 MB of V and, on the four-panel
-    // tile, 2 MB of sums (2.26 -> 1.81 and 4.46 -> 2.79 ms once counted; ResNet-50 level).
+    // The budget holds a block's transformed input and its sums ([tb][pos][16 or 64]): counting
+    // V alone left large maps of few channels with sums past L2 on the four-panel tile.
     const int64_t sums = kBlock * (zmm_ ? kQuad : 1);
     const int64_t most = std::max<int64_t>(kRows, v_budget() / (kPos * (g.C + sums) * 4));
     int64_t blocks_t = (tiles + most - 1) / most;
@@ -383,18 +377,16 @@ class NhwcWinogradConv final : public Kernel {
     // Fewer tile blocks than threads: split the tiles rather than the output channels (below)
     // where that repeats less work: each thread then reads all the filters (16·M·C values)
     // instead of transforming all the input tiles (16·tiles·C), and has two register tiles of
-    // them at least. DenseNet-121's 14x14 layers (49 tiles, 32 output channels, 128 inputs) at
-    // 2 threads: 2.7-2.8 -> 2.3-2.4 ms for the 24 of them.
+    // them at least (DenseNet-121's 14x14 layers: 49 tiles, 32 outputs, 128 inputs).
     if (threads > 1 && blocks_t < threads && tiles >= 2 * kRows * threads && g.M <= tiles)
       blocks_t = threads;
     p.tb = ((tiles + blocks_t - 1) / blocks_t + kRows - 1) / kRows * kRows;
     // Fewer tile blocks than threads (small images, many channels): split the output channels
     // too, at the cost of transforming the block's input once per split. (Aiming at two tasks
-    // per thread transformed ResNet-50's layer3/layer4 inputs twice as often for nothing:
-    // 1.04-1.05 -> 0.99-1.01 and 1.42-1.45 -> 1.34-1.40 ms per layer at 2 threads.)
+    // per thread transformed the small maps' inputs twice as often, and was slower.)
     const int64_t want = threads;
-    p.splits = std::min<int64_t>(p.blocks_m,
-                                 std::max<int64_t>(1, (want + blocks_t - 1) / blocks_t));
+    p.splits =
+        std::min<int64_t>(p.blocks_m, std::max<int64_t>(1, (want + blocks_t - 1) / blocks_t));
     p.per_split = (p.blocks_m + p.splits - 1) / p.splits;
     const int64_t task_fmas = p.tb * kPos * g.C * p.per_split * kBlock;
     parallel_for(blocks_t * p.splits, threads, std::max<int64_t>(1, 200000 / task_fmas),

@@ -29,8 +29,7 @@
 // Compiles a function for AVX-512, AVX2+FMA and baseline x86-64; the dynamic loader picks one
 // (GNU ifunc). Elsewhere (other CPUs, other compilers) it is the plain function.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define PI_FAST_CLONES \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define PI_FAST_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define PI_FAST_CLONES
 #endif
@@ -42,8 +41,7 @@
 // does not inline across differing optimize options), hence one region around the vector math
 // here and one around each file's loops, which call nothing from outside a region.
 #if defined(__GNUC__) && !defined(__clang__)
-#define PI_FAST_MATH_BEGIN _Pragma("GCC push_options") \
-  _Pragma("GCC optimize(\"no-trapping-math\")")
+#define PI_FAST_MATH_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize(\"no-trapping-math\")")
 #define PI_FAST_MATH_END _Pragma("GCC pop_options")
 #else
 #define PI_FAST_MATH_BEGIN
@@ -77,8 +75,7 @@ constexpr int64_t kGrain = 1 << 14;
 
 // f(begin, end) over [0, n), split into contiguous chunks over at most `threads` threads, each
 // chunk at least `grain` elements long (so small n runs serially on the caller's thread).
-template <class F>
-void parallel_for(int64_t n, int threads, int64_t grain, const F& f) {
+template <class F> void parallel_for(int64_t n, int threads, int64_t grain, const F& f) {
   const int64_t by_size = grain > 0 ? n / grain : n;
   const int nt = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, by_size)));
   if (nt <= 1) {
@@ -96,8 +93,7 @@ void parallel_for(int64_t n, int threads, int64_t grain, const F& f) {
 // f(i) for each i in [0, n) on up to `threads` threads, each thread taking the next i when it
 // is done with its last: for a few long tasks of equal work, where a thread slowed by the
 // machine (another guest's load, an interrupt) would otherwise hold the others at the join.
-template <class F>
-void parallel_tasks(int64_t n, int threads, const F& f) {
+template <class F> void parallel_tasks(int64_t n, int threads, const F& f) {
   const int nt = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, n)));
   if (nt <= 1) {
     for (int64_t i = 0; i < n; ++i) f(i);

@@ -15,8 +15,7 @@ namespace {
 
 class FastGatherKernel final : public Kernel {
  public:
-  explicit FastGatherKernel(const KernelInfo& info)
-      : ref_(info), axis_(info.attr_int("axis", 0)) {}
+  explicit FastGatherKernel(const KernelInfo& info) : ref_(info), axis_(info.attr_int("axis", 0)) {}
   std::string impl() const override { return ref_.impl(); }
 
   void run(KernelContext& ctx) override {

@@ -11,15 +11,14 @@
 // The computation is packed_gemm.h's.
 #include <string>
 
+#include "ops/activation.h"
 #include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/fast/nhwc_conv_args.h"
 #include "providers/cpu/fast/packed_gemm.h"
-#include "ops/activation.h"
 
 namespace polyinfer::fast {
 namespace {
-
 
 class PackedMatMul final : public Kernel {
  public:
@@ -47,8 +46,8 @@ class PackedMatMul final : public Kernel {
     if (info.has_input(2)) {
       bias = info.constant_input(2);
       // Gemm's C broadcasts: [N] and [1, N] are a bias, [N, 1] (also N values) is not.
-      if (!bias || bias->dtype() != DType::Float32 || bias->numel() != N ||
-          bias->rank() > 2 || (bias->rank() == 2 && bias->shape()[0] != 1))
+      if (!bias || bias->dtype() != DType::Float32 || bias->numel() != N || bias->rank() > 2 ||
+          (bias->rank() == 2 && bias->shape()[0] != 1))
         info.unsupported("packed MatMul: a bias that is not a constant vector of N values");
     }
     // Read in place: a weight still in the model file is never copied whole first.

@@ -1,6 +1,5 @@
 #include "providers/cpu/fast/nhwc_conv_args.h"
 
-
 #include "providers/cpu/fast/avx2_util.h"
 #include "providers/cpu/fast/fast_util.h"
 
@@ -45,9 +44,9 @@ void NhwcConvArgs::check_x(const Tensor& x, const std::string& label) const {
            dtype_name(x.dtype()));
   const int64_t G = attrs.group, channels = C * G;
   PI_CHECK(x.rank() == 4 && x.shape()[3] == channels, ShapeMismatch, label, ": X has shape ",
-           shape_str(x.shape()), " but the weights want [N, H, W, ", channels,
-           "] (channels last", G > 1 ? ", " + std::to_string(G) + " groups of " +
-           std::to_string(C) : std::string(), ")");
+           shape_str(x.shape()), " but the weights want [N, H, W, ", channels, "] (channels last",
+           G > 1 ? ", " + std::to_string(G) + " groups of " + std::to_string(C) : std::string(),
+           ")");
 }
 
 NhwcConvArgs::Run NhwcConvArgs::begin(KernelContext& ctx, const std::string& label) const {

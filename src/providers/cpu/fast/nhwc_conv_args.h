@@ -8,8 +8,8 @@
 #include <string>
 
 #include "core/unaligned.h"
-#include "ops/window.h"
 #include "ops/activation.h"
+#include "ops/window.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer::fast {
@@ -27,7 +27,7 @@ struct NhwcConvArgs {
   bool has_z = false;
   // [M, C, kH, kW], maybe still in the model file: read them in the kernel's constructor.
   UnalignedFloats weights;
-  const float* bias = nullptr;     // M values, or null
+  const float* bias = nullptr;  // M values, or null
 
   // Reads constant float32 weights of rank 4, a constant float32 bias of M values, the window
   // attributes, the activation and whether Z is given; declines (naming `who`) what a

@@ -11,37 +11,35 @@
 namespace polyinfer::fast {
 namespace {
 
-
-constexpr int64_t kBlock = 16;    // output columns per panel of the AVX2 tile
-constexpr int kRows = 6;          // rows per AVX2 register tile
-constexpr int64_t kMaxRows = 192;  // rows per block (a multiple of both tiles' rows)
-constexpr int64_t kKc = 4096;      // K per block
+constexpr int64_t kBlock = 16;           // output columns per panel of the AVX2 tile
+constexpr int kRows = 6;                 // rows per AVX2 register tile
+constexpr int64_t kMaxRows = 192;        // rows per block (a multiple of both tiles' rows)
+constexpr int64_t kKc = 4096;            // K per block
 constexpr int64_t kGroupsPerThread = 4;  // panel groups per thread (packed_gemm.h)
 constexpr int64_t kOneRowBlock = 128;    // one_row's depth per partial sum
 
 struct Plan {
   const float* a;
-  const float* z;     // residual, laid out as y, or null
+  const float* z;  // residual, laid out as y, or null
   float* y;
   const float* w;     // [N/width][K][width]
   const float* bias;  // [N/width * width]
   FusedActivation act;
-  int64_t P, K, N;    // rows, depth, columns
-  int64_t width;      // columns per panel: kBlock, or avx512::kPanel
+  int64_t P, K, N;  // rows, depth, columns
+  int64_t width;    // columns per panel: kBlock, or avx512::kPanel
   int64_t pb, panels, groups;
-  bool pairs;         // two 32-column panels per tile (avx512::gemm_rows_pair)
+  bool pairs;  // two 32-column panels per tile (avx512::gemm_rows_pair)
 };
 
 #ifdef PI_X86_AVX2
 
 // One row against 64 columns at once (the classifiers' last Gemm): 4 panels of 16 or 2 of 32,
 // kPer = W / 8 vectors per panel. A lone row's register tile has 2 sums, each waiting on the
-// last FMA (5 cycles), and ran ResNet-50's 2048 x 1000 layer at ~0.6 ms against oneDNN's ~0.4;
-// 8 sums keep the FMAs and the weights' stream busy (ymm on either layout: memory-bound).
+// last FMA (5 cycles), and ran a classifier's layer behind oneDNN's; 8 sums keep the FMAs and
+// the weights' stream busy (ymm on either layout: memory-bound).
 // The sums are made in blocks of kOneRowBlock and then added: one float32 sum over all of K
 // put ResNet-50's logits (up to ~110) 1.4e-4 from ORT's, blocks 4e-5 (oneDNN's 5e-5).
-template <int kPer>
-PI_AVX2 void one_row_as(const Plan& q, int64_t m0, int64_t m1) {
+template <int kPer> PI_AVX2 void one_row_as(const Plan& q, int64_t m0, int64_t m1) {
   constexpr int kW = 8 * kPer, kStep = 8 / kPer;  // columns per panel, panels per pass
   for (int64_t mb = m0; mb < m1; mb += kStep) {
     const int nv = static_cast<int>(std::min<int64_t>(kStep, m1 - mb)) * kPer;  // vectors
@@ -59,8 +57,7 @@ PI_AVX2 void one_row_as(const Plan& q, int64_t m0, int64_t m1) {
           if (v >= nv) break;
           const float* b = w + (v / kPer * q.K + k) * kW + v % kPer * 8;
           if (v % 2 == 0)  // one cache line per two vectors
-            _mm_prefetch(reinterpret_cast<const char*>(b + avx2::kGemmPrefetch * kW),
-                         _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(b + avx2::kGemmPrefetch * kW), _MM_HINT_T0);
           part[v] = _mm256_fmadd_ps(x, _mm256_load_ps(b), part[v]);
         }
       }
@@ -80,8 +77,8 @@ PI_AVX2 void one_row_as(const Plan& q, int64_t m0, int64_t m1) {
 }
 
 // d[k * ld + j] = b[j * K + k] for the panel's `cols` (up to ld) rows of a transposed B, in 8x8
-// blocks through registers where 8 rows and 8 columns are whole (element by element, ~1 ms of
-// ShuffleNetV2's creation in a profile for its 1000 x 1024 weight). `b` may lie at any address.
+// blocks through registers where 8 rows and 8 columns are whole (element by element it showed in
+// session creation). `b` may lie at any address.
 PI_AVX2 void pack_transposed(const float* b, int64_t K, int64_t cols, int64_t ld, float* d) {
   const int64_t k8 = K / 8 * 8, j8 = cols / 8 * 8;
   for (int64_t j = 0; j < j8; j += 8)
@@ -208,8 +205,20 @@ const char* PackedGemm::isa() const { return width_ == kBlock ? "avx2" : "avx512
 void PackedGemm::run(const float* a, const float* z, float* y, int64_t P,
                      const FusedActivation& act, int threads, Split few_blocks) const {
 #ifdef PI_X86_AVX2
-  Plan q{a, z, y, w_.data<float>(), bias_.data<float>(), act, P, K_, N_, width_, 0,
-         (N_ + width_ - 1) / width_, 1, pairs_};
+  Plan q{a,
+         z,
+         y,
+         w_.data<float>(),
+         bias_.data<float>(),
+         act,
+         P,
+         K_,
+         N_,
+         width_,
+         0,
+         (N_ + width_ - 1) / width_,
+         1,
+         pairs_};
   const int64_t tile = width_ == kBlock ? kRows : avx512::kTileRows;
   int64_t blocks = (q.P + kMaxRows - 1) / kMaxRows;
   if (threads > 1 && blocks > 1) blocks = (blocks + threads - 1) / threads * threads;

@@ -24,9 +24,9 @@
 
 #include <cstdint>
 
+#include "ops/activation.h"
 #include "polyinfer/provider_options.h"
 #include "polyinfer/tensor.h"
-#include "ops/activation.h"
 
 namespace polyinfer::fast {
 
@@ -42,8 +42,8 @@ class PackedGemm {
   // times `alpha`; `bias` is N floats (times `beta`) or null for zeros. The panels are 32 wide
   // where wide(options), else 16. Only where the CPU has AVX2 and FMA (the kernels check
   // first); N a multiple of 8 unless wide().
-  PackedGemm(const CpuProviderOptions& options, const void* b, int64_t K, int64_t N,
-             bool trans_b, float alpha, const float* bias, float beta);
+  PackedGemm(const CpuProviderOptions& options, const void* b, int64_t K, int64_t N, bool trans_b,
+             float alpha, const float* bias, float beta);
 
   // How threads share a run of fewer row blocks than two per thread: by groups of panels, each
   // taken by the next thread free (a MatMul whose weights stream from memory: each thread

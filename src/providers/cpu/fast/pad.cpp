@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "core/shape_util.h"
-#include "providers/cpu/fast/fast_util.h"
 #include "ops/pad.h"
+#include "providers/cpu/fast/fast_util.h"
 
 namespace polyinfer::fast {
 namespace {

@@ -19,8 +19,8 @@
 #include <omp.h>
 #include <type_traits>
 
-#include "providers/cpu/fast/fast_util.h"
 #include "ops/window.h"
+#include "providers/cpu/fast/fast_util.h"
 
 namespace polyinfer::fast {
 namespace {
@@ -41,9 +41,8 @@ PI_FAST_CLONES void divide(float* __restrict y, float d, int64_t c) {
 // by `div` of x[origin + rel[t]][0, c) for t in [0, n), the window's valid taps in the
 // reference kernel's order (the maximum keeps the earlier value unless a later one is greater;
 // the sum starts from +0). The channels go in chunks of 128 bytes, then of 32, then one at a
-// time, each chunk's results held in registers over all the taps. Per tap, a loop that read
-// and wrote `out` ran the 147x147x64 3x3 stride-2 pool of Inception-v3 at 0.26 ms on a Zen 4
-// core, against ORT's 0.15.
+// time, each chunk's results held in registers over all the taps (a loop per tap that read and
+// wrote `out` ran well behind ORT's).
 template <class T, bool kMax>
 PI_FAST_CLONES void pool_taps(T* __restrict out, const T* __restrict x, int64_t origin,
                               const int64_t* __restrict rel, int64_t n, int64_t c, float div) {
@@ -59,7 +58,8 @@ PI_FAST_CLONES void pool_taps(T* __restrict out, const T* __restrict x, int64_t 
 #pragma omp simd
         for (int64_t i = 0; i < kLen; ++i) {
           if constexpr (kMax) acc[i] = in[i] > acc[i] ? in[i] : acc[i];
-          else acc[i] += in[i];
+          else
+            acc[i] += in[i];
         }
       }
 #pragma omp simd
@@ -127,9 +127,10 @@ class FastPool final : public Kernel {
     // A 1-D window is a 2-D one of height 1; an NCHW tensor is N·C planes of one channel.
     const int last = axes - 1;
     Axis h;
-    if (axes == 2) h = {g.in[0], g.strides[0], g.dilations[0], g.pad_begin[0], g.pad_end[0], g.kernel[0]};
-    const Axis w{g.in[last], g.strides[last], g.dilations[last], g.pad_begin[last],
-                 g.pad_end[last], g.kernel[last]};
+    if (axes == 2)
+      h = {g.in[0], g.strides[0], g.dilations[0], g.pad_begin[0], g.pad_end[0], g.kernel[0]};
+    const Axis w{g.in[last],        g.strides[last], g.dilations[last],
+                 g.pad_begin[last], g.pad_end[last], g.kernel[last]};
     const int64_t planes = channels_last_ ? x.dim(0) : x.dim(0) * x.dim(1);
     const int64_t c = channels_last_ ? x.dim(3) : 1;
     const int64_t oh = axes == 2 ? g.out[0] : 1, ow = g.out[last];
@@ -139,7 +140,8 @@ class FastPool final : public Kernel {
     Tensor& y = ctx.output(0, dt, ys);
     if (y.numel() == 0) return;
     const int64_t rows = planes * oh;
-    const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, ow * c * w.kernel * h.kernel));
+    const int64_t grain =
+        std::max<int64_t>(1, kGrain / std::max<int64_t>(1, ow * c * w.kernel * h.kernel));
     // Each output column's valid taps (w0, w1) and padded tap count, for every row.
     std::vector<std::array<int64_t, 3>> cols(static_cast<size_t>(ow));
     for (int64_t j = 0; j < ow; ++j) w.taps(j, &cols[j][0], &cols[j][1], &cols[j][2]);
@@ -162,8 +164,9 @@ class FastPool final : public Kernel {
             const T* base = xp + b * h.in * w.in * c;
             if (c == 1) {  // NCHW: one value per pixel, in registers
               if (max_) {
-                T best = empty ? empty_max<T>() : base[(i * h.stride - h.pad_begin + h0 * h.dilation) * w.in +
-                                                       j * w.stride - w.pad_begin + w0 * w.dilation];
+                T best = empty ? empty_max<T>()
+                               : base[(i * h.stride - h.pad_begin + h0 * h.dilation) * w.in +
+                                      j * w.stride - w.pad_begin + w0 * w.dilation];
                 for (int64_t kh = h0; kh < h1; ++kh) {
                   const T* row = base + (i * h.stride - h.pad_begin + kh * h.dilation) * w.in;
                   for (int64_t kw = w0; kw < w1; ++kw) {
@@ -176,9 +179,11 @@ class FastPool final : public Kernel {
                 float sum = 0;
                 for (int64_t kh = h0; kh < h1; ++kh) {
                   const T* row = base + (i * h.stride - h.pad_begin + kh * h.dilation) * w.in;
-                  for (int64_t kw = w0; kw < w1; ++kw) sum += row[j * w.stride - w.pad_begin + kw * w.dilation];
+                  for (int64_t kw = w0; kw < w1; ++kw)
+                    sum += row[j * w.stride - w.pad_begin + kw * w.dilation];
                 }
-                *out = div > 0 ? sum / static_cast<float>(div) : std::numeric_limits<float>::quiet_NaN();
+                *out = div > 0 ? sum / static_cast<float>(div)
+                               : std::numeric_limits<float>::quiet_NaN();
               }
               continue;
             }
@@ -195,11 +200,13 @@ class FastPool final : public Kernel {
             }
             if (max_) {
               if (empty) std::fill(out, out + c, empty_max<T>());
-              else pool_taps<T, true>(out, base, origin, rel.data(), n, c, 1.f);
+              else
+                pool_taps<T, true>(out, base, origin, rel.data(), n, c, 1.f);
             } else if constexpr (std::is_same_v<T, float>) {
               if (div <= 0) std::fill(out, out + c, std::numeric_limits<float>::quiet_NaN());
-              else pool_taps<float, false>(out, base, origin, rel.data(), n, c,
-                                           static_cast<float>(div));
+              else
+                pool_taps<float, false>(out, base, origin, rel.data(), n, c,
+                                        static_cast<float>(div));
             }
           }
         }
@@ -214,10 +221,10 @@ class FastPool final : public Kernel {
 
  private:
   // The reference kernel's value for a window without a valid tap.
-  template <class T>
-  static T empty_max() {
+  template <class T> static T empty_max() {
     if constexpr (std::numeric_limits<T>::has_infinity) return -std::numeric_limits<T>::infinity();
-    else return std::numeric_limits<T>::lowest();
+    else
+      return std::numeric_limits<T>::lowest();
   }
 
   RefFallback ref_;
@@ -228,8 +235,8 @@ class FastPool final : public Kernel {
 
 // acc[c] += x[r * c_n + c] over rows [0, rows): one call per run of pixels, not per pixel.
 // Channels go in chunks of 16 whose sums stay in registers over a block of rows (which stays in
-// L1 for the next chunk): adding each row into acc made a store-to-load chain per row, and
-// EfficientNet-B0's 112x112x32 pool took 0.094 ms on a Zen 4 core (ORT's 0.028).
+// L1 for the next chunk): adding each row into acc made a store-to-load chain per row, several
+// times slower than ORT's.
 PI_FAST_CLONES void sum_rows(float* __restrict acc, const float* __restrict x, int64_t rows,
                              int64_t c_n) {
   constexpr int64_t kChunk = 16, kRows = 64;

@@ -54,8 +54,8 @@ PI_FAST_CLONES void qadd_run(const Q* __restrict a, const Q* __restrict b, Q* __
   constexpr float lo = std::is_signed_v<Q> ? -128.f : 0.f, hi = std::is_signed_v<Q> ? 127.f : 255.f;
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
-    const float v = static_cast<float>(int32_t(a[i]) - za) * sa +
-                    static_cast<float>(int32_t(b[i]) - zb) * sb;
+    const float v =
+        static_cast<float>(int32_t(a[i]) - za) * sa + static_cast<float>(int32_t(b[i]) - zb) * sb;
     const float r = __builtin_rintf(v / sc) + zc;
     const float k = r < lo ? lo : (r > hi ? hi : r);
     c[i] = static_cast<Q>(r == r ? k : 0.f);
@@ -106,8 +106,7 @@ bool blocks_of(const Tensor& x, const Tensor& s, const Tensor* zp, DType qtype, 
 }
 
 // f(block_begin, block_len, parameter index) over every block, split over threads.
-template <class F>
-void for_blocks(const Blocks& b, int threads, const F& f) {
+template <class F> void for_blocks(const Blocks& b, int threads, const F& f) {
   const int64_t nb = b.outer * b.count;
   parallel_for(nb * b.inner, threads, kGrain, [&](int64_t lo, int64_t hi) {
     for (int64_t k = lo / std::max<int64_t>(b.inner, 1); k < nb; ++k) {
@@ -211,9 +210,9 @@ class FastQLinearAdd final : public Kernel {
     Tensor& c = ctx.output(0, t, a.shape());
     parallel_for(a.numel(), ctx.threads(), kGrain, [&](int64_t lo, int64_t hi) {
       if (t == DType::UInt8)
-        qadd_run<uint8_t>(a.data<uint8_t>() + lo, b.data<uint8_t>() + lo,
-                          c.data<uint8_t>() + lo, hi - lo, float(sa), int32_t(za), float(sb),
-                          int32_t(zb), float(sc), float(zc));
+        qadd_run<uint8_t>(a.data<uint8_t>() + lo, b.data<uint8_t>() + lo, c.data<uint8_t>() + lo,
+                          hi - lo, float(sa), int32_t(za), float(sb), int32_t(zb), float(sc),
+                          float(zc));
       else
         qadd_run<int8_t>(a.data<int8_t>() + lo, b.data<int8_t>() + lo, c.data<int8_t>() + lo,
                          hi - lo, float(sa), int32_t(za), float(sb), int32_t(zb), float(sc),

@@ -26,8 +26,7 @@ PI_FAST_CLONES double row_sum_d(const float* __restrict x, int64_t n) {
 
 PI_FAST_MATH_END
 
-template <bool Mean>
-class FastReduceKernel final : public Kernel {
+template <bool Mean> class FastReduceKernel final : public Kernel {
  public:
   explicit FastReduceKernel(const KernelInfo& info)
       : ref_(info),

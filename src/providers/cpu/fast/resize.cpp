@@ -10,8 +10,8 @@
 #include <limits>
 
 #include "core/shape_util.h"
-#include "providers/cpu/fast/fast_util.h"
 #include "ops/resize.h"
+#include "providers/cpu/fast/fast_util.h"
 
 namespace polyinfer::fast {
 namespace {
@@ -21,8 +21,9 @@ using namespace resize;  // NOLINT: the shared parameter code
 constexpr int kMaxTaps = 4;  // cubic's; nearest has 1, linear 2
 
 // One axis's taps as flat arrays, tap-major so loops read each tap contiguously: output index j
-// reads in[idx[k*len + j]] with weight w[k*len + j] for k < taps. Indices with fewer taps are padded with weight 0, which the loops skip (so an
-// infinite input read at weight 0 does not make NaN, as the reference never reads it).
+// reads in[idx[k*len + j]] with weight w[k*len + j] for k < taps. Indices with fewer taps are
+// padded with weight 0, which the loops skip (so an infinite input read at weight 0 does not make
+// NaN, as the reference never reads it).
 struct FlatAxis {
   int taps = 1;
   int64_t len = 0;

@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "core/shape_util.h"
-#include "providers/cpu/fast/fast_util.h"
 #include "ops/slice.h"
+#include "providers/cpu/fast/fast_util.h"
 
 namespace polyinfer::fast {
 namespace {
@@ -29,7 +29,8 @@ class FastSliceKernel final : public Kernel {
     // Innermost dimensions taken whole form the run; the next one extends it when its step is 1.
     int d = r - 1;
     int64_t run = 1;
-    while (d >= 0 && p.step[d] == 1 && p.first[d] == 0 && p.out[d] == x.shape()[d]) run *= p.out[d--];
+    while (d >= 0 && p.step[d] == 1 && p.first[d] == 0 && p.out[d] == x.shape()[d])
+      run *= p.out[d--];
     const std::vector<int64_t> xs = strides_of(x.shape());
     int64_t base = 0;
     if (d >= 0 && p.step[d] == 1) {
@@ -61,7 +62,8 @@ class FastSliceKernel final : public Kernel {
           rest /= p.out[k];
           off += idx * p.step[k] * xs[k];
         }
-        std::memcpy(dst + static_cast<size_t>(i) * bytes, src + static_cast<size_t>(off) * es, bytes);
+        std::memcpy(dst + static_cast<size_t>(i) * bytes, src + static_cast<size_t>(off) * es,
+                    bytes);
       }
     });
   }

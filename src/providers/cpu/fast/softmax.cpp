@@ -59,8 +59,7 @@ PI_FAST_CLONES void shift(const float* __restrict x, float* __restrict y, int64_
 
 PI_FAST_MATH_END
 
-template <bool Log>
-class FastSoftmaxKernel final : public Kernel {
+template <bool Log> class FastSoftmaxKernel final : public Kernel {
  public:
   explicit FastSoftmaxKernel(const KernelInfo& info)
       : ref_(info),

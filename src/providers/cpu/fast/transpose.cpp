@@ -51,18 +51,20 @@ __attribute__((target("avx2"))) void interleave3(const uint32_t* src, int64_t sa
     const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * sa + j));
     __m256i* out = reinterpret_cast<__m256i*>(dst + j * 3);
     // Lanes from b where q % 3 == 1, from c where q % 3 == 2 (q = 8v + lane).
-    _mm256_storeu_si256(out, _mm256_blend_epi32(
-        _mm256_blend_epi32(_mm256_permutevar8x32_epi32(a, idx[0]),
-                           _mm256_permutevar8x32_epi32(b, idx[0]), 0x92),
-        _mm256_permutevar8x32_epi32(c, idx[0]), 0x24));
-    _mm256_storeu_si256(out + 1, _mm256_blend_epi32(
-        _mm256_blend_epi32(_mm256_permutevar8x32_epi32(a, idx[1]),
-                           _mm256_permutevar8x32_epi32(b, idx[1]), 0x24),
-        _mm256_permutevar8x32_epi32(c, idx[1]), 0x49));
-    _mm256_storeu_si256(out + 2, _mm256_blend_epi32(
-        _mm256_blend_epi32(_mm256_permutevar8x32_epi32(a, idx[2]),
-                           _mm256_permutevar8x32_epi32(b, idx[2]), 0x49),
-        _mm256_permutevar8x32_epi32(c, idx[2]), 0x92));
+    _mm256_storeu_si256(
+        out, _mm256_blend_epi32(_mm256_blend_epi32(_mm256_permutevar8x32_epi32(a, idx[0]),
+                                                   _mm256_permutevar8x32_epi32(b, idx[0]), 0x92),
+                                _mm256_permutevar8x32_epi32(c, idx[0]), 0x24));
+    _mm256_storeu_si256(
+        out + 1,
+        _mm256_blend_epi32(_mm256_blend_epi32(_mm256_permutevar8x32_epi32(a, idx[1]),
+                                              _mm256_permutevar8x32_epi32(b, idx[1]), 0x24),
+                           _mm256_permutevar8x32_epi32(c, idx[1]), 0x49));
+    _mm256_storeu_si256(
+        out + 2,
+        _mm256_blend_epi32(_mm256_blend_epi32(_mm256_permutevar8x32_epi32(a, idx[2]),
+                                              _mm256_permutevar8x32_epi32(b, idx[2]), 0x49),
+                           _mm256_permutevar8x32_epi32(c, idx[2]), 0x92));
   }
   for (; j < n; ++j)
     for (int k = 0; k < 3; ++k) dst[j * 3 + k] = src[k * sa + j];
@@ -140,8 +142,7 @@ PI_FAST_CLONES void interleave(const T* src, int64_t sa, T* dst, int64_t n) {
     for (int k = 0; k < NA; ++k) dst[j * NA + k] = src[k * sa + j];
 }
 
-template <class T>
-void interleave_rows(int64_t na, const T* src, int64_t sa, T* dst, int64_t n) {
+template <class T> void interleave_rows(int64_t na, const T* src, int64_t sa, T* dst, int64_t n) {
 #ifdef PI_FAST_TRANSPOSE_AVX2
   if constexpr (std::is_same_v<T, uint32_t>) {
     if (na == 3 && has_avx2()) return interleave3(src, sa, dst, n);
@@ -154,8 +155,7 @@ void interleave_rows(int64_t na, const T* src, int64_t sa, T* dst, int64_t n) {
   }
 }
 
-template <class T>
-void transpose(const T* in, T* out, const Simplified& s, int threads) {
+template <class T> void transpose(const T* in, T* out, const Simplified& s, int threads) {
   const size_t r = s.dims.size();
   const std::vector<int64_t> is = strides_of(s.dims);
   Shape od(r);
@@ -276,14 +276,14 @@ class FastTransposeKernel final : public Kernel {
       return;
     }
     if (esize == 1) {
-      transpose(static_cast<const uint8_t*>(x.raw_data()), static_cast<uint8_t*>(y.raw_data()),
-                s, ctx.threads());
+      transpose(static_cast<const uint8_t*>(x.raw_data()), static_cast<uint8_t*>(y.raw_data()), s,
+                ctx.threads());
     } else if (esize == 4) {
-      transpose(static_cast<const uint32_t*>(x.raw_data()),
-                static_cast<uint32_t*>(y.raw_data()), s, ctx.threads());
+      transpose(static_cast<const uint32_t*>(x.raw_data()), static_cast<uint32_t*>(y.raw_data()), s,
+                ctx.threads());
     } else {
-      transpose(static_cast<const uint64_t*>(x.raw_data()),
-                static_cast<uint64_t*>(y.raw_data()), s, ctx.threads());
+      transpose(static_cast<const uint64_t*>(x.raw_data()), static_cast<uint64_t*>(y.raw_data()), s,
+                ctx.threads());
     }
   }
 

@@ -25,20 +25,20 @@ using MapFn = void (*)(const float*, float*, int64_t, float, float);
 // v limited to [0, 1] as the reference writes it (NaN stays NaN).
 inline float clamp01(float v) { return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v); }
 
-#define PI_FAST_UNARY_LOOP(NAME, EXPR)                                                       \
-  PI_FAST_CLONES void NAME##_loop(const float* __restrict in, float* __restrict out,         \
-                                  int64_t n, float p0, float p1) {                           \
-    _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                                    \
-      const float x = in[i];                                                                 \
-      out[i] = (EXPR);                                                                       \
-    }                                                                                        \
+#define PI_FAST_UNARY_LOOP(NAME, EXPR)                                                          \
+  PI_FAST_CLONES void NAME##_loop(const float* __restrict in, float* __restrict out, int64_t n, \
+                                  float p0, float p1) {                                         \
+    _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                                       \
+      const float x = in[i];                                                                    \
+      out[i] = (EXPR);                                                                          \
+    }                                                                                           \
   }
 
 PI_FAST_UNARY_LOOP(relu, x < 0.0f ? 0.0f : x)
 PI_FAST_UNARY_LOOP(leaky_relu, x < 0.0f ? p0 * x : x)
 PI_FAST_UNARY_LOOP(sigmoid, fast_sigmoid(x))
-PI_FAST_UNARY_LOOP(hard_sigmoid, clamp01(p0 * x + p1))
-PI_FAST_UNARY_LOOP(hard_swish, x * clamp01(x / 6.0f + 0.5f))
+PI_FAST_UNARY_LOOP(hard_sigmoid, clamp01(p0* x + p1))
+PI_FAST_UNARY_LOOP(hard_swish, x* clamp01(x / 6.0f + 0.5f))
 PI_FAST_UNARY_LOOP(tanh, fast_tanh(x))
 PI_FAST_UNARY_LOOP(erf, fast_erf(x))
 PI_FAST_UNARY_LOOP(exp, fast_exp(x))
@@ -46,7 +46,7 @@ PI_FAST_UNARY_LOOP(exp, fast_exp(x))
 PI_FAST_UNARY_LOOP(clip, (x < p0 ? p0 : x) > p1 ? p1 : (x < p0 ? p0 : x))
 // 0.5 x (1 + tanh(u)) = x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3).
 PI_FAST_UNARY_LOOP(gelu_tanh,
-                   x * fast_sigmoid(2.0f * 0.79788456080286535588f * (x + 0.044715f * x * x * x)))
+                   x* fast_sigmoid(2.0f * 0.79788456080286535588f * (x + 0.044715f * x * x * x)))
 PI_FAST_UNARY_LOOP(gelu_erf, 0.5f * x * (1.0f + fast_erf(x * 0.70710678118654752440f)))
 
 // GCC keeps sqrt's errno path here despite no-math-errno in the pragma (so the loop stays
@@ -61,8 +61,7 @@ PI_FAST_MATH_END
 // the scan for them costs little next to the vector loop.
 void gelu_erf_fixup(const float* in, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
-    if (in[i] < -3.0f)
-      out[i] = 0.5f * in[i] * (1.0f + std::erf(in[i] * 0.70710678118654752440f));
+    if (in[i] < -3.0f) out[i] = 0.5f * in[i] * (1.0f + std::erf(in[i] * 0.70710678118654752440f));
 }
 
 // The kernel shared by all of them; the per-operator part is which loop and which parameters.

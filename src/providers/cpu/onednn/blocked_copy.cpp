@@ -125,8 +125,10 @@ bool copy_into_blocked(const void* src, const dnnl::memory::desc& src_desc,
   if (padded) std::memset(out, 0, dst_desc.get_size());
   const auto* in = static_cast<const unsigned char*>(src);
   if (size == 4) scatter<4>(in, out, outer, inner);
-  else if (size == 2) scatter<2>(in, out, outer, inner);
-  else scatter<1>(in, out, outer, inner);
+  else if (size == 2)
+    scatter<2>(in, out, outer, inner);
+  else
+    scatter<1>(in, out, outer, inner);
   return true;
 }
 

@@ -12,8 +12,8 @@
 #include <map>
 #include <optional>
 
-#include "providers/cpu/onednn/conv_plan.h"
 #include "ops/window.h"
+#include "providers/cpu/onednn/conv_plan.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer::cpu {
@@ -103,8 +103,8 @@ class OnednnConv final : public Kernel {
              " differs from the statically known one the weights were prepacked for");
     const onednn::ConvDims d = onednn::conv_dims(xs, w_shape_, attrs_, channels_last_, label_);
     const tag act_tag = channels_last_ ? tag::nhwc : tag::any;
-    const memory::desc bias_md = bias_.defined() ? memory::desc({d.M}, dt::f32, tag::x)
-                                                 : memory::desc();
+    const memory::desc bias_md =
+        bias_.defined() ? memory::desc({d.M}, dt::f32, tag::x) : memory::desc();
     auto desc_for = [&](dnnl::algorithm alg, tag t) {
       return dnnl::convolution_forward::desc(
           dnnl::prop_kind::forward_inference, alg, memory::desc(d.src, dt::f32, t),
@@ -123,10 +123,9 @@ class OnednnConv final : public Kernel {
     // used; so it is below kWinogradMinChannels input channels on AVX-512 (onednn.h).
     const bool few_channels = d.src[1] < onednn::kWinogradMinChannels && onednn::avx512_kernels();
     std::optional<dnnl::convolution_forward::primitive_desc> chosen;
-    const bool winograd_shape = w_shape_.size() == 4 && attrs_.group == 1 &&
-                                d.kernel_hw == memory::dims{3, 3} &&
-                                d.strides == memory::dims{1, 1} &&
-                                d.dilation == memory::dims{0, 0} && !few_channels;
+    const bool winograd_shape =
+        w_shape_.size() == 4 && attrs_.group == 1 && d.kernel_hw == memory::dims{3, 3} &&
+        d.strides == memory::dims{1, 1} && d.dilation == memory::dims{0, 0} && !few_channels;
     if (winograd_shape) {
       try {
         chosen.emplace(desc_for(dnnl::algorithm::convolution_winograd, tag::any), attr,
@@ -134,8 +133,9 @@ class OnednnConv final : public Kernel {
       } catch (const dnnl::error&) {
       }
     }
-    if (!chosen) chosen.emplace(desc_for(dnnl::algorithm::convolution_direct, act_tag), attr,
-                                onednn::engine());
+    if (!chosen)
+      chosen.emplace(desc_for(dnnl::algorithm::convolution_direct, act_tag), attr,
+                     onednn::engine());
     impl_ = onednn::impl_name(*chosen) + act_.impl_suffix();
     std::optional<memory> bias;
     if (bias_.defined()) bias = onednn::wrap(bias_md, bias_);

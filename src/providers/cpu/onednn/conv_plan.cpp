@@ -38,10 +38,12 @@ ConvDims conv_dims(const Shape& xs, const Shape& ws, const WindowAttrs& attrs, b
   const int64_t N = xs[0], C = channels_last ? xs.back() : xs[1], M = ws[0], G = attrs.group;
   PI_CHECK(C == ws[1] * G, ShapeMismatch, label, ": X has ", C, " channels but weights ",
            shape_str(ws), " with group ", G, " expect ", ws[1] * G);
-  PI_CHECK(M % G == 0, InvalidModel, label, ": ", M, " output channels are not divisible by "
-           "group ", G);
-  const Shape spatial = channels_last ? Shape(xs.begin() + 1, xs.end() - 1)
-                                      : Shape(xs.begin() + 2, xs.end());
+  PI_CHECK(M % G == 0, InvalidModel, label, ": ", M,
+           " output channels are not divisible by "
+           "group ",
+           G);
+  const Shape spatial =
+      channels_last ? Shape(xs.begin() + 1, xs.end() - 1) : Shape(xs.begin() + 2, xs.end());
   const Shape kernel(ws.begin() + 2, ws.end());
   PI_CHECK(attrs.kernel_shape.empty() || attrs.kernel_shape == kernel, InvalidModel, label,
            ": kernel_shape ", shape_str(attrs.kernel_shape), " does not match the weights ",
@@ -71,9 +73,8 @@ ConvDims conv_dims(const Shape& xs, const Shape& ws, const WindowAttrs& attrs, b
   if (pointwise && unpadded && d.strides != memory::dims{1, 1}) {
     const int64_t H = in_hw[0], W = in_hw[1], sh = d.strides[0], sw = d.strides[1];
     const memory::dims view{N, C, out_hw[0], out_hw[1]};
-    const memory::dims strides = channels_last
-                                     ? memory::dims{H * W * C, 1, sh * W * C, sw * C}
-                                     : memory::dims{C * H * W, H * W, sh * W, sw};
+    const memory::dims strides = channels_last ? memory::dims{H * W * C, 1, sh * W * C, sw * C}
+                                               : memory::dims{C * H * W, H * W, sh * W, sw};
     if (non_overlapping(view, strides)) {
       d.src = view;
       d.src_strides = strides;
@@ -84,10 +85,9 @@ ConvDims conv_dims(const Shape& xs, const Shape& ws, const WindowAttrs& attrs, b
 }
 
 ConvPlan make_conv_plan(const dnnl::convolution_forward::primitive_desc& pd, const ConvDims& dims,
-                        bool channels_last, memory::data_type src_type,
-                        memory::data_type dst_type, const void* weights,
-                        memory::data_type weight_type, std::optional<memory> bias, bool with_z,
-                        dnnl::stream& s) {
+                        bool channels_last, memory::data_type src_type, memory::data_type dst_type,
+                        const void* weights, memory::data_type weight_type,
+                        std::optional<memory> bias, bool with_z, dnnl::stream& s) {
   ConvPlan p;
   p.y_shape = dims.y_shape;
   p.prim = dnnl::convolution_forward(pd);
@@ -96,24 +96,24 @@ ConvPlan make_conv_plan(const dnnl::convolution_forward::primitive_desc& pd, con
                                         : memory::desc(dims.src, src_type, dims.src_strides);
   p.user_dst = memory::desc(dims.dst, dst_type, user_tag);
   const memory::desc user_wd(dims.weights, weight_type,
-                            dims.weights.size() == 4 ? tag::oihw : tag::goihw);
+                             dims.weights.size() == 4 ? tag::oihw : tag::goihw);
   p.weights = host_memory(pd.weights_desc(), &p.weights_buf);
   write_weights(weights, user_wd, p.weights, s);
   p.bias = std::move(bias);
   if (pd.src_desc() != p.user_src) {
     p.src_buf = memory(pd.src_desc(), engine());
-    p.to_src = dnnl::reorder(
-        dnnl::reorder::primitive_desc(engine(), p.user_src, engine(), pd.src_desc()));
+    p.to_src =
+        dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p.user_src, engine(), pd.src_desc()));
   }
   if (pd.dst_desc() != p.user_dst) {
     p.dst_buf = memory(pd.dst_desc(), engine());
-    p.from_dst = dnnl::reorder(
-        dnnl::reorder::primitive_desc(engine(), pd.dst_desc(), engine(), p.user_dst));
+    p.from_dst =
+        dnnl::reorder(dnnl::reorder::primitive_desc(engine(), pd.dst_desc(), engine(), p.user_dst));
   }
   p.scratchpad = pd.scratchpad_desc();
   if (with_z)
-    p.z_in = dnnl::reorder(
-        dnnl::reorder::primitive_desc(engine(), p.user_dst, engine(), pd.dst_desc()));
+    p.z_in =
+        dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p.user_dst, engine(), pd.dst_desc()));
   s.wait();
   return p;
 }

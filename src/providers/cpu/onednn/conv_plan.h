@@ -8,8 +8,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "providers/cpu/onednn/onednn.h"
 #include "ops/window.h"
+#include "providers/cpu/onednn/onednn.h"
 
 namespace polyinfer::cpu::onednn {
 

@@ -8,8 +8,8 @@
 // creation (the reference takes the node); with a dynamic input shape the nodes that may need
 // a negative padding are refused up front, so a run never meets a refusal it could not fall
 // back from.
-#include "providers/cpu/onednn/onednn.h"
 #include "ops/window.h"
+#include "providers/cpu/onednn/onednn.h"
 #include "runtime/kernel.h"
 
 #include <optional>
@@ -94,8 +94,8 @@ class OnednnConvTranspose final : public Kernel {
              " differs from the statically known one the weights were prepacked for");
     const ConvTransposeGeometry g = conv_transpose_geometry(attrs_, xs, weights_.shape(), label_);
     if (bias_.defined())
-      PI_CHECK(bias_.shape() == Shape{g.M}, ShapeMismatch, label_, ": bias must be float32[",
-               g.M, "], got ", bias_.describe());
+      PI_CHECK(bias_.shape() == Shape{g.M}, ShapeMismatch, label_, ": bias must be float32[", g.M,
+               "], got ", bias_.describe());
     // 1-D runs as 2-D of height 1 (oneDNN has no 1-D weight tag with input channels first).
     const bool one_d = g.in.size() == 1;
     memory::dims in = onednn::dims_of(g.in), out = onednn::dims_of(g.out),
@@ -122,10 +122,11 @@ class OnednnConvTranspose final : public Kernel {
     dst.insert(dst.end(), out.begin(), out.end());
     // ONNX's W is [C, M/group, k...]: input channels outermost, oneDNN's io(d)hw order.
     if (g.group == 1) wd = {g.M, g.C};
-    else wd = {g.group, g.M / g.group, g.C / g.group};
+    else
+      wd = {g.group, g.M / g.group, g.C / g.group};
     wd.insert(wd.end(), k.begin(), k.end());
-    const tag w_tag = g.group == 1 ? (three_d ? tag::iodhw : tag::iohw)
-                                   : (three_d ? tag::giodhw : tag::giohw);
+    const tag w_tag =
+        g.group == 1 ? (three_d ? tag::iodhw : tag::iohw) : (three_d ? tag::giodhw : tag::giohw);
     const tag plain = three_d ? tag::ncdhw : tag::nchw;
     const memory::desc bias_md =
         bias_.defined() ? memory::desc({g.M}, dt::f32, tag::x) : memory::desc();

@@ -97,7 +97,8 @@ class OnednnMatMul final : public Kernel {
   }
 
   bool prepacked(size_t i) const override {
-    return (i == 1 && const_b_ && (copied_b_ || !weights_.defined())) || (i == 2 && bias_.defined());
+    return (i == 1 && const_b_ && (copied_b_ || !weights_.defined())) ||
+           (i == 2 && bias_.defined());
   }
 
   std::string impl() const override { return impl_; }
@@ -184,9 +185,9 @@ class OnednnMatMul final : public Kernel {
       dst_d = onednn::dims_of(y);
       p.y_shape = y;
     }
-    const memory::desc src_md = src_tag == tag::ba ? memory::desc(src_d, dt::f32, tag::ba)
-                                                   : memory::desc(src_d, dt::f32,
-                                                                  dense_strides(src_d));
+    const memory::desc src_md = src_tag == tag::ba
+                                    ? memory::desc(src_d, dt::f32, tag::ba)
+                                    : memory::desc(src_d, dt::f32, dense_strides(src_d));
     p.src_md = src_md;
     p.dst_md = memory::desc(dst_d, dt::f32, dense_strides(dst_d));
     const memory::desc w_plain(w_d, dt::f32, dense_strides(w_d));
@@ -227,7 +228,7 @@ class OnednnMatMul final : public Kernel {
   std::string label_;
   bool gemm_ = false, trans_a_ = false;
   bool const_b_ = false, copied_b_ = false;  // B is a constant; we hold our own copy of it
-  bool b_transposed_ = false;                 // weights_ is B stored [N, K] (Gemm's transB)
+  bool b_transposed_ = false;                // weights_ is B stored [N, K] (Gemm's transB)
   Shape w_shape_;
   onednn::SplitActivation act_;
   Tensor weights_, bias_;  // weights_: constant B (alpha folded in), bias_: [1, N]

@@ -16,8 +16,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "polyinfer/tensor.h"
 #include "ops/activation.h"
+#include "polyinfer/tensor.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer::cpu::onednn {
@@ -112,8 +112,7 @@ std::string int8_advisory(const Tensor& w, bool signed_source, bool exact);
 std::string describe();
 
 // Runs `f`, turning a dnnl::error into polyinfer's Internal error naming `who`.
-template <class F>
-auto guarded(const std::string& who, F&& f) -> decltype(f()) {
+template <class F> auto guarded(const std::string& who, F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const dnnl::error& e) {
@@ -124,12 +123,10 @@ auto guarded(const std::string& who, F&& f) -> decltype(f()) {
 
 // A kernel's plans (its primitive and what runs with it), one per input shape: made at kernel
 // creation when the shape is static, else on the first run with that shape, then kept.
-template <class Key, class Plan>
-class PlanCache {
+template <class Key, class Plan> class PlanCache {
  public:
   // The plan for `key`, made by `make()` the first time; oneDNN's errors name `who`.
-  template <class Make>
-  Plan& get(const Key& key, const std::string& who, Make&& make) {
+  template <class Make> Plan& get(const Key& key, const std::string& who, Make&& make) {
     auto it = plans_.find(key);
     if (it == plans_.end()) it = plans_.emplace(key, guarded(who, make)).first;
     return it->second;
@@ -137,8 +134,7 @@ class PlanCache {
 
   // At kernel creation, for kernels with a reference tier behind them: a shape oneDNN has no
   // implementation for is a refusal (the next kernel takes the node), not an error.
-  template <class Make>
-  void prepare(const KernelInfo& info, const Key& key, Make&& make) {
+  template <class Make> void prepare(const KernelInfo& info, const Key& key, Make&& make) {
     try {
       plans_.emplace(key, make());
     } catch (const dnnl::error& e) {

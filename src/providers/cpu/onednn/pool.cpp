@@ -39,8 +39,8 @@ class OnednnPool final : public Kernel {
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    PI_CHECK(x.dtype() == dtype_ && (x.rank() == 3 || x.rank() == 4), InvalidArgument,
-             label_, ": X must be a ", dtype_name(dtype_), " tensor of rank 3 or 4 here, got ",
+    PI_CHECK(x.dtype() == dtype_ && (x.rank() == 3 || x.rank() == 4), InvalidArgument, label_,
+             ": X must be a ", dtype_name(dtype_), " tensor of rank 3 or 4 here, got ",
              dtype_name(x.dtype()), shape_str(x.shape()));
     Plan& p = plans_.get(x.shape(), label_, [&] { return make_plan(x.shape()); });
     Tensor& y = ctx.output(0, dtype_, p.y_shape);
@@ -65,8 +65,8 @@ class OnednnPool final : public Kernel {
   Plan make_plan(const Shape& xs) {
     const bool one_d = xs.size() == 3;
     const int64_t N = xs[0], C = channels_last_ ? xs.back() : xs[1];
-    const Shape spatial = channels_last_ ? Shape(xs.begin() + 1, xs.end() - 1)
-                                         : Shape(xs.begin() + 2, xs.end());
+    const Shape spatial =
+        channels_last_ ? Shape(xs.begin() + 1, xs.end() - 1) : Shape(xs.begin() + 2, xs.end());
     const std::vector<int64_t> ones(spatial.size(), 1), zeros(spatial.size(), 0);
     auto two_d = [&](const std::vector<int64_t>& v, int64_t pad) {
       return one_d ? memory::dims{pad, v[0]} : memory::dims{v[0], v[1]};
@@ -80,11 +80,11 @@ class OnednnPool final : public Kernel {
     p.y_shape = channels_last_ ? Shape{N} : Shape{N, C};
     for (size_t i = 0; i < spatial.size(); ++i) p.y_shape.push_back(1);
     if (channels_last_) p.y_shape.push_back(C);
-    const auto alg = max_ ? dnnl::algorithm::pooling_max
-                          : dnnl::algorithm::pooling_avg_exclude_padding;
-    auto desc = dnnl::pooling_forward::desc(dnnl::prop_kind::forward_inference, alg, p.src_md,
-                                            p.dst_md, two_d(ones, 1), in_hw, two_d(zeros, 0),
-                                            two_d(zeros, 0));
+    const auto alg =
+        max_ ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
+    auto desc =
+        dnnl::pooling_forward::desc(dnnl::prop_kind::forward_inference, alg, p.src_md, p.dst_md,
+                                    two_d(ones, 1), in_hw, two_d(zeros, 0), two_d(zeros, 0));
     dnnl::primitive_attr attr;
     onednn::use_own_scratchpad(attr);
     dnnl::pooling_forward::primitive_desc pd(desc, attr, onednn::engine());

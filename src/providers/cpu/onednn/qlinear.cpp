@@ -27,9 +27,9 @@
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
+#include "ops/window.h"
 #include "providers/cpu/fast/fast_util.h"
 #include "providers/cpu/onednn/conv_plan.h"
-#include "ops/window.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer::cpu {
@@ -147,8 +147,8 @@ class OnednnQLinearConv final : public Kernel {
     if (info.has_input(8)) {
       const Tensor* b = info.constant_input(8);
       if (!b || b->dtype() != DType::Int32) info.unsupported("oneDNN path: non-constant bias");
-      PI_CHECK(b->shape() == Shape{M}, ShapeMismatch, label_, ": bias must be int32[", M,
-               "], got ", b->describe());
+      PI_CHECK(b->shape() == Shape{M}, ShapeMismatch, label_, ": bias must be int32[", M, "], got ",
+               b->describe());
       bias_ = b->clone();
     }
     if (has_z_) {
@@ -195,9 +195,9 @@ class OnednnQLinearConv final : public Kernel {
     const Tensor* z = nullptr;
     if (has_z_) {
       z = &ctx.input(9);
-      PI_CHECK(z->shape() == y.shape() && int8_type(z->dtype()) == y_.type, ShapeMismatch,
-               label_, ": Z ", z->describe(), " must have the output's shape ",
-               shape_str(y.shape()), " and type");
+      PI_CHECK(z->shape() == y.shape() && int8_type(z->dtype()) == y_.type, ShapeMismatch, label_,
+               ": Z ", z->describe(), " must have the output's shape ", shape_str(y.shape()),
+               " and type");
     }
     onednn::guarded(label_, [&] {
       std::unordered_map<int, memory> zero_points;
@@ -217,8 +217,8 @@ class OnednnQLinearConv final : public Kernel {
     PI_CHECK(weights_.defined(), Internal, label_, ": input shape ", shape_str(xs),
              " differs from the statically known one the weights were prepacked for");
     const onednn::ConvDims d = onednn::conv_dims(xs, w_shape_, attrs_, channels_last_, label_);
-    const memory::desc bias_md = bias_.defined() ? memory::desc({d.M}, dt::s32, tag::x)
-                                                 : memory::desc();
+    const memory::desc bias_md =
+        bias_.defined() ? memory::desc({d.M}, dt::s32, tag::x) : memory::desc();
     // int8 kernels want channels-last activations: NCHW ones are reordered on every run (hence
     // NhwcQLinearConv, from the channels-last pass); tag::any lets oneDNN pick for those.
     const tag act_tag = channels_last_ ? tag::nhwc : tag::any;
@@ -292,8 +292,8 @@ class OnednnQLinearMatMul final : public Kernel {
     if (info.node().op_type == "QLinearGemm" && info.has_input(8)) {
       const Tensor* c = info.constant_input(8);
       if (!c || c->dtype() != DType::Int32) info.unsupported("oneDNN path: non-constant bias");
-      PI_CHECK(c->numel() == N, ShapeMismatch, label_, ": the bias must have ", N,
-               " values, got ", c->describe());
+      PI_CHECK(c->numel() == N, ShapeMismatch, label_, ": the bias must have ", N, " values, got ",
+               c->describe());
       bias_ = c->clone();
     }
     if (std::all_of(at->dims.begin(), at->dims.end(), [](int64_t d) { return d > 0; })) {
@@ -316,9 +316,10 @@ class OnednnQLinearMatMul final : public Kernel {
     PI_CHECK(a.rank() >= 2, ShapeMismatch, label_, ": A must have rank >= 2 here, got ",
              shape_str(a.shape()));
     Plan& p = plan_for(a.shape());
-    Tensor& y = ctx.output(0, y_.type == dt::u8   ? DType::UInt8
-                              : y_.type == dt::s8 ? DType::Int8
-                                                  : DType::Float32,
+    Tensor& y = ctx.output(0,
+                           y_.type == dt::u8   ? DType::UInt8
+                           : y_.type == dt::s8 ? DType::Int8
+                                               : DType::Float32,
                            p.y_shape);
     dnnl::stream& s = stream_;
     onednn::guarded(label_, [&] {
@@ -351,8 +352,8 @@ class OnednnQLinearMatMul final : public Kernel {
   Plan make_plan(const Shape& as) {
     PI_CHECK(weights_.defined(), Internal, label_, ": input shape ", shape_str(as),
              " differs from the statically known one the weights were prepacked for");
-    PI_CHECK(as.back() == K_, ShapeMismatch, label_, ": A ", shape_str(as), " has K = ",
-             as.back(), " but B has ", K_, " rows");
+    PI_CHECK(as.back() == K_, ShapeMismatch, label_, ": A ", shape_str(as), " has K = ", as.back(),
+             " but B has ", K_, " rows");
     const int64_t M = shape_numel(as) / K_;
     Plan p;
     p.y_shape = Shape(as.begin(), as.end() - 1);
@@ -363,8 +364,7 @@ class OnednnQLinearMatMul final : public Kernel {
     const memory::desc bias_md =
         bias_.defined() ? memory::desc({1, N_}, dt::s32, tag::ab) : memory::desc();
     dnnl::matmul::primitive_desc pd(
-        dnnl::matmul::desc(p.src_md, memory::desc({K_, N_}, dt::s8, tag::any), bias_md,
-                           p.dst_md),
+        dnnl::matmul::desc(p.src_md, memory::desc({K_, N_}, dt::s8, tag::any), bias_md, p.dst_md),
         attr, onednn::engine());
     impl_ = onednn::impl_name(pd);
     p.prim = dnnl::matmul(pd);
@@ -393,8 +393,7 @@ class OnednnQLinearMatMul final : public Kernel {
 // comes from DynamicQuantizeLinear); a per-row one goes to the reference kernel.
 class OnednnMatMulInteger final : public Kernel {
  public:
-  explicit OnednnMatMulInteger(const KernelInfo& info)
-      : label_(info.node().label()), ref_(info) {
+  explicit OnednnMatMulInteger(const KernelInfo& info) : label_(info.node().label()), ref_(info) {
     const Tensor* b = info.constant_input(1);
     if (!b || b->rank() != 2) info.unsupported("oneDNN path: B not a constant 2-D tensor");
     if (b->dtype() != DType::Int8) info.unsupported("oneDNN path: B other than int8");

@@ -19,8 +19,7 @@ namespace polyinfer {
 namespace {
 
 // Largest finite value of T, including the 16-bit floats that numeric_limits does not know.
-template <class T>
-double max_finite() {
+template <class T> double max_finite() {
   if constexpr (std::is_same_v<T, Float16>) {
     return 65504.0;
   } else if constexpr (std::is_same_v<T, BFloat16>) {
@@ -29,8 +28,7 @@ double max_finite() {
     return static_cast<double>(std::numeric_limits<T>::max());
   }
 }
-template <class T>
-double lowest_finite() {
+template <class T> double lowest_finite() {
   if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
     return -max_finite<T>();
   } else {
@@ -40,8 +38,7 @@ double lowest_finite() {
 
 // An activation whose only state is its attributes: Op is constructed from the KernelInfo and
 // called on each element in the compute type.
-template <class Types, class Op>
-class MapKernel final : public Kernel {
+template <class Types, class Op> class MapKernel final : public Kernel {
  public:
   explicit MapKernel(const KernelInfo& info) : op_(info) {}
   void run(KernelContext& ctx) override { map_same_type<Types>(ctx, op_); }
@@ -63,9 +60,7 @@ struct LeakyReluOp {
 
 struct EluOp {
   explicit EluOp(const KernelInfo& info) : alpha(info.attr_float("alpha", 1.0f)) {}
-  template <class C> C operator()(C x) const {
-    return x < C(0) ? C(alpha) * std::expm1(x) : x;
-  }
+  template <class C> C operator()(C x) const { return x < C(0) ? C(alpha) * std::expm1(x) : x; }
   float alpha;
 };
 
@@ -125,8 +120,7 @@ struct TanhOp {
 };
 
 // log(1 + exp(x)) without overflow for large x.
-template <class C>
-C softplus(C x) {
+template <class C> C softplus(C x) {
   return x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
 }
 
@@ -172,8 +166,8 @@ struct ShrinkOp {
   float bias;
 };
 
-using SignedNumericTypes = TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int32_t,
-                                    int64_t>;
+using SignedNumericTypes =
+    TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int32_t, int64_t>;
 
 using ReluKernel = MapKernel<SignedNumericTypes, ReluOp>;
 using LeakyReluKernel = MapKernel<FloatTypes, LeakyReluOp>;
@@ -286,8 +280,8 @@ class ClipKernel final : public Kernel {
                             const char* name) {
     PI_CHECK(b.dtype() == x.dtype(), InvalidArgument, who, ": ", name, " is ", b.describe(),
              " but the input is ", x.describe(), "; they must have the same dtype");
-    PI_CHECK(b.numel() == 1, InvalidArgument, who, ": ", name,
-             " must be a scalar, got ", b.describe());
+    PI_CHECK(b.numel() == 1, InvalidArgument, who, ": ", name, " must be a scalar, got ",
+             b.describe());
     return static_cast<compute_t<T>>(b.data<T>()[0]);
   }
 

@@ -83,9 +83,9 @@ class AttentionKernel final : public Kernel {
     const Tensor& k = ctx.input(1);
     const Tensor& v = ctx.input(2);
     const int rank = q.rank();
-    PI_CHECK((rank == 3 || rank == 4) && k.rank() == rank && v.rank() == rank, ShapeMismatch,
-             who_, ": Q, K and V must all be 3-D or all 4-D, got ", q.describe(), ", ",
-             k.describe(), ", ", v.describe());
+    PI_CHECK((rank == 3 || rank == 4) && k.rank() == rank && v.rank() == rank, ShapeMismatch, who_,
+             ": Q, K and V must all be 3-D or all 4-D, got ", q.describe(), ", ", k.describe(),
+             ", ", v.describe());
     PI_CHECK(k.dtype() == q.dtype(), InvalidArgument, who_, ": K must have Q's dtype, got ",
              k.describe());
     Heads Q, K, V;
@@ -101,8 +101,8 @@ class AttentionKernel final : public Kernel {
       V = {v.dim(0), v.dim(1), v.dim(2), v.dim(3), to_double(v, who)};
       PI_CHECK(q_heads_ == 0 || q_heads_ == Q.H, ShapeMismatch, who_, ": q_num_heads=", q_heads_,
                " but Q is ", q.describe());
-      PI_CHECK(kv_heads_ == 0 || kv_heads_ == K.H, ShapeMismatch, who_, ": kv_num_heads=",
-               kv_heads_, " but K is ", k.describe());
+      PI_CHECK(kv_heads_ == 0 || kv_heads_ == K.H, ShapeMismatch, who_,
+               ": kv_num_heads=", kv_heads_, " but K is ", k.describe());
     }
     PI_CHECK(K.B == Q.B && V.B == Q.B && K.H == V.H && K.S == V.S && K.D == Q.D, ShapeMismatch,
              who_, ": Q ", q.describe(), ", K ", k.describe(), " and V ", v.describe(),
@@ -235,8 +235,8 @@ class AttentionKernel final : public Kernel {
       PI_CHECK(ms[3] <= T, ShapeMismatch, who_, ": attn_mask ", m.describe(),
                " is wider than the total sequence length ", T);
       for (int d = 0; d < 3; ++d)
-        PI_CHECK(ms[d] == 1 || ms[d] == full[d], ShapeMismatch, who_, ": attn_mask ",
-                 m.describe(), " does not broadcast to ", shape_str(full));
+        PI_CHECK(ms[d] == 1 || ms[d] == full[d], ShapeMismatch, who_, ": attn_mask ", m.describe(),
+                 " does not broadcast to ", shape_str(full));
       if (m.dtype() == DType::Bool) {
         const bool* p = m.data<bool>();
         vals.resize(static_cast<size_t>(m.numel()));

@@ -26,8 +26,8 @@ struct LegacyBroadcast {
   explicit LegacyBroadcast(const KernelInfo& info, int last_legacy_opset)
       : active(info.opset() <= last_legacy_opset),
         broadcast(info.attr_int("broadcast", 0) != 0),
-        axis(info.has_attr("axis") ? std::optional<int64_t>(info.attr_int("axis"))
-                                   : std::nullopt) {}
+        axis(info.has_attr("axis") ? std::optional<int64_t>(info.attr_int("axis")) : std::nullopt) {
+  }
 
   // B as the numpy rules should see it.
   Tensor adapt(const Tensor& a, const Tensor& b, const std::string& who) const {
@@ -73,21 +73,24 @@ struct AddOp {
   template <class T> T operator()(T a, T b) const {
     using C = compute_t<T>;
     if constexpr (std::is_integral_v<T>) return wrap_add(a, b);
-    else return static_cast<T>(static_cast<C>(a) + static_cast<C>(b));
+    else
+      return static_cast<T>(static_cast<C>(a) + static_cast<C>(b));
   }
 };
 struct SubOp {
   template <class T> T operator()(T a, T b) const {
     using C = compute_t<T>;
     if constexpr (std::is_integral_v<T>) return wrap_sub(a, b);
-    else return static_cast<T>(static_cast<C>(a) - static_cast<C>(b));
+    else
+      return static_cast<T>(static_cast<C>(a) - static_cast<C>(b));
   }
 };
 struct MulOp {
   template <class T> T operator()(T a, T b) const {
     using C = compute_t<T>;
     if constexpr (std::is_integral_v<T>) return wrap_mul(a, b);
-    else return static_cast<T>(static_cast<C>(a) * static_cast<C>(b));
+    else
+      return static_cast<T>(static_cast<C>(a) * static_cast<C>(b));
   }
 };
 // Integer division truncates toward zero (C semantics, as ONNX Runtime does).
@@ -107,8 +110,7 @@ struct DivOp {
   }
 };
 
-template <class Op>
-class ArithKernel final : public Kernel {
+template <class Op> class ArithKernel final : public Kernel {
  public:
   explicit ArithKernel(const KernelInfo& info) : legacy_(info, 6) {}
 
@@ -139,8 +141,7 @@ using DivKernel = ArithKernel<DivOp>;
 
 // base^exp for integers by repeated squaring, wrapping like the other integer ops. A negative
 // exponent gives the truncated value of 1/base^|exp|: 0 unless |base| is 1.
-template <class T, class E>
-T int_pow(T base, E exp) {
+template <class T, class E> T int_pow(T base, E exp) {
   if constexpr (std::is_signed_v<E>) {
     if (exp < 0) {
       if (base == T(1)) return T(1);
@@ -163,15 +164,15 @@ T int_pow(T base, E exp) {
 
 // Pow allows the exponent to have another dtype than the base (opset 12 on); the output has the
 // base's dtype. Mixed integer/float powers are computed in double.
-template <class T, class E>
-T pow_value(T base, E exp) {
+template <class T, class E> T pow_value(T base, E exp) {
   if constexpr (std::is_integral_v<T> && std::is_integral_v<E>) {
     return int_pow(base, exp);
   } else {
     const double r = std::pow(static_cast<double>(static_cast<compute_t<T>>(base)),
                               static_cast<double>(static_cast<compute_t<E>>(exp)));
     if constexpr (std::is_integral_v<T>) return saturate_to_int<T>(r);
-    else return static_cast<T>(static_cast<compute_t<T>>(r));
+    else
+      return static_cast<T>(static_cast<compute_t<T>>(r));
   }
 }
 
@@ -281,8 +282,8 @@ class BitShiftKernel final : public Kernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     const std::string who = ctx.node().label();
-    PI_CHECK(a.dtype() == b.dtype(), InvalidArgument, who, ": X is ", a.describe(),
-             " but Y is ", b.describe(), "; both must have the same dtype");
+    PI_CHECK(a.dtype() == b.dtype(), InvalidArgument, who, ": X is ", a.describe(), " but Y is ",
+             b.describe(), "; both must have the same dtype");
     const Shape shape = broadcast_shapes(a.shape(), b.shape(), who.c_str());
     const bool left = left_;
     dispatch(UnsignedIntTypes{}, a.dtype(), who.c_str(), [&](auto tag) {

@@ -26,8 +26,7 @@ struct XorOp {
 };
 
 // A op B element-wise; A and B share one integer dtype and broadcast to the output shape.
-template <class Op>
-class BitwiseBinaryKernel final : public Kernel {
+template <class Op> class BitwiseBinaryKernel final : public Kernel {
  public:
   explicit BitwiseBinaryKernel(const KernelInfo&) {}
 
@@ -51,9 +50,8 @@ class BitwiseBinaryKernel final : public Kernel {
       }
       const std::vector<int64_t> strides[2] = {broadcast_strides(a.shape(), shape),
                                                broadcast_strides(b.shape(), shape)};
-      for_each_broadcast(shape, strides, [&](int64_t i, int64_t ia, int64_t ib) {
-        py[i] = op(pa[ia], pb[ib]);
-      });
+      for_each_broadcast(shape, strides,
+                         [&](int64_t i, int64_t ia, int64_t ib) { py[i] = op(pa[ia], pb[ib]); });
     });
   }
 };

@@ -32,8 +32,7 @@ namespace {
 
 template <class T>
 constexpr bool is_half_v = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
-template <class T>
-constexpr bool is_floaty_v = std::is_floating_point_v<T> || is_half_v<T>;
+template <class T> constexpr bool is_floaty_v = std::is_floating_point_v<T> || is_half_v<T>;
 
 // double → float rounded to odd: truncate, then set the lowest mantissa bit when inexact. Rounding
 // that float again to a format with at least two fewer mantissa bits (float16, bfloat16) gives the
@@ -53,16 +52,15 @@ float to_float_round_odd(double d) {
 
 // Shortest round-trip text of a float or double, formatted as numpy's str() does. numpy picks the
 // notation from the exact value (`actual`), so float(1e-4), just below 1e-4, prints "1e-04".
-template <class F>
-std::string format_float(F v, double actual) {
+template <class F> std::string format_float(F v, double actual) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   const double mag = std::fabs(actual);
   const bool scientific = v != 0 && (mag < 1e-4 || mag >= 1e16);
   char buf[64];
-  const auto res = std::to_chars(buf, buf + sizeof buf, v,
-                                 scientific ? std::chars_format::scientific
-                                            : std::chars_format::fixed);
+  const auto res =
+      std::to_chars(buf, buf + sizeof buf, v,
+                    scientific ? std::chars_format::scientific : std::chars_format::fixed);
   std::string s(buf, res.ptr);
   if (!scientific && s.find('.') == std::string::npos) s += ".0";
   return s;
@@ -70,14 +68,13 @@ std::string format_float(F v, double actual) {
 
 // The 16-bit floats print with the fewest digits that read back to the same 16-bit value
 // ("0.1", not float's "0.099975586").
-template <class H>
-std::string format_half(H v) {
+template <class H> std::string format_half(H v) {
   const float f = static_cast<float>(v);
   if (std::isnan(f) || std::isinf(f) || f == 0.0f) return format_float(f, f);
   char buf[64];
   for (int digits = 1; digits <= 9; ++digits) {
-    const auto res = std::to_chars(buf, buf + sizeof buf, f, std::chars_format::scientific,
-                                   digits - 1);
+    const auto res =
+        std::to_chars(buf, buf + sizeof buf, f, std::chars_format::scientific, digits - 1);
     double d = 0;
     std::from_chars(buf, res.ptr, d);
     if (H(to_float_round_odd(d)).bits == v.bits) return format_float(d, f);
@@ -85,8 +82,7 @@ std::string format_half(H v) {
   return format_float(f, f);
 }
 
-template <class S>
-std::string to_text(const S& v) {
+template <class S> std::string to_text(const S& v) {
   if constexpr (std::is_same_v<S, bool>) {
     return v ? "True" : "False";
   } else if constexpr (is_half_v<S>) {
@@ -123,8 +119,7 @@ std::string_view trim(std::string_view s) {
 
 // Parses the whole of `text` with from_chars (after one optional leading '+'). Returns the error
 // code; a value that over- or underflows N is result_out_of_range.
-template <class N>
-std::errc parse_all(std::string_view text, N& out) {
+template <class N> std::errc parse_all(std::string_view text, N& out) {
   if (text.size() > 1 && text[0] == '+' && text[1] != '-' && text[1] != '+') text.remove_prefix(1);
   const char* end = text.data() + text.size();
   const auto res = std::from_chars(text.data(), end, out);
@@ -133,8 +128,7 @@ std::errc parse_all(std::string_view text, N& out) {
 }
 
 // Text → F (float or double), with the spec's special values.
-template <class F>
-F parse_floating(const std::string& s, const std::string& who) {
+template <class F> F parse_floating(const std::string& s, const std::string& who) {
   const std::string_view t = trim(s);
   if (iequals(t, "inf") || iequals(t, "+inf")) return std::numeric_limits<F>::infinity();
   if (iequals(t, "-inf")) return -std::numeric_limits<F>::infinity();
@@ -148,13 +142,13 @@ F parse_floating(const std::string& s, const std::string& who) {
     // give the ±inf or tiny value that from_chars will not.
     const std::string copy(t);
     if constexpr (std::is_same_v<F, float>) return std::strtof(copy.c_str(), nullptr);
-    else return std::strtod(copy.c_str(), nullptr);
+    else
+      return std::strtod(copy.c_str(), nullptr);
   }
   unparsable(s, "a number", who);
 }
 
-template <class D>
-D parse_text(const std::string& s, const std::string& who) {
+template <class D> D parse_text(const std::string& s, const std::string& who) {
   if constexpr (std::is_same_v<D, bool>) {
     const std::string_view t = trim(s);
     if (iequals(t, "true")) return true;
@@ -174,8 +168,7 @@ D parse_text(const std::string& s, const std::string& who) {
 
 // ---- number → number ----
 
-template <class D, class S>
-D convert_number(S v) {
+template <class D, class S> D convert_number(S v) {
   using CS = compute_t<S>;
   if constexpr (std::is_same_v<D, bool>) {
     return static_cast<CS>(v) != CS(0);
@@ -196,8 +189,7 @@ D convert_number(S v) {
   }
 }
 
-template <class D, class S>
-D convert(const S& v, const std::string& who) {
+template <class D, class S> D convert(const S& v, const std::string& who) {
   if constexpr (std::is_same_v<D, S>) {
     return v;
   } else if constexpr (std::is_same_v<D, std::string>) {
@@ -232,11 +224,14 @@ bool castable(DType t) {
 
 // Cast-1 names its target with TensorProto's enum names.
 DType dtype_from_proto_name(const std::string& name) {
-  static const struct { const char* name; DType t; } kNames[] = {
-      {"FLOAT", DType::Float32},   {"UINT8", DType::UInt8},     {"INT8", DType::Int8},
-      {"UINT16", DType::UInt16},   {"INT16", DType::Int16},     {"INT32", DType::Int32},
-      {"INT64", DType::Int64},     {"STRING", DType::String},   {"BOOL", DType::Bool},
-      {"FLOAT16", DType::Float16}, {"DOUBLE", DType::Float64},  {"UINT32", DType::UInt32},
+  static const struct {
+    const char* name;
+    DType t;
+  } kNames[] = {
+      {"FLOAT", DType::Float32},   {"UINT8", DType::UInt8},       {"INT8", DType::Int8},
+      {"UINT16", DType::UInt16},   {"INT16", DType::Int16},       {"INT32", DType::Int32},
+      {"INT64", DType::Int64},     {"STRING", DType::String},     {"BOOL", DType::Bool},
+      {"FLOAT16", DType::Float16}, {"DOUBLE", DType::Float64},    {"UINT32", DType::UInt32},
       {"UINT64", DType::UInt64},   {"BFLOAT16", DType::BFloat16},
   };
   for (const auto& n : kNames)
@@ -260,9 +255,7 @@ class CastKernel final : public Kernel {
     }
   }
 
-  void run(KernelContext& ctx) override {
-    cast_into(ctx.input(0), to_, ctx, ctx.node().label());
-  }
+  void run(KernelContext& ctx) override { cast_into(ctx.input(0), to_, ctx, ctx.node().label()); }
 
  private:
   DType to_ = DType::Undefined;
@@ -281,8 +274,7 @@ class CastLikeKernel final : public Kernel {
   void run(KernelContext& ctx) override {
     const std::string who = ctx.node().label();
     const DType to = ctx.input(1).dtype();
-    PI_CHECK(castable(to), UnsupportedOp, who, ": cast to ", dtype_name(to),
-             " is not implemented");
+    PI_CHECK(castable(to), UnsupportedOp, who, ": cast to ", dtype_name(to), " is not implemented");
     cast_into(ctx.input(0), to, ctx, who);
   }
 };

@@ -47,7 +47,8 @@ class ConcatChannelAffineKernel final : public Kernel {
   void run(KernelContext& ctx) override {
     const Tensor& scale = ctx.input(0);
     const Tensor& shift = ctx.input(1);
-    PI_CHECK(ctx.num_inputs() >= 3, InvalidModel, who_, ": ConcatChannelAffine needs scale, shift "
+    PI_CHECK(ctx.num_inputs() >= 3, InvalidModel, who_,
+             ": ConcatChannelAffine needs scale, shift "
              "and at least one X");
     const Tensor& x0 = ctx.input(2);
     PI_CHECK(x0.rank() >= 1, ShapeMismatch, who_, ": X ", x0.describe(), " has no channel axis");
@@ -81,8 +82,7 @@ class ConcatChannelAffineKernel final : public Kernel {
       const float* xp = x.data<float>();
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t k = 0; k < ci; ++k)
-          yp[r * c + offset + k] =
-              act_.apply(xp[r * ci + k] * s[offset + k] + b[offset + k]);
+          yp[r * c + offset + k] = act_.apply(xp[r * ci + k] * s[offset + k] + b[offset + k]);
       offset += ci;
     }
   }

@@ -21,8 +21,7 @@ class ConcatChannelShuffleKernel final : public Kernel {
     PI_CHECK(G >= 1 && S >= 1, InvalidModel, who_,
              ": ConcatChannelShuffle needs inputs and outputs");
     const Tensor& x0 = ctx.input(0);
-    PI_CHECK(x0.dtype() != DType::String, UnsupportedOp, who_,
-             ": ConcatChannelShuffle of strings");
+    PI_CHECK(x0.dtype() != DType::String, UnsupportedOp, who_, ": ConcatChannelShuffle of strings");
     PI_CHECK(x0.rank() >= 1, ShapeMismatch, who_, ": X1 ", x0.describe(), " has no channel axis");
     for (size_t g = 0; g < G; ++g) {
       const Tensor& x = ctx.input(g);

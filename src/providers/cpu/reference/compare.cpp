@@ -18,8 +18,7 @@ namespace polyinfer {
 namespace {
 
 // The value in its compute type; a reference when that is T itself (no string copies).
-template <class T>
-decltype(auto) compute_value(const T& v) {
+template <class T> decltype(auto) compute_value(const T& v) {
   if constexpr (std::is_same_v<T, compute_t<T>>) {
     return (v);
   } else {
@@ -53,8 +52,7 @@ struct XorOp {
 };
 
 // Compares A and B (same dtype, one of Types) in their compute type; the output is bool.
-template <class Types, class Op>
-class CompareKernel final : public Kernel {
+template <class Types, class Op> class CompareKernel final : public Kernel {
  public:
   explicit CompareKernel(const KernelInfo& info)
       : legacy_(info.opset() < 7),

@@ -5,8 +5,8 @@
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
-#include "providers/cpu/reference/op_util.h"
 #include "ops/split.h"
+#include "providers/cpu/reference/op_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
@@ -35,9 +35,9 @@ class ConcatKernel final : public Kernel {
       PI_CHECK(t.rank() == r, ShapeMismatch, label_, ": input ", i, " ", t.describe(),
                " has another rank than input 0 ", first.describe());
       for (int d = 0; d < r; ++d)
-        PI_CHECK(d == axis || t.shape()[d] == first.shape()[d], ShapeMismatch, label_,
-                 ": input ", i, " ", t.describe(), " does not match input 0 ",
-                 first.describe(), " outside axis ", axis);
+        PI_CHECK(d == axis || t.shape()[d] == first.shape()[d], ShapeMismatch, label_, ": input ",
+                 i, " ", t.describe(), " does not match input 0 ", first.describe(),
+                 " outside axis ", axis);
       out[axis] += t.shape()[axis];
       ins.push_back(&t);
     }

@@ -90,8 +90,8 @@ class RangeKernel final : public Kernel {
     const Tensor& l = ctx.input(1);
     const Tensor& d = ctx.input(2);
     PI_CHECK(s.dtype() == l.dtype() && s.dtype() == d.dtype(), InvalidArgument, label_,
-             ": start, limit and delta must have one dtype, got ", s.describe(), ", ",
-             l.describe(), ", ", d.describe());
+             ": start, limit and delta must have one dtype, got ", s.describe(), ", ", l.describe(),
+             ", ", d.describe());
     PI_CHECK(s.numel() == 1 && l.numel() == 1 && d.numel() == 1, InvalidArgument, label_,
              ": start, limit and delta must be scalars");
     using RangeTypes = TypeList<float, double, int16_t, int32_t, int64_t>;
@@ -143,8 +143,7 @@ class EyeLikeKernel final : public Kernel {
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    PI_CHECK(x.rank() == 2, InvalidArgument, label_, ": expected a 2-D input, got ",
-             x.describe());
+    PI_CHECK(x.rank() == 2, InvalidArgument, label_, ": expected a 2-D input, got ", x.describe());
     const DType dt = dtype_ == DType::Undefined ? x.dtype() : dtype_;
     Tensor& y = ctx.output(0, dt, x.shape());
     const int64_t rows = x.dim(0), cols = x.dim(1);

@@ -25,7 +25,8 @@ Tensor take_along(const Tensor& t, int64_t axis, int64_t index) {
   for (int64_t d = 0; d < axis; ++d) outer *= t.shape()[d];
   for (size_t d = axis + 1; d < t.shape().size(); ++d) inner *= t.shape()[d];
   Tensor out = Tensor::empty(t.dtype(), out_shape);
-  for (int64_t o = 0; o < outer; ++o) copy_elems(out, o * inner, t, (o * len + index) * inner, inner);
+  for (int64_t o = 0; o < outer; ++o)
+    copy_elems(out, o * inner, t, (o * len + index) * inner, inner);
   return out;
 }
 
@@ -113,8 +114,8 @@ class LoopKernel final : public Kernel {
     const ir::Node& n = info.node();
     PI_CHECK(info.num_inputs() >= 2, InvalidModel, n.label(), ": needs inputs M and cond");
     carried_ = info.num_inputs() - 2;
-    PI_CHECK(info.num_outputs() >= carried_, InvalidModel, n.label(), ": has ",
-             info.num_outputs(), " outputs for ", carried_, " loop-carried values");
+    PI_CHECK(info.num_outputs() >= carried_, InvalidModel, n.label(), ": has ", info.num_outputs(),
+             " outputs for ", carried_, " loop-carried values");
     scans_ = info.num_outputs() - carried_;
     const ir::Graph& g = body_->graph();
     PI_CHECK(g.inputs.size() == 2 + carried_, InvalidModel, n.label(), ": body takes ",
@@ -162,7 +163,8 @@ class LoopKernel final : public Kernel {
       if (!ctx.wants_output(o)) continue;
       const auto& parts = scans[k];
       if (parts.empty()) {
-        auto [dt, shape] = empty_scan_output(body_->graph().outputs[1 + carried_ + k].type, 0, false);
+        auto [dt, shape] =
+            empty_scan_output(body_->graph().outputs[1 + carried_ + k].type, 0, false);
         ctx.output(o, dt, shape);
         continue;
       }
@@ -193,13 +195,12 @@ class ScanKernel final : public Kernel {
     const ir::Node& n = info.node();
     const int64_t m = info.attr_int("num_scan_inputs");
     const size_t first = batched_ ? 1 : 0;
-    PI_CHECK(m >= 1 && static_cast<size_t>(m) + first <= info.num_inputs(), InvalidModel,
-             n.label(), ": num_scan_inputs ", m, " does not fit its ", info.num_inputs(),
-             " inputs");
+    PI_CHECK(m >= 1 && static_cast<size_t>(m) + first <= info.num_inputs(), InvalidModel, n.label(),
+             ": num_scan_inputs ", m, " does not fit its ", info.num_inputs(), " inputs");
     scan_in_ = static_cast<size_t>(m);
     states_ = info.num_inputs() - first - scan_in_;
-    PI_CHECK(info.num_outputs() >= states_, InvalidModel, n.label(), ": has ",
-             info.num_outputs(), " outputs for ", states_, " state variables");
+    PI_CHECK(info.num_outputs() >= states_, InvalidModel, n.label(), ": has ", info.num_outputs(),
+             " outputs for ", states_, " state variables");
     scan_out_ = info.num_outputs() - states_;
     const ir::Graph& g = body_->graph();
     PI_CHECK(g.inputs.size() == states_ + scan_in_ && g.outputs.size() == states_ + scan_out_,
@@ -218,12 +219,11 @@ class ScanKernel final : public Kernel {
       out_axes_ = info.attr_ints("scan_output_axes", std::vector<int64_t>(scan_out_, 0));
       out_dirs_ = info.attr_ints("scan_output_directions", std::vector<int64_t>(scan_out_, 0));
     }
-    PI_CHECK(in_axes_.size() == scan_in_ && in_dirs_.size() == scan_in_, InvalidModel,
-             n.label(), ": scan input axes/directions need one entry per scan input (",
-             scan_in_, ")");
+    PI_CHECK(in_axes_.size() == scan_in_ && in_dirs_.size() == scan_in_, InvalidModel, n.label(),
+             ": scan input axes/directions need one entry per scan input (", scan_in_, ")");
     PI_CHECK(out_axes_.size() == scan_out_ && out_dirs_.size() == scan_out_, InvalidModel,
-             n.label(), ": scan output axes/directions need one entry per scan output (",
-             scan_out_, ")");
+             n.label(), ": scan output axes/directions need one entry per scan output (", scan_out_,
+             ")");
     for (int64_t d : in_dirs_)
       PI_CHECK(d == 0 || d == 1, InvalidModel, n.label(), ": a scan direction must be 0 or 1");
     for (int64_t d : out_dirs_)
@@ -232,7 +232,8 @@ class ScanKernel final : public Kernel {
 
   void run(KernelContext& ctx) override {
     if (batched_) run_batched(ctx);
-    else run_plain(ctx);
+    else
+      run_plain(ctx);
   }
 
  private:
@@ -275,8 +276,10 @@ class ScanKernel final : public Kernel {
                " must have a scan axis, got ", xs[j].describe());
       axes[j] = normalize_axis(in_axes_[j], xs[j].rank(), "Scan scan_input_axes");
       const int64_t l = xs[j].shape()[axes[j]];
-      PI_CHECK(len < 0 || l == len, ShapeMismatch, n.label(), ": scan inputs have different "
-               "sequence lengths (", len, " and ", l, ")");
+      PI_CHECK(len < 0 || l == len, ShapeMismatch, n.label(),
+               ": scan inputs have different "
+               "sequence lengths (",
+               len, " and ", l, ")");
       len = l;
     }
     Result r = iterate(ctx, std::move(states), xs, axes, len);
@@ -318,7 +321,8 @@ class ScanKernel final : public Kernel {
       PI_CHECK(xs[j].rank() >= 2, InvalidArgument, n.label(), ": scan input ", j,
                " needs a batch and a sequence axis, got ", xs[j].describe());
       PI_CHECK(batch < 0 || (xs[j].shape()[0] == batch && xs[j].shape()[1] == max_len),
-               ShapeMismatch, n.label(), ": scan inputs disagree on batch size or sequence "
+               ShapeMismatch, n.label(),
+               ": scan inputs disagree on batch size or sequence "
                "length");
       batch = xs[j].shape()[0];
       max_len = xs[j].shape()[1];

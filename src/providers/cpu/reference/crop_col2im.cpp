@@ -51,8 +51,8 @@ class CenterCropPadKernel final : public Kernel {
     } else {
       for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
     }
-    PI_CHECK(target.size() == axes.size(), InvalidArgument, who_, ": shape ",
-             int_list_str(target), " must have one entry per axis (", axes.size(), ")");
+    PI_CHECK(target.size() == axes.size(), InvalidArgument, who_, ": shape ", int_list_str(target),
+             " must have one entry per axis (", axes.size(), ")");
 
     // Per dimension: where the copied window starts in the input and in the output, and its
     // length. Dimensions not named in axes are copied whole.
@@ -111,8 +111,7 @@ class CenterCropPadKernel final : public Kernel {
 
 // a + b for the accumulator: integers wrap (as unsigned arithmetic) instead of overflowing, which
 // would be undefined behaviour for the signed types.
-template <class A>
-A wrapping_add(A a, A b) {
+template <class A> A wrapping_add(A a, A b) {
   if constexpr (std::is_integral_v<A>) {
     using U = std::make_unsigned_t<A>;
     return static_cast<A>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
@@ -158,13 +157,14 @@ class Col2ImKernel final : public Kernel {
                    dilations[d] <= kMax && pb >= 0 && pb <= kMax && pe >= 0 && pe <= kMax,
                InvalidArgument, who_, ": dimension ", d, " has image size ", image[d],
                ", block size ", block[d], ", stride ", strides[d], ", dilation ", dilations[d],
-               " and pads ", pb, "/", pe, "; sizes, strides and dilations must be positive, pads "
+               " and pads ", pb, "/", pe,
+               "; sizes, strides and dilations must be positive, pads "
                "non-negative, all at most 2^40");
       const int64_t padded = image[d] + pb + pe;
       // The dilated block spans dilation * (block - 1) + 1 elements and must fit the padded
       // image; the division avoids overflowing the product.
-      PI_CHECK(padded >= 1 && (block[d] - 1) <= (padded - 1) / dilations[d], InvalidArgument,
-               who_, ": a block of ", block[d], " with dilation ", dilations[d],
+      PI_CHECK(padded >= 1 && (block[d] - 1) <= (padded - 1) / dilations[d], InvalidArgument, who_,
+               ": a block of ", block[d], " with dilation ", dilations[d],
                " does not fit the padded image size ", padded, " in dimension ", d);
       blocks[d] = (padded - (dilations[d] * (block[d] - 1) + 1)) / strides[d] + 1;
     }
@@ -172,8 +172,8 @@ class Col2ImKernel final : public Kernel {
     const int64_t L = shape_numel(blocks);
     const int64_t N = x.dim(0);
     PI_CHECK(x.dim(1) % K == 0 && x.dim(2) == L, ShapeMismatch, who_, ": input ", x.describe(),
-             " must be [N, C * ", K, ", ", L, "] for block_shape ", int_list_str(block),
-             " and ", int_list_str(blocks), " sliding blocks");
+             " must be [N, C * ", K, ", ", L, "] for block_shape ", int_list_str(block), " and ",
+             int_list_str(blocks), " sliding blocks");
     const int64_t C = x.dim(1) / K;
     Shape out_shape = {N, C};
     out_shape.insert(out_shape.end(), image.begin(), image.end());

@@ -24,8 +24,10 @@ double uniform01(std::mt19937& gen) {
 class DropoutKernel final : public Kernel {
  public:
   explicit DropoutKernel(const KernelInfo& info)
-      : label_(info.node().label()), opset_(info.opset()),
-        has_seed_(info.has_attr("seed")), seed_(info.attr_int("seed", 0)) {}
+      : label_(info.node().label()),
+        opset_(info.opset()),
+        has_seed_(info.has_attr("seed")),
+        seed_(info.attr_int("seed", 0)) {}
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);

@@ -157,8 +157,9 @@ class FusedKernel final : public Kernel {
     PI_CHECK(pctx.out(), Internal, who_, ": the plain kernel wrote no output");
     Tensor& y = *pctx.out();
     const DType dt = y.dtype();
-    PI_CHECK(dt == DType::Float32 || dt == DType::Float16 || dt == DType::BFloat16,
-             UnsupportedOp, who_, ": ", dtype_name(dt), " is not implemented (fused operators "
+    PI_CHECK(dt == DType::Float32 || dt == DType::Float16 || dt == DType::BFloat16, UnsupportedOp,
+             who_, ": ", dtype_name(dt),
+             " is not implemented (fused operators "
              "are float32, float16 or bfloat16)");
     const bool half = dt != DType::Float32;
     const int64_t n = y.numel();

@@ -59,9 +59,8 @@ class GatherElementsKernel final : public Kernel {
              " must have the rank of data ", x.describe());
     const int64_t axis = normalize_axis(axis_, r, label_.c_str());
     for (int d = 0; d < r; ++d)
-      PI_CHECK(d == axis || ind.shape()[d] <= x.shape()[d], ShapeMismatch, label_,
-               ": indices ", ind.describe(), " exceed data ", x.describe(), " in dimension ",
-               d);
+      PI_CHECK(d == axis || ind.shape()[d] <= x.shape()[d], ShapeMismatch, label_, ": indices ",
+               ind.describe(), " exceed data ", x.describe(), " in dimension ", d);
     const std::vector<int64_t> idx = read_indices(ind, x.shape()[axis], label_);
     Tensor& y = ctx.output(0, x.dtype(), ind.shape());
     const int64_t total = y.numel();

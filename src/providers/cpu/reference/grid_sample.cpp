@@ -45,14 +45,20 @@ class GridSampleKernel final : public Kernel {
     const bool v20 = opset_ >= 20;
     const std::string mode = info.attr_string("mode", v20 ? "linear" : "bilinear");
     if (mode == (v20 ? "linear" : "bilinear")) mode_ = Interp::Linear;
-    else if (mode == "nearest") mode_ = Interp::Nearest;
-    else if (mode == (v20 ? "cubic" : "bicubic")) mode_ = Interp::Cubic;
-    else info.unsupported("mode=" + mode);
+    else if (mode == "nearest")
+      mode_ = Interp::Nearest;
+    else if (mode == (v20 ? "cubic" : "bicubic"))
+      mode_ = Interp::Cubic;
+    else
+      info.unsupported("mode=" + mode);
     const std::string pad = info.attr_string("padding_mode", "zeros");
     if (pad == "zeros") padding_ = Padding::Zeros;
-    else if (pad == "border") padding_ = Padding::Border;
-    else if (pad == "reflection") padding_ = Padding::Reflection;
-    else info.unsupported("padding_mode=" + pad);
+    else if (pad == "border")
+      padding_ = Padding::Border;
+    else if (pad == "reflection")
+      padding_ = Padding::Reflection;
+    else
+      info.unsupported("padding_mode=" + pad);
     align_corners_ = info.attr_int("align_corners", 0) != 0;
   }
 

@@ -25,9 +25,12 @@ struct LossAttrs {
   explicit LossAttrs(const KernelInfo& info) {
     const std::string r = info.attr_string("reduction", "mean");
     if (r == "none") reduction = Reduction::None;
-    else if (r == "sum") reduction = Reduction::Sum;
-    else if (r == "mean") reduction = Reduction::Mean;
-    else info.unsupported("reduction='" + r + "'");
+    else if (r == "sum")
+      reduction = Reduction::Sum;
+    else if (r == "mean")
+      reduction = Reduction::Mean;
+    else
+      info.unsupported("reduction='" + r + "'");
     if (info.has_attr("ignore_index")) ignore_index = info.attr_int("ignore_index");
   }
 };
@@ -164,7 +167,8 @@ class SoftmaxCrossEntropyLossKernel final : public Kernel {
         T* out = ctx.output(1, scores.dtype(), scores.shape()).template data<T>();
         for (size_t i = 0; i < lp.size(); ++i) out[i] = static_cast<T>(static_cast<C>(lp[i]));
       }
-      nll_loss<T>(label_, attrs_, ls, [&lp](int64_t i) { return lp[i]; }, labels, weight, ctx);
+      nll_loss<T>(
+          label_, attrs_, ls, [&lp](int64_t i) { return lp[i]; }, labels, weight, ctx);
     });
   }
 

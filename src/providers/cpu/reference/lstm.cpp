@@ -48,8 +48,7 @@ class LstmKernel final : public Kernel {
                                                    P[2 * H + j] * cprev));
           const double cc = g(attrs_.clipped(xw[3 * H + j] + double(gates[3 * H + j])));
           const double cnew = fg * cprev + i * cc;
-          const double o =
-              f(attrs_.clipped(xw[H + j] + double(gates[H + j]) + P[H + j] * cnew));
+          const double o = f(attrs_.clipped(xw[H + j] + double(gates[H + j]) + P[H + j] * cnew));
           cr[j] = static_cast<C>(cnew);
           hr[j] = static_cast<C>(o * hact(cnew));
         }

@@ -1,7 +1,8 @@
 // Reference kernels of the ai.polyinfer channels-last operators (NhwcFusedConv, NhwcQLinearConv,
-// NhwcQLinearConvAdd, NhwcMaxPool, NhwcAveragePool, NhwcGlobalAveragePool, NhwcGlobalMaxPool; docs/optimizer.md). Each one
-// transposes its layout-bearing inputs to NCHW, runs the NCHW operator's reference kernel and
-// transposes the result back: slow, obviously right, and the oracle for the oneDNN versions.
+// NhwcQLinearConvAdd, NhwcMaxPool, NhwcAveragePool, NhwcGlobalAveragePool, NhwcGlobalMaxPool;
+// docs/optimizer.md). Each one transposes its layout-bearing inputs to NCHW, runs the NCHW
+// operator's reference kernel and transposes the result back: slow, obviously right, and the oracle
+// for the oneDNN versions.
 #include <cstring>
 
 #include "runtime/kernel.h"
@@ -28,8 +29,8 @@ Tensor permute4(const Tensor& x, bool to_nhwc) {
       for (int64_t k = 0; k < b; ++k)
         for (int64_t l = 0; l < c; ++l) {
           const int64_t src = ((i * a + j) * b + k) * c + l;
-          const int64_t dst = to_nhwc ? ((i * b + k) * c + l) * a + j
-                                      : ((i * c + l) * a + j) * b + k;
+          const int64_t dst =
+              to_nhwc ? ((i * b + k) * c + l) * a + j : ((i * c + l) * a + j) * b + k;
           std::memcpy(o + dst * es, in + src * es, es);
         }
   return y;

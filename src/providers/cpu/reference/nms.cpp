@@ -45,8 +45,8 @@ class NonMaxSuppressionKernel final : public Kernel {
     PI_CHECK(scores_t.rank() == 3, ShapeMismatch, who,
              ": scores must be [batch, classes, boxes], got ", scores_t.describe());
     const int64_t nb = boxes_t.dim(0), nboxes = boxes_t.dim(1), nc = scores_t.dim(1);
-    PI_CHECK(scores_t.dim(0) == nb && scores_t.dim(2) == nboxes, ShapeMismatch, who,
-             ": scores ", scores_t.describe(), " do not match boxes ", boxes_t.describe());
+    PI_CHECK(scores_t.dim(0) == nb && scores_t.dim(2) == nboxes, ShapeMismatch, who, ": scores ",
+             scores_t.describe(), " do not match boxes ", boxes_t.describe());
     int64_t max_out = 0;
     if (ctx.has_input(2) && ctx.input(2).numel() > 0) {
       const std::vector<int64_t> v = read_int_list(ctx.input(2), who);

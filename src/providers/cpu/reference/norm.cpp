@@ -11,8 +11,7 @@ namespace polyinfer {
 namespace {
 
 // The elements of a float tensor of any float dtype, as A.
-template <class A>
-std::vector<A> float_values(const Tensor& t, const char* who) {
+template <class A> std::vector<A> float_values(const Tensor& t, const char* who) {
   return dispatch(FloatTypes{}, t.dtype(), who, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = t.data<T>();

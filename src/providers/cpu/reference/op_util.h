@@ -17,8 +17,7 @@ namespace polyinfer {
 
 // double → integer T: truncates toward zero and saturates at T's range (NaN → 0), so that no
 // input makes the conversion undefined.
-template <class T>
-T saturate_to_int(double v) {
+template <class T> T saturate_to_int(double v) {
   if (std::isnan(v)) return T(0);
   constexpr double lo = static_cast<double>(std::numeric_limits<T>::lowest());
   constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
@@ -29,8 +28,7 @@ T saturate_to_int(double v) {
 
 // Applies f to every element of input 0; the output has the input's shape and dtype. f sees the
 // compute type (float for the 16-bit floats).
-template <class Types, class F>
-void map_same_type(KernelContext& ctx, const F& f) {
+template <class Types, class F> void map_same_type(KernelContext& ctx, const F& f) {
   const Tensor& x = ctx.input(0);
   const std::string who = ctx.node().label();
   dispatch(Types{}, x.dtype(), who.c_str(), [&](auto tag) {

@@ -11,8 +11,8 @@
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
-#include "providers/cpu/reference/op_util.h"
 #include "ops/pad.h"
+#include "providers/cpu/reference/op_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {

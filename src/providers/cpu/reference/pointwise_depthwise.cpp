@@ -89,8 +89,7 @@ std::unique_ptr<Kernel> part_kernel(const PartInfo& info, KernelTier tier) {
   return choose_kernel(defs, info);
 }
 
-template <KernelTier Tier>
-class SplitPointwiseDepthwise final : public Kernel {
+template <KernelTier Tier> class SplitPointwiseDepthwise final : public Kernel {
  public:
   explicit SplitPointwiseDepthwise(const KernelInfo& info) {
     const ir::Node& n = info.node();

@@ -173,8 +173,7 @@ struct LpPoolKernel final : Kernel {
 
 enum class GlobalKind { Avg, Max, Lp };
 
-template <GlobalKind K>
-class GlobalPoolKernel final : public Kernel {
+template <GlobalKind K> class GlobalPoolKernel final : public Kernel {
  public:
   explicit GlobalPoolKernel(const KernelInfo& info)
       : p_(K == GlobalKind::Lp ? info.attr_int("p", 2) : 0), who_(info.node().label()) {

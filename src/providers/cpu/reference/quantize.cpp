@@ -15,8 +15,7 @@ namespace {
 using QuantTypes = TypeList<uint8_t, int8_t, uint16_t, int16_t>;
 
 // round(v) + zp, saturated to Q; rounding is half to even (the default floating-point mode).
-template <class Q>
-Q saturate_round(double v, double zp) {
+template <class Q> Q saturate_round(double v, double zp) {
   const double r = std::nearbyint(v) + zp;
   if (std::isnan(r)) return Q(0);
   return Q(
@@ -269,7 +268,8 @@ class QLinearMatMulKernel final : public Kernel {
 class QLinearConvKernel final : public Kernel {
  public:
   explicit QLinearConvKernel(const KernelInfo& info)
-      : attrs_(WindowAttrs::parse(info)), who_(info.node().label()),
+      : attrs_(WindowAttrs::parse(info)),
+        who_(info.node().label()),
         residual_(info.node().op_type == "QLinearConvAdd") {}
 
   void run(KernelContext& ctx) override {

@@ -58,8 +58,7 @@ DType dtype_attr(const KernelInfo& info, DType def) {
 
 // RandomUniform / RandomNormal (shape from the attribute) and their *Like forms (shape, and by
 // default dtype, from the input).
-template <bool Normal, bool Like>
-class RandomKernel final : public Kernel {
+template <bool Normal, bool Like> class RandomKernel final : public Kernel {
  public:
   explicit RandomKernel(const KernelInfo& info)
       : rng_(info),
@@ -132,7 +131,8 @@ class BernoulliKernel final : public Kernel {
       for (size_t i = 0; i < prob.size(); ++i) {
         const bool one = rng_.uniform() < prob[i];
         if constexpr (std::is_same_v<T, bool>) p[i] = one;
-        else p[i] = static_cast<T>(static_cast<compute_t<T>>(one ? 1 : 0));
+        else
+          p[i] = static_cast<T>(static_cast<compute_t<T>>(one ? 1 : 0));
       }
     });
   }

@@ -24,8 +24,7 @@ enum class ReduceOp { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumS
 
 // A double converted to an integer type without undefined behaviour: NaN becomes 0 and values
 // outside the type's range saturate.
-template <class T>
-T saturate_from_double(double v) {
+template <class T> T saturate_from_double(double v) {
   if constexpr (std::is_floating_point_v<compute_t<T>>) {
     return static_cast<T>(static_cast<compute_t<T>>(v));
   } else if constexpr (std::is_same_v<T, bool>) {
@@ -34,7 +33,8 @@ T saturate_from_double(double v) {
     if (std::isnan(v)) return 0;
     if (v <= static_cast<double>(std::numeric_limits<T>::lowest()))
       return std::numeric_limits<T>::lowest();
-    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max()))
+      return std::numeric_limits<T>::max();
     return static_cast<T>(v);
   }
 }
@@ -46,27 +46,30 @@ constexpr bool wraps(ReduceOp op) {
          op == ReduceOp::SumSquare;
 }
 
-template <ReduceOp Op, class T>
-struct Accumulator {
+template <ReduceOp Op, class T> struct Accumulator {
   static constexpr bool kFloat = std::is_floating_point_v<compute_t<T>>;
   static constexpr bool kMinMax = Op == ReduceOp::Max || Op == ReduceOp::Min;
   // Floats accumulate in double; integer min/max stay in T; wrapping integer ops use uint64_t;
   // the integer ops that leave the integers (mean, L2, logs) go through double.
-  using A = std::conditional_t<kFloat, double,
-                               std::conditional_t<kMinMax, T,
-                                                  std::conditional_t<wraps(Op), uint64_t, double>>>;
+  using A = std::conditional_t<
+      kFloat, double,
+      std::conditional_t<kMinMax, T, std::conditional_t<wraps(Op), uint64_t, double>>>;
 
   static A init() {
     if constexpr (Op == ReduceOp::Prod) {
       return A(1);
     } else if constexpr (Op == ReduceOp::Max) {
       if constexpr (std::is_same_v<A, double>) return -std::numeric_limits<double>::infinity();
-      else if constexpr (std::is_same_v<A, bool>) return false;
-      else return std::numeric_limits<A>::lowest();
+      else if constexpr (std::is_same_v<A, bool>)
+        return false;
+      else
+        return std::numeric_limits<A>::lowest();
     } else if constexpr (Op == ReduceOp::Min) {
       if constexpr (std::is_same_v<A, double>) return std::numeric_limits<double>::infinity();
-      else if constexpr (std::is_same_v<A, bool>) return true;
-      else return std::numeric_limits<A>::max();
+      else if constexpr (std::is_same_v<A, bool>)
+        return true;
+      else
+        return std::numeric_limits<A>::max();
     } else {
       return A(0);
     }
@@ -76,18 +79,20 @@ struct Accumulator {
   static void add(A& acc, T raw, double shift) {
     if constexpr (std::is_same_v<A, uint64_t>) {
       // Two's complement image of the value: sums and products mod 2^64 match T's wrap-around.
-      const uint64_t u = static_cast<uint64_t>(static_cast<std::conditional_t<
-          std::is_signed_v<T>, int64_t, uint64_t>>(raw));
+      const uint64_t u = static_cast<uint64_t>(
+          static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(raw));
       if constexpr (Op == ReduceOp::Sum) acc += u;
       if constexpr (Op == ReduceOp::Prod) acc *= u;
       if constexpr (Op == ReduceOp::SumSquare) acc += u * u;
       if constexpr (Op == ReduceOp::L1) {
         if constexpr (std::is_signed_v<T>) acc = raw < 0 ? acc - u : acc + u;
-        else acc += u;
+        else
+          acc += u;
       }
     } else if constexpr (kMinMax && !std::is_same_v<A, double>) {
       if constexpr (Op == ReduceOp::Max) acc = raw > acc ? raw : acc;
-      else acc = raw < acc ? raw : acc;
+      else
+        acc = raw < acc ? raw : acc;
     } else {
       const double v = static_cast<double>(static_cast<compute_t<T>>(raw));
       if constexpr (Op == ReduceOp::Max) {
@@ -152,11 +157,11 @@ void reduce_typed(const Tensor& x, Tensor& y, const std::vector<int64_t>& out_st
   for_each_broadcast(x.shape(), strides, [&](int64_t i, int64_t o) {
     Acc::add(acc[o], in[i], shift.empty() ? 0.0 : shift[o]);
   });
-  for (int64_t o = 0; o < n; ++o) out[o] = Acc::finish(acc[o], count, shift.empty() ? 0.0 : shift[o]);
+  for (int64_t o = 0; o < n; ++o)
+    out[o] = Acc::finish(acc[o], count, shift.empty() ? 0.0 : shift[o]);
 }
 
-template <ReduceOp Op>
-constexpr const char* reduce_name() {
+template <ReduceOp Op> constexpr const char* reduce_name() {
   switch (Op) {
     case ReduceOp::Sum: return "ReduceSum";
     case ReduceOp::Mean: return "ReduceMean";
@@ -172,8 +177,7 @@ constexpr const char* reduce_name() {
   return "Reduce";
 }
 
-template <ReduceOp Op>
-class ReduceKernel final : public Kernel {
+template <ReduceOp Op> class ReduceKernel final : public Kernel {
  public:
   explicit ReduceKernel(const KernelInfo& info)
       : label_(info.node().label()),
@@ -228,8 +232,7 @@ class ReduceKernel final : public Kernel {
 };
 
 // ArgMax / ArgMin: the index (int64) of the extreme value along one axis.
-template <bool IsMax>
-class ArgKernel final : public Kernel {
+template <bool IsMax> class ArgKernel final : public Kernel {
  public:
   explicit ArgKernel(const KernelInfo& info)
       : label_(info.node().label()),
@@ -246,14 +249,14 @@ class ArgKernel final : public Kernel {
     for (int d = 0; d < axis; ++d) outer *= s[d];
     for (int d = static_cast<int>(axis) + 1; d < rank; ++d) inner *= s[d];
     const int64_t n = s[axis];
-    PI_CHECK(n > 0 || outer * inner == 0, InvalidArgument, label_,
-             ": cannot take the arg", IsMax ? "max" : "min", " over an empty axis of ",
-             x.describe());
+    PI_CHECK(n > 0 || outer * inner == 0, InvalidArgument, label_, ": cannot take the arg",
+             IsMax ? "max" : "min", " over an empty axis of ", x.describe());
 
     Shape out_shape;
     for (int d = 0; d < rank; ++d) {
       if (d != axis) out_shape.push_back(s[d]);
-      else if (keepdims_) out_shape.push_back(1);
+      else if (keepdims_)
+        out_shape.push_back(1);
     }
     Tensor& y = ctx.output(0, DType::Int64, out_shape);
     int64_t* out = y.data<int64_t>();
@@ -281,8 +284,7 @@ class ArgKernel final : public Kernel {
 
  private:
   // Whether v replaces the current best; NaN counts as the extreme value (numpy's argmax).
-  template <class C>
-  bool better(C v, C best) const {
+  template <class C> bool better(C v, C best) const {
     if constexpr (std::is_floating_point_v<C>) {
       if (std::isnan(best)) return select_last_ && std::isnan(v);
       if (std::isnan(v)) return true;

@@ -14,7 +14,8 @@ namespace {
 class ReshapeKernel final : public Kernel {
  public:
   explicit ReshapeKernel(const KernelInfo& info)
-      : label_(info.node().label()), from_attr_(info.opset() < 5),
+      : label_(info.node().label()),
+        from_attr_(info.opset() < 5),
         allowzero_(info.attr_int("allowzero", 0) != 0) {
     if (from_attr_) shape_attr_ = info.attr_ints("shape");
   }
@@ -52,8 +53,8 @@ class ReshapeKernel final : public Kernel {
                " has both 0 and -1, which allowzero=1 forbids");
       PI_CHECK(known != 0, InvalidArgument, label_, ": cannot infer the -1 in shape ",
                int_list_str(req), " when the other dimensions multiply to 0");
-      PI_CHECK(x.numel() % known == 0, ShapeMismatch, label_, ": cannot reshape ",
-               x.describe(), " to ", int_list_str(req));
+      PI_CHECK(x.numel() % known == 0, ShapeMismatch, label_, ": cannot reshape ", x.describe(),
+               " to ", int_list_str(req));
       out[infer_at] = x.numel() / known;
     }
     PI_CHECK(shape_numel(out) == x.numel(), ShapeMismatch, label_, ": cannot reshape ",

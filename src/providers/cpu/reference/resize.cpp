@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/dispatch.h"
@@ -22,8 +22,7 @@ namespace {
 
 using namespace resize;  // NOLINT: the shared parameter code
 
-template <class T>
-T store(double v) {
+template <class T> T store(double v) {
   if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Float16> ||
                 std::is_same_v<T, BFloat16>) {
     return static_cast<T>(static_cast<compute_t<T>>(v));
@@ -48,8 +47,8 @@ void resize_nd(const ResizeParams& p, const Tensor& x, Tensor& y, const Shape& o
   for (int d = 0; d < rank; ++d) {
     PI_CHECK(out_shape[d] == 0 || x.shape()[d] > 0, InvalidArgument, who,
              ": cannot resize an empty axis ", d, " to ", out_shape[d]);
-    plans[d] = plan_axis(p, x.shape()[d], out_shape[d], scales[d], out_len_f[d], roi[d],
-                         roi[d + rank]);
+    plans[d] =
+        plan_axis(p, x.shape()[d], out_shape[d], scales[d], out_len_f[d], roi[d], roi[d + rank]);
   }
   if (shape_numel(out_shape) == 0) return;
   dispatch(NumericTypes{}, x.dtype(), who, [&](auto tag) {
@@ -130,8 +129,8 @@ class UpsampleKernel final : public Kernel {
     Shape out_shape(rank);
     std::vector<double> out_len_f(rank), roi(2 * rank, 0.0);
     for (int d = 0; d < rank; ++d) {
-      PI_CHECK(scales[d] >= 1 && std::isfinite(scales[d]) && scales[d] < 1e9, InvalidArgument,
-               who, ": Upsample scales must be >= 1, got ", scales[d]);
+      PI_CHECK(scales[d] >= 1 && std::isfinite(scales[d]) && scales[d] < 1e9, InvalidArgument, who,
+               ": Upsample scales must be >= 1, got ", scales[d]);
       out_len_f[d] = scales[d] * static_cast<double>(x.shape()[d]);
       out_shape[d] = static_cast<int64_t>(std::floor(out_len_f[d]));
     }

@@ -72,9 +72,8 @@ class RmsNormKernel final : public Kernel {
       const V* sp = scale.data<V>();
       V* yp = y.data<V>();
       const std::vector<int64_t> strides[1] = {broadcast_strides(scale.shape(), x.shape())};
-      for_each_broadcast(x.shape(), strides, [&](int64_t i, int64_t s) {
-        yp[i] = V(C(C(normalized[i]) * C(sp[s])));
-      });
+      for_each_broadcast(x.shape(), strides,
+                         [&](int64_t i, int64_t s) { yp[i] = V(C(C(normalized[i]) * C(sp[s]))); });
     });
   }
 

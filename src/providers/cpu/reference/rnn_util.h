@@ -26,8 +26,19 @@ namespace polyinfer::rnn {
 
 // One of the activation functions the recurrent ops accept, with its alpha/beta.
 struct Activation {
-  enum class Kind { Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh,
-                    HardSigmoid, Elu, Softsign, Softplus };
+  enum class Kind {
+    Relu,
+    Tanh,
+    Sigmoid,
+    Affine,
+    LeakyRelu,
+    ThresholdedRelu,
+    ScaledTanh,
+    HardSigmoid,
+    Elu,
+    Softsign,
+    Softplus
+  };
   Kind kind = Kind::Tanh;
   double alpha = 0, beta = 0;
 
@@ -65,8 +76,10 @@ struct Attrs {
       : label(info.node().label()), acts_per_direction(static_cast<int>(default_acts.size())) {
     const std::string dir = info.attr_string("direction", "forward");
     if (dir == "bidirectional") bidirectional = true;
-    else if (dir == "reverse") reverse = true;
-    else if (dir != "forward") info.unsupported("direction='" + dir + "'");
+    else if (dir == "reverse")
+      reverse = true;
+    else if (dir != "forward")
+      info.unsupported("direction='" + dir + "'");
     num_directions = bidirectional ? 2 : 1;
     if (info.has_attr("hidden_size")) {
       hidden_size = info.attr_int("hidden_size");
@@ -102,19 +115,28 @@ struct Attrs {
       double def_alpha = 0, def_beta = 0;
       bool uses_alpha = false, uses_beta = false;
       if (n == "relu") a.kind = K::Relu;
-      else if (n == "tanh") a.kind = K::Tanh;
-      else if (n == "sigmoid") a.kind = K::Sigmoid;
-      else if (n == "softsign") a.kind = K::Softsign;
-      else if (n == "softplus") a.kind = K::Softplus;
-      else if (n == "affine") a.kind = K::Affine, def_alpha = 1, uses_alpha = uses_beta = true;
-      else if (n == "leakyrelu") a.kind = K::LeakyRelu, def_alpha = 0.01, uses_alpha = true;
-      else if (n == "thresholdedrelu") a.kind = K::ThresholdedRelu, def_alpha = 1, uses_alpha = true;
+      else if (n == "tanh")
+        a.kind = K::Tanh;
+      else if (n == "sigmoid")
+        a.kind = K::Sigmoid;
+      else if (n == "softsign")
+        a.kind = K::Softsign;
+      else if (n == "softplus")
+        a.kind = K::Softplus;
+      else if (n == "affine")
+        a.kind = K::Affine, def_alpha = 1, uses_alpha = uses_beta = true;
+      else if (n == "leakyrelu")
+        a.kind = K::LeakyRelu, def_alpha = 0.01, uses_alpha = true;
+      else if (n == "thresholdedrelu")
+        a.kind = K::ThresholdedRelu, def_alpha = 1, uses_alpha = true;
       else if (n == "scaledtanh")
         a.kind = K::ScaledTanh, def_alpha = def_beta = 1, uses_alpha = uses_beta = true;
       else if (n == "hardsigmoid")
         a.kind = K::HardSigmoid, def_alpha = 0.2, def_beta = 0.5, uses_alpha = uses_beta = true;
-      else if (n == "elu") a.kind = K::Elu, def_alpha = 1, uses_alpha = true;
-      else info.unsupported("activation '" + name + "'");
+      else if (n == "elu")
+        a.kind = K::Elu, def_alpha = 1, uses_alpha = true;
+      else
+        info.unsupported("activation '" + name + "'");
       a.alpha = uses_alpha && ai < alphas.size() ? alphas[ai++] : def_alpha;
       a.beta = uses_beta && bi < betas.size() ? betas[bi++] : def_beta;
       acts.push_back(a);
@@ -128,15 +150,14 @@ struct Attrs {
 };
 
 // The inputs of one run, in canonical layout and compute type C.
-template <class C>
-struct Problem {
+template <class C> struct Problem {
   int64_t seq = 0, batch = 0, input = 0, hidden = 0;
   int dirs = 1, gates = 1;
-  std::vector<C> x;            // [seq][batch][input]
-  std::vector<C> w;            // [dirs][gates * hidden][input]
-  std::vector<C> r;            // [dirs][gates * hidden][hidden]
-  std::vector<C> b;            // [dirs][2 * gates * hidden]: Wb then Rb; zeros when absent
-  std::vector<int64_t> lens;   // [batch]
+  std::vector<C> x;           // [seq][batch][input]
+  std::vector<C> w;           // [dirs][gates * hidden][input]
+  std::vector<C> r;           // [dirs][gates * hidden][hidden]
+  std::vector<C> b;           // [dirs][2 * gates * hidden]: Wb then Rb; zeros when absent
+  std::vector<int64_t> lens;  // [batch]
 
   const C* w_of(int d) const { return w.data() + d * gates * hidden * input; }
   const C* r_of(int d) const { return r.data() + d * gates * hidden * hidden; }
@@ -144,8 +165,7 @@ struct Problem {
   const C* rb_of(int d) const { return wb_of(d) + gates * hidden; }
 };
 
-template <class T>
-std::vector<compute_t<T>> to_compute(const Tensor& t) {
+template <class T> std::vector<compute_t<T>> to_compute(const Tensor& t) {
   const T* p = t.data<T>();
   std::vector<compute_t<T>> v(static_cast<size_t>(t.numel()));
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<compute_t<T>>(p[i]);
@@ -185,8 +205,8 @@ Problem<compute_t<T>> load_problem(KernelContext& ctx, const Attrs& a, int gates
   for (int64_t t = 0; t < p.seq; ++t)
     for (int64_t b = 0; b < p.batch; ++b)
       for (int64_t i = 0; i < p.input; ++i) {
-        const int64_t src = a.layout == 0 ? (t * p.batch + b) * p.input + i
-                                          : (b * p.seq + t) * p.input + i;
+        const int64_t src =
+            a.layout == 0 ? (t * p.batch + b) * p.input + i : (b * p.seq + t) * p.input + i;
         p.x[(t * p.batch + b) * p.input + i] = static_cast<C>(xs[src]);
       }
   p.w = to_compute<T>(W);
@@ -199,8 +219,8 @@ Problem<compute_t<T>> load_problem(KernelContext& ctx, const Attrs& a, int gates
   }
   if (ctx.has_input(4)) {
     const Tensor& L = ctx.input(4);
-    PI_CHECK(L.shape() == Shape{p.batch}, ShapeMismatch, a.label, ": sequence_lens ",
-             L.describe(), " must have shape [", p.batch, "]");
+    PI_CHECK(L.shape() == Shape{p.batch}, ShapeMismatch, a.label, ": sequence_lens ", L.describe(),
+             " must have shape [", p.batch, "]");
     p.lens = read_int_list(L, a.label.c_str());
     for (int64_t len : p.lens)
       PI_CHECK(len >= 0 && len <= p.seq, InvalidArgument, a.label, ": sequence length ", len,
@@ -224,8 +244,8 @@ std::vector<C> load_state(KernelContext& ctx, size_t index, const char* name, co
   for (int d = 0; d < p.dirs; ++d)
     for (int64_t b = 0; b < p.batch; ++b)
       for (int64_t h = 0; h < p.hidden; ++h) {
-        const int64_t from = a.layout == 0 ? (d * p.batch + b) * p.hidden + h
-                                           : (b * p.dirs + d) * p.hidden + h;
+        const int64_t from =
+            a.layout == 0 ? (d * p.batch + b) * p.hidden + h : (b * p.dirs + d) * p.hidden + h;
         s[(d * p.batch + b) * p.hidden + h] = static_cast<C>(src[from]);
       }
   return s;
@@ -242,8 +262,8 @@ void store_state(KernelContext& ctx, size_t index, const Attrs& a, const Problem
   for (int d = 0; d < p.dirs; ++d)
     for (int64_t b = 0; b < p.batch; ++b)
       for (int64_t h = 0; h < p.hidden; ++h) {
-        const int64_t to = a.layout == 0 ? (d * p.batch + b) * p.hidden + h
-                                         : (b * p.dirs + d) * p.hidden + h;
+        const int64_t to =
+            a.layout == 0 ? (d * p.batch + b) * p.hidden + h : (b * p.dirs + d) * p.hidden + h;
         out[to] = static_cast<T>(s[(d * p.batch + b) * p.hidden + h]);
       }
 }

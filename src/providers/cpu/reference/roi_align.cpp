@@ -55,8 +55,10 @@ class RoiAlignKernel final : public Kernel {
   explicit RoiAlignKernel(const KernelInfo& info) {
     const std::string mode = info.attr_string("mode", "avg");
     if (mode == "avg") max_mode_ = false;
-    else if (mode == "max") max_mode_ = true;
-    else info.unsupported("mode=" + mode);
+    else if (mode == "max")
+      max_mode_ = true;
+    else
+      info.unsupported("mode=" + mode);
     out_h_ = info.attr_int("output_height", 1);
     out_w_ = info.attr_int("output_width", 1);
     sampling_ratio_ = info.attr_int("sampling_ratio", 0);
@@ -64,8 +66,10 @@ class RoiAlignKernel final : public Kernel {
     const std::string ctm = info.attr_string(
         "coordinate_transformation_mode", info.opset() >= 16 ? "half_pixel" : "output_half_pixel");
     if (ctm == "half_pixel" && info.opset() >= 16) half_pixel_ = true;
-    else if (ctm == "output_half_pixel") half_pixel_ = false;
-    else info.unsupported("coordinate_transformation_mode=" + ctm);
+    else if (ctm == "output_half_pixel")
+      half_pixel_ = false;
+    else
+      info.unsupported("coordinate_transformation_mode=" + ctm);
     if (out_h_ <= 0 || out_w_ <= 0 || sampling_ratio_ < 0)
       info.unsupported("non-positive output size or negative sampling_ratio");
   }
@@ -85,8 +89,8 @@ class RoiAlignKernel final : public Kernel {
              bidx.size(), " entries for ", R, " rois");
     const int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
     for (int64_t b : bidx)
-      PI_CHECK(b >= 0 && b < N, InvalidArgument, who, ": batch index ", b, " out of range [0, ",
-               N, ")");
+      PI_CHECK(b >= 0 && b < N, InvalidArgument, who, ": batch index ", b, " out of range [0, ", N,
+               ")");
     Tensor& y = ctx.output(0, x.dtype(), {R, C, out_h_, out_w_});
     if (y.numel() == 0) return;
     PI_CHECK(H > 0 && W > 0, InvalidArgument, who, ": empty feature map ", x.describe());

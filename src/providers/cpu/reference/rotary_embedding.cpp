@@ -50,8 +50,8 @@ class RotaryEmbeddingKernel final : public Kernel {
       head = x.dim(2) / H;
     }
     const int64_t rdim = rotary_dim_ == 0 ? head : rotary_dim_;
-    PI_CHECK(rdim % 2 == 0 && rdim <= head, InvalidArgument, who_, ": rotary_embedding_dim ",
-             rdim, " must be even and at most the head size ", head);
+    PI_CHECK(rdim % 2 == 0 && rdim <= head, InvalidArgument, who_, ": rotary_embedding_dim ", rdim,
+             " must be even and at most the head size ", head);
     const int64_t half = rdim / 2;
     PI_CHECK(cos.dtype() == x.dtype() && sin.dtype() == x.dtype() && cos.shape() == sin.shape(),
              InvalidArgument, who_, ": cos_cache ", cos.describe(), " and sin_cache ",

@@ -50,8 +50,8 @@ void copy_elements(const Tensor& from, Tensor& to, const std::string& who) {
 
 // Writes updates[u] into y at element offsets dst_off[u] * block .. + block, combining with
 // `red`. Reductions need arithmetic, so they are limited to numeric dtypes.
-void apply_updates(Tensor& y, const Tensor& upd, const std::vector<int64_t>& dst_off,
-                   int64_t block, Reduction red, const std::string& who) {
+void apply_updates(Tensor& y, const Tensor& upd, const std::vector<int64_t>& dst_off, int64_t block,
+                   Reduction red, const std::string& who) {
   if (red == Reduction::None) {
     dispatch(AllTypes{}, y.dtype(), who.c_str(), [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -88,8 +88,7 @@ void apply_updates(Tensor& y, const Tensor& upd, const std::vector<int64_t>& dst
 class ScatterElementsKernel final : public Kernel {
  public:
   explicit ScatterElementsKernel(const KernelInfo& info)
-      : label_(info.node().label()), axis_(info.attr_int("axis", 0)),
-        red_(parse_reduction(info)) {}
+      : label_(info.node().label()), axis_(info.attr_int("axis", 0)), red_(parse_reduction(info)) {}
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -97,15 +96,14 @@ class ScatterElementsKernel final : public Kernel {
     const Tensor& upd = ctx.input(2);
     const int r = x.rank();
     PI_CHECK(r > 0 && ind.rank() == r && upd.shape() == ind.shape(), ShapeMismatch, label_,
-             ": data ", x.describe(), ", indices ", ind.describe(), " and updates ",
-             upd.describe(), " must have one rank, and indices the shape of updates");
+             ": data ", x.describe(), ", indices ", ind.describe(), " and updates ", upd.describe(),
+             " must have one rank, and indices the shape of updates");
     PI_CHECK(upd.dtype() == x.dtype(), InvalidArgument, label_, ": updates ", upd.describe(),
              " must have the dtype of data ", x.describe());
     const int64_t axis = normalize_axis(axis_, r, label_.c_str());
     for (int d = 0; d < r; ++d)
-      PI_CHECK(d == axis || ind.shape()[d] <= x.shape()[d], ShapeMismatch, label_,
-               ": indices ", ind.describe(), " exceed data ", x.describe(), " in dimension ",
-               d);
+      PI_CHECK(d == axis || ind.shape()[d] <= x.shape()[d], ShapeMismatch, label_, ": indices ",
+               ind.describe(), " exceed data ", x.describe(), " in dimension ", d);
     const std::vector<int64_t> raw = read_raw_indices(ind, label_);
     const std::vector<int64_t> xs = strides_of(x.shape());
     std::vector<int64_t> off(raw.size());
@@ -143,8 +141,8 @@ class ScatterNDKernel final : public Kernel {
     const Tensor& ind = ctx.input(1);
     const Tensor& upd = ctx.input(2);
     const int64_t r = x.rank(), q = ind.rank();
-    PI_CHECK(r >= 1 && q >= 1, InvalidArgument, label_, ": data ", x.describe(),
-             " and indices ", ind.describe(), " must have rank >= 1");
+    PI_CHECK(r >= 1 && q >= 1, InvalidArgument, label_, ": data ", x.describe(), " and indices ",
+             ind.describe(), " must have rank >= 1");
     const int64_t k = ind.shape()[q - 1];
     PI_CHECK(k >= 1 && k <= r, InvalidArgument, label_, ": the last dimension of indices ",
              ind.describe(), " must be in [1, ", r, "]");

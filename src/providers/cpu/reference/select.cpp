@@ -15,8 +15,7 @@ namespace polyinfer {
 namespace {
 
 // A total order that puts NaN after every number (and equal to NaN), so sorting is well defined.
-template <class V>
-int compare(const V& a, const V& b) {
+template <class V> int compare(const V& a, const V& b) {
   if constexpr (std::is_floating_point_v<V>) {
     const bool na = std::isnan(a), nb = std::isnan(b);
     if (na || nb) return na == nb ? 0 : (na ? 1 : -1);
@@ -29,7 +28,8 @@ int compare(const V& a, const V& b) {
 class CompressKernel final : public Kernel {
  public:
   explicit CompressKernel(const KernelInfo& info)
-      : label_(info.node().label()), has_axis_(info.has_attr("axis")),
+      : label_(info.node().label()),
+        has_axis_(info.has_attr("axis")),
         axis_(info.attr_int("axis", 0)) {}
 
   void run(KernelContext& ctx) override {
@@ -49,8 +49,8 @@ class CompressKernel final : public Kernel {
     std::vector<int64_t> keep;
     for (int64_t i = 0; i < cond.numel(); ++i) {
       if (!c[i]) continue;
-      PI_CHECK(i < dim, InvalidArgument, label_, ": condition ", cond.describe(),
-               " selects index ", i, " beyond the axis size ", dim);
+      PI_CHECK(i < dim, InvalidArgument, label_, ": condition ", cond.describe(), " selects index ",
+               i, " beyond the axis size ", dim);
       keep.push_back(i);
     }
     Shape out = shape;
@@ -114,8 +114,10 @@ class NonZeroKernel final : public Kernel {
 class UniqueKernel final : public Kernel {
  public:
   explicit UniqueKernel(const KernelInfo& info)
-      : label_(info.node().label()), sorted_(info.attr_int("sorted", 1) != 0),
-        has_axis_(info.has_attr("axis")), axis_(info.attr_int("axis", 0)) {}
+      : label_(info.node().label()),
+        sorted_(info.attr_int("sorted", 1) != 0),
+        has_axis_(info.has_attr("axis")),
+        axis_(info.attr_int("axis", 0)) {}
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -203,8 +205,10 @@ class UniqueKernel final : public Kernel {
 class TopKKernel final : public Kernel {
  public:
   explicit TopKKernel(const KernelInfo& info)
-      : label_(info.node().label()), axis_(info.attr_int("axis", -1)),
-        largest_(info.attr_int("largest", 1) != 0), k_attr_(info.opset() < 10) {
+      : label_(info.node().label()),
+        axis_(info.attr_int("axis", -1)),
+        largest_(info.attr_int("largest", 1) != 0),
+        k_attr_(info.opset() < 10) {
     if (k_attr_) k_ = info.attr_int("k");
   }
 
@@ -271,7 +275,8 @@ class TopKKernel final : public Kernel {
 class CumSumKernel final : public Kernel {
  public:
   explicit CumSumKernel(const KernelInfo& info)
-      : label_(info.node().label()), exclusive_(info.attr_int("exclusive", 0) != 0),
+      : label_(info.node().label()),
+        exclusive_(info.attr_int("exclusive", 0) != 0),
         reverse_(info.attr_int("reverse", 0) != 0) {}
 
   void run(KernelContext& ctx) override {
@@ -319,7 +324,8 @@ class CumSumKernel final : public Kernel {
 class ReverseSequenceKernel final : public Kernel {
  public:
   explicit ReverseSequenceKernel(const KernelInfo& info)
-      : label_(info.node().label()), batch_axis_(info.attr_int("batch_axis", 1)),
+      : label_(info.node().label()),
+        batch_axis_(info.attr_int("batch_axis", 1)),
         time_axis_(info.attr_int("time_axis", 0)) {
     PI_CHECK((batch_axis_ == 0 && time_axis_ == 1) || (batch_axis_ == 1 && time_axis_ == 0),
              InvalidModel, label_, ": batch_axis and time_axis must be 0 and 1 in some order");
@@ -327,8 +333,7 @@ class ReverseSequenceKernel final : public Kernel {
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    PI_CHECK(x.rank() >= 2, InvalidArgument, label_, ": expected rank >= 2, got ",
-             x.describe());
+    PI_CHECK(x.rank() >= 2, InvalidArgument, label_, ": expected rank >= 2, got ", x.describe());
     const int64_t batch = x.shape()[batch_axis_], steps = x.shape()[time_axis_];
     const std::vector<int64_t> lens = read_int_list(ctx.input(1), label_.c_str());
     PI_CHECK(static_cast<int64_t>(lens.size()) == batch, InvalidArgument, label_,

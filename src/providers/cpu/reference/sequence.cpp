@@ -89,10 +89,10 @@ class SequenceInsertKernel final : public Kernel {
     check_elem_type(seq, t, ctx.node());
     std::vector<Tensor> items = seq.items();
     const int64_t size = static_cast<int64_t>(items.size());
-    const int64_t pos = ctx.has_input(2) ? normalize_position(read_position(ctx.input(2),
-                                                                            ctx.node()),
-                                                              size, true, ctx.node())
-                                         : size;
+    const int64_t pos =
+        ctx.has_input(2)
+            ? normalize_position(read_position(ctx.input(2), ctx.node()), size, true, ctx.node())
+            : size;
     items.insert(items.begin() + pos, t);
     ctx.set_output(0, Value::sequence(std::move(items), t.dtype()));
   }
@@ -226,7 +226,8 @@ class ConcatFromSequenceKernel final : public Kernel {
       items.push_back(std::move(h));
     }
     const Tensor& first = items[0];
-    PI_CHECK(first.rank() >= 1, InvalidArgument, n.label(), ": cannot concatenate scalars "
+    PI_CHECK(first.rank() >= 1, InvalidArgument, n.label(),
+             ": cannot concatenate scalars "
              "(use new_axis=1 to stack them)");
     // With new_axis the items already carry the new axis, so one range check serves both modes.
     const int64_t axis = normalize_axis(axis_, first.rank(), "ConcatFromSequence axis");
@@ -237,10 +238,11 @@ class ConcatFromSequenceKernel final : public Kernel {
       PI_CHECK(t.dtype() == first.dtype(), InvalidArgument, n.label(), ": item ", i, " is ",
                dtype_name(t.dtype()), ", item 0 ", dtype_name(first.dtype()));
       bool ok = t.rank() == first.rank();
-      for (int d = 0; ok && d < t.rank(); ++d)
-        ok = d == axis || t.shape()[d] == first.shape()[d];
-      PI_CHECK(ok, ShapeMismatch, n.label(), ": item ", i, " ", t.describe(), " does not match "
-               "item 0 ", first.describe(), " outside axis ", axis);
+      for (int d = 0; ok && d < t.rank(); ++d) ok = d == axis || t.shape()[d] == first.shape()[d];
+      PI_CHECK(ok, ShapeMismatch, n.label(), ": item ", i, " ", t.describe(),
+               " does not match "
+               "item 0 ",
+               first.describe(), " outside axis ", axis);
       out_shape[axis] += t.shape()[axis];
     }
     Tensor& y = ctx.output(0, first.dtype(), out_shape);
@@ -288,8 +290,8 @@ class SequenceMapKernel final : public Kernel {
       const Value& v = ctx.value(i);
       PI_CHECK(v.is_tensor() || v.is_sequence(), InvalidArgument, n.label(), ": input ", i,
                " must be a tensor or a sequence, got ", v.describe());
-      PI_CHECK(!v.is_sequence() || v.items().size() == len, ShapeMismatch, n.label(),
-               ": input ", i, " has ", v.items().size(), " items, input 0 has ", len);
+      PI_CHECK(!v.is_sequence() || v.items().size() == len, ShapeMismatch, n.label(), ": input ", i,
+               " has ", v.items().size(), " items, input 0 has ", len);
     }
     std::vector<std::vector<Tensor>> outs(ctx.num_outputs());
     std::vector<Value> in(ctx.num_inputs());

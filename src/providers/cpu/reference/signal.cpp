@@ -203,8 +203,7 @@ enum class WindowKind { Hann, Hamming, Blackman };
 
 // The generalized cosine windows: w[n] = a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), with
 // N = size for a periodic window and size - 1 for a symmetric one.
-template <WindowKind K>
-class WindowKernel final : public Kernel {
+template <WindowKind K> class WindowKernel final : public Kernel {
  public:
   explicit WindowKernel(const KernelInfo& info)
       : dtype_(output_datatype(info)), periodic_(info.attr_int("periodic", 1) != 0) {}

@@ -17,8 +17,7 @@ namespace {
 
 enum class SoftmaxOp { Softmax, LogSoftmax, Hardmax };
 
-template <SoftmaxOp Op>
-class SoftmaxKernel final : public Kernel {
+template <SoftmaxOp Op> class SoftmaxKernel final : public Kernel {
  public:
   explicit SoftmaxKernel(const KernelInfo& info)
       : label_(info.node().label()),
@@ -45,8 +44,7 @@ class SoftmaxKernel final : public Kernel {
 
  private:
   // Normalizes the n elements p[0], p[stride], ... into q.
-  template <class T>
-  static void normalize(const T* p, T* q, int64_t n, int64_t stride) {
+  template <class T> static void normalize(const T* p, T* q, int64_t n, int64_t stride) {
     using C = compute_t<T>;
     if (n == 0) return;
     double mx = -std::numeric_limits<double>::infinity();

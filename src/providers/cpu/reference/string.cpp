@@ -33,9 +33,12 @@ class StringNormalizerKernel final : public Kernel {
       : case_sensitive_(info.attr_int("is_case_sensitive", 0) != 0) {
     const std::string action = info.attr_string("case_change_action", "NONE");
     if (action == "NONE") action_ = Case::None;
-    else if (action == "LOWER") action_ = Case::Lower;
-    else if (action == "UPPER") action_ = Case::Upper;
-    else info.unsupported("case_change_action=" + action);
+    else if (action == "LOWER")
+      action_ = Case::Lower;
+    else if (action == "UPPER")
+      action_ = Case::Upper;
+    else
+      info.unsupported("case_change_action=" + action);
     for (const std::string& w : info.attr_strings("stopwords"))
       stopwords_.insert(case_sensitive_ ? w : ascii_lower(w));
   }
@@ -73,8 +76,7 @@ class StringNormalizerKernel final : public Kernel {
 enum class TfIdfMode { TF, IDF, TFIDF };
 
 // The n-gram vocabulary: each gram (a sequence of tokens) maps to its position in the pool.
-template <class Tok>
-using GramIndex = std::map<std::vector<Tok>, int64_t>;
+template <class Tok> using GramIndex = std::map<std::vector<Tok>, int64_t>;
 
 class TfIdfVectorizerKernel final : public Kernel {
  public:
@@ -84,9 +86,12 @@ class TfIdfVectorizerKernel final : public Kernel {
     max_skip_ = info.attr_int("max_skip_count");
     const std::string mode = info.attr_string("mode");
     if (mode == "TF") mode_ = TfIdfMode::TF;
-    else if (mode == "IDF") mode_ = TfIdfMode::IDF;
-    else if (mode == "TFIDF") mode_ = TfIdfMode::TFIDF;
-    else info.unsupported("mode=" + mode);
+    else if (mode == "IDF")
+      mode_ = TfIdfMode::IDF;
+    else if (mode == "TFIDF")
+      mode_ = TfIdfMode::TFIDF;
+    else
+      info.unsupported("mode=" + mode);
     const std::vector<int64_t> counts = info.attr_ints("ngram_counts");
     indexes_ = info.attr_ints("ngram_indexes");
     for (float w : info.attr_floats("weights")) weights_.push_back(w);
@@ -137,8 +142,7 @@ class TfIdfVectorizerKernel final : public Kernel {
       PI_CHECK(strings_, InvalidArgument, label, ": string input but the pool holds integers");
       count_all(x.data<std::string>(), rows, cols, str_index_, counts);
     } else {
-      PI_CHECK(!strings_, InvalidArgument, label,
-               ": integer input but the pool holds strings");
+      PI_CHECK(!strings_, InvalidArgument, label, ": integer input but the pool holds strings");
       std::vector<int64_t> toks(static_cast<size_t>(x.numel()));
       dispatch(TypeList<int32_t, int64_t>{}, x.dtype(), label.c_str(), [&](auto tag) {
         using T = typename decltype(tag)::type;
@@ -178,7 +182,8 @@ class TfIdfVectorizerKernel final : public Kernel {
         const double w = weights_.empty() ? 1.0 : weights_[g];
         double v = tf[g];
         if (mode_ == TfIdfMode::IDF) v = v > 0 ? w : 0.0;
-        else if (mode_ == TfIdfMode::TFIDF) v *= w;
+        else if (mode_ == TfIdfMode::TFIDF)
+          v *= w;
         // Several pool grams may share an output slot; their values add up.
         out[static_cast<size_t>(r * out_size_ + indexes_[g])] += v;
       }

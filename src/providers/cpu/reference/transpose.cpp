@@ -38,8 +38,8 @@ void permute(const T* in, const Shape& view, const std::vector<int64_t>& perm, T
   }
 }
 
-void permute_tensor(const Tensor& x, const Shape& view, const std::vector<int64_t>& perm,
-                    Tensor& y, const char* who) {
+void permute_tensor(const Tensor& x, const Shape& view, const std::vector<int64_t>& perm, Tensor& y,
+                    const char* who) {
   dispatch(AllTypes{}, x.dtype(), who, [&](auto tag) {
     using T = typename decltype(tag)::type;
     permute<T>(x.data<T>(), view, perm, y.data<T>());
@@ -49,7 +49,8 @@ void permute_tensor(const Tensor& x, const Shape& view, const std::vector<int64_
 class TransposeKernel final : public Kernel {
  public:
   explicit TransposeKernel(const KernelInfo& info)
-      : label_(info.node().label()), perm_(info.attr_ints("perm")),
+      : label_(info.node().label()),
+        perm_(info.attr_ints("perm")),
         has_perm_(info.has_attr("perm")) {}
 
   void run(KernelContext& ctx) override {
@@ -66,8 +67,8 @@ class TransposeKernel final : public Kernel {
     Shape out(r);
     for (int i = 0; i < r; ++i) {
       int64_t p = perm[i];
-      PI_CHECK(p >= 0 && p < r && !seen[p], InvalidArgument, label_, ": perm ",
-               int_list_str(perm), " is not a permutation of 0..", r - 1);
+      PI_CHECK(p >= 0 && p < r && !seen[p], InvalidArgument, label_, ": perm ", int_list_str(perm),
+               " is not a permutation of 0..", r - 1);
       seen[p] = true;
       out[i] = x.shape()[p];
     }
@@ -98,8 +99,7 @@ class DepthToSpaceKernel final : public Kernel {
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    PI_CHECK(x.rank() == 4, InvalidArgument, label_, ": expected a 4-D input, got ",
-             x.describe());
+    PI_CHECK(x.rank() == 4, InvalidArgument, label_, ": expected a 4-D input, got ", x.describe());
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
     PI_CHECK(c % (b_ * b_) == 0, ShapeMismatch, label_, ": channels of ", x.describe(),
              " are not divisible by blocksize² = ", b_ * b_);
@@ -136,8 +136,7 @@ class SpaceToDepthKernel final : public Kernel {
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    PI_CHECK(x.rank() == 4, InvalidArgument, label_, ": expected a 4-D input, got ",
-             x.describe());
+    PI_CHECK(x.rank() == 4, InvalidArgument, label_, ": expected a 4-D input, got ", x.describe());
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
     PI_CHECK(h % b_ == 0 && w % b_ == 0, ShapeMismatch, label_, ": height and width of ",
              x.describe(), " are not divisible by blocksize ", b_);

@@ -16,8 +16,7 @@ class TriluKernel final : public Kernel {
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    PI_CHECK(x.rank() >= 2, InvalidArgument, label_, ": expected rank >= 2, got ",
-             x.describe());
+    PI_CHECK(x.rank() >= 2, InvalidArgument, label_, ": expected rank >= 2, got ", x.describe());
     int64_t k = 0;
     if (ctx.has_input(1)) {
       const std::vector<int64_t> kv = read_int_list(ctx.input(1), label_.c_str());

@@ -17,8 +17,7 @@ namespace polyinfer {
 namespace {
 
 // Applies a predicate to every element of input 0; the output is a bool tensor of its shape.
-template <class Types, class F>
-void map_to_bool(KernelContext& ctx, const F& f) {
+template <class Types, class F> void map_to_bool(KernelContext& ctx, const F& f) {
   const Tensor& x = ctx.input(0);
   const std::string who = ctx.node().label();
   dispatch(Types{}, x.dtype(), who.c_str(), [&](auto tag) {
@@ -32,8 +31,7 @@ void map_to_bool(KernelContext& ctx, const F& f) {
 }
 
 // Negation that wraps for signed integers (the negation of INT_MIN is INT_MIN).
-template <class C>
-C negate(C x) {
+template <class C> C negate(C x) {
   if constexpr (std::is_integral_v<C>) {
     return static_cast<C>(uint64_t{0} - static_cast<uint64_t>(x));
   } else {
@@ -63,25 +61,61 @@ struct SignOp {
     return x;
   }
 };
-struct ExpOp { template <class C> C operator()(C x) const { return std::exp(x); } };
-struct LogOp { template <class C> C operator()(C x) const { return std::log(x); } };
-struct SqrtOp { template <class C> C operator()(C x) const { return std::sqrt(x); } };
-struct ReciprocalOp { template <class C> C operator()(C x) const { return C(1) / x; } };
-struct FloorOp { template <class C> C operator()(C x) const { return std::floor(x); } };
-struct CeilOp { template <class C> C operator()(C x) const { return std::ceil(x); } };
+struct ExpOp {
+  template <class C> C operator()(C x) const { return std::exp(x); }
+};
+struct LogOp {
+  template <class C> C operator()(C x) const { return std::log(x); }
+};
+struct SqrtOp {
+  template <class C> C operator()(C x) const { return std::sqrt(x); }
+};
+struct ReciprocalOp {
+  template <class C> C operator()(C x) const { return C(1) / x; }
+};
+struct FloorOp {
+  template <class C> C operator()(C x) const { return std::floor(x); }
+};
+struct CeilOp {
+  template <class C> C operator()(C x) const { return std::ceil(x); }
+};
 // Halves round to even, as the spec asks; nearbyint does that in the default rounding mode.
-struct RoundOp { template <class C> C operator()(C x) const { return std::nearbyint(x); } };
-struct SinOp { template <class C> C operator()(C x) const { return std::sin(x); } };
-struct CosOp { template <class C> C operator()(C x) const { return std::cos(x); } };
-struct TanOp { template <class C> C operator()(C x) const { return std::tan(x); } };
-struct AsinOp { template <class C> C operator()(C x) const { return std::asin(x); } };
-struct AcosOp { template <class C> C operator()(C x) const { return std::acos(x); } };
-struct AtanOp { template <class C> C operator()(C x) const { return std::atan(x); } };
-struct SinhOp { template <class C> C operator()(C x) const { return std::sinh(x); } };
-struct CoshOp { template <class C> C operator()(C x) const { return std::cosh(x); } };
-struct AsinhOp { template <class C> C operator()(C x) const { return std::asinh(x); } };
-struct AcoshOp { template <class C> C operator()(C x) const { return std::acosh(x); } };
-struct AtanhOp { template <class C> C operator()(C x) const { return std::atanh(x); } };
+struct RoundOp {
+  template <class C> C operator()(C x) const { return std::nearbyint(x); }
+};
+struct SinOp {
+  template <class C> C operator()(C x) const { return std::sin(x); }
+};
+struct CosOp {
+  template <class C> C operator()(C x) const { return std::cos(x); }
+};
+struct TanOp {
+  template <class C> C operator()(C x) const { return std::tan(x); }
+};
+struct AsinOp {
+  template <class C> C operator()(C x) const { return std::asin(x); }
+};
+struct AcosOp {
+  template <class C> C operator()(C x) const { return std::acos(x); }
+};
+struct AtanOp {
+  template <class C> C operator()(C x) const { return std::atan(x); }
+};
+struct SinhOp {
+  template <class C> C operator()(C x) const { return std::sinh(x); }
+};
+struct CoshOp {
+  template <class C> C operator()(C x) const { return std::cosh(x); }
+};
+struct AsinhOp {
+  template <class C> C operator()(C x) const { return std::asinh(x); }
+};
+struct AcoshOp {
+  template <class C> C operator()(C x) const { return std::acosh(x); }
+};
+struct AtanhOp {
+  template <class C> C operator()(C x) const { return std::atanh(x); }
+};
 // Erf is defined for integers too; erf of an integer lies in [-1, 1], so the conversion back is
 // always in range.
 struct ErfOp {
@@ -94,15 +128,14 @@ struct ErfOp {
   }
 };
 
-template <class Types, class Op>
-class UnaryKernel final : public Kernel {
+template <class Types, class Op> class UnaryKernel final : public Kernel {
  public:
   explicit UnaryKernel(const KernelInfo&) {}
   void run(KernelContext& ctx) override { map_same_type<Types>(ctx, Op{}); }
 };
 
-using SignedNumericTypes = TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int32_t,
-                                    int64_t>;
+using SignedNumericTypes =
+    TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int32_t, int64_t>;
 
 using AbsKernel = UnaryKernel<NumericTypes, AbsOp>;
 using NegKernel = UnaryKernel<SignedNumericTypes, NegOp>;
@@ -149,9 +182,8 @@ class IsInfKernel final : public Kernel {
       : negative_(info.attr_int("detect_negative", 1) != 0),
         positive_(info.attr_int("detect_positive", 1) != 0) {}
   void run(KernelContext& ctx) override {
-    map_to_bool<FloatTypes>(ctx, [this](auto x) {
-      return std::isinf(x) && (x > 0 ? positive_ : negative_);
-    });
+    map_to_bool<FloatTypes>(
+        ctx, [this](auto x) { return std::isinf(x) && (x > 0 ? positive_ : negative_); });
   }
 
  private:

@@ -50,8 +50,7 @@ struct MinOp {
   }
 };
 
-template <class Types, class Op>
-class VariadicKernel final : public Kernel {
+template <class Types, class Op> class VariadicKernel final : public Kernel {
  public:
   explicit VariadicKernel(const KernelInfo&) {}
 

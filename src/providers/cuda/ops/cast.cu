@@ -11,7 +11,7 @@ namespace {
 template <class From, class To>
 __global__ void cast(const From* __restrict__ x, To* __restrict__ y, int64_t n) {
   PI_GRID_STRIDE(i, n)
-    y[i] = narrow<To>(widen(x[i]));
+  y[i] = narrow<To>(widen(x[i]));
 }
 
 }  // namespace
@@ -24,8 +24,8 @@ void launch_cast(Elem from, Elem to, const void* x, void* y, int64_t n, int max_
     using From = typename decltype(in)::type;
     with_elem(to, [&](auto out) {
       using To = typename decltype(out)::type;
-      cast<From, To><<<grid, kBlock, 0, stream>>>(static_cast<const From*>(x),
-                                                  static_cast<To*>(y), n);
+      cast<From, To>
+          <<<grid, kBlock, 0, stream>>>(static_cast<const From*>(x), static_cast<To*>(y), n);
     });
   });
 }

@@ -43,8 +43,9 @@ namespace {
 constexpr size_t kMaxTuningWorkspace = size_t{256} << 20;
 
 const char* algo_name(int a) {
-  static const char* const names[] = {"implicit_gemm", "implicit_precomp_gemm", "gemm", "direct",
-                                      "fft", "fft_tiling", "winograd", "winograd_nonfused"};
+  static const char* const names[] = {
+      "implicit_gemm", "implicit_precomp_gemm", "gemm", "direct", "fft", "fft_tiling",
+      "winograd",      "winograd_nonfused"};
   return a >= 0 && a < 8 ? names[a] : "unknown";
 }
 
@@ -102,8 +103,9 @@ int as_int(int64_t v, const std::string& who, const char* what) {
 }
 
 cudnnDataType_t cudnn_type(DType d) {
-  return d == DType::Float16 ? CUDNN_DATA_HALF : d == DType::BFloat16 ? CUDNN_DATA_BFLOAT16
-                                                                       : CUDNN_DATA_FLOAT;
+  return d == DType::Float16    ? CUDNN_DATA_HALF
+         : d == DType::BFloat16 ? CUDNN_DATA_BFLOAT16
+                                : CUDNN_DATA_FLOAT;
 }
 
 void set_tensor(cudnnTensorDescriptor_t d, DType t, const std::vector<int>& dims) {
@@ -116,7 +118,7 @@ void set_tensor(cudnnTensorDescriptor_t d, DType t, const std::vector<int>& dims
 // the algorithm with its workspace.
 struct Plan {
   Descriptors d;
-  bool explicit_pad = false;      // X is first copied into a zero-padded scratch tensor
+  bool explicit_pad = false;       // X is first copied into a zero-padded scratch tensor
   std::vector<int64_t> pad_begin;  // per spatial axis of the (2-D) padding copy
   Shape padded;                    // X's shape after that copy
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
@@ -139,8 +141,9 @@ class ConvKernel : public Kernel {
     if (fused) has_act_ = unary_of(act_ = FusedActivation::from(info), &act_op_);
     const auto& p = attrs_.pads;
     if (p.size() == 6 && (p[0] != p[3] || p[1] != p[4] || p[2] != p[5]))
-      info.unsupported("asymmetric pads in a 3-D convolution (cuDNN takes one pad per axis; "
-                       "the CUDA kernel pads explicitly in 1-D and 2-D only)");
+      info.unsupported(
+          "asymmetric pads in a 3-D convolution (cuDNN takes one pad per axis; "
+          "the CUDA kernel pads explicitly in 1-D and 2-D only)");
   }
   std::string impl() const override { return impl_; }
 
@@ -157,8 +160,8 @@ class ConvKernel : public Kernel {
     const Tensor* b = kc.has_input(2) ? &kc.input(2) : nullptr;
     if (b) {
       check_dtype(kc, *b, dtype_);
-      PI_CHECK(b->shape() == Shape{M}, ShapeMismatch, who, ": bias must be ",
-               dtype_name(dtype_), "[", M, "], got ", b->describe());
+      PI_CHECK(b->shape() == Shape{M}, ShapeMismatch, who, ": bias must be ", dtype_name(dtype_),
+               "[", M, "], got ", b->describe());
     }
     Shape ys{N, M};
     ys.insert(ys.end(), g.out.begin(), g.out.end());
@@ -176,17 +179,20 @@ class ConvKernel : public Kernel {
 
     // The convolution proper (Y = conv(X, W) + Z). No input channels (or taps): Y = Z or 0.
     if (x.numel() == 0 || w.numel() == 0) {
-      if (z) PI_CUDA_CHECK(cudaMemcpyAsync(py, z->raw_data(), y.nbytes(),
-                                           cudaMemcpyDeviceToDevice, stream));
-      else PI_CUDA_CHECK(cudaMemsetAsync(py, 0, y.nbytes(), stream));
+      if (z)
+        PI_CUDA_CHECK(
+            cudaMemcpyAsync(py, z->raw_data(), y.nbytes(), cudaMemcpyDeviceToDevice, stream));
+      else
+        PI_CUDA_CHECK(cudaMemsetAsync(py, 0, y.nbytes(), stream));
       impl_ = "cuda:conv-empty";
     } else {
       Plan& plan = plan_for(kc, x, w, g, y);
       const void* px = x.raw_data();
       Scratch padded(ctx_, plan.explicit_pad ? padded_bytes(plan) : 0);
       if (plan.explicit_pad) px = pad_input(plan, x, padded);
-      if (z) PI_CUDA_CHECK(cudaMemcpyAsync(py, z->raw_data(), y.nbytes(),
-                                           cudaMemcpyDeviceToDevice, stream));
+      if (z)
+        PI_CUDA_CHECK(
+            cudaMemcpyAsync(py, z->raw_data(), y.nbytes(), cudaMemcpyDeviceToDevice, stream));
       Scratch ws(ctx_, plan.workspace);
       const float one = 1.0f, beta = z ? 1.0f : 0.0f;
       PI_CUDNN_CHECK(cudnnConvolutionForward(ctx_.cudnn(), &one, plan.d.x, px, plan.d.w,
@@ -194,8 +200,8 @@ class ConvKernel : public Kernel {
                                              ws.size(), &beta, plan.d.y, py));
       if (b) {
         const float add = 1.0f;
-        PI_CUDNN_CHECK(cudnnAddTensor(ctx_.cudnn(), &add, plan.d.b, b->raw_data(), &add,
-                                      plan.d.y, py));
+        PI_CUDNN_CHECK(
+            cudnnAddTensor(ctx_.cudnn(), &add, plan.d.b, b->raw_data(), &add, plan.d.y, py));
         b = nullptr;  // added
       }
       impl_ = plan.impl;
@@ -217,8 +223,7 @@ class ConvKernel : public Kernel {
       PI_CUDA_CHECK(cudaMemcpyAsync(py, sum.get(), y.nbytes(), cudaMemcpyDeviceToDevice, stream));
     }
     if (has_act_) {
-      launch_unary(act_op_, e, py, py, y.numel(), act_.alpha, act_.beta, ctx_.max_grid_x(),
-                   stream);
+      launch_unary(act_op_, e, py, py, y.numel(), act_.alpha, act_.beta, ctx_.max_grid_x(), stream);
       if (impl_.find("+act") == std::string::npos) impl_ += "+act";
     }
     check_launch(who.c_str());
@@ -227,8 +232,8 @@ class ConvKernel : public Kernel {
  private:
   // The plan for this input shape, made (and the algorithm timed or read from the cache) the
   // first time the shape is seen.
-  Plan& plan_for(KernelContext& kc, const Tensor& x, const Tensor& w,
-                 const WindowGeometry& g, const Tensor& y) {
+  Plan& plan_for(KernelContext& kc, const Tensor& x, const Tensor& w, const WindowGeometry& g,
+                 const Tensor& y) {
     const std::string shape_key = shape_str(x.shape()) + shape_str(w.shape());
     if (const auto it = plans_.find(shape_key); it != plans_.end()) return *it->second;
     const std::string who = kc.node().label();
@@ -239,9 +244,8 @@ class ConvKernel : public Kernel {
     p.padded = x.shape();
     std::vector<int64_t> pads = g.pad_begin;
     if (!symmetric) {
-      PI_CHECK(g.rank <= 2, UnsupportedOp, who, ": asymmetric pads ",
-               shape_str(g.pad_begin), " / ", shape_str(g.pad_end),
-               " in a 3-D convolution (cuDNN takes one pad per axis)");
+      PI_CHECK(g.rank <= 2, UnsupportedOp, who, ": asymmetric pads ", shape_str(g.pad_begin), " / ",
+               shape_str(g.pad_end), " in a 3-D convolution (cuDNN takes one pad per axis)");
       p.explicit_pad = true;
       p.pad_begin = g.pad_begin;
       for (int d = 0; d < g.rank; ++d) {
@@ -273,19 +277,18 @@ class ConvKernel : public Kernel {
     std::vector<int> bd(static_cast<size_t>(nd), 1);
     bd[1] = yd[1];
     set_tensor(p.d.b, dtype_, bd);
-    PI_CUDNN_CHECK(cudnnSetFilterNdDescriptor(p.d.w, cudnn_type(dtype_), CUDNN_TENSOR_NCHW, nd,
-                                              wd.data()));
+    PI_CUDNN_CHECK(
+        cudnnSetFilterNdDescriptor(p.d.w, cudnn_type(dtype_), CUDNN_TENSOR_NCHW, nd, wd.data()));
     // The compute type is float32 for every storage type (the PSEUDO_* configurations).
     PI_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(p.d.conv, nd - 2, pad.data(), stride.data(),
                                                    dil.data(), CUDNN_CROSS_CORRELATION,
                                                    CUDNN_DATA_FLOAT));
     PI_CUDNN_CHECK(cudnnSetConvolutionGroupCount(p.d.conv, static_cast<int>(attrs_.group)));
-    PI_CUDNN_CHECK(cudnnSetConvolutionMathType(p.d.conv, tensor_cores() ? CUDNN_TENSOR_OP_MATH
-                                                                        : CUDNN_FMA_MATH));
+    PI_CUDNN_CHECK(cudnnSetConvolutionMathType(
+        p.d.conv, tensor_cores() ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
     // cuDNN's output size must be the CPU geometry's: a disagreement would write past Y.
     std::vector<int> cd(static_cast<size_t>(nd));
-    PI_CUDNN_CHECK(
-        cudnnGetConvolutionNdForwardOutputDim(p.d.conv, p.d.x, p.d.w, nd, cd.data()));
+    PI_CUDNN_CHECK(cudnnGetConvolutionNdForwardOutputDim(p.d.conv, p.d.x, p.d.w, nd, cd.data()));
     PI_CHECK(cd == yd, Internal, who, ": cuDNN's output shape differs from the ONNX geometry's ",
              shape_str(y.shape()), " (a bug in the CUDA Conv kernel)");
 
@@ -308,8 +311,8 @@ class ConvKernel : public Kernel {
       // the shape is timed again.
       const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(hit->algo);
       size_t bytes = 0;
-      if (cudnnGetConvolutionForwardWorkspaceSize(ctx_.cudnn(), p.d.x, p.d.w, p.d.conv, p.d.y,
-                                                  algo, &bytes) == CUDNN_STATUS_SUCCESS) {
+      if (cudnnGetConvolutionForwardWorkspaceSize(ctx_.cudnn(), p.d.x, p.d.w, p.d.conv, p.d.y, algo,
+                                                  &bytes) == CUDNN_STATUS_SUCCESS) {
         p.algo = algo;
         p.workspace = bytes;
         chosen = true;
@@ -365,11 +368,12 @@ class ConvKernel : public Kernel {
     // heuristic; the failure is said once, since the run then goes on with an untimed choice.
     const cudnnStatus_t st = cudnnFindConvolutionForwardAlgorithmEx(
         ctx_.cudnn(), p.d.x, px, p.d.w, w.raw_data(), p.d.conv, p.d.y,
-        const_cast<void*>(y.raw_data()), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf,
-        ws->get(), limit);
+        const_cast<void*>(y.raw_data()), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf, ws->get(),
+        limit);
     if (st != CUDNN_STATUS_SUCCESS) {
       std::cerr << "polyinfer: note: "
-                << cudnn_error_text("cudnnFindConvolutionForwardAlgorithmEx", st) << " for " << tkey << "; using cuDNN's heuristic choice\n";
+                << cudnn_error_text("cudnnFindConvolutionForwardAlgorithmEx", st) << " for " << tkey
+                << "; using cuDNN's heuristic choice\n";
       return false;
     }
     // Sorted fastest first; only successes within the workspace, and for float32 no Tensor Core
@@ -384,8 +388,8 @@ class ConvKernel : public Kernel {
       p.workspace = r.memory;
       // The runs use the math the timing measured (cuDNN's advice after Find).
       PI_CUDNN_CHECK(cudnnSetConvolutionMathType(p.d.conv, r.mathType));
-      tuning_cache().store(tkey, {static_cast<int64_t>(r.algo), r.memory,
-                                  static_cast<double>(r.time)});
+      tuning_cache().store(tkey,
+                           {static_cast<int64_t>(r.algo), r.memory, static_cast<double>(r.time)});
       return true;
     }
     return false;

@@ -10,8 +10,7 @@
 namespace polyinfer::cuda {
 namespace {
 
-template <BinaryOp Op>
-class BinaryKernel final : public Kernel {
+template <BinaryOp Op> class BinaryKernel final : public Kernel {
  public:
   explicit BinaryKernel(const KernelInfo& info) : ctx_(Context::get()) {
     if (info.num_inputs() != 2)
@@ -82,8 +81,7 @@ class UnaryKernel : public Kernel {
 };
 
 // An operator without attributes.
-template <UnaryOp Op>
-class Unary final : public UnaryKernel {
+template <UnaryOp Op> class Unary final : public UnaryKernel {
  public:
   explicit Unary(const KernelInfo& info) : UnaryKernel(info, Op) {}
 };

@@ -4,22 +4,27 @@
 // --use_fast_math) on widened values, one rounding per stored result: the CPU reference kernels,
 // which compute float16 and bfloat16 the same way, are the oracle.
 #include "providers/cuda/ops/elem.cuh"
-#include "providers/cuda/ops/grid.cuh"
 #include "providers/cuda/ops/elementwise_kernels.h"
+#include "providers/cuda/ops/grid.cuh"
 
 namespace polyinfer::cuda {
 namespace {
 
-template <BinaryOp Op>
-__device__ __forceinline__ float apply(float a, float b) {
+template <BinaryOp Op> __device__ __forceinline__ float apply(float a, float b) {
   if constexpr (Op == BinaryOp::Add) return a + b;
-  else if constexpr (Op == BinaryOp::Sub) return a - b;
-  else if constexpr (Op == BinaryOp::Mul) return a * b;
-  else if constexpr (Op == BinaryOp::Div) return a / b;
-  else if constexpr (Op == BinaryOp::Pow) return powf(a, b);
+  else if constexpr (Op == BinaryOp::Sub)
+    return a - b;
+  else if constexpr (Op == BinaryOp::Mul)
+    return a * b;
+  else if constexpr (Op == BinaryOp::Div)
+    return a / b;
+  else if constexpr (Op == BinaryOp::Pow)
+    return powf(a, b);
   // ONNX Max/Min propagate NaN (fmaxf would drop it).
-  else if constexpr (Op == BinaryOp::Max) return (a != a || b != b) ? a + b : (a > b ? a : b);
-  else return (a != a || b != b) ? a + b : (a < b ? a : b);
+  else if constexpr (Op == BinaryOp::Max)
+    return (a != a || b != b) ? a + b : (a > b ? a : b);
+  else
+    return (a != a || b != b) ? a + b : (a < b ? a : b);
 }
 
 __device__ __forceinline__ float clamp01(float v) {
@@ -27,33 +32,47 @@ __device__ __forceinline__ float clamp01(float v) {
 }
 
 // The formulas of the CPU reference kernels (activation.cpp, gelu.cpp, ops/activation.h).
-template <UnaryOp Op>
-__device__ __forceinline__ float apply(float x, float alpha, float beta) {
+template <UnaryOp Op> __device__ __forceinline__ float apply(float x, float alpha, float beta) {
   if constexpr (Op == UnaryOp::Relu) return x < 0.0f ? 0.0f : x;  // NaN stays NaN
-  else if constexpr (Op == UnaryOp::LeakyRelu) return x < 0.0f ? alpha * x : x;
-  else if constexpr (Op == UnaryOp::Sigmoid) return 1.0f / (1.0f + expf(-x));
-  else if constexpr (Op == UnaryOp::Tanh) return tanhf(x);
-  else if constexpr (Op == UnaryOp::Exp) return expf(x);
-  else if constexpr (Op == UnaryOp::Log) return logf(x);
-  else if constexpr (Op == UnaryOp::Neg) return -x;
-  else if constexpr (Op == UnaryOp::Abs) return fabsf(x);
-  else if constexpr (Op == UnaryOp::Sqrt) return sqrtf(x);
-  else if constexpr (Op == UnaryOp::Reciprocal) return 1.0f / x;
-  else if constexpr (Op == UnaryOp::Erf) return erff(x);
-  else if constexpr (Op == UnaryOp::Gelu) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  else if constexpr (Op == UnaryOp::LeakyRelu)
+    return x < 0.0f ? alpha * x : x;
+  else if constexpr (Op == UnaryOp::Sigmoid)
+    return 1.0f / (1.0f + expf(-x));
+  else if constexpr (Op == UnaryOp::Tanh)
+    return tanhf(x);
+  else if constexpr (Op == UnaryOp::Exp)
+    return expf(x);
+  else if constexpr (Op == UnaryOp::Log)
+    return logf(x);
+  else if constexpr (Op == UnaryOp::Neg)
+    return -x;
+  else if constexpr (Op == UnaryOp::Abs)
+    return fabsf(x);
+  else if constexpr (Op == UnaryOp::Sqrt)
+    return sqrtf(x);
+  else if constexpr (Op == UnaryOp::Reciprocal)
+    return 1.0f / x;
+  else if constexpr (Op == UnaryOp::Erf)
+    return erff(x);
+  else if constexpr (Op == UnaryOp::Gelu)
+    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
   else if constexpr (Op == UnaryOp::GeluTanh)
     return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
-  else if constexpr (Op == UnaryOp::Silu) return x / (1.0f + expf(-x));
-  else if constexpr (Op == UnaryOp::HardSigmoid) return clamp01(alpha * x + beta);
-  else if constexpr (Op == UnaryOp::HardSwish) return x * clamp01(x / 6.0f + 0.5f);
-  else return x < alpha ? alpha : (x > beta ? beta : x);  // Clip
+  else if constexpr (Op == UnaryOp::Silu)
+    return x / (1.0f + expf(-x));
+  else if constexpr (Op == UnaryOp::HardSigmoid)
+    return clamp01(alpha * x + beta);
+  else if constexpr (Op == UnaryOp::HardSwish)
+    return x * clamp01(x / 6.0f + 0.5f);
+  else
+    return x < alpha ? alpha : (x > beta ? beta : x);  // Clip
 }
 
 template <BinaryOp Op, class T>
 __global__ void binary_same(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
                             int64_t n) {
   PI_GRID_STRIDE(i, n)
-    c[i] = narrow<T>(apply<Op>(widen(a[i]), widen(b[i])));
+  c[i] = narrow<T>(apply<Op>(widen(a[i]), widen(b[i])));
 }
 
 template <BinaryOp Op, class T>
@@ -106,7 +125,7 @@ __global__ void where(const bool* __restrict__ cond, const T* __restrict__ x,
 template <UnaryOp Op, class T>
 __global__ void unary(const T* x, T* y, int64_t n, float alpha, float beta) {
   PI_GRID_STRIDE(i, n)
-    y[i] = narrow<T>(apply<Op>(widen(x[i]), alpha, beta));
+  y[i] = narrow<T>(apply<Op>(widen(x[i]), alpha, beta));
 }
 
 template <BinaryOp Op>
@@ -118,7 +137,8 @@ void binary_as(Elem e, const void* a, const void* b, void* c, int64_t n, const B
     const auto* tb = static_cast<const T*>(b);
     auto* tc = static_cast<T*>(c);
     if (bc) binary_broadcast<Op, T><<<grid, kBlock, 0, s>>>(ta, tb, tc, n, *bc);
-    else binary_same<Op, T><<<grid, kBlock, 0, s>>>(ta, tb, tc, n);
+    else
+      binary_same<Op, T><<<grid, kBlock, 0, s>>>(ta, tb, tc, n);
   });
 }
 
@@ -127,8 +147,8 @@ void unary_as(Elem e, const void* x, void* y, int64_t n, float alpha, float beta
               cudaStream_t s) {
   with_elem(e, [&](auto as) {
     using T = typename decltype(as)::type;
-    unary<Op, T><<<grid, kBlock, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n, alpha,
-                                         beta);
+    unary<Op, T>
+        <<<grid, kBlock, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n, alpha, beta);
   });
 }
 
@@ -155,7 +175,7 @@ void launch_broadcast_copy(Elem e, const void* src, void* dst, int64_t n, const 
   with_elem(e, [&](auto as) {
     using T = typename decltype(as)::type;
     broadcast_copy<T><<<grid_for(n, max_grid), kBlock, 0, s>>>(static_cast<const T*>(src),
-                                                                static_cast<T*>(dst), n, *bc);
+                                                               static_cast<T*>(dst), n, *bc);
   });
 }
 
@@ -164,9 +184,8 @@ void launch_where(Elem e, const bool* cond, const void* x, const void* y, void* 
   if (n <= 0) return;
   with_elem(e, [&](auto as) {
     using T = typename decltype(as)::type;
-    where<T><<<grid_for(n, max_grid), kBlock, 0, s>>>(cond, static_cast<const T*>(x),
-                                                       static_cast<const T*>(y),
-                                                       static_cast<T*>(out), n, bc);
+    where<T><<<grid_for(n, max_grid), kBlock, 0, s>>>(
+        cond, static_cast<const T*>(x), static_cast<const T*>(y), static_cast<T*>(out), n, bc);
   });
 }
 
@@ -176,8 +195,7 @@ void launch_unary(UnaryOp op, Elem e, const void* x, void* y, int64_t n, float a
   const unsigned g = grid_for(n, max_grid);
   switch (op) {
 #define PI_CUDA_UNARY_CASE(OP) \
-  case UnaryOp::OP:            \
-    return unary_as<UnaryOp::OP>(e, x, y, n, alpha, beta, g, s);
+  case UnaryOp::OP: return unary_as<UnaryOp::OP>(e, x, y, n, alpha, beta, g, s);
     PI_CUDA_UNARY_CASE(Relu)
     PI_CUDA_UNARY_CASE(LeakyRelu)
     PI_CUDA_UNARY_CASE(Sigmoid)

@@ -14,8 +14,23 @@ enum class BinaryOp : int { Add, Sub, Mul, Div, Pow, Max, Min };
 // Parameters: LeakyRelu alpha = slope; HardSigmoid y = clamp(alpha x + beta, 0, 1); Clip
 // alpha = min, beta = max. The activations are also what FusedGemm / FusedMatMul apply.
 enum class UnaryOp : int {
-  Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Neg, Abs, Sqrt, Reciprocal, Erf,
-  Gelu, GeluTanh, Silu, HardSigmoid, HardSwish, Clip
+  Relu,
+  LeakyRelu,
+  Sigmoid,
+  Tanh,
+  Exp,
+  Log,
+  Neg,
+  Abs,
+  Sqrt,
+  Reciprocal,
+  Erf,
+  Gelu,
+  GeluTanh,
+  Silu,
+  HardSigmoid,
+  HardSwish,
+  Clip
 };
 
 constexpr int kMaxRank = 6;

@@ -51,12 +51,11 @@ cublasComputeType_t compute_type(bool tf32) {
 // compute type's scale type).
 void gemm(Context& ctx, DType t, bool tf32, const GemmShape& g, float alpha, const void* a,
           const void* b, float beta, void* y) {
-  PI_CUBLAS_CHECK(cublasGemmEx(ctx.cublas(), g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                               g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(g.N),
-                               static_cast<int>(g.M), static_cast<int>(g.K), &alpha, b,
-                               blas_type(t), g.ldb(), a, blas_type(t), g.lda(), &beta, y,
-                               blas_type(t), static_cast<int>(g.N), compute_type(tf32),
-                               CUBLAS_GEMM_DEFAULT));
+  PI_CUBLAS_CHECK(cublasGemmEx(
+      ctx.cublas(), g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+      static_cast<int>(g.N), static_cast<int>(g.M), static_cast<int>(g.K), &alpha, b, blas_type(t),
+      g.ldb(), a, blas_type(t), g.lda(), &beta, y, blas_type(t), static_cast<int>(g.N),
+      compute_type(tf32), CUBLAS_GEMM_DEFAULT));
 }
 
 // cuBLASLt epilogues this file uses beyond the bias.
@@ -233,10 +232,10 @@ class MatMulKernel final : public Kernel {
       const cudaDataType_t dt = blas_type(dtype_);
       PI_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
           ctx_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(g.N), static_cast<int>(g.M),
-          static_cast<int>(g.K), &one, pb, dt, static_cast<int>(g.N),
-          sb == zeros ? 0 : g.K * g.N, pa, dt, static_cast<int>(g.K),
-          sa == zeros ? 0 : g.M * g.K, &zero, py, dt, static_cast<int>(g.N), g.M * g.N,
-          static_cast<int>(nb), compute_type(tf32_), CUBLAS_GEMM_DEFAULT));
+          static_cast<int>(g.K), &one, pb, dt, static_cast<int>(g.N), sb == zeros ? 0 : g.K * g.N,
+          pa, dt, static_cast<int>(g.K), sa == zeros ? 0 : g.M * g.K, &zero, py, dt,
+          static_cast<int>(g.N), g.M * g.N, static_cast<int>(nb), compute_type(tf32_),
+          CUBLAS_GEMM_DEFAULT));
       return;
     }
     // General broadcasting ([2, 1] x [1, 3] batches): one GEMM per output matrix, at the
@@ -248,8 +247,8 @@ class MatMulKernel final : public Kernel {
         oa += idx[d] * sa[d];
         ob += idx[d] * sb[d];
       }
-      gemm(ctx_, dtype_, tf32_, g, 1.0f, pa + oa * g.M * g.K * es, pb + ob * g.K * g.N * es,
-           0.0f, py + i * g.M * g.N * es);
+      gemm(ctx_, dtype_, tf32_, g, 1.0f, pa + oa * g.M * g.K * es, pb + ob * g.K * g.N * es, 0.0f,
+           py + i * g.M * g.N * es);
       for (size_t d = batch.size(); d-- > 0;) {
         if (++idx[d] < batch[d]) break;
         idx[d] = 0;
@@ -311,15 +310,13 @@ class GemmKernel final : public Kernel {
     const Tensor* c = kc.has_input(2) && beta_ != 0.0f ? &kc.input(2) : nullptr;
     if (c) check_dtype(kc, *c, dtype_);
     // A row bias with beta = 1 can go in cuBLASLt's epilogue, and the activation with it.
-    const void* bias =
-        c && beta_ == 1.0f && is_row_bias(c->shape(), g.N) ? c->raw_data() : nullptr;
+    const void* bias = c && beta_ == 1.0f && is_row_bias(c->shape(), g.N) ? c->raw_data() : nullptr;
     bool product_done = false, act_done = false;
     if (g.K > 0 && (c == nullptr || bias != nullptr)) {
       if (act_.epi != Epi::None &&
           lt_gemm(ctx_, lt_, dtype_, tf32_, g, alpha_, pa, pb, bias, act_.epi, py))
         product_done = act_done = true;
-      else if (bias &&
-               lt_gemm(ctx_, lt_, dtype_, tf32_, g, alpha_, pa, pb, bias, Epi::None, py))
+      else if (bias && lt_gemm(ctx_, lt_, dtype_, tf32_, g, alpha_, pa, pb, bias, Epi::None, py))
         product_done = true;
     }
     if (!product_done) {
@@ -330,8 +327,8 @@ class GemmKernel final : public Kernel {
       } else if (!c) {
         PI_CUDA_CHECK(cudaMemsetAsync(py, 0, y.nbytes(), ctx_.stream()));  // an empty sum
       } else if (beta_ != 1.0f) {
-        PI_CUBLAS_CHECK(cublasScalEx(ctx_.cublas(), static_cast<int>(g.M * g.N), &beta_,
-                                     CUDA_R_32F, py, blas_type(dtype_), 1, CUDA_R_32F));
+        PI_CUBLAS_CHECK(cublasScalEx(ctx_.cublas(), static_cast<int>(g.M * g.N), &beta_, CUDA_R_32F,
+                                     py, blas_type(dtype_), 1, CUDA_R_32F));
       }
     }
     if (!act_done) apply_activation(ctx_, dtype_, act_, py, y.numel());
@@ -358,8 +355,7 @@ class GemmKernel final : public Kernel {
     bc.dims[1] = g.N;
     bc.stride_a[0] = sc[0];
     bc.stride_a[1] = sc[1];
-    launch_broadcast_copy(elem_of(dtype_), pc, y, g.M * g.N, &bc, ctx_.max_grid_x(),
-                          ctx_.stream());
+    launch_broadcast_copy(elem_of(dtype_), pc, y, g.M * g.N, &bc, ctx_.max_grid_x(), ctx_.stream());
     check_launch("Gemm C broadcast");
   }
 
@@ -435,14 +431,14 @@ class FusedMatMulKernel final : public Kernel {
       if (act_.epi != Epi::None &&
           lt_gemm(ctx_, lt_, dtype_, tf32_, g, 1.0f, pa, pb, bias, act_.epi, py))
         product_done = act_done = true;
-      else if (bias && lt_gemm(ctx_, lt_, dtype_, tf32_, g, 1.0f, pa, pb, bias, Epi::None,
-                               py))
+      else if (bias && lt_gemm(ctx_, lt_, dtype_, tf32_, g, 1.0f, pa, pb, bias, Epi::None, py))
         product_done = true;
     }
     if (!product_done) {
       // Y = bias in every row (or 0), then the GEMM accumulates A·B onto it.
       if (bias) broadcast_rows(ctx_, dtype_, bias, g.M, g.N, py);
-      else if (g.K == 0) PI_CUDA_CHECK(cudaMemsetAsync(py, 0, y.nbytes(), ctx_.stream()));
+      else if (g.K == 0)
+        PI_CUDA_CHECK(cudaMemsetAsync(py, 0, y.nbytes(), ctx_.stream()));
       if (g.K > 0) gemm(ctx_, dtype_, tf32_, g, 1.0f, pa, pb, bias ? 1.0f : 0.0f, py);
     }
     if (!act_done) apply_activation(ctx_, dtype_, act_, py, y.numel());

@@ -17,6 +17,6 @@ inline unsigned grid_for(int64_t n, int max_grid) {
 }  // namespace polyinfer::cuda
 
 // for (int64_t i = this thread's first element; i < n; i += the grid's thread count)
-#define PI_GRID_STRIDE(i, n)                                                 \
+#define PI_GRID_STRIDE(i, n)                                                \
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); \
        i += int64_t{blockDim.x} * gridDim.x)

@@ -64,8 +64,8 @@ class TransposeKernel final : public Kernel {
       perm.resize(static_cast<size_t>(r));
       for (int d = 0; d < r; ++d) perm[d] = r - 1 - d;
     }
-    PI_CHECK(static_cast<int>(perm.size()) == r, InvalidArgument, who, ": perm has ",
-             perm.size(), " entries for an input of rank ", r);
+    PI_CHECK(static_cast<int>(perm.size()) == r, InvalidArgument, who, ": perm has ", perm.size(),
+             " entries for an input of rank ", r);
     std::vector<bool> seen(static_cast<size_t>(r), false);
     const auto in_st = packed_strides(x.shape());
     Shape out(static_cast<size_t>(r));
@@ -176,8 +176,8 @@ class ExpandKernel final : public Kernel {
     HostConstantsContext hc(kc, constants_);
     const Shape out = expand_shape(x.shape(), read_int_list(hc.input(1), who.c_str()), who);
     PI_CHECK(out.size() <= static_cast<size_t>(kLayoutMaxRank), UnsupportedOp, who,
-             ": output rank ", out.size(), " (the CUDA layout kernels take up to ",
-             kLayoutMaxRank, ")");
+             ": output rank ", out.size(), " (the CUDA layout kernels take up to ", kLayoutMaxRank,
+             ")");
     Tensor& y = kc.output(0, dtype_, out);
     copy_view(ctx_, x, y, out, broadcast_strides(x.shape(), out), 0);
     check_launch(who.c_str());
@@ -214,9 +214,9 @@ class ConcatKernel final : public Kernel {
       PI_CHECK(t.rank() == r, ShapeMismatch, who, ": input ", i, " ", t.describe(),
                " has another rank than input 0 ", first.describe());
       for (int d = 0; d < r; ++d)
-        PI_CHECK(d == axis || t.shape()[d] == first.shape()[d], ShapeMismatch, who, ": input ",
-                 i, " ", t.describe(), " differs from input 0 ", first.describe(),
-                 " outside axis ", axis);
+        PI_CHECK(d == axis || t.shape()[d] == first.shape()[d], ShapeMismatch, who, ": input ", i,
+                 " ", t.describe(), " differs from input 0 ", first.describe(), " outside axis ",
+                 axis);
       out[axis] += t.shape()[axis];
     }
     Tensor& y = kc.output(0, dtype_, out);
@@ -232,12 +232,12 @@ class ConcatKernel final : public Kernel {
       char* dst = static_cast<char*>(y.raw_data()) + static_cast<size_t>(col * inner) * es;
       // One row (axis 0, say): a plain copy, which has no pitch limit.
       if (width > 0 && outer == 1)
-        PI_CUDA_CHECK(cudaMemcpyAsync(dst, t.raw_data(), width, cudaMemcpyDeviceToDevice,
-                                      ctx_.stream()));
+        PI_CUDA_CHECK(
+            cudaMemcpyAsync(dst, t.raw_data(), width, cudaMemcpyDeviceToDevice, ctx_.stream()));
       else if (width > 0 && outer > 1)
-        PI_CUDA_CHECK(cudaMemcpy2DAsync(dst, row,
-                                        t.raw_data(), width, width, static_cast<size_t>(outer),
-                                        cudaMemcpyDeviceToDevice, ctx_.stream()));
+        PI_CUDA_CHECK(cudaMemcpy2DAsync(dst, row, t.raw_data(), width, width,
+                                        static_cast<size_t>(outer), cudaMemcpyDeviceToDevice,
+                                        ctx_.stream()));
       col += t.shape()[axis];
     }
   }
@@ -300,9 +300,8 @@ class GatherKernel final : public Kernel {
     if (y.numel() == 0) return;
     const int64_t outer = shape_numel(Shape(x.shape().begin(), x.shape().begin() + axis));
     const int64_t inner = shape_numel(Shape(x.shape().begin() + axis + 1, x.shape().end()));
-    launch_gather(dtype_size(dtype_), x.raw_data(), dev->raw_data(),
-                  host->dtype() == DType::Int64, y.raw_data(), outer, dim, host->numel(), inner,
-                  ctx_.max_grid_x(), ctx_.stream());
+    launch_gather(dtype_size(dtype_), x.raw_data(), dev->raw_data(), host->dtype() == DType::Int64,
+                  y.raw_data(), outer, dim, host->numel(), inner, ctx_.max_grid_x(), ctx_.stream());
     check_launch(who.c_str());
   }
 

@@ -23,8 +23,8 @@ struct StridedView {
   int64_t base = 0;
 };
 // Elements of `elem_bytes` (1, 2, 4 or 8) bytes: a copy moves bits, so the type does not matter.
-void launch_strided_copy(size_t elem_bytes, const void* x, void* y, int64_t n,
-                         const StridedView& v, int max_grid, cudaStream_t stream);
+void launch_strided_copy(size_t elem_bytes, const void* x, void* y, int64_t n, const StridedView& v,
+                         int max_grid, cudaStream_t stream);
 
 // y [outer, n_idx, inner] = x [outer, dim, inner] at indices[i] (int64 when `wide`, else int32;
 // already checked on the host to lie in [-dim, dim), negatives counting from the end); elements
@@ -51,8 +51,8 @@ void launch_pad(Elem e, const void* x, void* y, int64_t n, const PadView& v, flo
 // taps are idx[2r], idx[2r+1] with weights wt[2r], wt[2r+1]; for column c the same at 2(oh + c).
 // idx -1 marks a coordinate outside the crop (tf_crop_and_resize): the output is `extrapolation`.
 // x and y of type `e`, blended in float32 and rounded once.
-void launch_resize(Elem e, const void* x, void* y, int64_t planes, int64_t h, int64_t w,
-                   int64_t oh, int64_t ow, const int32_t* idx, const float* wt,
-                   float extrapolation, int max_grid, cudaStream_t stream);
+void launch_resize(Elem e, const void* x, void* y, int64_t planes, int64_t h, int64_t w, int64_t oh,
+                   int64_t ow, const int32_t* idx, const float* wt, float extrapolation,
+                   int max_grid, cudaStream_t stream);
 
 }  // namespace polyinfer::cuda

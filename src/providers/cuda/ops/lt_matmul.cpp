@@ -28,8 +28,8 @@ std::unique_ptr<LtPlan> LtPlan::make(Context& ctx, const LtSpec& s) {
                                                  sizeof s.trans_a));
   PI_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op_, CUBLASLT_MATMUL_DESC_TRANSB, &s.trans_b,
                                                  sizeof s.trans_b));
-  PI_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op_, CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                                 &s.epilogue, sizeof s.epilogue));
+  PI_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op_, CUBLASLT_MATMUL_DESC_EPILOGUE, &s.epilogue,
+                                                 sizeof s.epilogue));
   p->bias_ = s.epilogue == CUBLASLT_EPILOGUE_BIAS || s.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS ||
              s.epilogue == CUBLASLT_EPILOGUE_GELU_BIAS;
   PI_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->la_, s.a_type, s.a_rows, s.a_cols, s.lda));
@@ -53,15 +53,14 @@ std::unique_ptr<LtPlan> LtPlan::make(Context& ctx, const LtSpec& s) {
     PI_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, align_attr[i], &s.align[i],
                                                          sizeof s.align[i]));
   if (s.reduction_mask != 0)
-    PI_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-        pref.p, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &s.reduction_mask,
-        sizeof s.reduction_mask));
+    PI_CUBLAS_CHECK(
+        cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                             &s.reduction_mask, sizeof s.reduction_mask));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   // CUBLAS_STATUS_NOT_SUPPORTED: no kernel for this form on this GPU, like found == 0.
-  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(ctx.cublaslt(), p->op_, p->la_,
-                                                           p->lb_, p->lc_, p->lc_, pref.p, 1,
-                                                           &result, &found);
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
+      ctx.cublaslt(), p->op_, p->la_, p->lb_, p->lc_, p->lc_, pref.p, 1, &result, &found);
   if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && found == 0))
     return nullptr;
   PI_CUBLAS_CHECK(st);
@@ -74,11 +73,10 @@ void LtPlan::run(Context& ctx, const void* alpha, const void* a, const void* b, 
   // The bias may be another tensor each run (Gemm's C can be computed): set on the host
   // descriptor each time, which cuBLASLt reads when the call is queued.
   if (bias_)
-    PI_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                                   sizeof bias));
+    PI_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
   PI_CUBLAS_CHECK(cublasLtMatmul(ctx.cublaslt(), op_, alpha, a, la_, b, lb_, beta, c, lc_, c, lc_,
-                                 &algo_, ctx.lt_workspace(), Context::kLtWorkspace,
-                                 ctx.stream()));
+                                 &algo_, ctx.lt_workspace(), Context::kLtWorkspace, ctx.stream()));
 }
 
 const LtPlan* LtPlans::get(Context& ctx, const LtSpec& spec) {

@@ -46,8 +46,8 @@ class LtPlan {
   LtPlan& operator=(const LtPlan&) = delete;
 
   // Queues the product on the context's stream; `bias` for a *_BIAS epilogue (else ignored).
-  void run(Context& ctx, const void* alpha, const void* a, const void* b, const void* beta,
-           void* c, const void* bias = nullptr) const;
+  void run(Context& ctx, const void* alpha, const void* a, const void* b, const void* beta, void* c,
+           const void* bias = nullptr) const;
 
  private:
   LtPlan() = default;

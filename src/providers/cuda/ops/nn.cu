@@ -20,8 +20,8 @@ __global__ void pad_planes(const T* __restrict__ x, T* __restrict__ y, int64_t t
   PI_GRID_STRIDE(i, total) {
     const int64_t c = i % ow, r = i / ow % oh, plane = i / (ow * oh);
     const int64_t ir = r - pt, ic = c - pl;
-    y[i] = (ir >= 0 && ir < h && ic >= 0 && ic < w) ? x[(plane * h + ir) * w + ic]
-                                                    : narrow<T>(0.0f);
+    y[i] =
+        (ir >= 0 && ir < h && ic >= 0 && ic < w) ? x[(plane * h + ir) * w + ic] : narrow<T>(0.0f);
   }
 }
 
@@ -73,8 +73,7 @@ __device__ __forceinline__ float warp_max(float v) {
 
 // The block-wide sum (IsMax false) or maximum of one value per thread; every thread gets the
 // result. (A minimum is the negated maximum of the negated values.)
-template <bool IsMax>
-__device__ float block_reduce(float v, float* shared) {
+template <bool IsMax> __device__ float block_reduce(float v, float* shared) {
   v = IsMax ? warp_max(v) : warp_sum(v);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0) shared[warp] = v;
@@ -145,8 +144,7 @@ __global__ void batch_norm(const T* __restrict__ x, const T* __restrict__ scale,
                            int64_t channels, int64_t spatial, float eps) {
   PI_GRID_STRIDE(i, total) {
     const int64_t c = i / spatial % channels;
-    y[i] = narrow<T>((widen(x[i]) - widen(mean[c])) / sqrtf(widen(var[c]) + eps) *
-                         widen(scale[c]) +
+    y[i] = narrow<T>((widen(x[i]) - widen(mean[c])) / sqrtf(widen(var[c]) + eps) * widen(scale[c]) +
                      widen(bias[c]));
   }
 }
@@ -169,19 +167,19 @@ void launch_pad_planes(Elem e, const void* x, void* y, int64_t planes, int64_t h
   });
 }
 
-void launch_pool(Elem e, const void* x, void* y, int64_t planes, const PoolWindow& w,
-                 PoolMode mode, int max_grid, cudaStream_t stream) {
+void launch_pool(Elem e, const void* x, void* y, int64_t planes, const PoolWindow& w, PoolMode mode,
+                 int max_grid, cudaStream_t stream) {
   const int64_t total = planes * w.out_h * w.out_w;
   if (total <= 0) return;
   with_elem(e, [&](auto as) {
     using T = typename decltype(as)::type;
-    pool<T><<<grid_for(total, max_grid), kBlock, 0, stream>>>(
-        static_cast<const T*>(x), static_cast<T*>(y), total, w, mode);
+    pool<T><<<grid_for(total, max_grid), kBlock, 0, stream>>>(static_cast<const T*>(x),
+                                                              static_cast<T*>(y), total, w, mode);
   });
 }
 
-void launch_max_pool_q8(bool is_signed, const void* x, void* y, int64_t planes,
-                        const PoolWindow& w, int max_grid, cudaStream_t stream) {
+void launch_max_pool_q8(bool is_signed, const void* x, void* y, int64_t planes, const PoolWindow& w,
+                        int max_grid, cudaStream_t stream) {
   const int64_t total = planes * w.out_h * w.out_w;
   if (total <= 0) return;
   auto go = [&](auto as) {
@@ -190,7 +188,8 @@ void launch_max_pool_q8(bool is_signed, const void* x, void* y, int64_t planes,
         static_cast<const T*>(x), static_cast<T*>(y), total, w, PoolMode::Max);
   };
   if (is_signed) go(As<int8_t>{});
-  else go(As<uint8_t>{});
+  else
+    go(As<uint8_t>{});
 }
 
 void launch_row_reduce(Elem e, const void* x, void* y, int64_t rows, int64_t n, RowOp op,
@@ -207,14 +206,13 @@ void launch_layer_norm(const float* x, const float* scale, const float* bias, fl
                        int64_t rows, int64_t n, int64_t s_stride, int64_t b_stride, float eps,
                        int max_grid, cudaStream_t stream) {
   if (rows <= 0 || n <= 0) return;
-  layer_norm<<<rows_grid(rows, max_grid), kBlock, 0, stream>>>(x, scale, bias, y, rows, n,
-                                                               s_stride, b_stride, eps);
+  layer_norm<<<rows_grid(rows, max_grid), kBlock, 0, stream>>>(x, scale, bias, y, rows, n, s_stride,
+                                                               b_stride, eps);
 }
 
-void launch_batch_norm(Elem e, const void* x, const void* scale, const void* bias,
-                       const void* mean, const void* var, void* y, int64_t batch,
-                       int64_t channels, int64_t spatial, float eps, int max_grid,
-                       cudaStream_t stream) {
+void launch_batch_norm(Elem e, const void* x, const void* scale, const void* bias, const void* mean,
+                       const void* var, void* y, int64_t batch, int64_t channels, int64_t spatial,
+                       float eps, int max_grid, cudaStream_t stream) {
   const int64_t total = batch * channels * spatial;
   if (total <= 0) return;
   with_elem(e, [&](auto as) {

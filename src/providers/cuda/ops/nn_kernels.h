@@ -27,13 +27,13 @@ struct PoolWindow {
   int64_t in_h = 1, in_w = 1, out_h = 1, out_w = 1, k_h = 1, k_w = 1;
   int64_t s_h = 1, s_w = 1, d_h = 1, d_w = 1, p_t = 0, p_l = 0, p_b = 0, p_r = 0;
 };
-void launch_pool(Elem e, const void* x, void* y, int64_t planes, const PoolWindow& w,
-                 PoolMode mode, int max_grid, cudaStream_t stream);
+void launch_pool(Elem e, const void* x, void* y, int64_t planes, const PoolWindow& w, PoolMode mode,
+                 int max_grid, cudaStream_t stream);
 
 // MaxPool of uint8 (is_signed false) or int8 values: the largest byte is the quantized maximum
 // (a QDQ model's MaxPool between quantized products, fused by the optimizer), exact.
-void launch_max_pool_q8(bool is_signed, const void* x, void* y, int64_t planes,
-                        const PoolWindow& w, int max_grid, cudaStream_t stream);
+void launch_max_pool_q8(bool is_signed, const void* x, void* y, int64_t planes, const PoolWindow& w,
+                        int max_grid, cudaStream_t stream);
 
 enum class RowOp : int { Sum, Mean, Max, Min };
 // y[r] = op(x[r * n .. r * n + n)), one block per row, accumulated in float32.
@@ -49,9 +49,8 @@ void launch_layer_norm(const float* x, const float* scale, const float* bias, fl
 
 // Inference BatchNormalization over [batch, channels, spatial], every tensor of type `e`:
 // y = (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + bias[c].
-void launch_batch_norm(Elem e, const void* x, const void* scale, const void* bias,
-                       const void* mean, const void* var, void* y, int64_t batch,
-                       int64_t channels, int64_t spatial, float eps, int max_grid,
-                       cudaStream_t stream);
+void launch_batch_norm(Elem e, const void* x, const void* scale, const void* bias, const void* mean,
+                       const void* var, void* y, int64_t batch, int64_t channels, int64_t spatial,
+                       float eps, int max_grid, cudaStream_t stream);
 
 }  // namespace polyinfer::cuda

@@ -6,8 +6,8 @@
 //     value per element of the normalized block or a single value. Float32 only (a
 //     reduced-precision session keeps it in float32, with Casts around it).
 //   BatchNormalization in inference mode (opset 7+; the optimizer folds most into the preceding
-//     Conv): one thread per element; float32, float16 and bfloat16. Refused: training_mode, the running statistics outputs,
-//     spatial=0.
+//     Conv): one thread per element; float32, float16 and bfloat16. Refused: training_mode, the
+//     running statistics outputs, spatial=0.
 #include <algorithm>
 
 #include "core/shape_util.h"
@@ -64,12 +64,11 @@ class LayerNormKernel final : public Kernel {
     }
     Tensor& y = kc.output(0, DType::Float32, x.shape());
     if (y.numel() == 0) return;
-    launch_layer_norm(static_cast<const float*>(x.raw_data()),
-                      static_cast<const float*>(scale.raw_data()),
-                      bias ? static_cast<const float*>(bias->raw_data()) : nullptr,
-                      static_cast<float*>(y.raw_data()), x.numel() / n, n,
-                      scale.numel() == 1 ? 0 : 1, bias && bias->numel() != 1 ? 1 : 0, eps_,
-                      ctx_.max_grid_x(), ctx_.stream());
+    launch_layer_norm(
+        static_cast<const float*>(x.raw_data()), static_cast<const float*>(scale.raw_data()),
+        bias ? static_cast<const float*>(bias->raw_data()) : nullptr,
+        static_cast<float*>(y.raw_data()), x.numel() / n, n, scale.numel() == 1 ? 0 : 1,
+        bias && bias->numel() != 1 ? 1 : 0, eps_, ctx_.max_grid_x(), ctx_.stream());
     check_launch(who.c_str());
   }
 
@@ -96,8 +95,7 @@ class BatchNormKernel final : public Kernel {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
     check_dtype(kc, x, dtype_);
-    PI_CHECK(x.rank() >= 2, ShapeMismatch, who, ": input must be [N, C, ...], got ",
-             x.describe());
+    PI_CHECK(x.rank() >= 2, ShapeMismatch, who, ": input must be [N, C, ...], got ", x.describe());
     const int64_t C = x.dim(1);
     const void* p[4];
     for (size_t i = 0; i < 4; ++i) {
@@ -109,9 +107,8 @@ class BatchNormKernel final : public Kernel {
     }
     Tensor& y = kc.output(0, dtype_, x.shape());
     if (y.numel() == 0) return;
-    launch_batch_norm(elem_of(dtype_), x.raw_data(), p[0], p[1], p[2], p[3], y.raw_data(),
-                      x.dim(0), C, x.numel() / (x.dim(0) * C), eps_, ctx_.max_grid_x(),
-                      ctx_.stream());
+    launch_batch_norm(elem_of(dtype_), x.raw_data(), p[0], p[1], p[2], p[3], y.raw_data(), x.dim(0),
+                      C, x.numel() / (x.dim(0) * C), eps_, ctx_.max_grid_x(), ctx_.stream());
     check_launch(who.c_str());
   }
 

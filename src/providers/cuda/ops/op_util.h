@@ -11,8 +11,8 @@
 #include "providers/cuda/ops/elem.h"
 #include "providers/cuda/ops/elementwise_kernels.h"
 #include "providers/cuda/plugin/context.h"
-#include "runtime/kernel.h"
 #include "runtime/host_constants.h"
+#include "runtime/kernel.h"
 #include "runtime/kernel_checks.h"
 
 namespace polyinfer::cuda {
@@ -65,16 +65,14 @@ inline DType require_float_or_q8(const KernelInfo& info, int count = -1, int max
 // (SessionOptions::allow_tf32) and the GPU has it (compute capability 8.0 on). Never for the
 // 16-bit types, which take Tensor Cores anyway.
 inline bool tf32_for(const KernelInfo& info, DType dtype) {
-  return info.allow_tf32() && dtype == DType::Float32 &&
-         Context::get().compute_capability() >= 80;
+  return info.allow_tf32() && dtype == DType::Float32 && Context::get().compute_capability() >= 80;
 }
 
 // The run-time check of a tensor against the dtype the kernel was created for (declared types
 // can be wrong).
 inline void check_dtype(const KernelContext& ctx, const Tensor& t, DType expected) {
   PI_CHECK(t.dtype() == expected, UnsupportedOp, ctx.node().label(), ": dtype ",
-           dtype_name(t.dtype()), " where the CUDA kernel was created for ",
-           dtype_name(expected));
+           dtype_name(t.dtype()), " where the CUDA kernel was created for ", dtype_name(expected));
 }
 inline void check_float32(const KernelContext& ctx, const Tensor& t) {
   check_dtype(ctx, t, DType::Float32);
@@ -137,7 +135,6 @@ class Scratch {
   size_t bytes_;
   void* ptr_ = nullptr;
 };
-
 
 }  // namespace polyinfer::cuda
 

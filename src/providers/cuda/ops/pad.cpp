@@ -5,8 +5,8 @@
 // mirrors pad_source). Constant inputs stay on the host; computed ones are read back, which
 // waits for the queued work. Refused at creation: other data types, ranks above 8, modes the
 // CPU refuses.
-#include "core/shape_util.h"
 #include "ops/pad.h"
+#include "core/shape_util.h"
 #include "providers/cuda/ops/layout_kernels.h"
 #include "providers/cuda/ops/op_util.h"
 
@@ -45,8 +45,8 @@ class PadKernel final : public Kernel {
       v.xstride[d] = stride;
       stride *= x.shape()[d];
     }
-    launch_pad(elem_of(dtype_), x.raw_data(), y.raw_data(), y.numel(), v, value,
-               ctx_.max_grid_x(), ctx_.stream());
+    launch_pad(elem_of(dtype_), x.raw_data(), y.raw_data(), y.numel(), v, value, ctx_.max_grid_x(),
+               ctx_.stream());
     check_launch(who.c_str());
   }
 

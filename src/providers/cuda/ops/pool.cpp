@@ -38,8 +38,8 @@ class PoolKernel final : public Kernel {
              " (the CUDA kernel does 1-D and 2-D windows)");
     PI_CHECK(attrs_.kernel_shape.size() == x.shape().size() - 2, InvalidModel, who,
              ": kernel_shape must have ", x.shape().size() - 2, " values");
-    const WindowGeometry g = window_geometry(
-        attrs_, Shape(x.shape().begin() + 2, x.shape().end()), attrs_.kernel_shape, who, true);
+    const WindowGeometry g = window_geometry(attrs_, Shape(x.shape().begin() + 2, x.shape().end()),
+                                             attrs_.kernel_shape, who, true);
     Shape ys{x.dim(0), x.dim(1)};
     ys.insert(ys.end(), g.out.begin(), g.out.end());
     Tensor& y = kc.output(0, dtype_, ys);
@@ -52,11 +52,12 @@ class PoolKernel final : public Kernel {
     }
     w.in_w = g.in[c], w.out_w = g.out[c], w.k_w = g.kernel[c], w.s_w = g.strides[c];
     w.d_w = g.dilations[c], w.p_l = g.pad_begin[c], w.p_r = g.pad_end[c];
-    const PoolMode mode = max_ ? PoolMode::Max
-                          : include_pad_ ? PoolMode::AvgIncludePad : PoolMode::AvgExcludePad;
+    const PoolMode mode = max_           ? PoolMode::Max
+                          : include_pad_ ? PoolMode::AvgIncludePad
+                                         : PoolMode::AvgExcludePad;
     if (dtype_ == DType::UInt8 || dtype_ == DType::Int8)
-      launch_max_pool_q8(dtype_ == DType::Int8, x.raw_data(), y.raw_data(), x.dim(0) * x.dim(1),
-                         w, ctx_.max_grid_x(), ctx_.stream());
+      launch_max_pool_q8(dtype_ == DType::Int8, x.raw_data(), y.raw_data(), x.dim(0) * x.dim(1), w,
+                         ctx_.max_grid_x(), ctx_.stream());
     else
       launch_pool(elem_of(dtype_), x.raw_data(), y.raw_data(), x.dim(0) * x.dim(1), w, mode,
                   ctx_.max_grid_x(), ctx_.stream());
@@ -84,8 +85,7 @@ struct AveragePoolKernel final : Kernel {
   PoolKernel k;
 };
 
-template <bool Max>
-class GlobalPoolKernel final : public Kernel {
+template <bool Max> class GlobalPoolKernel final : public Kernel {
  public:
   explicit GlobalPoolKernel(const KernelInfo& info)
       : ctx_(Context::get()), dtype_(require_float(info, 1)) {}
@@ -95,8 +95,7 @@ class GlobalPoolKernel final : public Kernel {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
     check_dtype(kc, x, dtype_);
-    PI_CHECK(x.rank() >= 3, ShapeMismatch, who, ": input must be [N, C, D...], got ",
-             x.describe());
+    PI_CHECK(x.rank() >= 3, ShapeMismatch, who, ": input must be [N, C, D...], got ", x.describe());
     Shape ys(x.shape().size(), 1);
     ys[0] = x.dim(0);
     ys[1] = x.dim(1);

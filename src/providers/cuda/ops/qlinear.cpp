@@ -63,8 +63,8 @@ bool lt_int8(Context& ctx, LtPlans& plans, int64_t m, int64_t n, int64_t k, cons
 
 // The product of lt_int8, by cuBLASLt (unless `plain`) or else the plain kernel; returns the
 // path's name.
-const char* int8_product(Context& ctx, LtPlans& plans, bool plain, int64_t m, int64_t n,
-                         int64_t k, const int8_t* a, const int8_t* b, int32_t* c) {
+const char* int8_product(Context& ctx, LtPlans& plans, bool plain, int64_t m, int64_t n, int64_t k,
+                         const int8_t* a, const int8_t* b, int32_t* c) {
   if (!plain && lt_int8(ctx, plans, m, n, k, a, b, c)) return "cuda:cublaslt-int8";
   launch_int8_gemm(a, b, c, m, n, k, ctx.max_grid_x(), ctx.stream());
   check_launch("int8 GEMM");
@@ -114,8 +114,8 @@ std::vector<int32_t> bias_of(const KernelInfo& info, size_t i, int64_t n) {
   if (!info.has_input(i)) return b;
   const Tensor* t = info.constant_input(i);
   if (!t || t->dtype() != DType::Int32 || t->shape() != Shape{n})
-    info.unsupported("a bias that is not a constant int32 tensor of shape [" +
-                     std::to_string(n) + "]");
+    info.unsupported("a bias that is not a constant int32 tensor of shape [" + std::to_string(n) +
+                     "]");
   for (int64_t k = 0; k < n; ++k) b[k] = t->data<int32_t>()[k];
   return b;
 }
@@ -182,8 +182,8 @@ class QLinearConvKernel final : public Kernel {
       // z' folded into the offsets, and the padding value.
       kp_ = round_up(K, 16);
       const int32_t zs = shifted_zero(xt_, zx);
-      const PackedRows p = pack_rows(M, M, K, kp_, bias, zs,
-                                     [&](int64_t m, int64_t k) { return wp[m * K + k]; });
+      const PackedRows p =
+          pack_rows(M, M, K, kp_, bias, zs, [&](int64_t m, int64_t k) { return wp[m * K + k]; });
       pad_ = static_cast<int8_t>(zs);
       weights_ = device_array(p.rows);
       offset_ = device_array(p.offset);
@@ -244,14 +244,13 @@ class QLinearConvKernel final : public Kernel {
       launch_im2col_s8(qelem_of(xt_), x.raw_data(), cp, N, g, rows, kp_, pad_, max_grid,
                        ctx_.stream());
       check_launch("int8 im2col");
-      path_ =
-          int8_product(ctx_, lt_, plain_, rows, M, kp_, cp, device_ptr<int8_t>(weights_), ap);
+      path_ = int8_product(ctx_, lt_, plain_, rows, M, kp_, cp, device_ptr<int8_t>(weights_), ap);
       launch_requantize(ap, P, rows, y.raw_data(), N, M, P, r, max_grid, ctx_.stream());
     } else {
       Scratch acc(ctx_, static_cast<size_t>(y.numel()) * sizeof(int32_t));
       auto* ap = static_cast<int32_t*>(acc.get());
-      launch_qconv_direct(qelem_of(xt_), x.raw_data(), zx_, device_ptr<int8_t>(weights_), ap, N,
-                          M, group_, g, max_grid, ctx_.stream());
+      launch_qconv_direct(qelem_of(xt_), x.raw_data(), zx_, device_ptr<int8_t>(weights_), ap, N, M,
+                          group_, g, max_grid, ctx_.stream());
       check_launch("int8 direct convolution");
       launch_requantize(ap, M * P, P, y.raw_data(), N, M, P, r, max_grid, ctx_.stream());
       path_ = "cuda:int8-direct";
@@ -355,8 +354,7 @@ class QLinearMatMulKernel final : public Kernel {
     launch_rows_s8(qelem_of(at_), a.raw_data(), sp, rows, K_, kp_, max_grid, ctx_.stream());
     check_launch("int8 rows");
     // acc [rows][np]: B^T's rows are lt_int8's m, A's rows its n.
-    path_ =
-        int8_product(ctx_, lt_, plain_, np_, rows, kp_, device_ptr<int8_t>(weights_), sp, ap);
+    path_ = int8_product(ctx_, lt_, plain_, np_, rows, kp_, device_ptr<int8_t>(weights_), sp, ap);
     launch_requantize(ap, np_, 1, y.raw_data(), rows, N_, 1, r, max_grid, ctx_.stream());
     check_launch(who_.c_str());
   }

@@ -79,14 +79,12 @@ inline DType require_q8(const KernelInfo& info, size_t i, const char* what) {
 }
 
 // A device copy of host values, held by the kernel for its life.
-template <class T>
-Tensor device_array(const std::vector<T>& v) {
+template <class T> Tensor device_array(const std::vector<T>& v) {
   return Tensor::from_vector<T>({static_cast<int64_t>(v.size())}, v)
       .to(Device{DeviceKind::CUDA, 0});
 }
 
-template <class T>
-const T* device_ptr(const Tensor& t) {
+template <class T> const T* device_ptr(const Tensor& t) {
   return static_cast<const T*>(t.raw_data());
 }
 

@@ -17,8 +17,7 @@ __device__ __forceinline__ int32_t load_q(QElem t, const void* p, int64_t i) {
 
 // The CPU's saturate_round: rint (half to even) plus the zero point, NaN to 0, clamped to the
 // type's range.
-__device__ __forceinline__ void store_saturated(QElem t, void* p, int64_t i, double v,
-                                                int32_t zp) {
+__device__ __forceinline__ void store_saturated(QElem t, void* p, int64_t i, double v, int32_t zp) {
   double r = __dadd_rn(rint(v), static_cast<double>(zp));
   if (r != r) r = 0;
   if (t == QElem::U8) {
@@ -47,9 +46,9 @@ __global__ void quantize(const T* __restrict__ x, QElem yt, void* __restrict__ y
   }
 }
 
-__global__ void dequantize(QElem xt, const void* __restrict__ x, float* __restrict__ y,
-                           int64_t n, const float* __restrict__ scale,
-                           const int32_t* __restrict__ zp, QAxis axis) {
+__global__ void dequantize(QElem xt, const void* __restrict__ x, float* __restrict__ y, int64_t n,
+                           const float* __restrict__ scale, const int32_t* __restrict__ zp,
+                           QAxis axis) {
   PI_GRID_STRIDE(i, n) {
     const int64_t p = param_of(axis, i);
     const double d = static_cast<double>(int64_t{load_q(xt, x, i)} - zp[p]);  // exact
@@ -58,8 +57,8 @@ __global__ void dequantize(QElem xt, const void* __restrict__ x, float* __restri
 }
 
 __global__ void qlinear_add(QElem at, const void* __restrict__ a, QElem bt,
-                            const void* __restrict__ b, QElem ct, void* __restrict__ c,
-                            int64_t n, QAdd p) {
+                            const void* __restrict__ b, QElem ct, void* __restrict__ c, int64_t n,
+                            QAdd p) {
   PI_GRID_STRIDE(i, n) {
     const float va = __fmul_rn(static_cast<float>(load_q(at, a, i) - p.za), p.sa);
     const float vb = __fmul_rn(static_cast<float>(load_q(bt, b, i) - p.zb), p.sb);
@@ -86,8 +85,8 @@ __global__ void im2col_s8(QElem xt, const void* __restrict__ x, int8_t* __restri
   }
 }
 
-__global__ void rows_s8(QElem xt, const void* __restrict__ x, int8_t* __restrict__ y,
-                        int64_t total, int64_t k, int64_t kp) {
+__global__ void rows_s8(QElem xt, const void* __restrict__ x, int8_t* __restrict__ y, int64_t total,
+                        int64_t k, int64_t kp) {
   PI_GRID_STRIDE(i, total) {
     const int64_t c = i % kp, r = i / kp;
     y[i] = c < k ? shifted(xt, load_q(xt, x, r * k + c)) : int8_t{0};
@@ -107,8 +106,8 @@ __global__ void int8_gemm(const int8_t* __restrict__ a, const int8_t* __restrict
 }
 
 __global__ void qconv_direct(QElem xt, const void* __restrict__ x, int32_t zx,
-                             const int8_t* __restrict__ w, int32_t* __restrict__ acc,
-                             int64_t total, int64_t out, int64_t group, QConvGeom g) {
+                             const int8_t* __restrict__ w, int32_t* __restrict__ acc, int64_t total,
+                             int64_t out, int64_t group, QConvGeom g) {
   const int64_t P = g.out_h * g.out_w, cg = g.channels / group, mg = out / group;
   PI_GRID_STRIDE(i, total) {
     const int64_t p = i % P, m = i / P % out, n = i / (P * out);
@@ -160,8 +159,8 @@ void launch_quantize(Elem e, const void* x, QElem yt, void* y, int64_t n, const 
   if (n <= 0) return;
   with_elem(e, [&](auto as) {
     using T = typename decltype(as)::type;
-    quantize<T><<<grid_for(n, max_grid), kBlock, 0, stream>>>(static_cast<const T*>(x), yt, y,
-                                                               n, scale, zp, axis);
+    quantize<T><<<grid_for(n, max_grid), kBlock, 0, stream>>>(static_cast<const T*>(x), yt, y, n,
+                                                              scale, zp, axis);
   });
 }
 
@@ -192,8 +191,8 @@ void launch_rows_s8(QElem xt, const void* x, int8_t* y, int64_t rows, int64_t k,
   rows_s8<<<grid_for(total, max_grid), kBlock, 0, stream>>>(xt, x, y, total, k, kp);
 }
 
-void launch_int8_gemm(const int8_t* a, const int8_t* b, int32_t* c, int64_t m, int64_t n,
-                      int64_t k, int max_grid, cudaStream_t stream) {
+void launch_int8_gemm(const int8_t* a, const int8_t* b, int32_t* c, int64_t m, int64_t n, int64_t k,
+                      int max_grid, cudaStream_t stream) {
   if (m * n <= 0) return;
   int8_gemm<<<grid_for(m * n, max_grid), kBlock, 0, stream>>>(a, b, c, m, n, k);
 }
@@ -204,7 +203,7 @@ void launch_qconv_direct(QElem xt, const void* x, int32_t zx, const int8_t* w, i
   const int64_t total = batch * out * g.out_h * g.out_w;
   if (total <= 0) return;
   qconv_direct<<<grid_for(total, max_grid), kBlock, 0, stream>>>(xt, x, zx, w, acc, total, out,
-                                                                  group, g);
+                                                                 group, g);
 }
 
 void launch_requantize(const int32_t* acc, int64_t acc_o, int64_t acc_c, void* y, int64_t outer,
@@ -213,7 +212,7 @@ void launch_requantize(const int32_t* acc, int64_t acc_o, int64_t acc_c, void* y
   const int64_t total = outer * channels * inner;
   if (total <= 0) return;
   requantize<<<grid_for(total, max_grid), kBlock, 0, stream>>>(acc, acc_o, acc_c, y, total,
-                                                                channels, inner, r);
+                                                               channels, inner, r);
 }
 
 }  // namespace polyinfer::cuda

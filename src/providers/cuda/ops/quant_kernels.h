@@ -64,8 +64,8 @@ void launch_rows_s8(QElem xt, const void* x, int8_t* y, int64_t rows, int64_t k,
 
 // C[j][i] (row-major, rows of m) = Σ_k A[i][k]·B[j][k] for i < m, j < n; A and B int8 with rows
 // of k. cuBLASLt's int8 product in the same layout, where it has no kernel for the shape.
-void launch_int8_gemm(const int8_t* a, const int8_t* b, int32_t* c, int64_t m, int64_t n,
-                      int64_t k, int max_grid, cudaStream_t stream);
+void launch_int8_gemm(const int8_t* a, const int8_t* b, int32_t* c, int64_t m, int64_t n, int64_t k,
+                      int max_grid, cudaStream_t stream);
 
 // acc[n][m][p] = Σ (x - zx)·w[m][c][tap] over the group's channels and the taps inside the
 // input (a padded tap is the zero point: it adds nothing). w int8 [out][channels/group][k_h·k_w].

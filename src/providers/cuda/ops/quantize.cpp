@@ -1,8 +1,8 @@
 // Linear quantization on CUDA (quant.cu): QuantizeLinear (float32, float16 or bfloat16 to uint8
 // or int8), DequantizeLinear (uint8, int8 or int32 to float32), per tensor or per axis, and the
 // optimizer's ai.polyinfer QLinearAdd. The formulas and roundings are the CPU reference's
-// (providers/cpu/reference/quantize.cpp), so both give the same bytes. Scales and zero points must be
-// constants (qparams.h); refused at creation otherwise, and for other dtypes.
+// (providers/cpu/reference/quantize.cpp), so both give the same bytes. Scales and zero points must
+// be constants (qparams.h); refused at creation otherwise, and for other dtypes.
 #include "core/shape_util.h"
 #include "providers/cuda/ops/qparams.h"
 

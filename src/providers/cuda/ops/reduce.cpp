@@ -18,8 +18,7 @@
 namespace polyinfer::cuda {
 namespace {
 
-template <RowOp Op>
-class ReduceKernel final : public Kernel {
+template <RowOp Op> class ReduceKernel final : public Kernel {
  public:
   explicit ReduceKernel(const KernelInfo& info)
       : ctx_(Context::get()),
@@ -51,8 +50,7 @@ class ReduceKernel final : public Kernel {
       if (hc.has_input(1)) axes = read_int_list(hc.input(1), who.c_str());
     }
     const int rank = x.rank();
-    const std::vector<bool> reduced =
-        reduced_axes(axes, rank, noop_with_empty_axes_, who.c_str());
+    const std::vector<bool> reduced = reduced_axes(axes, rank, noop_with_empty_axes_, who.c_str());
     Shape out_shape, order_dims;
     std::vector<int> order;  // kept axes first, then reduced ones
     int64_t count = 1;

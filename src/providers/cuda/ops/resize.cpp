@@ -45,7 +45,8 @@ class ResizeKernel final : public Kernel {
       plans[d] = plan_axis(attrs_.p, x.shape()[d], plan.out_shape[d], plan.scales[d],
                            plan.out_len_f[d], plan.roi[d], plan.roi[d + rank]);
       PI_CHECK(d >= rank - 2 || is_identity(plans[d], x.shape()[d]), UnsupportedOp, who,
-               ": resizing axis ", d, " of ", x.describe(), " (the CUDA Resize resizes the last "
+               ": resizing axis ", d, " of ", x.describe(),
+               " (the CUDA Resize resizes the last "
                "two axes)");
     }
     const int64_t h = rank >= 2 ? x.shape()[rank - 2] : 1, w = x.shape()[rank - 1];
@@ -87,8 +88,8 @@ class ResizeKernel final : public Kernel {
                    Tensor::from_vector<float>({n}, wt).to(Device{DeviceKind::CUDA, 0})};
       t = tables_.emplace(key, std::move(fresh)).first;
     }
-    launch_resize(elem_of(dtype_), x.raw_data(), y.raw_data(), x.numel() / (h * w), h, w, oh,
-                  ow, static_cast<const int32_t*>(t->second.idx.raw_data()),
+    launch_resize(elem_of(dtype_), x.raw_data(), y.raw_data(), x.numel() / (h * w), h, w, oh, ow,
+                  static_cast<const int32_t*>(t->second.idx.raw_data()),
                   static_cast<const float*>(t->second.wt.raw_data()),
                   static_cast<float>(attrs_.p.extrapolation), ctx_.max_grid_x(), ctx_.stream());
     check_launch(who.c_str());

@@ -8,8 +8,7 @@
 namespace polyinfer::cuda {
 namespace {
 
-template <bool Log>
-class SoftmaxKernel final : public Kernel {
+template <bool Log> class SoftmaxKernel final : public Kernel {
  public:
   explicit SoftmaxKernel(const KernelInfo& info)
       : ctx_(Context::get()),

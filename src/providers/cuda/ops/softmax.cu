@@ -26,8 +26,7 @@ __device__ __forceinline__ float warp_sum(float v) {
 }
 
 // The block-wide reduction of one value per thread; every thread gets the result.
-template <bool IsMax>
-__device__ float block_reduce(float v, float* shared) {
+template <bool IsMax> __device__ float block_reduce(float v, float* shared) {
   v = IsMax ? warp_max(v) : warp_sum(v);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0) shared[warp] = v;
@@ -60,8 +59,8 @@ __global__ void softmax_rows(const float* __restrict__ x, float* __restrict__ y,
   }
 }
 
-__global__ void softmax_columns(const float* __restrict__ x, float* __restrict__ y,
-                                int64_t outer, int64_t n, int64_t inner, bool log_softmax) {
+__global__ void softmax_columns(const float* __restrict__ x, float* __restrict__ y, int64_t outer,
+                                int64_t n, int64_t inner, bool log_softmax) {
   const int64_t columns = outer * inner;
   for (int64_t c = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; c < columns;
        c += int64_t{blockDim.x} * gridDim.x) {

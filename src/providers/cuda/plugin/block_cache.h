@@ -20,7 +20,7 @@ class BlockCache {
   struct Backend {
     std::function<void*(size_t)> malloc;  // nullptr when out of memory
     std::function<void(void*)> free;
-    std::function<void()> wait;           // until queued work that may read blocks is done
+    std::function<void()> wait;  // until queued work that may read blocks is done
   };
   struct Stats {
     size_t in_use = 0;   // bytes handed out now (by size class)
@@ -130,8 +130,8 @@ class BlockCache {
 
   Backend backend_;
   mutable std::mutex mu_;
-  std::multimap<size_t, void*> free_;  // by size class
-  std::map<void*, size_t> live_;       // handed out: pointer -> size class
+  std::multimap<size_t, void*> free_;   // by size class
+  std::map<void*, size_t> live_;        // handed out: pointer -> size class
   std::vector<void*>* held_ = nullptr;  // hold()'s sink
   Stats stats_;
 };

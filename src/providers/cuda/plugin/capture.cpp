@@ -69,7 +69,8 @@ class CudaCapture final : public Capture {
     const cudaError_t e = cudaStreamEndCapture(ctx_.stream(), &made);
     cudaGetLastError();  // an invalidated capture's error is reported here, not left behind
     if (g) *g = made;
-    else if (made) cudaGraphDestroy(made);
+    else if (made)
+      cudaGraphDestroy(made);
     return e;
   }
 

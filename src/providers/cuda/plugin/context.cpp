@@ -25,8 +25,7 @@ std::string first_call_hint(cudaError_t e) {
     case cudaErrorNoDevice:
       return "no CUDA GPU is visible: check nvidia-smi, CUDA_VISIBLE_DEVICES, and in a container "
              "start it with --gpus all";
-    default:
-      return "check nvidia-smi and `polyinfer doctor`";
+    default: return "check nvidia-smi and `polyinfer doctor`";
   }
 }
 
@@ -57,7 +56,8 @@ std::string Context::init() {
     // A failed open leaves no usable context; what CUDA objects it made before failing stay with
     // CUDA until the process ends (destroying them could fail the same way).
     if (reason.empty()) g_context = c;
-    else delete c;
+    else
+      delete c;
   });
   return reason;
 }
@@ -72,8 +72,7 @@ std::string Context::open() {
   int count = 0;
   if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess)
     return cuda_error_text("cudaGetDeviceCount", e) + ": " + first_call_hint(e);
-  if (count == 0)
-    return "the CUDA runtime sees no GPU: " + first_call_hint(cudaErrorNoDevice);
+  if (count == 0) return "the CUDA runtime sees no GPU: " + first_call_hint(cudaErrorNoDevice);
   if (const cudaError_t e = cudaSetDevice(0); e != cudaSuccess)
     return cuda_error_text("cudaSetDevice(0)", e) + ": " + first_call_hint(e);
   cudaDeviceProp p{};

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "polyinfer/status.h"
-#include "providers/cuda/plugin/block_cache.h"
 #include "polyinfer/tensor.h"
+#include "providers/cuda/plugin/block_cache.h"
 
 namespace polyinfer::cuda {
 
@@ -29,25 +29,25 @@ std::string cublas_error_text(const char* what, cublasStatus_t s);
 std::string cudnn_error_text(const char* what, cudnnStatus_t s);
 
 // Throws Internal (a failed launch or call is a bug or a lost device, never a placement question).
-#define PI_CUDA_CHECK(call)                                               \
-  do {                                                                    \
-    const cudaError_t pi_e_ = (call);                                     \
-    if (pi_e_ != cudaSuccess)                                             \
-      ::polyinfer::fail(::polyinfer::ErrorCode::Internal,                 \
+#define PI_CUDA_CHECK(call)                                                \
+  do {                                                                     \
+    const cudaError_t pi_e_ = (call);                                      \
+    if (pi_e_ != cudaSuccess)                                              \
+      ::polyinfer::fail(::polyinfer::ErrorCode::Internal,                  \
                         ::polyinfer::cuda::cuda_error_text(#call, pi_e_)); \
   } while (0)
-#define PI_CUBLAS_CHECK(call)                                               \
-  do {                                                                      \
-    const cublasStatus_t pi_s_ = (call);                                    \
-    if (pi_s_ != CUBLAS_STATUS_SUCCESS)                                     \
-      ::polyinfer::fail(::polyinfer::ErrorCode::Internal,                   \
+#define PI_CUBLAS_CHECK(call)                                                \
+  do {                                                                       \
+    const cublasStatus_t pi_s_ = (call);                                     \
+    if (pi_s_ != CUBLAS_STATUS_SUCCESS)                                      \
+      ::polyinfer::fail(::polyinfer::ErrorCode::Internal,                    \
                         ::polyinfer::cuda::cublas_error_text(#call, pi_s_)); \
   } while (0)
-#define PI_CUDNN_CHECK(call)                                               \
-  do {                                                                     \
-    const cudnnStatus_t pi_s_ = (call);                                    \
-    if (pi_s_ != CUDNN_STATUS_SUCCESS)                                     \
-      ::polyinfer::fail(::polyinfer::ErrorCode::Internal,                  \
+#define PI_CUDNN_CHECK(call)                                                \
+  do {                                                                      \
+    const cudnnStatus_t pi_s_ = (call);                                     \
+    if (pi_s_ != CUDNN_STATUS_SUCCESS)                                      \
+      ::polyinfer::fail(::polyinfer::ErrorCode::Internal,                   \
                         ::polyinfer::cuda::cudnn_error_text(#call, pi_s_)); \
   } while (0)
 

@@ -33,8 +33,7 @@ void Context::refuse_copy_while_recording(const char* what) {
 
 void Context::on_device(const void* device_src, void* device_dst, size_t bytes) {
   if (bytes == 0) return;
-  PI_CUDA_CHECK(
-      cudaMemcpyAsync(device_dst, device_src, bytes, cudaMemcpyDeviceToDevice, stream_));
+  PI_CUDA_CHECK(cudaMemcpyAsync(device_dst, device_src, bytes, cudaMemcpyDeviceToDevice, stream_));
 }
 
 void Context::to_device(const void* host_src, void* device_dst, size_t bytes) {

@@ -23,9 +23,8 @@ std::string init() {
   std::string why = Context::init();
   if (why.empty())
     std::call_once(once, [] {
-      register_device({DeviceKind::CUDA, 0},
-                      {Context::get().allocator(), &copy_to_device, &copy_to_host,
-                       &copy_on_device});
+      register_device({DeviceKind::CUDA, 0}, {Context::get().allocator(), &copy_to_device,
+                                              &copy_to_host, &copy_on_device});
     });
   return why;
 }

@@ -30,8 +30,9 @@ class CastKernel final : public Kernel {
     ctx_ = Context::get();
     if (from_ == to_) return;
     if (!ctx_->storage16())
-      info.unsupported("float16 tensors on a device without 16-bit storage "
-                       "(storageBuffer16BitAccess)");
+      info.unsupported(
+          "float16 tensors on a device without 16-bit storage "
+          "(storageBuffer16BitAccess)");
     pipeline_ = &ctx_->pipeline("cast", 4, sizeof(CastParams));
   }
   std::string impl() const override { return from_ == to_ ? "vulkan:view" : "vulkan:cast"; }

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "providers/vulkan/context.h"
-#include "runtime/kernel.h"
 #include "runtime/host_constants.h"
+#include "runtime/kernel.h"
 #include "runtime/kernel_checks.h"
 
 namespace polyinfer::vulkan {
@@ -36,12 +36,13 @@ inline void require_float32(const KernelInfo& info, int max_rank = kMaxRank,
 // picks the shader (shader_for) and element size (element_offset).
 inline DType require_float(const KernelInfo& info, int max_rank = kMaxRank,
                            size_t first_unchecked = static_cast<size_t>(-1)) {
-  const DType dtype = require_one_input_dtype(info, {DType::Float32, DType::Float16},
-                                              "Vulkan " + info.node().op_type, max_rank,
-                                              first_unchecked);
+  const DType dtype =
+      require_one_input_dtype(info, {DType::Float32, DType::Float16},
+                              "Vulkan " + info.node().op_type, max_rank, first_unchecked);
   if (dtype == DType::Float16 && !Context::get()->storage16())
-    info.unsupported("float16 tensors on a device without 16-bit storage "
-                     "(storageBuffer16BitAccess)");
+    info.unsupported(
+        "float16 tensors on a device without 16-bit storage "
+        "(storageBuffer16BitAccess)");
   return dtype;
 }
 
@@ -54,9 +55,8 @@ inline std::string shader_for(const std::string& name, DType dtype) {
 // was created for.
 inline void check_input(const KernelContext& ctx, const Tensor& t, int max_rank = kMaxRank,
                         DType dtype = DType::Float32) {
-  PI_CHECK(t.dtype() == dtype, UnsupportedOp, ctx.node().label(), ": dtype ",
-           dtype_name(t.dtype()), " (this Vulkan kernel was created for ", dtype_name(dtype),
-           ")");
+  PI_CHECK(t.dtype() == dtype, UnsupportedOp, ctx.node().label(), ": dtype ", dtype_name(t.dtype()),
+           " (this Vulkan kernel was created for ", dtype_name(dtype), ")");
   PI_CHECK(t.rank() <= max_rank, UnsupportedOp, ctx.node().label(), ": rank ", t.rank(),
            " (this Vulkan kernel takes rank <= ", max_rank, ")");
   PI_CHECK(t.numel() <= std::numeric_limits<int32_t>::max(), UnsupportedOp, ctx.node().label(),

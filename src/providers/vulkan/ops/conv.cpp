@@ -6,8 +6,8 @@
 // convolutions (input rank above 4), and devices that bind fewer than the 5 storage buffers the
 // shader uses (Vulkan only promises 4).
 #include "core/shape_util.h"
-#include "ops/window.h"
 #include "ops/activation.h"
+#include "ops/window.h"
 #include "providers/vulkan/ops/common.h"
 
 namespace polyinfer::vulkan {
@@ -61,9 +61,8 @@ class ConvKernel : public Kernel {
     const Tensor* b = kc.has_input(2) ? &kc.input(2) : nullptr;
     if (b) {
       check_input(kc, *b, kMaxRank, dtype_);
-      PI_CHECK(b->shape() == Shape{M}, ShapeMismatch, who, ": bias must be ",
-               dtype_name(dtype_), "[", M,
-               "], got ", b->describe());
+      PI_CHECK(b->shape() == Shape{M}, ShapeMismatch, who, ": bias must be ", dtype_name(dtype_),
+               "[", M, "], got ", b->describe());
     }
     Shape ys{N, M};
     ys.insert(ys.end(), g.out.begin(), g.out.end());

@@ -1,8 +1,8 @@
-// ConvTranspose on Vulkan (float32, or float16 storage with float32 sums) over 1-D, 2-D and 3-D inputs, with groups, strides, dilations,
-// pads, auto_pad, output_padding and output_shape — the output sizes and pads are the CPU
-// kernel's (conv_transpose_geometry), so both agree on every shape. One gather shader
-// (shaders/conv_transpose.comp). Refused at creation: other dtypes, float16 on a device without
-// 16-bit storage, and inputs of rank above 5.
+// ConvTranspose on Vulkan (float32, or float16 storage with float32 sums) over 1-D, 2-D and 3-D
+// inputs, with groups, strides, dilations, pads, auto_pad, output_padding and output_shape — the
+// output sizes and pads are the CPU kernel's (conv_transpose_geometry), so both agree on every
+// shape. One gather shader (shaders/conv_transpose.comp). Refused at creation: other dtypes,
+// float16 on a device without 16-bit storage, and inputs of rank above 5.
 #include "core/shape_util.h"
 #include "ops/window.h"
 #include "providers/vulkan/ops/common.h"
@@ -22,8 +22,7 @@ static_assert(sizeof(ConvTransposeParams) == 112,
 
 class ConvTransposeKernel final : public Kernel {
  public:
-  explicit ConvTransposeKernel(const KernelInfo& info)
-      : attrs_(ConvTransposeAttrs::parse(info)) {
+  explicit ConvTransposeKernel(const KernelInfo& info) : attrs_(ConvTransposeAttrs::parse(info)) {
     for (size_t i = 0; i < 2; ++i) {
       const int r = known_rank(info, i);
       if (r > 5)
@@ -32,8 +31,8 @@ class ConvTransposeKernel final : public Kernel {
     }
     dtype_ = require_float(info, 5);
     ctx_ = Context::get();
-    pipeline_ = &ctx_->pipeline(shader_for("conv_transpose", dtype_), 4,
-                                sizeof(ConvTransposeParams));
+    pipeline_ =
+        &ctx_->pipeline(shader_for("conv_transpose", dtype_), 4, sizeof(ConvTransposeParams));
   }
   std::string impl() const override { return "vulkan:conv_transpose"; }
 
@@ -43,13 +42,12 @@ class ConvTransposeKernel final : public Kernel {
     const Tensor& w = kc.input(1);
     check_input(kc, x, 5, dtype_);
     check_input(kc, w, 5, dtype_);
-    const ConvTransposeGeometry g =
-        conv_transpose_geometry(attrs_, x.shape(), w.shape(), who);
+    const ConvTransposeGeometry g = conv_transpose_geometry(attrs_, x.shape(), w.shape(), who);
     const Tensor* b = kc.has_input(2) ? &kc.input(2) : nullptr;
     if (b) {
       check_input(kc, *b, kMaxRank, dtype_);
-      PI_CHECK(b->shape() == Shape{g.M}, ShapeMismatch, who, ": bias must be ",
-               dtype_name(dtype_), "[", g.M, "], got ", b->describe());
+      PI_CHECK(b->shape() == Shape{g.M}, ShapeMismatch, who, ": bias must be ", dtype_name(dtype_),
+               "[", g.M, "], got ", b->describe());
     }
     Shape ys{g.N, g.M};
     ys.insert(ys.end(), g.out.begin(), g.out.end());

@@ -1,12 +1,11 @@
 // Float32 and float16 element-wise operators on Vulkan: Add, Sub, Mul, Div, Pow with numpy
 // broadcasting up to rank 6 (shaders/binary.comp), and Relu, Sigmoid, Tanh, Exp, Neg, Abs,
 // LeakyRelu, HardSigmoid, HardSwish, Gelu (ONNX 20 and ai.polyinfer; erf or tanh), Erf, Sqrt,
-// Clip with constant bounds, Floor, Ceil, Round, Reciprocal, Log, Sin, Cos, Tan, the inverse trigonometric and the
-// hyperbolic functions, Sign,
-// Softplus, Softsign, Elu, Selu, Celu, ThresholdedRelu and Mish (shaders/unary.comp).
-// Each kernel takes its cached pipeline at creation and records one dispatch per run.
-// Anything else (another dtype, rank > 6) is refused at creation, so the partitioner places
-// the node on the next provider and reports why.
+// Clip with constant bounds, Floor, Ceil, Round, Reciprocal, Log, Sin, Cos, Tan, the inverse
+// trigonometric and the hyperbolic functions, Sign, Softplus, Softsign, Elu, Selu, Celu,
+// ThresholdedRelu and Mish (shaders/unary.comp). Each kernel takes its cached pipeline at creation
+// and records one dispatch per run. Anything else (another dtype, rank > 6) is refused at creation,
+// so the partitioner places the node on the next provider and reports why.
 #include <limits>
 
 #include "core/shape_util.h"
@@ -26,8 +25,7 @@ struct UnaryParams {
   float alpha, beta;
 };
 
-template <uint32_t Op>
-class BinaryKernel final : public Kernel {
+template <uint32_t Op> class BinaryKernel final : public Kernel {
  public:
   explicit BinaryKernel(const KernelInfo& info) {
     dtype_ = require_float(info);
@@ -81,10 +79,44 @@ class BinaryKernel final : public Kernel {
 
 // unary.comp's operator codes.
 enum UnaryOp : uint32_t {
-  kRelu, kSigmoid, kTanh, kExp, kNeg, kAbs, kLeakyRelu, kHardSigmoid, kHardSwish, kGelu,
-  kGeluTanh, kErf, kSqrt, kClip, kFloor, kCeil, kRound, kReciprocal, kLog, kSin, kCos, kTan,
-  kSign, kSoftplus, kSoftsign, kElu, kSelu, kCelu, kThresholdedRelu, kMish, kAsin, kAcos, kAtan,
-  kSinh, kCosh, kAsinh, kAcosh, kAtanh
+  kRelu,
+  kSigmoid,
+  kTanh,
+  kExp,
+  kNeg,
+  kAbs,
+  kLeakyRelu,
+  kHardSigmoid,
+  kHardSwish,
+  kGelu,
+  kGeluTanh,
+  kErf,
+  kSqrt,
+  kClip,
+  kFloor,
+  kCeil,
+  kRound,
+  kReciprocal,
+  kLog,
+  kSin,
+  kCos,
+  kTan,
+  kSign,
+  kSoftplus,
+  kSoftsign,
+  kElu,
+  kSelu,
+  kCelu,
+  kThresholdedRelu,
+  kMish,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh
 };
 
 // A Clip bound from input i (opset 11+): a constant scalar, since it is needed when the kernel is
@@ -99,8 +131,7 @@ float clip_bound(const KernelInfo& info, size_t i, float absent) {
   return h.dtype() == DType::Float16 ? float(h.data<Float16>()[0]) : h.data<float>()[0];
 }
 
-template <uint32_t Op>
-class UnaryKernel final : public Kernel {
+template <uint32_t Op> class UnaryKernel final : public Kernel {
  public:
   explicit UnaryKernel(const KernelInfo& info) {
     dtype_ = require_float(info);
@@ -112,7 +143,8 @@ class UnaryKernel final : public Kernel {
     } else if constexpr (Op == kGelu) {
       const std::string mode = info.attr_string("approximate", "none");
       if (mode == "tanh") op_ = kGeluTanh;
-      else if (mode != "none") info.unsupported("approximate=" + mode);
+      else if (mode != "none")
+        info.unsupported("approximate=" + mode);
     } else if constexpr (Op == kElu) {
       alpha_ = info.attr_float("alpha", 1.0f);
     } else if constexpr (Op == kSelu) {
@@ -147,8 +179,12 @@ class UnaryKernel final : public Kernel {
     Tensor& y = kc.output(0, dtype_, x.shape());
     if (y.numel() == 0) return;
     const BufferRef rx = ctx_->find(x.raw_data()), ry = ctx_->find(y.raw_data());
-    UnaryParams p{op_, static_cast<uint32_t>(y.numel()), element_offset(rx, dtype_),
-                  element_offset(ry, dtype_), alpha_, beta_};
+    UnaryParams p{op_,
+                  static_cast<uint32_t>(y.numel()),
+                  element_offset(rx, dtype_),
+                  element_offset(ry, dtype_),
+                  alpha_,
+                  beta_};
     ctx_->dispatch(*pipeline_, {rx.buffer, ry.buffer}, &p, groups_for(p.n, *ctx_));
   }
 

@@ -73,8 +73,8 @@ class GatherKernel final : public Kernel {
     p.wide = host->dtype() == DType::Int64 ? 1 : 0;
     const BufferRef rx = ctx_->find(x.raw_data()), ri = ctx_->find(dev->raw_data()),
                     ry = ctx_->find(y.raw_data());
-    PI_CHECK(ri.offset % 4 == 0 && ri.offset / 4 <= std::numeric_limits<uint32_t>::max(),
-             Internal, "Vulkan: indices at byte offset ", ri.offset);
+    PI_CHECK(ri.offset % 4 == 0 && ri.offset / 4 <= std::numeric_limits<uint32_t>::max(), Internal,
+             "Vulkan: indices at byte offset ", ri.offset);
     p.off_x = element_offset(rx, dtype_);
     p.off_i = u32(static_cast<int64_t>(ri.offset / 4));
     p.off_y = element_offset(ry, dtype_);
@@ -84,8 +84,8 @@ class GatherKernel final : public Kernel {
  private:
   int64_t axis_;
   DType dtype_ = DType::Float32;
-  Tensor host_;    // constant indices: the host copy, for the range check
-  Tensor device_;  // and on the device, for the shader (undefined when empty)
+  Tensor host_;      // constant indices: the host copy, for the range check
+  Tensor device_;    // and on the device, for the shader (undefined when empty)
   Tensor uploaded_;  // run-time indices that came on the host
   std::shared_ptr<Context> ctx_;
   const Pipeline* pipeline_ = nullptr;

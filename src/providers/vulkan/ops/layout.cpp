@@ -28,8 +28,8 @@ class TransposeKernel final : public Kernel {
       perm.resize(r);
       for (int i = 0; i < r; ++i) perm[i] = r - 1 - i;
     }
-    PI_CHECK(static_cast<int>(perm.size()) == r, InvalidArgument, who, ": perm has ",
-             perm.size(), " entries but the input ", x.describe(), " has rank ", r);
+    PI_CHECK(static_cast<int>(perm.size()) == r, InvalidArgument, who, ": perm has ", perm.size(),
+             " entries but the input ", x.describe(), " has rank ", r);
     std::vector<bool> seen(r, false);
     Shape out(r);
     const std::vector<int64_t> xs = contiguous_strides(x.shape());
@@ -79,9 +79,9 @@ class ConcatKernel final : public Kernel {
       PI_CHECK(t.rank() == r, ShapeMismatch, who, ": input ", i, " ", t.describe(),
                " has another rank than input 0 ", first.describe());
       for (int d = 0; d < r; ++d)
-        PI_CHECK(d == axis || t.shape()[d] == first.shape()[d], ShapeMismatch, who, ": input ",
-                 i, " ", t.describe(), " does not match input 0 ", first.describe(),
-                 " outside axis ", axis);
+        PI_CHECK(d == axis || t.shape()[d] == first.shape()[d], ShapeMismatch, who, ": input ", i,
+                 " ", t.describe(), " does not match input 0 ", first.describe(), " outside axis ",
+                 axis);
       out[axis] += t.shape()[axis];
     }
     Tensor& y = kc.output(0, dtype_, out);

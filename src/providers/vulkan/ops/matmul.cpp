@@ -16,8 +16,8 @@
 namespace polyinfer::vulkan {
 namespace {
 
-constexpr int64_t kTile = 64;      // output tile of one workgroup (gemm.comp's TILE)
-constexpr int kMaxBatchDims = 3;   // gemm.comp's bdims
+constexpr int64_t kTile = 64;     // output tile of one workgroup (gemm.comp's TILE)
+constexpr int kMaxBatchDims = 3;  // gemm.comp's bdims
 
 struct GemmParams {
   uint32_t M, N, K;
@@ -33,8 +33,7 @@ struct GemmParams {
 static_assert(sizeof(GemmParams) == 116, "matches the push-constant block of gemm.comp");
 
 // gemm.comp's activation codes are ActKind's values (activation.glsl).
-static_assert(static_cast<int>(ActKind::Relu) == 1 &&
-                  static_cast<int>(ActKind::Clip) == 3 &&
+static_assert(static_cast<int>(ActKind::Relu) == 1 && static_cast<int>(ActKind::Clip) == 3 &&
                   static_cast<int>(ActKind::GeluTanh) == 10,
               "activation.glsl numbers the activations as ActKind does");
 
@@ -135,7 +134,8 @@ class GemmKernel : public Kernel {
     p.act_beta = act_.beta;
     Shape out;
     if (form_ == Form::MatMul) out = plan_matmul(kc, a.shape(), b.shape(), c, p);
-    else out = plan_gemm(kc, a, b, c, p);
+    else
+      out = plan_gemm(kc, a, b, c, p);
     Tensor& y = kc.output(0, dtype_, out);
     check_input(kc, y, kMaxRank, dtype_);
     if (y.numel() == 0) return;
@@ -162,14 +162,14 @@ class GemmKernel : public Kernel {
   Shape plan_matmul(const KernelContext& kc, const Shape& as, const Shape& bs, const Tensor* bias,
                     GemmParams& p) const {
     const std::string who = kc.node().label();
-    PI_CHECK(!as.empty() && !bs.empty(), ShapeMismatch, who,
-             ": operands must not be scalars, got ", shape_str(as), " and ", shape_str(bs));
+    PI_CHECK(!as.empty() && !bs.empty(), ShapeMismatch, who, ": operands must not be scalars, got ",
+             shape_str(as), " and ", shape_str(bs));
     Shape a2 = as, b2 = bs;
     if (a2.size() == 1) a2.insert(a2.begin(), 1);
     if (b2.size() == 1) b2.push_back(1);
     const int64_t M = a2[a2.size() - 2], K = a2.back(), N = b2.back();
-    PI_CHECK(b2[b2.size() - 2] == K, ShapeMismatch, who, ": inner dimensions of ",
-             shape_str(as), " and ", shape_str(bs), " differ");
+    PI_CHECK(b2[b2.size() - 2] == K, ShapeMismatch, who, ": inner dimensions of ", shape_str(as),
+             " and ", shape_str(bs), " differ");
     const BatchWalk w = batch_walk(as, bs, who);
     const Shape& batch = w.batch;
     Shape out = batch;
@@ -212,12 +212,12 @@ class GemmKernel : public Kernel {
   Shape plan_gemm(const KernelContext& kc, const Tensor& a, const Tensor& b, const Tensor* c,
                   GemmParams& p) const {
     const std::string who = kc.node().label();
-    PI_CHECK(a.rank() == 2 && b.rank() == 2, ShapeMismatch, who,
-             ": A and B must be matrices, got ", a.describe(), " and ", b.describe());
+    PI_CHECK(a.rank() == 2 && b.rank() == 2, ShapeMismatch, who, ": A and B must be matrices, got ",
+             a.describe(), " and ", b.describe());
     const int64_t M = trans_a_ ? a.dim(1) : a.dim(0), K = trans_a_ ? a.dim(0) : a.dim(1);
     const int64_t N = trans_b_ ? b.dim(0) : b.dim(1);
-    PI_CHECK((trans_b_ ? b.dim(1) : b.dim(0)) == K, ShapeMismatch, who,
-             ": inner dimensions of ", a.describe(), " and ", b.describe(), " differ");
+    PI_CHECK((trans_b_ ? b.dim(1) : b.dim(0)) == K, ShapeMismatch, who, ": inner dimensions of ",
+             a.describe(), " and ", b.describe(), " differ");
     const Shape ys{M, N};
     p.M = u32(M);
     p.N = u32(N);
@@ -232,9 +232,8 @@ class GemmKernel : public Kernel {
     p.nbatch = 1;
     p.bdims[0] = p.bdims[1] = p.bdims[2] = 1;
     if (c) {
-      PI_CHECK(c->rank() <= 2 && broadcast_shapes(c->shape(), ys, who.c_str()) == ys,
-               ShapeMismatch, who, ": C ", c->describe(), " does not broadcast to ",
-               shape_str(ys));
+      PI_CHECK(c->rank() <= 2 && broadcast_shapes(c->shape(), ys, who.c_str()) == ys, ShapeMismatch,
+               who, ": C ", c->describe(), " does not broadcast to ", shape_str(ys));
       const std::vector<int64_t> cs = broadcast_strides(c->shape(), ys);
       p.has_c = 1;
       p.c_rs = u32(cs[0]);

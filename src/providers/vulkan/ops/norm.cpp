@@ -51,7 +51,8 @@ class LayerNormKernel final : public Kernel {
         for (size_t i = 1; i < 3; ++i)
           if (info.has_input(i) && known_shape(info, i, &param) && !supported_param(param, inner))
             info.unsupported("scale/bias " + shape_str(param) + " broadcast over " +
-                             shape_str(inner) + " (the Vulkan kernel takes one per element or a "
+                             shape_str(inner) +
+                             " (the Vulkan kernel takes one per element or a "
                              "single value)");
       } catch (const Error& e) {
         if (e.code() == ErrorCode::UnsupportedOp) throw;
@@ -135,8 +136,7 @@ class InstanceNormKernel final : public Kernel {
     const Tensor& bias = kc.input(2);
     for (const Tensor* t : {&scale, &bias})
       PI_CHECK(t->shape() == Shape{C} && t->dtype() == DType::Float32, ShapeMismatch, who,
-               ": input ", t == &scale ? 1 : 2, " must be float32[", C, "], got ",
-               t->describe());
+               ": input ", t == &scale ? 1 : 2, " must be float32[", C, "], got ", t->describe());
     Tensor& y = kc.output(0, DType::Float32, x.shape());
     if (y.numel() == 0) return;
     const int64_t rows = x.dim(0) * C;
@@ -186,8 +186,7 @@ class BatchNormKernel final : public Kernel {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
     check_input(kc, x, kMaxRank, dtype_);
-    PI_CHECK(x.rank() >= 2, ShapeMismatch, who, ": input must be [N, C, ...], got ",
-             x.describe());
+    PI_CHECK(x.rank() >= 2, ShapeMismatch, who, ": input must be [N, C, ...], got ", x.describe());
     const int64_t C = x.dim(1);
     const Tensor* t[4];
     for (size_t i = 1; i <= 4; ++i) {

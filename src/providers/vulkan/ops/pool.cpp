@@ -19,8 +19,7 @@ struct PoolParams {
 
 enum class PoolKind { Max, Average, GlobalMax, GlobalAverage };
 
-template <PoolKind Kind>
-class PoolKernel final : public Kernel {
+template <PoolKind Kind> class PoolKernel final : public Kernel {
   static constexpr bool kGlobal = Kind == PoolKind::GlobalMax || Kind == PoolKind::GlobalAverage;
 
  public:
@@ -31,10 +30,8 @@ class PoolKernel final : public Kernel {
       if (attrs_.kernel_shape.size() > 2)
         info.unsupported(std::to_string(attrs_.kernel_shape.size()) +
                          "-D pooling (the Vulkan kernel pools over 1-D and 2-D windows)");
-      if (Kind == PoolKind::Max && info.has_output(1))
-        info.unsupported("MaxPool's Indices output");
-      if (Kind == PoolKind::Average)
-        include_pad_ = info.attr_int("count_include_pad", 0) != 0;
+      if (Kind == PoolKind::Max && info.has_output(1)) info.unsupported("MaxPool's Indices output");
+      if (Kind == PoolKind::Average) include_pad_ = info.attr_int("count_include_pad", 0) != 0;
     }
     ctx_ = Context::get();
     pipeline_ = &ctx_->pipeline(shader_for("pool", dtype_), 2, sizeof(PoolParams));
@@ -45,8 +42,7 @@ class PoolKernel final : public Kernel {
     const std::string who = kc.node().label();
     const Tensor& x = kc.input(0);
     check_input(kc, x, kMaxRank, dtype_);
-    PI_CHECK(x.rank() >= 3, ShapeMismatch, who, ": input must be [N, C, D...], got ",
-             x.describe());
+    PI_CHECK(x.rank() >= 3, ShapeMismatch, who, ": input must be [N, C, D...], got ", x.describe());
     PoolParams p{};
     Shape ys{x.dim(0), x.dim(1)};
     if constexpr (kGlobal) {

@@ -19,16 +19,24 @@ struct ReduceParams {
 static_assert(sizeof(ReduceParams) == 124, "matches the push-constant block of reduce.comp");
 
 // The shader's op codes.
-enum ReduceOp : uint32_t { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
+enum ReduceOp : uint32_t {
+  kSum,
+  kMean,
+  kMax,
+  kMin,
+  kProd,
+  kL1,
+  kL2,
+  kLogSum,
+  kLogSumExp,
+  kSumSquare
+};
 
-template <uint32_t Op>
-class ReduceKernel final : public Kernel {
+template <uint32_t Op> class ReduceKernel final : public Kernel {
  public:
-  explicit ReduceKernel(const KernelInfo& info)
-      : keepdims_(info.attr_int("keepdims", 1) != 0) {
+  explicit ReduceKernel(const KernelInfo& info) : keepdims_(info.attr_int("keepdims", 1) != 0) {
     require_float32(info, kMaxRank, 1);
-    if (info.attr_int("noop_with_empty_axes", 0) != 0)
-      info.unsupported("noop_with_empty_axes=1");
+    if (info.attr_int("noop_with_empty_axes", 0) != 0) info.unsupported("noop_with_empty_axes=1");
     // ReduceSum took axes as an input one release before the others (13 vs 18).
     const bool from_input = info.opset() >= (Op == kSum ? 13 : 18);
     if (!from_input) {

@@ -70,8 +70,8 @@ class ResizeKernel final : public Kernel {
         PI_CHECK(!taps.empty() && taps.size() <= 2, Internal, who, ": ", taps.size(), " taps");
         const Tap& t0 = taps[0];
         const Tap& t1 = taps.size() > 1 ? taps[1] : taps[0];
-        PI_CHECK(t0.index < (int64_t{1} << 24) && t1.index < (int64_t{1} << 24), UnsupportedOp,
-                 who, ": an axis longer than 2^24 (the Vulkan Resize indexes with floats)");
+        PI_CHECK(t0.index < (int64_t{1} << 24) && t1.index < (int64_t{1} << 24), UnsupportedOp, who,
+                 ": an axis longer than 2^24 (the Vulkan Resize indexes with floats)");
         table.insert(table.end(), {static_cast<float>(t0.index), static_cast<float>(t1.index),
                                    static_cast<float>(t0.weight),
                                    taps.size() > 1 ? static_cast<float>(t1.weight) : 0.0f});

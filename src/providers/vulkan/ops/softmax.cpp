@@ -11,8 +11,7 @@ struct SoftmaxParams {
   uint32_t n, inner, rows, off_x, off_y, log_softmax;
 };
 
-template <bool Log>
-class SoftmaxKernel final : public Kernel {
+template <bool Log> class SoftmaxKernel final : public Kernel {
  public:
   explicit SoftmaxKernel(const KernelInfo& info)
       : flatten_(info.opset() < 13), axis_(info.attr_int("axis", info.opset() < 13 ? 1 : -1)) {
@@ -33,8 +32,9 @@ class SoftmaxKernel final : public Kernel {
     Tensor& y = kc.output(0, DType::Float32, s);
     if (y.numel() == 0) return;
     const BufferRef rx = ctx_->find(x.raw_data()), ry = ctx_->find(y.raw_data());
-    const SoftmaxParams p{u32(n), u32(inner), u32(outer * inner), element_offset(rx),
-                          element_offset(ry), Log ? 1u : 0u};
+    const SoftmaxParams p{
+        u32(n),       u32(inner), u32(outer * inner), element_offset(rx), element_offset(ry),
+        Log ? 1u : 0u};
     ctx_->dispatch(*pipeline_, {rx.buffer, ry.buffer}, &p,
                    u32(std::min<int64_t>(outer * inner, ctx_->max_groups())));
   }

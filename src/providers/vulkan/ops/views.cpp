@@ -1,6 +1,6 @@
 // Reshape, Flatten, Squeeze, Unsqueeze and Identity of float32 and float16 tensors on Vulkan: no
-// dispatch, the output is a view of the input's device memory with another shape. The shape arithmetic is
-// the CPU reference kernel's, which this kernel creates and runs (its only effect is
+// dispatch, the output is a view of the input's device memory with another shape. The shape
+// arithmetic is the CPU reference kernel's, which this kernel creates and runs (its only effect is
 // set_output(x.reshaped(...)), which works on any device), so both agree on every rule
 // (0 and -1 in Reshape, allowzero, negative axes).
 //

@@ -1,7 +1,8 @@
 // Float32 Where on Vulkan (shaders/where.comp): out = condition ? X : Y with numpy broadcasting
 // of all three up to rank 6; the bool condition is read a byte at a time. Constant inputs come
-// on the device from the executor, copied there once. Refused at creation: a condition not known to be bool, X or
-// Y not known to be float32, ranks above 6. Needs 4 storage buffers, which every device allows.
+// on the device from the executor, copied there once. Refused at creation: a condition not known to
+// be bool, X or Y not known to be float32, ranks above 6. Needs 4 storage buffers, which every
+// device allows.
 #include "core/shape_util.h"
 #include "providers/vulkan/ops/common.h"
 
@@ -13,7 +14,6 @@ struct WhereParams {
   uint32_t dims[kMaxRank], sc[kMaxRank], sx[kMaxRank], sy[kMaxRank];
 };
 static_assert(sizeof(WhereParams) == 120, "matches the push-constant block of where.comp");
-
 
 class WhereKernel final : public Kernel {
  public:
@@ -32,8 +32,9 @@ class WhereKernel final : public Kernel {
                          " (the Vulkan Where takes float32 or float16 X and Y of one dtype)");
     }
     if (dtype_ == DType::Float16 && !Context::get()->storage16())
-      info.unsupported("float16 tensors on a device without 16-bit storage "
-                       "(storageBuffer16BitAccess)");
+      info.unsupported(
+          "float16 tensors on a device without 16-bit storage "
+          "(storageBuffer16BitAccess)");
     for (size_t i = 0; i < 3; ++i)
       if (known_rank(info, i) > kMaxRank)
         info.unsupported("rank " + std::to_string(known_rank(info, i)) +
