@@ -8,7 +8,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 cf=$(command -v clang-format-14 || command -v clang-format || true)
-[ -n "$cf" ] || { echo "check_format: clang-format is missing (apt-get install clang-format)" >&2; exit 1; }
+if [ -z "$cf" ]; then
+  echo "check_format: clang-format is missing (apt-get install clang-format)" >&2
+  exit 1
+fi
 mapfile -t cpp < <(git ls-files -- '*.cpp' '*.h' '*.cu' '*.cuh' | grep -v '^tests/data/')
 if [ "${1:-}" = "--fix" ]; then
   "$cf" -i "${cpp[@]}"
@@ -18,7 +21,8 @@ status=0
 if ! "$cf" --dry-run -Werror "${cpp[@]}" 2>/tmp/check_format.$$; then
   grep -E '^[^ ].*: (error|warning):' /tmp/check_format.$$ | sed -E 's/:[0-9]+:[0-9]+: .*//' |
     sort -u | head -40
-  echo "check_format: the files above differ from .clang-format; run tools/check_format.sh --fix" >&2
+  echo "check_format: the files above differ from .clang-format;" \
+       "run tools/check_format.sh --fix" >&2
   status=1
 fi
 rm -f /tmp/check_format.$$

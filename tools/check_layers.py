@@ -18,6 +18,7 @@ LAYERS = [
     ["onnx"],
     ["runtime"],
     ["ops"],
+    ["infer"],
     ["providers"],
     ["opt"],
     ["quant"],

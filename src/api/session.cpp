@@ -1,4 +1,5 @@
 #include "polyinfer/session.h"
+#include "infer/infer.h"
 
 #include <omp.h>
 #include <unistd.h>
@@ -347,6 +348,7 @@ Session Session::load(const std::string& path, const SessionOptions& options) {
   ImportOptions io;
   io.defer_weights = true;  // read by the kernels straight from the file (core/deferred.h)
   Model model = import_onnx_file(path, io);
+  infer::infer_types(model);
   return Session(build(std::move(model), options, start, ms_since(start)));
 }
 
@@ -354,6 +356,7 @@ Session Session::load_bytes(const void* data, size_t size, const SessionOptions&
                             const std::string& base_dir) {
   const auto start = Clock::now();
   Model model = import_onnx_bytes(data, size, base_dir);
+  infer::infer_types(model);
   return Session(build(std::move(model), options, start, ms_since(start)));
 }
 

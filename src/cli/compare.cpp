@@ -17,6 +17,7 @@
 #include "cli/inputs.h"
 #include "cli/json.h"
 #include "core/accuracy.h"
+#include "infer/infer.h"
 #include "onnx/import.h"
 #include "polyinfer/io.h"
 
@@ -65,7 +66,9 @@ struct Layer {
 std::vector<Layer> shared_layers(const std::string& path_a, const std::string& path_b) {
   ImportOptions o;
   o.read_external_data = false;
-  const Model a = import_onnx_file(path_a, o), b = import_onnx_file(path_b, o);
+  Model a = import_onnx_file(path_a, o), b = import_onnx_file(path_b, o);
+  infer::infer_types(a);
+  infer::infer_types(b);
   std::set<std::string> in_b;
   for (const auto& n : b.graph->nodes) in_b.insert(n.outputs.begin(), n.outputs.end());
   std::set<std::string> outputs;

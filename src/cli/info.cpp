@@ -4,6 +4,7 @@
 #include <map>
 
 #include "cli/cli.h"
+#include "infer/infer.h"
 #include "onnx/import.h"
 
 namespace polyinfer::cli {
@@ -43,7 +44,8 @@ int cmd_info(const std::vector<std::string>& argv) {
     std::cout << "usage: polyinfer info MODEL [--json]\n";
     return args.flag("help") ? kExitOk : kExitUsage;
   }
-  const Model m = import_onnx_file(args.positional[0]);
+  Model m = import_onnx_file(args.positional[0]);
+  infer::infer_types(m);
   std::map<std::string, int> hist;
   int64_t params = 0, bytes = 0;
   count_ops(*m.graph, &hist, &params, &bytes);

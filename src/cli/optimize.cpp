@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/cli.h"
+#include "infer/infer.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
 #include "opt/optimize_model.h"
@@ -28,6 +29,7 @@ int cmd_optimize(const std::vector<std::string>& argv) {
   }
   const int level = args.get_int("level", 3, 0, 3);
   Model m = import_onnx_file(args.positional[0]);
+  infer::infer_types(m);
   const opt::OptimizeReport r = opt::optimize_model(m, level);
   // Passes declare the opsets they emit (ai.polyinfer) on the graph; the file's opset_import
   // comes from the model's list.

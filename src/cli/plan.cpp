@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/json.h"
+#include "infer/infer.h"
 #include "onnx/import.h"
 #include "opt/optimize_model.h"
 #include "plan/catalog.h"
@@ -535,11 +536,11 @@ int cmd_plan(const std::vector<std::string>& argv) {
   const std::string path = args.positional[0];
   ImportOptions probe;
   probe.read_external_data = false;
-  probe.propagate_shape_data = true;
   const Model declared = import_onnx_file(path, probe);
   ImportOptions opts = probe;
   opts.input_shapes = resolve_inputs(*declared.graph, args);
   Model m = import_onnx_file(path, opts);
+  infer::infer_types(m);
   const ir::Graph original = *m.graph;
   // Folding, then inference again where shapes were unknown (opt/optimize_model.h).
   opt::optimize_model(m, level);

@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "cli/inputs.h"
 #include "cli/json.h"
+#include "infer/infer.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
 #include "onnx/npy.h"
@@ -190,6 +191,7 @@ void write_model(const Model& model, const std::string& out) {
 int convert_without_data(const Args& args) {
   const std::string out = args.get("output");
   Model model = import_onnx_file(args.positional[0]);
+  infer::infer_types(model);
   const opt::OptimizeReport simplified = opt::optimize(*model.graph, 1);
   std::set<std::string> exclude;
   for (const auto& x : args.all("exclude")) exclude.insert(x);
@@ -320,6 +322,7 @@ int cmd_quantize(const std::vector<std::string>& argv) {
   };
 
   Model model = import_onnx_file(args.positional[0]);
+  infer::infer_types(model);
   std::vector<ValueSpec> in;
   for (const auto& input : model.graph->inputs) {
     if (model.graph->initializers.count(input.name)) continue;  // IR < 4: a weight, not an input

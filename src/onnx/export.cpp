@@ -1,7 +1,5 @@
 #include "onnx/export.h"
 
-#include "onnx/graph_proto.h"
-
 #include <fstream>
 
 #include "onnx/tensor_proto.h"
@@ -40,7 +38,7 @@ void write_value_info(const std::string& name, const ir::TypeInfo& t, onnx::Valu
   write_type(t, v->mutable_type());
 }
 
-void write_graph(const ir::Graph& g, onnx::GraphProto* gp, bool weights_as_placeholders = false);
+void write_graph(const ir::Graph& g, onnx::GraphProto* gp);
 
 void write_attr(const std::string& name, const ir::Attribute& a, onnx::AttributeProto* ap) {
   using T = ir::Attribute::Type;
@@ -94,21 +92,13 @@ void write_attr(const std::string& name, const ir::Attribute& a, onnx::Attribute
   }
 }
 
-void write_graph(const ir::Graph& g, onnx::GraphProto* gp, bool weights_as_placeholders) {
+void write_graph(const ir::Graph& g, onnx::GraphProto* gp) {
   gp->set_name(g.name);
   for (const auto& v : g.inputs) write_value_info(v.name, v.type, gp->add_input());
   for (const auto& v : g.outputs) write_value_info(v.name, v.type, gp->add_output());
   for (const auto& [name, t] : g.initializers) {
     auto* tp = gp->add_initializer();
-    if (weights_as_placeholders && is_float(t.dtype()) && t.numel() > 1024) {
-      // Dims and type only: what shape inference reads of a weight. One placeholder element
-      // satisfies the checker's one-value-field rule, as in import's weight stripping.
-      tp->set_data_type(static_cast<int>(t.dtype()));
-      for (int64_t d : t.shape()) tp->add_dims(d);
-      tp->set_raw_data(std::string(8, '\0'));
-    } else {
-      onnx_io::tensor_to_proto(t, tp);
-    }
+    onnx_io::tensor_to_proto(t, tp);
     tp->set_name(name);
   }
   for (const auto& [name, t] : g.value_types)
@@ -125,10 +115,6 @@ void write_graph(const ir::Graph& g, onnx::GraphProto* gp, bool weights_as_place
 }
 
 }  // namespace
-
-void write_graph_proto(const ir::Graph& g, onnx::GraphProto* gp, bool weights_as_placeholders) {
-  write_graph(g, gp, weights_as_placeholders);
-}
 
 std::string export_onnx_bytes(const Model& model) {
   onnx::ModelProto mp;

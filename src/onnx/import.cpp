@@ -11,9 +11,7 @@
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
-#include <onnx/shape_inference/implementation.h>
 
-#include "onnx/graph_proto.h"
 #include "onnx/inline_functions.h"
 #include "onnx/mapped_file.h"
 #include "onnx/model_split.h"
@@ -62,7 +60,7 @@ class GraphImporter {
  public:
   // With strip_weights, each large floating-point initializer's data is dropped from the
   // (caller-owned, mutable) proto as soon as it is converted, so a model's weights are never
-  // held twice; shape inference afterwards needs only their dims and the small integer tensors.
+  // held twice (the proto is not read again for them).
   // `split_raw`: the main graph's initializer bytes that model_split.h moved out of the proto,
   // one entry per initializer (null where the proto kept them).
   // `mapped`, when the split views point into a mapped file: each view's pages are released once
@@ -254,8 +252,8 @@ class GraphImporter {
   }
 
   // Also called for external tensors, which we have checked (and read, unless the policy says
-  // not to): they become inline, so the ONNX checker and shape inference never look for their
-  // files (the checker would resolve them against the working directory, not the model's).
+  // not to): they become inline, so the ONNX checker never looks for their files (it would
+  // resolve them against the working directory, not the model's).
   static void strip(onnx::TensorProto& tp, const Tensor& converted, bool have_data) {
     using TP = onnx::TensorProto;
     const bool integer = tp.data_type() == TP::INT64 || tp.data_type() == TP::INT32 ||
@@ -326,89 +324,7 @@ void sort_all(ir::Graph& g, const std::vector<std::string>& outer) {
   g.sort_topologically(outer);
 }
 
-// ONNX value names are unique across a model's graphs (SSA), so inferred types of every level
-// are collected by name and handed to the graph whose nodes produce them.
-void collect_value_info(const onnx::GraphProto& gp, std::map<std::string, ir::TypeInfo>* out) {
-  for (const auto& vi : gp.value_info()) out->emplace(vi.name(), convert_type(vi.type()));
-  for (const auto& n : gp.node())
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) collect_value_info(a.g(), out);
-      for (const auto& g : a.graphs()) collect_value_info(g, out);
-    }
-}
-
-void absorb_types(const std::map<std::string, ir::TypeInfo>& types, ir::Graph& g) {
-  for (auto& n : g.nodes) {
-    for (const auto& o : n.outputs) {
-      auto it = types.find(o);
-      if (!o.empty() && it != types.end() && !g.value_types.count(o)) g.value_types[o] = it->second;
-    }
-    for (auto& [k, a] : n.attrs) {
-      if (a.g) absorb_types(types, *a.g);
-      for (auto& sg : a.graphs) absorb_types(types, *sg);
-    }
-  }
-}
-
-// libonnx 1.12's shape inference reads out of bounds on some malformed models that its checker
-// and our import accept (e.g. a Conv whose weight rank differs from its input's: found by
-// tests/fuzz/fuzz_model). It only adds type information, so on a model it may not survive we skip
-// it and say why. Returns "" when inference is safe to run.
-std::string unsafe_for_shape_inference(const onnx::ModelProto& mp) {
-  try {
-    onnx_io::check_model(mp);
-  } catch (const std::exception& e) {
-    std::string what = e.what();
-    if (what.size() > 200) what = what.substr(0, 200) + "...";
-    return "the ONNX checker rejects the model (" + what + ")";
-  }
-  std::map<std::string, int> rank;
-  auto note_rank = [&](const onnx::ValueInfoProto& v) {
-    if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
-      rank[v.name()] = v.type().tensor_type().shape().dim_size();
-  };
-  for (const auto& v : mp.graph().input()) note_rank(v);
-  for (const auto& v : mp.graph().value_info()) note_rank(v);
-  for (const auto& t : mp.graph().initializer()) rank[t.name()] = t.dims_size();
-  static const std::set<std::string> kWindowed = {
-      "Conv",        "ConvInteger", "ConvTranspose", "QLinearConv", "MaxPool",
-      "AveragePool", "LpPool",      "MaxUnpool",     "MaxRoiPool",  "DeformConv"};
-  for (const auto& n : mp.graph().node()) {
-    const int x_rank = n.input_size() > 0 && rank.count(n.input(0)) ? rank[n.input(0)] : -1;
-    // Axis-like attributes index into the input's dimensions without a range check there.
-    for (const auto& a : n.attribute()) {
-      if (x_rank < 0) break;
-      auto out_of_range = [&](int64_t v) { return v < -(x_rank + 1) || v > x_rank; };
-      if ((a.name() == "axis" && out_of_range(a.i())) ||
-          ((a.name() == "axes" || a.name() == "perm") &&
-           std::any_of(a.ints().begin(), a.ints().end(), out_of_range)) ||
-          (a.name() == "perm" && a.ints_size() != x_rank))
-        return n.op_type() + " attribute " + a.name() + " is out of range for its input";
-    }
-    if (!kWindowed.count(n.op_type()) || n.input_size() == 0) continue;
-    if (x_rank >= 0 && x_rank < 3) return n.op_type() + " input of rank " + std::to_string(x_rank);
-    const int w_index = n.op_type() == "QLinearConv" ? 3 : 1;
-    if (n.input_size() > w_index && rank.count(n.input(w_index)) && x_rank >= 0 &&
-        rank[n.input(w_index)] != x_rank && n.op_type().find("Pool") == std::string::npos)
-      return n.op_type() + " weight rank differs from its input's";
-    for (const auto& a : n.attribute())
-      if (a.ints_size() > 0 && x_rank >= 0 &&
-          (a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations") &&
-          a.ints_size() != x_rank - 2)
-        return n.op_type() + " attribute " + a.name() + " does not match the input rank";
-    for (const auto& a : n.attribute())
-      if (a.name() == "pads" && x_rank >= 0 && a.ints_size() != 2 * (x_rank - 2))
-        return n.op_type() + " attribute pads does not match the input rank";
-    // libonnx divides by each stride and dilation, and sizes windows from the kernel shape.
-    for (const auto& a : n.attribute())
-      if ((a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations") &&
-          std::any_of(a.ints().begin(), a.ints().end(), [](int64_t v) { return v < 1; }))
-        return n.op_type() + " attribute " + a.name() + " has a value below 1";
-  }
-  return "";
-}
-
-// Rewrites graph input dims in the proto (before conversion and shape inference).
+// Rewrites graph input dims in the proto (before conversion).
 void apply_input_shapes(onnx::ModelProto& mp, const ImportOptions& options) {
   if (options.input_shapes.empty() && options.dim_values.empty()) return;
   // Shapes the exporter recorded for intermediates and outputs describe the old inputs (a batch
@@ -478,89 +394,16 @@ Model import_proto(onnx::ModelProto& mp, const std::string& base_dir, const Impo
            "the model uses ONNX opset ", m.opsets[""], "; polyinfer supports opsets 1 to ",
            kMaxOpset, " (convert it with onnx.version_converter)");
 
-  // Our own checks first: libonnx's shape inference trusts the graph it is given.
   GraphImporter importer(m.opsets, ExternalDataPolicy{base_dir, options.read_external_data},
                          /*strip_weights=*/true, split_raw, mapped, defer);
   m.graph = importer.convert(mp.graph(), 0);
   if (importer.deferred_any()) m.deferred = std::move(defer);
   sort_all(*m.graph, {});
   PI_CHECK(!m.graph->outputs.empty(), InvalidModel, "the model's graph declares no outputs");
-
-  const std::string unsafe = unsafe_for_shape_inference(mp);
-  if (!unsafe.empty()) {
-    m.notes.push_back("shape inference skipped: " + unsafe);
-    return m;
-  }
-  try {
-    onnx::ShapeInferenceOptions opts(false, 0, options.propagate_shape_data);
-    onnx::shape_inference::InferShapes(mp, onnx_io::lazy_schemas(), opts);
-    std::map<std::string, ir::TypeInfo> inferred;
-    collect_value_info(mp.graph(), &inferred);
-    absorb_types(inferred, *m.graph);
-    // Inference refines the declared outputs in place (a symbolic dimension that the inputs fix
-    // becomes a number); take the refinement, never a loss of information.
-    for (int i = 0; i < mp.graph().output_size() && i < static_cast<int>(m.graph->outputs.size());
-         ++i) {
-      ir::TypeInfo& ours = m.graph->outputs[i].type;
-      const ir::TypeInfo t = convert_type(mp.graph().output(i).type());
-      if (t.kind != ours.kind || !t.has_shape) continue;
-      if (ours.has_shape && ours.dims.size() != t.dims.size()) continue;
-      bool more = !ours.has_shape;
-      for (size_t d = 0; !more && d < t.dims.size(); ++d) more = ours.dims[d] < 0 && t.dims[d] >= 0;
-      if (more) ours = t;
-    }
-  } catch (const std::exception& e) {
-    m.notes.push_back(std::string("shape inference failed: ") + e.what());
-  }
   return m;
 }
 
 }  // namespace
-
-int infer_shapes_again(Model& model) {
-  onnx::ModelProto mp;
-  mp.set_ir_version(std::max<int64_t>(model.ir_version, 7));
-  for (const auto& [domain, version] : model.opsets) {
-    auto* op = mp.add_opset_import();
-    op->set_domain(domain);
-    op->set_version(version);
-  }
-  write_graph_proto(*model.graph, mp.mutable_graph(), /*weights_as_placeholders=*/true);
-  if (!unsafe_for_shape_inference(mp).empty()) return -1;
-  try {
-    onnx::ShapeInferenceOptions opts(false, 0, true);
-    onnx::shape_inference::InferShapes(mp, onnx_io::lazy_schemas(), opts);
-  } catch (const std::exception&) {
-    return -1;
-  }
-  std::map<std::string, ir::TypeInfo> inferred;
-  collect_value_info(mp.graph(), &inferred);
-  for (const auto& out : mp.graph().output())
-    inferred.emplace(out.name(), convert_type(out.type()));
-  auto complete = [](const ir::TypeInfo& t) {
-    if (t.kind != ir::TypeInfo::Kind::Tensor || !t.has_shape) return false;
-    for (int64_t d : t.dims)
-      if (d < 0) return false;
-    return true;
-  };
-  ir::Graph& g = *model.graph;
-  int completed = 0;
-  for (const auto& [name, t] : inferred) {
-    if (!complete(t) || g.initializers.count(name)) continue;
-    const ir::TypeInfo* ours = g.type_of(name);
-    if (ours && complete(*ours)) continue;
-    bool is_io = false;
-    for (const auto& v : g.inputs) is_io |= v.name == name;
-    for (auto& v : g.outputs)
-      if (v.name == name) {
-        v.type = t;
-        is_io = true;
-      }
-    if (!is_io) g.value_types[name] = t;
-    ++completed;
-  }
-  return completed;
-}
 
 namespace {
 

@@ -2,8 +2,8 @@
 //
 // Checks the model enough that nothing later can crash on it: types and counts of tensor data,
 // external data paths (never outside the model's folder), node inputs that nothing produces,
-// cycles. Runs ONNX shape inference to fill in value types (failures there only lose shape
-// information; they are not errors).
+// cycles. The graph keeps the types the model declares; src/infer/ infers the others
+// (infer::infer_types, which every caller runs next).
 #pragma once
 
 #include <map>
@@ -22,26 +22,23 @@ struct Model {
   int64_t ir_version = 0;
   std::string producer;               // "pytorch 1.13.0"
   std::map<std::string, int> opsets;  // domain ("" = ai.onnx) → version
-  std::vector<std::string> notes;     // what import could not do (e.g. shape inference failed)
+  std::vector<std::string> notes;     // what import and inference could not do
   // With ImportOptions::defer_weights: where the weights left in the model file are read from
   // (core/deferred.h); null when none were.
   std::shared_ptr<DeferredSource> deferred;
 };
 
 struct ImportOptions {
-  // Graph input shapes to use instead of the model's (name → dims), before shape inference, so
-  // every value's shape follows from them. A name the graph does not take is an error.
+  // Graph input shapes to use instead of the model's (name → dims); the shapes the model
+  // declares for other values are dropped, so every value's shape follows from the inputs'. A
+  // name the graph does not take is an error.
   std::map<std::string, Shape> input_shapes;
   // Values for symbolic dimensions ("batch" → 8, "past_sequence_length" → 4096) in every graph
-  // input, applied before shape inference.
+  // input.
   std::map<std::string, int64_t> dim_values;
   // false: external-data weights are checked but not read (their tensors hold garbage); for
   // tools that look only at the graph and its shapes.
   bool read_external_data = true;
-  // Let shape inference compute shape-valued tensors (Shape → Gather → Div → Slice chains), so
-  // shapes that depend on them become known. Off by default: the runtime learns such shapes when
-  // it runs; `plan`, which never runs the model, needs them.
-  bool propagate_shape_data = false;
   // Leave the main graph's weights of more than 4 KiB (model_split.h) in the mapped model file
   // instead of copying them (core/deferred.h; Model::deferred). Only import_onnx_file defers,
   // and only when the file can be mapped. Whoever keeps such a model for long calls
@@ -54,15 +51,6 @@ Model import_onnx_file(const std::string& path, const ImportOptions& options = {
 // Loads a model from memory; external data is read from `base_dir` (empty: not allowed).
 Model import_onnx_bytes(const void* data, size_t size, const std::string& base_dir,
                         const ImportOptions& options = {});
-
-// Runs ONNX shape inference again on the graph as it is now — after the optimizer's folding has
-// turned shape computations (Shape → Gather → Div → Slice) into constants that inference could
-// not see through at import — and records every shape it finds for a value whose shape was not
-// fully known. Large float weights stay out of the copy inference reads. Returns false, leaving
-// the graph as it was, when the graph holds operators inference cannot judge safely or inference
-// fails; otherwise the number of values whose shape it completed. opt::optimize_model calls it
-// between optimizer levels 1 and 2.
-int infer_shapes_again(Model& model);
 
 // The highest default-domain opset polyinfer knows the semantics of.
 constexpr int kMaxOpset = 23;

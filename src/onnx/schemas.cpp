@@ -6,9 +6,6 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
-#include <unordered_set>
-
-#include <onnx/checker.h>
 
 namespace polyinfer::onnx_io {
 namespace {
@@ -87,36 +84,6 @@ const onnx::ISchemaRegistry* lazy_schemas() {
   // Never destroyed: schemas may be referenced until the process ends, as libonnx's are.
   static const LazySchemas* const registry = new LazySchemas;
   return registry;
-}
-
-// The checks of onnx::checker::check_model(const ModelProto&) in libonnx 1.12, whose variant
-// taking a CheckerContext is internal to the library.
-void check_model(const onnx::ModelProto& mp) {
-  using onnx::checker::ValidationError;
-  if (!mp.ir_version())
-    throw ValidationError("The model does not have an ir_version set properly.");
-  if (mp.ir_version() > onnx::IR_VERSION)
-    throw ValidationError("Your model ir_version is higher than the checker's.");
-  std::unordered_set<std::string> keys;
-  for (const auto& entry : mp.metadata_props())
-    if (!keys.insert(entry.key()).second)
-      throw ValidationError("Your model has duplicate keys in metadata_props.");
-  std::unordered_map<std::string, int> opsets;
-  for (const auto& op : mp.opset_import()) opsets[op.domain()] = static_cast<int>(op.version());
-  if (mp.ir_version() >= 3 && opsets.empty())
-    throw ValidationError("model with IR version >= 3 must specify opset_import for ONNX");
-  if (mp.ir_version() < 3) {
-    if (!opsets.empty())
-      throw ValidationError("model with IR version < 3 cannot have opset_import specified");
-    opsets[onnx::ONNX_DOMAIN] = 1;
-  }
-  onnx::checker::CheckerContext ctx;
-  ctx.set_ir_version(static_cast<int>(mp.ir_version()));
-  ctx.set_opset_imports(opsets);
-  ctx.set_schema_registry(lazy_schemas());
-  onnx::checker::LexicalScopeContext lex;
-  onnx::checker::check_graph(mp.graph(), ctx, lex);
-  if (ctx.get_ir_version() >= 0x00000008) onnx::checker::check_model_local_functions(mp, ctx, lex);
 }
 
 }  // namespace polyinfer::onnx_io

@@ -18,8 +18,4 @@ namespace polyinfer::onnx_io {
 // Thread-safe; schemas live for the process, as libonnx's do.
 const onnx::ISchemaRegistry* lazy_schemas();
 
-// onnx::checker::check_model(mp) on lazy_schemas() instead of the full registry. Throws
-// onnx::checker::ValidationError as the checker does.
-void check_model(const onnx::ModelProto& mp);
-
 }  // namespace polyinfer::onnx_io

@@ -2,30 +2,27 @@
 
 #include <algorithm>
 
+#include "infer/infer.h"
+
 namespace polyinfer::opt {
 namespace {
 
-// ONNX shape inference on the model as the passes left it. It can only learn something when
-// folding has made new constants since its last try, and tries twice at most: a graph whose
-// unknown shapes inference cannot settle (shape arithmetic on a dynamic input) then costs two
-// inferences, not one per round.
-class InferShapesAgain final : public Pass {
+// Type inference again (src/infer/), on the graph as the passes left it: folding makes new
+// constants (a Reshape's target), from which more shapes follow.
+class InferAgain final : public Pass {
  public:
-  explicit InferShapesAgain(Model& m) : m_(m), constants_(m.graph->initializers.size()) {}
-  const char* name() const override { return "infer-shapes-again"; }
+  explicit InferAgain(const Model& m) : constants_(m.graph->initializers.size()) {}
+  const char* name() const override { return "infer-types"; }
   int min_level() const override { return 1; }
 
   int run(ir::Graph& g) override {
-    if (tries_ == 2 || g.initializers.size() == constants_ || !has_unknown_shapes(g)) return 0;
-    ++tries_;
+    if (g.initializers.size() == constants_ || !has_unknown_shapes(g)) return 0;
     constants_ = g.initializers.size();
-    return std::max(0, infer_shapes_again(m_));
+    return infer::infer_types(g).inferred;
   }
 
  private:
-  Model& m_;
-  size_t constants_;  // initializers at the last try (at import before the first)
-  int tries_ = 0;
+  size_t constants_;  // initializers at the last run (at import before the first)
 };
 
 }  // namespace
@@ -46,7 +43,7 @@ bool has_unknown_shapes(const ir::Graph& g) {
 
 OptimizeReport optimize_model(Model& m, int level) {
   if (level < 1 || !has_unknown_shapes(*m.graph)) return optimize(*m.graph, level);
-  return optimize(*m.graph, level, std::make_unique<InferShapesAgain>(m));
+  return optimize(*m.graph, level, std::make_unique<InferAgain>(m));
 }
 
 }  // namespace polyinfer::opt

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "infer/infer.h"
 #include "quant/rewrite_util.h"
 
 namespace polyinfer::quant {
@@ -48,6 +49,7 @@ Tensor weight_kn(const ir::Graph& g, const ir::Node& n) {
 }  // namespace
 
 DynamicReport quantize_dynamic(ir::Graph& g, const DynamicOptions& o) {
+  infer::infer_types(g);  // the rewrites read value types
   const int opset = default_opset(g);
   PI_CHECK(opset >= 11, InvalidArgument, "quantize --dynamic: the model's opset ", opset,
            " has no DynamicQuantizeLinear / MatMulInteger (opset >= 11): convert the model to a "

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/accuracy.h"
+#include "infer/infer.h"
 #include "onnx/export.h"
 
 namespace polyinfer::quant {
@@ -158,6 +159,7 @@ std::vector<std::string> layer_values(const ir::Graph& g, const QdqPlan& plan) {
 StaticReport quantize_static(Model& model, const Feeds& feeds, const StaticOptions& o,
                              const Feeds& validation) {
   PI_CHECK(!feeds.empty(), InvalidArgument, "quantize: no calibration samples");
+  infer::infer_types(model);  // the rewrites read value types
   StaticReport r;
   // Level 1 keeps the model standard ONNX (ONNX Runtime must run the result) and folds what
   // quantization should not see: BatchNormalization into Conv weights, Identity, constants.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "infer/infer.h"
 #include "model_builder.h"
 #include "onnx/import.h"
 #include "opt/optimize_model.h"
@@ -100,6 +101,7 @@ Tensor run(const std::string& bytes, int level, const std::string& provider, con
 // Fused nodes and their output counts after the level-3 optimizer.
 std::vector<size_t> fused_outputs(const std::string& bytes) {
   Model m = import_onnx_bytes(bytes.data(), bytes.size(), "");
+  infer::infer_types(m);
   opt::optimize_model(m, 3);
   std::vector<size_t> out;
   for (const auto& n : m.graph->nodes)

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "infer/infer.h"
 #include "model_builder.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
@@ -92,6 +93,7 @@ void expect_same_results(const std::string& original, const std::string& rewritt
 TEST(ChannelsLast, RewritesConvolutionsAndPoolingAndKeepsResults) {
   const std::string original = residual_model();
   Model model = import_onnx_bytes(original.data(), original.size(), "");
+  infer::infer_types(model);
   ASSERT_TRUE(opt::to_channels_last(*model.graph));
   model.opsets["ai.polyinfer"] = 1;
   std::map<std::string, int> ops;
@@ -151,6 +153,7 @@ std::string dense_block_model() {
 TEST(ChannelsLast, ConcatenationsNormalizedAloneFuseWithTheirAffine) {
   const std::string original = dense_block_model();
   Model model = import_onnx_bytes(original.data(), original.size(), "");
+  infer::infer_types(model);
   const opt::OptimizeReport report = opt::optimize(*model.graph, 3);
   model.opsets["ai.polyinfer"] = 1;
   std::map<std::string, int> ops;
@@ -214,6 +217,7 @@ TEST(ChannelsLast, ChannelSlicesStayChannelsLast) {
     SCOPED_TRACE(opset);
     const std::string original = channel_split_model(opset);
     Model model = import_onnx_bytes(original.data(), original.size(), "");
+    infer::infer_types(model);
     ASSERT_TRUE(opt::to_channels_last(*model.graph));
     model.opsets["ai.polyinfer"] = 1;
     std::map<std::string, int> ops;
@@ -250,6 +254,7 @@ TEST(ChannelsLast, ChannelShuffleStaysChannelsLast) {
     SCOPED_TRACE(groups);
     const std::string original = channel_shuffle_model(groups);
     Model model = import_onnx_bytes(original.data(), original.size(), "");
+    infer::infer_types(model);
     ASSERT_TRUE(opt::to_channels_last(*model.graph));
     model.opsets["ai.polyinfer"] = 1;
     int layout_transposes = 0, reshapes = 0;
@@ -279,6 +284,7 @@ TEST(ChannelsLast, ShuffleWithASecondReaderIsLeftAsItIs) {
   m.node("Reshape", {"t", "merge"}, {"y"}, "reshape2");
   const std::string bytes = m.bytes();
   Model model = import_onnx_bytes(bytes.data(), bytes.size(), "");
+  infer::infer_types(model);
   ASSERT_TRUE(opt::to_channels_last(*model.graph));  // the conv still converts
   int shuffles = 0;
   for (const auto& n : model.graph->nodes) {
@@ -303,6 +309,7 @@ TEST(ChannelsLast, ConvolutionOfAValueOfUnknownShape) {
   add_ints(m, "pads", {1, 1, 1, 1});
   const std::string original = m.bytes();
   Model model = import_onnx_bytes(original.data(), original.size(), "");
+  infer::infer_types(model);
   ASSERT_TRUE(opt::to_channels_last(*model.graph));
   model.opsets["ai.polyinfer"] = 1;
   const std::string rewritten = export_onnx_bytes(model);
@@ -349,6 +356,7 @@ TEST(ChannelsLast, BroadcastBinaryOpsOfTwoRank4ValuesStayChannelsLast) {
     SCOPED_TRACE(rank3 ? "rank-3 scale" : "squeeze-excitation");
     const std::string original = squeeze_excite_model(rank3);
     Model model = import_onnx_bytes(original.data(), original.size(), "");
+    infer::infer_types(model);
     ASSERT_TRUE(opt::to_channels_last(*model.graph));
     model.opsets["ai.polyinfer"] = 1;
     int transposes = 0;
@@ -367,6 +375,7 @@ TEST(ChannelsLast, LeavesGraphsWithoutConvolutionsAlone) {
   m.node("Relu", {"x"}, {"y"}, "relu");
   const std::string bytes = m.bytes();
   Model model = import_onnx_bytes(bytes.data(), bytes.size(), "");
+  infer::infer_types(model);
   EXPECT_FALSE(opt::to_channels_last(*model.graph));
   EXPECT_EQ(model.graph->nodes.size(), 1u);
 }

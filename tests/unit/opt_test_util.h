@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "infer/infer.h"
 #include "model_builder.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
@@ -41,7 +42,9 @@ inline void random_initializer(ModelBuilder& b, const std::string& name, std::ve
 }
 
 inline Model import_bytes(const std::string& bytes) {
-  return import_onnx_bytes(bytes.data(), bytes.size(), "");
+  Model m = import_onnx_bytes(bytes.data(), bytes.size(), "");
+  infer::infer_types(m);
+  return m;
 }
 // The model as ONNX bytes again (opset imports include what the passes added).
 inline std::string export_bytes(Model m) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 
+#include "infer/infer.h"
 #include "model_builder.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
@@ -20,7 +21,9 @@ using quant::Range;
 
 Model import(const test::ModelBuilder& b) {
   const std::string bytes = b.bytes();
-  return import_onnx_bytes(bytes.data(), bytes.size(), "");
+  Model m = import_onnx_bytes(bytes.data(), bytes.size(), "");
+  infer::infer_types(m);
+  return m;
 }
 
 const ir::Node* find_op(const ir::Graph& g, const std::string& op, const std::string& input = "") {

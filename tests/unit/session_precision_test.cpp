@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 
+#include "infer/infer.h"
 #include "model_builder.h"
 #include "onnx/import.h"
 #include "opt/optimizer.h"
@@ -20,7 +21,9 @@ namespace {
 
 Model import(const test::ModelBuilder& b) {
   const std::string bytes = b.bytes();
-  return import_onnx_bytes(bytes.data(), bytes.size(), "");
+  Model m = import_onnx_bytes(bytes.data(), bytes.size(), "");
+  infer::infer_types(m);
+  return m;
 }
 
 // The activation node `act` ("Relu", or "LeakyRelu" with alpha 0.1) from `in` to `out`.
