@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The tracked figure on newer ONNX backend test data (the pinned onnx wheel's node tests, opsets up
-# to 24): runs them and prints the totals. No floor yet, so it never fails the suite; the totals
-# go into README.md by hand. Usage: tools/conformance_newer.sh POLYINFER_BINARY
+# to 28, generated once by tools/onnx_testdata.sh): runs them and prints the totals. No floor
+# yet, so it never fails the suite; the totals go into README.md by hand.
+# Usage: tools/conformance_newer.sh POLYINFER_BINARY
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 pi=${1:-$root/build/polyinfer}

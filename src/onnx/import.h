@@ -53,6 +53,6 @@ Model import_onnx_bytes(const void* data, size_t size, const std::string& base_d
                         const ImportOptions& options = {});
 
 // The highest default-domain opset polyinfer knows the semantics of.
-constexpr int kMaxOpset = 23;
+constexpr int kMaxOpset = 28;
 
 }  // namespace polyinfer

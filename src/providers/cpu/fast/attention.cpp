@@ -213,6 +213,8 @@ class FastAttention final : public Kernel {
       if (info.has_output(i)) info.unsupported("fast attention: outputs other than Y");
     if (info.attr_int("is_causal", 0) != 0) info.unsupported("fast attention: is_causal");
     if (info.attr_float("softcap", 0.f) != 0.f) info.unsupported("fast attention: softcap");
+    for (const char* w : {"left_window_size", "right_window_size"})
+      if (info.attr_int(w, -1) != -1) info.unsupported(std::string("fast attention: ") + w);
     heads_ = info.attr_int("q_num_heads", 0);
     if (heads_ <= 0 || info.attr_int("kv_num_heads", 0) != heads_)
       info.unsupported("fast attention: 3-D inputs with as many key/value heads as query heads");
@@ -276,7 +278,7 @@ class FastAttention final : public Kernel {
 #endif
 };
 
-PI_CPU_CANDIDATE("", Attention, 23, 23, "attention", FastAttention);
+PI_CPU_CANDIDATE("", Attention, 23, 28, "attention", FastAttention);
 PI_CPU_CANDIDATE("ai.polyinfer", Attention, 1, 1, "attention", FastAttention);
 
 }  // namespace

@@ -72,6 +72,6 @@ class FastBatchNormKernel final : public Kernel {
 }  // namespace
 
 // Opsets 6 and below carry is_test/spatial/consumed_inputs: the reference kernel keeps those.
-PI_CPU_FAST_KERNEL("", BatchNormalization, 7, 23, FastBatchNormKernel);
+PI_CPU_FAST_KERNEL("", BatchNormalization, 7, 28, FastBatchNormKernel);
 
 }  // namespace polyinfer::fast

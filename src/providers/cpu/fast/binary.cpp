@@ -185,9 +185,9 @@ using FastDiv = FastArithKernel<kDiv>;
 }  // namespace
 
 // Opsets 1-6 use the legacy broadcast/axis attributes: the reference kernel keeps those.
-PI_CPU_FAST_KERNEL("", Add, 7, 23, FastAdd);
-PI_CPU_FAST_KERNEL("", Sub, 7, 23, FastSub);
-PI_CPU_FAST_KERNEL("", Mul, 7, 23, FastMul);
-PI_CPU_FAST_KERNEL("", Div, 7, 23, FastDiv);
+PI_CPU_FAST_KERNEL("", Add, 7, 28, FastAdd);
+PI_CPU_FAST_KERNEL("", Sub, 7, 28, FastSub);
+PI_CPU_FAST_KERNEL("", Mul, 7, 28, FastMul);
+PI_CPU_FAST_KERNEL("", Div, 7, 28, FastDiv);
 
 }  // namespace polyinfer::fast

@@ -48,6 +48,6 @@ class FastCast final : public Kernel {
 
 }  // namespace
 
-PI_CPU_FAST_KERNEL("", Cast, 6, 23, FastCast);
+PI_CPU_FAST_KERNEL("", Cast, 6, 28, FastCast);
 
 }  // namespace polyinfer::fast

@@ -73,6 +73,6 @@ class FastConcatKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_FAST_KERNEL("", Concat, 1, 23, FastConcatKernel);
+PI_CPU_FAST_KERNEL("", Concat, 1, 28, FastConcatKernel);
 
 }  // namespace polyinfer::fast

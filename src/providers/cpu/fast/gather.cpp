@@ -62,6 +62,6 @@ class FastGatherKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_FAST_KERNEL("", Gather, 1, 23, FastGatherKernel);
+PI_CPU_FAST_KERNEL("", Gather, 1, 28, FastGatherKernel);
 
 }  // namespace polyinfer::fast

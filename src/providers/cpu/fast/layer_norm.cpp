@@ -144,7 +144,7 @@ class FastLayerNormKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_FAST_KERNEL("", LayerNormalization, 17, 23, FastLayerNormKernel);
+PI_CPU_FAST_KERNEL("", LayerNormalization, 17, 28, FastLayerNormKernel);
 PI_CPU_FAST_KERNEL("ai.polyinfer", LayerNormalization, 1, 1, FastLayerNormKernel);
 
 }  // namespace polyinfer::fast

@@ -81,9 +81,9 @@ class PackedMatMul final : public Kernel {
   PackedGemm packed_;  // B, bias and the tiles
 };
 
-PI_CPU_CANDIDATE("", MatMul, 1, 23, "packed_matmul", PackedMatMul);
+PI_CPU_CANDIDATE("", MatMul, 1, 28, "packed_matmul", PackedMatMul);
 PI_CPU_CANDIDATE("ai.polyinfer", FusedMatMul, 1, 1, "packed_matmul", PackedMatMul);
-PI_CPU_CANDIDATE("", Gemm, 1, 23, "packed_matmul", PackedMatMul);
+PI_CPU_CANDIDATE("", Gemm, 1, 28, "packed_matmul", PackedMatMul);
 PI_CPU_CANDIDATE("ai.polyinfer", FusedGemm, 1, 1, "packed_matmul", PackedMatMul);
 
 }  // namespace

@@ -73,6 +73,6 @@ class FastPadKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_FAST_KERNEL("", Pad, 1, 23, FastPadKernel);
+PI_CPU_FAST_KERNEL("", Pad, 1, 28, FastPadKernel);
 
 }  // namespace polyinfer::fast

@@ -306,8 +306,8 @@ class FastGlobalAveragePoolNhwc final : public Kernel {
 
 PI_CPU_CANDIDATE("ai.polyinfer", NhwcGlobalAveragePool, 1, 1, "global_average_pool",
                  FastGlobalAveragePoolNhwc);
-PI_CPU_FAST_KERNEL("", MaxPool, 1, 22, FastPool);
-PI_CPU_FAST_KERNEL("", AveragePool, 1, 22, FastPool);
+PI_CPU_FAST_KERNEL("", MaxPool, 1, 28, FastPool);
+PI_CPU_FAST_KERNEL("", AveragePool, 1, 28, FastPool);
 PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcMaxPool, 1, 1, FastPool);
 PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcAveragePool, 1, 1, FastPool);
 

@@ -276,7 +276,7 @@ class FastDynamicQuantizeLinear final : public Kernel {
 
 }  // namespace
 
-PI_CPU_FAST_KERNEL("", DynamicQuantizeLinear, 11, 23, FastDynamicQuantizeLinear);
+PI_CPU_FAST_KERNEL("", DynamicQuantizeLinear, 11, 28, FastDynamicQuantizeLinear);
 PI_CPU_FAST_KERNEL("ai.polyinfer", QLinearAdd, 1, 1, FastQLinearAdd);
 PI_CPU_FAST_KERNEL("", QuantizeLinear, 10, 20, FastQuantizeLinear);
 PI_CPU_FAST_KERNEL("", DequantizeLinear, 10, 20, FastDequantizeLinear);

@@ -101,7 +101,7 @@ using FastReduceMean = FastReduceKernel<true>;
 
 }  // namespace
 
-PI_CPU_FAST_KERNEL("", ReduceSum, 1, 23, FastReduceSum);
-PI_CPU_FAST_KERNEL("", ReduceMean, 1, 23, FastReduceMean);
+PI_CPU_FAST_KERNEL("", ReduceSum, 1, 28, FastReduceSum);
+PI_CPU_FAST_KERNEL("", ReduceMean, 1, 28, FastReduceMean);
 
 }  // namespace polyinfer::fast

@@ -75,6 +75,6 @@ class FastSliceKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_FAST_KERNEL("", Slice, 1, 23, FastSliceKernel);
+PI_CPU_FAST_KERNEL("", Slice, 1, 28, FastSliceKernel);
 
 }  // namespace polyinfer::fast

@@ -111,7 +111,7 @@ using FastLogSoftmax = FastSoftmaxKernel<true>;
 
 }  // namespace
 
-PI_CPU_FAST_KERNEL("", Softmax, 1, 23, FastSoftmax);
-PI_CPU_FAST_KERNEL("", LogSoftmax, 1, 23, FastLogSoftmax);
+PI_CPU_FAST_KERNEL("", Softmax, 1, 28, FastSoftmax);
+PI_CPU_FAST_KERNEL("", LogSoftmax, 1, 28, FastLogSoftmax);
 
 }  // namespace polyinfer::fast

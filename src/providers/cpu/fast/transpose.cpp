@@ -305,6 +305,6 @@ class FastTransposeKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_FAST_KERNEL("", Transpose, 1, 23, FastTransposeKernel);
+PI_CPU_FAST_KERNEL("", Transpose, 1, 28, FastTransposeKernel);
 
 }  // namespace polyinfer::fast

@@ -177,17 +177,17 @@ class FastClip final : public FastMapKernel {
 
 }  // namespace
 
-PI_CPU_FAST_KERNEL("", Relu, 6, 23, FastRelu);
-PI_CPU_FAST_KERNEL("", LeakyRelu, 6, 23, FastLeakyRelu);
-PI_CPU_FAST_KERNEL("", Sigmoid, 6, 23, FastSigmoid);
-PI_CPU_FAST_KERNEL("", HardSigmoid, 6, 23, FastHardSigmoid);
-PI_CPU_FAST_KERNEL("", HardSwish, 14, 23, FastHardSwish);
-PI_CPU_FAST_KERNEL("", Tanh, 6, 23, FastTanh);
-PI_CPU_FAST_KERNEL("", Erf, 9, 23, FastErf);
-PI_CPU_FAST_KERNEL("", Exp, 6, 23, FastExp);
-PI_CPU_FAST_KERNEL("", Sqrt, 6, 23, FastSqrt);
-PI_CPU_FAST_KERNEL("", Clip, 6, 23, FastClip);
-PI_CPU_FAST_KERNEL("", Gelu, 20, 23, FastGelu);
+PI_CPU_FAST_KERNEL("", Relu, 6, 28, FastRelu);
+PI_CPU_FAST_KERNEL("", LeakyRelu, 6, 28, FastLeakyRelu);
+PI_CPU_FAST_KERNEL("", Sigmoid, 6, 28, FastSigmoid);
+PI_CPU_FAST_KERNEL("", HardSigmoid, 6, 28, FastHardSigmoid);
+PI_CPU_FAST_KERNEL("", HardSwish, 14, 28, FastHardSwish);
+PI_CPU_FAST_KERNEL("", Tanh, 6, 28, FastTanh);
+PI_CPU_FAST_KERNEL("", Erf, 9, 28, FastErf);
+PI_CPU_FAST_KERNEL("", Exp, 6, 28, FastExp);
+PI_CPU_FAST_KERNEL("", Sqrt, 6, 28, FastSqrt);
+PI_CPU_FAST_KERNEL("", Clip, 6, 28, FastClip);
+PI_CPU_FAST_KERNEL("", Gelu, 20, 28, FastGelu);
 PI_CPU_FAST_KERNEL("ai.polyinfer", Gelu, 1, 1, FastGelu);
 
 }  // namespace polyinfer::fast

@@ -154,7 +154,7 @@ class OnednnConv final : public Kernel {
   std::string impl_ = "onednn";
 };
 
-PI_CPU_FAST_KERNEL("", Conv, 1, 23, OnednnConv);
+PI_CPU_FAST_KERNEL("", Conv, 1, 28, OnednnConv);
 PI_CPU_FAST_KERNEL("ai.polyinfer", FusedConv, 1, 1, OnednnConv);
 PI_CPU_CANDIDATE("ai.polyinfer", NhwcFusedConv, 1, 1, "onednn_conv", OnednnConv);
 

@@ -172,7 +172,7 @@ class OnednnConvTranspose final : public Kernel {
   std::string impl_ = "onednn";
 };
 
-PI_CPU_FAST_KERNEL("", ConvTranspose, 1, 22, OnednnConvTranspose);
+PI_CPU_FAST_KERNEL("", ConvTranspose, 1, 28, OnednnConvTranspose);
 
 }  // namespace
 }  // namespace polyinfer::cpu

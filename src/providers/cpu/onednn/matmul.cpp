@@ -237,8 +237,8 @@ class OnednnMatMul final : public Kernel {
   std::string impl_ = "onednn";
 };
 
-PI_CPU_CANDIDATE("", MatMul, 1, 23, "onednn_matmul", OnednnMatMul);
-PI_CPU_CANDIDATE("", Gemm, 1, 23, "onednn_matmul", OnednnMatMul);
+PI_CPU_CANDIDATE("", MatMul, 1, 28, "onednn_matmul", OnednnMatMul);
+PI_CPU_CANDIDATE("", Gemm, 1, 28, "onednn_matmul", OnednnMatMul);
 PI_CPU_CANDIDATE("ai.polyinfer", FusedMatMul, 1, 1, "onednn_matmul", OnednnMatMul);
 PI_CPU_CANDIDATE("ai.polyinfer", FusedGemm, 1, 1, "onednn_matmul", OnednnMatMul);
 

@@ -498,12 +498,12 @@ class OnednnMatMulInteger final : public Kernel {
   std::string advisory_;
 };
 
-PI_CPU_FAST_KERNEL("", QLinearConv, 10, 23, OnednnQLinearConv);
-PI_CPU_FAST_KERNEL("", MatMulInteger, 10, 23, OnednnMatMulInteger);
+PI_CPU_FAST_KERNEL("", QLinearConv, 10, 28, OnednnQLinearConv);
+PI_CPU_FAST_KERNEL("", MatMulInteger, 10, 28, OnednnMatMulInteger);
 PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcQLinearConv, 1, 1, OnednnQLinearConv);
 PI_CPU_FAST_KERNEL("ai.polyinfer", QLinearConvAdd, 1, 1, OnednnQLinearConv);
 PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcQLinearConvAdd, 1, 1, OnednnQLinearConv);
-PI_CPU_FAST_KERNEL("", QLinearMatMul, 10, 23, OnednnQLinearMatMul);
+PI_CPU_FAST_KERNEL("", QLinearMatMul, 10, 28, OnednnQLinearMatMul);
 PI_CPU_FAST_KERNEL("ai.polyinfer", QLinearGemm, 1, 1, OnednnQLinearMatMul);
 
 }  // namespace

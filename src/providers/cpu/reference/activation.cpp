@@ -292,21 +292,21 @@ class ClipKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Relu, 1, 23, ReluKernel);
-PI_CPU_KERNEL(LeakyRelu, 1, 23, LeakyReluKernel);
-PI_CPU_KERNEL(PRelu, 1, 23, PReluKernel);
-PI_CPU_KERNEL(Elu, 1, 23, EluKernel);
-PI_CPU_KERNEL(Selu, 1, 23, SeluKernel);
-PI_CPU_KERNEL(Celu, 12, 23, CeluKernel);
-PI_CPU_KERNEL(Sigmoid, 1, 23, SigmoidKernel);
-PI_CPU_KERNEL(HardSigmoid, 1, 23, HardSigmoidKernel);
-PI_CPU_KERNEL(HardSwish, 14, 23, HardSwishKernel);
-PI_CPU_KERNEL(Tanh, 1, 23, TanhKernel);
-PI_CPU_KERNEL(Softplus, 1, 23, SoftplusKernel);
-PI_CPU_KERNEL(Softsign, 1, 23, SoftsignKernel);
-PI_CPU_KERNEL(ThresholdedRelu, 10, 23, ThresholdedReluKernel);
-PI_CPU_KERNEL(Shrink, 9, 23, ShrinkKernel);
-PI_CPU_KERNEL(Clip, 1, 23, ClipKernel);
-PI_CPU_KERNEL(Mish, 18, 23, MishKernel);
+PI_CPU_KERNEL(Relu, 1, 28, ReluKernel);
+PI_CPU_KERNEL(LeakyRelu, 1, 28, LeakyReluKernel);
+PI_CPU_KERNEL(PRelu, 1, 28, PReluKernel);
+PI_CPU_KERNEL(Elu, 1, 28, EluKernel);
+PI_CPU_KERNEL(Selu, 1, 28, SeluKernel);
+PI_CPU_KERNEL(Celu, 12, 28, CeluKernel);
+PI_CPU_KERNEL(Sigmoid, 1, 28, SigmoidKernel);
+PI_CPU_KERNEL(HardSigmoid, 1, 28, HardSigmoidKernel);
+PI_CPU_KERNEL(HardSwish, 14, 28, HardSwishKernel);
+PI_CPU_KERNEL(Tanh, 1, 28, TanhKernel);
+PI_CPU_KERNEL(Softplus, 1, 28, SoftplusKernel);
+PI_CPU_KERNEL(Softsign, 1, 28, SoftsignKernel);
+PI_CPU_KERNEL(ThresholdedRelu, 10, 28, ThresholdedReluKernel);
+PI_CPU_KERNEL(Shrink, 9, 28, ShrinkKernel);
+PI_CPU_KERNEL(Clip, 1, 28, ClipKernel);
+PI_CPU_KERNEL(Mish, 18, 28, MishKernel);
 
 }  // namespace polyinfer

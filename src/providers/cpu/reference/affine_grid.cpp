@@ -95,6 +95,6 @@ class AffineGridKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(AffineGrid, 20, 23, AffineGridKernel);
+PI_CPU_KERNEL(AffineGrid, 20, 28, AffineGridKernel);
 
 }  // namespace polyinfer

@@ -75,6 +75,8 @@ class AttentionKernel final : public Kernel {
         info.unsupported("softmax_precision=" + std::to_string(static_cast<int>(p)));
     }
     if (info.num_inputs() > 6) info.unsupported("nonpad_kv_seqlen (opset 24)");
+    for (const char* w : {"left_window_size", "right_window_size"})
+      if (info.attr_int(w, -1) != -1) info.unsupported(std::string(w) + " (opset 25)");
   }
 
   void run(KernelContext& ctx) override {
@@ -290,6 +292,6 @@ class AttentionKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Attention, 23, 23, AttentionKernel);
+PI_CPU_KERNEL(Attention, 23, 28, AttentionKernel);
 
 }  // namespace polyinfer

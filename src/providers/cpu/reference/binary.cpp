@@ -302,12 +302,12 @@ class BitShiftKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Add, 1, 23, AddKernel);
-PI_CPU_KERNEL(Sub, 1, 23, SubKernel);
-PI_CPU_KERNEL(Mul, 1, 23, MulKernel);
-PI_CPU_KERNEL(Div, 1, 23, DivKernel);
-PI_CPU_KERNEL(Pow, 1, 23, PowKernel);
-PI_CPU_KERNEL(Mod, 10, 23, ModKernel);
-PI_CPU_KERNEL(BitShift, 11, 23, BitShiftKernel);
+PI_CPU_KERNEL(Add, 1, 28, AddKernel);
+PI_CPU_KERNEL(Sub, 1, 28, SubKernel);
+PI_CPU_KERNEL(Mul, 1, 28, MulKernel);
+PI_CPU_KERNEL(Div, 1, 28, DivKernel);
+PI_CPU_KERNEL(Pow, 1, 28, PowKernel);
+PI_CPU_KERNEL(Mod, 10, 28, ModKernel);
+PI_CPU_KERNEL(BitShift, 11, 28, BitShiftKernel);
 
 }  // namespace polyinfer

@@ -79,9 +79,9 @@ using BitwiseXorKernel = BitwiseBinaryKernel<XorOp>;
 
 }  // namespace
 
-PI_CPU_KERNEL(BitwiseAnd, 18, 23, BitwiseAndKernel);
-PI_CPU_KERNEL(BitwiseOr, 18, 23, BitwiseOrKernel);
-PI_CPU_KERNEL(BitwiseXor, 18, 23, BitwiseXorKernel);
-PI_CPU_KERNEL(BitwiseNot, 18, 23, BitwiseNotKernel);
+PI_CPU_KERNEL(BitwiseAnd, 18, 28, BitwiseAndKernel);
+PI_CPU_KERNEL(BitwiseOr, 18, 28, BitwiseOrKernel);
+PI_CPU_KERNEL(BitwiseXor, 18, 28, BitwiseXorKernel);
+PI_CPU_KERNEL(BitwiseNot, 18, 28, BitwiseNotKernel);
 
 }  // namespace polyinfer

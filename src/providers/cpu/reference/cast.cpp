@@ -281,7 +281,7 @@ class CastLikeKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Cast, 1, 23, CastKernel);
-PI_CPU_KERNEL(CastLike, 15, 23, CastLikeKernel);
+PI_CPU_KERNEL(Cast, 1, 28, CastKernel);
+PI_CPU_KERNEL(CastLike, 15, 28, CastLikeKernel);
 
 }  // namespace polyinfer

@@ -108,13 +108,13 @@ using XorKernel = CompareKernel<BoolTypes, XorOp>;
 
 }  // namespace
 
-PI_CPU_KERNEL(Equal, 1, 23, EqualKernel);
-PI_CPU_KERNEL(Greater, 1, 23, GreaterKernel);
-PI_CPU_KERNEL(Less, 1, 23, LessKernel);
-PI_CPU_KERNEL(GreaterOrEqual, 12, 23, GreaterOrEqualKernel);
-PI_CPU_KERNEL(LessOrEqual, 12, 23, LessOrEqualKernel);
-PI_CPU_KERNEL(And, 1, 23, AndKernel);
-PI_CPU_KERNEL(Or, 1, 23, OrKernel);
-PI_CPU_KERNEL(Xor, 1, 23, XorKernel);
+PI_CPU_KERNEL(Equal, 1, 28, EqualKernel);
+PI_CPU_KERNEL(Greater, 1, 28, GreaterKernel);
+PI_CPU_KERNEL(Less, 1, 28, LessKernel);
+PI_CPU_KERNEL(GreaterOrEqual, 12, 28, GreaterOrEqualKernel);
+PI_CPU_KERNEL(LessOrEqual, 12, 28, LessOrEqualKernel);
+PI_CPU_KERNEL(And, 1, 28, AndKernel);
+PI_CPU_KERNEL(Or, 1, 28, OrKernel);
+PI_CPU_KERNEL(Xor, 1, 28, XorKernel);
 
 }  // namespace polyinfer

@@ -101,7 +101,7 @@ class SplitKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Concat, 1, 23, ConcatKernel);
-PI_CPU_KERNEL(Split, 1, 23, SplitKernel);
+PI_CPU_KERNEL(Concat, 1, 28, ConcatKernel);
+PI_CPU_KERNEL(Split, 1, 28, SplitKernel);
 
 }  // namespace polyinfer

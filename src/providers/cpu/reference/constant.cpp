@@ -226,10 +226,10 @@ class OneHotKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Constant, 1, 23, ConstantKernel);
-PI_CPU_KERNEL(ConstantOfShape, 9, 23, ConstantOfShapeKernel);
-PI_CPU_KERNEL(Range, 11, 23, RangeKernel);
-PI_CPU_KERNEL(EyeLike, 9, 23, EyeLikeKernel);
-PI_CPU_KERNEL(OneHot, 9, 23, OneHotKernel);
+PI_CPU_KERNEL(Constant, 1, 28, ConstantKernel);
+PI_CPU_KERNEL(ConstantOfShape, 9, 28, ConstantOfShapeKernel);
+PI_CPU_KERNEL(Range, 11, 28, RangeKernel);
+PI_CPU_KERNEL(EyeLike, 9, 28, EyeLikeKernel);
+PI_CPU_KERNEL(OneHot, 9, 28, OneHotKernel);
 
 }  // namespace polyinfer

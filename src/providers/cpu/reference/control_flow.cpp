@@ -408,8 +408,8 @@ class ScanKernel final : public Kernel {
 }  // namespace
 
 // If, Loop and Scan kept their semantics through opset 23; later versions only added types.
-PI_CPU_KERNEL(If, 1, 23, IfKernel);
-PI_CPU_KERNEL(Loop, 1, 23, LoopKernel);
-PI_CPU_KERNEL(Scan, 8, 23, ScanKernel);
+PI_CPU_KERNEL(If, 1, 28, IfKernel);
+PI_CPU_KERNEL(Loop, 1, 28, LoopKernel);
+PI_CPU_KERNEL(Scan, 8, 28, ScanKernel);
 
 }  // namespace polyinfer

@@ -116,7 +116,7 @@ class ConvIntegerKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Conv, 1, 22, ConvKernel);
-PI_CPU_KERNEL(ConvInteger, 10, 23, ConvIntegerKernel);
+PI_CPU_KERNEL(Conv, 1, 28, ConvKernel);
+PI_CPU_KERNEL(ConvInteger, 10, 28, ConvIntegerKernel);
 
 }  // namespace polyinfer::cpu

@@ -97,6 +97,6 @@ class ConvTransposeKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(ConvTranspose, 1, 22, ConvTransposeKernel);
+PI_CPU_KERNEL(ConvTranspose, 1, 28, ConvTransposeKernel);
 
 }  // namespace polyinfer::cpu

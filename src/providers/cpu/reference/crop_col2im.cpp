@@ -220,7 +220,7 @@ class Col2ImKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(CenterCropPad, 18, 23, CenterCropPadKernel);
-PI_CPU_KERNEL(Col2Im, 18, 23, Col2ImKernel);
+PI_CPU_KERNEL(CenterCropPad, 18, 28, CenterCropPadKernel);
+PI_CPU_KERNEL(Col2Im, 18, 28, Col2ImKernel);
 
 }  // namespace polyinfer

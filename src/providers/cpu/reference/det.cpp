@@ -61,6 +61,6 @@ class DetKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Det, 11, 22, DetKernel);
+PI_CPU_KERNEL(Det, 11, 28, DetKernel);
 
 }  // namespace polyinfer

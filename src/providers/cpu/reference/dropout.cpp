@@ -82,6 +82,6 @@ class DropoutKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Dropout, 1, 23, DropoutKernel);
+PI_CPU_KERNEL(Dropout, 1, 28, DropoutKernel);
 
 }  // namespace polyinfer

@@ -202,6 +202,6 @@ class EinsumKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Einsum, 12, 23, EinsumKernel);
+PI_CPU_KERNEL(Einsum, 12, 28, EinsumKernel);
 
 }  // namespace polyinfer

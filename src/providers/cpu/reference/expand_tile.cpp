@@ -86,7 +86,7 @@ class TileKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Expand, 8, 23, ExpandKernel);
-PI_CPU_KERNEL(Tile, 6, 23, TileKernel);
+PI_CPU_KERNEL(Expand, 8, 28, ExpandKernel);
+PI_CPU_KERNEL(Tile, 6, 28, TileKernel);
 
 }  // namespace polyinfer

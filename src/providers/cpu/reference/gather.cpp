@@ -160,8 +160,8 @@ class GatherNDKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Gather, 1, 23, GatherKernel);
-PI_CPU_KERNEL(GatherElements, 11, 23, GatherElementsKernel);
-PI_CPU_KERNEL(GatherND, 11, 23, GatherNDKernel);
+PI_CPU_KERNEL(Gather, 1, 28, GatherKernel);
+PI_CPU_KERNEL(GatherElements, 11, 28, GatherElementsKernel);
+PI_CPU_KERNEL(GatherND, 11, 28, GatherNDKernel);
 
 }  // namespace polyinfer

@@ -46,6 +46,6 @@ class GeluKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Gelu, 20, 23, GeluKernel);
+PI_CPU_KERNEL(Gelu, 20, 28, GeluKernel);
 
 }  // namespace polyinfer

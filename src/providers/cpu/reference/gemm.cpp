@@ -187,8 +187,8 @@ class MatMulIntegerKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Gemm, 1, 23, GemmKernel);
-PI_CPU_KERNEL(MatMul, 1, 23, MatMulKernel);
-PI_CPU_KERNEL(MatMulInteger, 10, 23, MatMulIntegerKernel);
+PI_CPU_KERNEL(Gemm, 1, 28, GemmKernel);
+PI_CPU_KERNEL(MatMul, 1, 28, MatMulKernel);
+PI_CPU_KERNEL(MatMulInteger, 10, 28, MatMulIntegerKernel);
 
 }  // namespace polyinfer

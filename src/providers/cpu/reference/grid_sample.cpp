@@ -191,6 +191,6 @@ class GridSampleKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(GridSample, 16, 23, GridSampleKernel);
+PI_CPU_KERNEL(GridSample, 16, 28, GridSampleKernel);
 
 }  // namespace polyinfer

@@ -63,6 +63,6 @@ class GruKernel final : public Kernel {
 
 // GRU-1 lacked linear_before_reset (its default, 0, is GRU-1's behaviour) and had
 // output_sequence, which only made Y optional; 14 added layout, 22 bfloat16.
-PI_CPU_KERNEL(GRU, 1, 23, GruKernel);
+PI_CPU_KERNEL(GRU, 1, 28, GruKernel);
 
 }  // namespace polyinfer

@@ -14,6 +14,6 @@ class IdentityKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Identity, 1, 23, IdentityKernel);
+PI_CPU_KERNEL(Identity, 1, 28, IdentityKernel);
 
 }  // namespace polyinfer

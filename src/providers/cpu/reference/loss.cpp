@@ -180,7 +180,7 @@ class SoftmaxCrossEntropyLossKernel final : public Kernel {
 }  // namespace
 
 // Versions 12, 13 and 22 differ only in the accepted float types.
-PI_CPU_KERNEL(NegativeLogLikelihoodLoss, 12, 23, NegativeLogLikelihoodLossKernel);
-PI_CPU_KERNEL(SoftmaxCrossEntropyLoss, 12, 23, SoftmaxCrossEntropyLossKernel);
+PI_CPU_KERNEL(NegativeLogLikelihoodLoss, 12, 28, NegativeLogLikelihoodLossKernel);
+PI_CPU_KERNEL(SoftmaxCrossEntropyLoss, 12, 28, SoftmaxCrossEntropyLossKernel);
 
 }  // namespace polyinfer

@@ -161,7 +161,7 @@ class GroupNormKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(LpNormalization, 1, 23, LpNormKernel);
-PI_CPU_KERNEL(GroupNormalization, 18, 23, GroupNormKernel);
+PI_CPU_KERNEL(LpNormalization, 1, 28, LpNormKernel);
+PI_CPU_KERNEL(GroupNormalization, 18, 28, GroupNormKernel);
 
 }  // namespace polyinfer

@@ -68,6 +68,6 @@ class LstmKernel final : public Kernel {
 
 // LSTM-1's output_sequence attribute only made Y optional, which every version allows; 14 added
 // layout (read by rnn::Attrs) and 22 bfloat16.
-PI_CPU_KERNEL(LSTM, 1, 23, LstmKernel);
+PI_CPU_KERNEL(LSTM, 1, 28, LstmKernel);
 
 }  // namespace polyinfer

@@ -120,6 +120,6 @@ class NonMaxSuppressionKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(NonMaxSuppression, 10, 23, NonMaxSuppressionKernel);
+PI_CPU_KERNEL(NonMaxSuppression, 10, 28, NonMaxSuppressionKernel);
 
 }  // namespace polyinfer

@@ -341,10 +341,10 @@ class MvnKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(BatchNormalization, 6, 23, BatchNormKernel);
-PI_CPU_KERNEL(InstanceNormalization, 6, 22, InstanceNormKernel);
-PI_CPU_KERNEL(LayerNormalization, 17, 23, LayerNormKernel);
-PI_CPU_KERNEL(LRN, 1, 23, LrnKernel);
-PI_CPU_KERNEL(MeanVarianceNormalization, 9, 23, MvnKernel);
+PI_CPU_KERNEL(BatchNormalization, 6, 28, BatchNormKernel);
+PI_CPU_KERNEL(InstanceNormalization, 6, 28, InstanceNormKernel);
+PI_CPU_KERNEL(LayerNormalization, 17, 28, LayerNormKernel);
+PI_CPU_KERNEL(LRN, 1, 28, LrnKernel);
+PI_CPU_KERNEL(MeanVarianceNormalization, 9, 28, MvnKernel);
 
 }  // namespace polyinfer

@@ -40,8 +40,8 @@ class OptionalGetElementKernel final : public Kernel {
 
 // Optional has one version (15); OptionalHasElement and OptionalGetElement 15 and 18 (which
 // added plain tensor and sequence inputs); all unchanged through opset 23.
-PI_CPU_KERNEL(Optional, 15, 23, OptionalKernel);
-PI_CPU_KERNEL(OptionalHasElement, 15, 23, OptionalHasElementKernel);
-PI_CPU_KERNEL(OptionalGetElement, 15, 23, OptionalGetElementKernel);
+PI_CPU_KERNEL(Optional, 15, 28, OptionalKernel);
+PI_CPU_KERNEL(OptionalHasElement, 15, 28, OptionalHasElementKernel);
+PI_CPU_KERNEL(OptionalGetElement, 15, 28, OptionalGetElementKernel);
 
 }  // namespace polyinfer

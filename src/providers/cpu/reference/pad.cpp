@@ -96,6 +96,6 @@ class PadKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Pad, 1, 23, PadKernel);
+PI_CPU_KERNEL(Pad, 1, 28, PadKernel);
 
 }  // namespace polyinfer

@@ -289,12 +289,12 @@ class MaxUnpoolKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(MaxPool, 1, 22, MaxPoolKernel);
-PI_CPU_KERNEL(AveragePool, 1, 22, AveragePoolKernel);
-PI_CPU_KERNEL(LpPool, 2, 22, LpPoolKernel);
-PI_CPU_KERNEL(GlobalAveragePool, 1, 22, GlobalPoolKernel<GlobalKind::Avg>);
-PI_CPU_KERNEL(GlobalMaxPool, 1, 22, GlobalPoolKernel<GlobalKind::Max>);
-PI_CPU_KERNEL(GlobalLpPool, 2, 22, GlobalPoolKernel<GlobalKind::Lp>);
-PI_CPU_KERNEL(MaxUnpool, 9, 22, MaxUnpoolKernel);
+PI_CPU_KERNEL(MaxPool, 1, 28, MaxPoolKernel);
+PI_CPU_KERNEL(AveragePool, 1, 28, AveragePoolKernel);
+PI_CPU_KERNEL(LpPool, 2, 28, LpPoolKernel);
+PI_CPU_KERNEL(GlobalAveragePool, 1, 28, GlobalPoolKernel<GlobalKind::Avg>);
+PI_CPU_KERNEL(GlobalMaxPool, 1, 28, GlobalPoolKernel<GlobalKind::Max>);
+PI_CPU_KERNEL(GlobalLpPool, 2, 28, GlobalPoolKernel<GlobalKind::Lp>);
+PI_CPU_KERNEL(MaxUnpool, 9, 28, MaxUnpoolKernel);
 
 }  // namespace polyinfer::cpu

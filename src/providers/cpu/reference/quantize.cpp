@@ -403,10 +403,10 @@ PI_CPU_INTERNAL_KERNEL(QLinearGemm, 1, 1, QLinearMatMulKernel);
 // Opset 19-20 only add float8 types (and their saturate attribute), which polyinfer lacks.
 PI_CPU_KERNEL(QuantizeLinear, 10, 20, QuantizeLinearKernel);
 PI_CPU_KERNEL(DequantizeLinear, 10, 20, DequantizeLinearKernel);
-PI_CPU_KERNEL(DynamicQuantizeLinear, 11, 23, DynamicQuantizeLinearKernel);
+PI_CPU_KERNEL(DynamicQuantizeLinear, 11, 28, DynamicQuantizeLinearKernel);
 // QLinearMatMul-21 adds float8 operands (not in polyinfer) and float16 scales (read as floats
 // here); QLinearConv has had no new version since 10.
-PI_CPU_KERNEL(QLinearMatMul, 10, 23, QLinearMatMulKernel);
-PI_CPU_KERNEL(QLinearConv, 10, 23, QLinearConvKernel);
+PI_CPU_KERNEL(QLinearMatMul, 10, 28, QLinearMatMulKernel);
+PI_CPU_KERNEL(QLinearConv, 10, 28, QLinearConvKernel);
 
 }  // namespace polyinfer::cpu

@@ -207,11 +207,11 @@ class MultinomialKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(RandomUniform, 1, 23, RandomUniformKernel);
-PI_CPU_KERNEL(RandomNormal, 1, 23, RandomNormalKernel);
-PI_CPU_KERNEL(RandomUniformLike, 1, 23, RandomUniformLikeKernel);
-PI_CPU_KERNEL(RandomNormalLike, 1, 23, RandomNormalLikeKernel);
-PI_CPU_KERNEL(Bernoulli, 15, 23, BernoulliKernel);
-PI_CPU_KERNEL(Multinomial, 7, 23, MultinomialKernel);
+PI_CPU_KERNEL(RandomUniform, 1, 28, RandomUniformKernel);
+PI_CPU_KERNEL(RandomNormal, 1, 28, RandomNormalKernel);
+PI_CPU_KERNEL(RandomUniformLike, 1, 28, RandomUniformLikeKernel);
+PI_CPU_KERNEL(RandomNormalLike, 1, 28, RandomNormalLikeKernel);
+PI_CPU_KERNEL(Bernoulli, 15, 28, BernoulliKernel);
+PI_CPU_KERNEL(Multinomial, 7, 28, MultinomialKernel);
 
 }  // namespace polyinfer

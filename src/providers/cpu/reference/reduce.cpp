@@ -316,17 +316,17 @@ using ArgMinKernel = ArgKernel<false>;
 
 // One class per op covers every version: the attribute/input form of axes is chosen by opset,
 // and the later versions (ReduceMax/Min-20: bool; the rest: more types) only widen the types.
-PI_CPU_KERNEL(ReduceSum, 1, 23, ReduceSumKernel);
-PI_CPU_KERNEL(ReduceMean, 1, 23, ReduceMeanKernel);
-PI_CPU_KERNEL(ReduceMax, 1, 23, ReduceMaxKernel);
-PI_CPU_KERNEL(ReduceMin, 1, 23, ReduceMinKernel);
-PI_CPU_KERNEL(ReduceProd, 1, 23, ReduceProdKernel);
-PI_CPU_KERNEL(ReduceL1, 1, 23, ReduceL1Kernel);
-PI_CPU_KERNEL(ReduceL2, 1, 23, ReduceL2Kernel);
-PI_CPU_KERNEL(ReduceLogSum, 1, 23, ReduceLogSumKernel);
-PI_CPU_KERNEL(ReduceLogSumExp, 1, 23, ReduceLogSumExpKernel);
-PI_CPU_KERNEL(ReduceSumSquare, 1, 23, ReduceSumSquareKernel);
-PI_CPU_KERNEL(ArgMax, 1, 23, ArgMaxKernel);
-PI_CPU_KERNEL(ArgMin, 1, 23, ArgMinKernel);
+PI_CPU_KERNEL(ReduceSum, 1, 28, ReduceSumKernel);
+PI_CPU_KERNEL(ReduceMean, 1, 28, ReduceMeanKernel);
+PI_CPU_KERNEL(ReduceMax, 1, 28, ReduceMaxKernel);
+PI_CPU_KERNEL(ReduceMin, 1, 28, ReduceMinKernel);
+PI_CPU_KERNEL(ReduceProd, 1, 28, ReduceProdKernel);
+PI_CPU_KERNEL(ReduceL1, 1, 28, ReduceL1Kernel);
+PI_CPU_KERNEL(ReduceL2, 1, 28, ReduceL2Kernel);
+PI_CPU_KERNEL(ReduceLogSum, 1, 28, ReduceLogSumKernel);
+PI_CPU_KERNEL(ReduceLogSumExp, 1, 28, ReduceLogSumExpKernel);
+PI_CPU_KERNEL(ReduceSumSquare, 1, 28, ReduceSumSquareKernel);
+PI_CPU_KERNEL(ArgMax, 1, 28, ArgMaxKernel);
+PI_CPU_KERNEL(ArgMin, 1, 28, ArgMinKernel);
 
 }  // namespace polyinfer

@@ -197,11 +197,11 @@ class SizeKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Reshape, 1, 23, ReshapeKernel);
-PI_CPU_KERNEL(Flatten, 1, 23, FlattenKernel);
-PI_CPU_KERNEL(Squeeze, 1, 23, SqueezeKernel);
-PI_CPU_KERNEL(Unsqueeze, 1, 23, UnsqueezeKernel);
-PI_CPU_KERNEL(Shape, 1, 23, ShapeKernel);
-PI_CPU_KERNEL(Size, 1, 23, SizeKernel);
+PI_CPU_KERNEL(Reshape, 1, 28, ReshapeKernel);
+PI_CPU_KERNEL(Flatten, 1, 28, FlattenKernel);
+PI_CPU_KERNEL(Squeeze, 1, 28, SqueezeKernel);
+PI_CPU_KERNEL(Unsqueeze, 1, 28, UnsqueezeKernel);
+PI_CPU_KERNEL(Shape, 1, 28, ShapeKernel);
+PI_CPU_KERNEL(Size, 1, 28, SizeKernel);
 
 }  // namespace polyinfer

@@ -86,6 +86,6 @@ class RmsNormKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(RMSNormalization, 23, 23, RmsNormKernel);
+PI_CPU_KERNEL(RMSNormalization, 23, 28, RmsNormKernel);
 
 }  // namespace polyinfer

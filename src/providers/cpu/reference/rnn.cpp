@@ -36,6 +36,6 @@ class RnnKernel final : public Kernel {
 
 // RNN-1's output_sequence attribute only made Y optional, which every version allows; 14 added
 // layout (read by rnn::Attrs) and 22 bfloat16.
-PI_CPU_KERNEL(RNN, 1, 23, RnnKernel);
+PI_CPU_KERNEL(RNN, 1, 28, RnnKernel);
 
 }  // namespace polyinfer

@@ -182,6 +182,6 @@ class RoiAlignKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(RoiAlign, 10, 23, RoiAlignKernel);
+PI_CPU_KERNEL(RoiAlign, 10, 28, RoiAlignKernel);
 
 }  // namespace polyinfer

@@ -116,6 +116,6 @@ class RotaryEmbeddingKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(RotaryEmbedding, 23, 23, RotaryEmbeddingKernel);
+PI_CPU_KERNEL(RotaryEmbedding, 23, 28, RotaryEmbeddingKernel);
 
 }  // namespace polyinfer

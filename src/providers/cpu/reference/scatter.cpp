@@ -173,8 +173,8 @@ class ScatterNDKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Scatter, 9, 23, ScatterElementsKernel);
-PI_CPU_KERNEL(ScatterElements, 11, 23, ScatterElementsKernel);
-PI_CPU_KERNEL(ScatterND, 11, 23, ScatterNDKernel);
+PI_CPU_KERNEL(Scatter, 9, 28, ScatterElementsKernel);
+PI_CPU_KERNEL(ScatterElements, 11, 28, ScatterElementsKernel);
+PI_CPU_KERNEL(ScatterND, 11, 28, ScatterNDKernel);
 
 }  // namespace polyinfer

@@ -365,11 +365,11 @@ class ReverseSequenceKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Compress, 9, 23, CompressKernel);
-PI_CPU_KERNEL(NonZero, 9, 23, NonZeroKernel);
-PI_CPU_KERNEL(Unique, 11, 23, UniqueKernel);
-PI_CPU_KERNEL(TopK, 1, 23, TopKKernel);
-PI_CPU_KERNEL(CumSum, 11, 23, CumSumKernel);
-PI_CPU_KERNEL(ReverseSequence, 10, 23, ReverseSequenceKernel);
+PI_CPU_KERNEL(Compress, 9, 28, CompressKernel);
+PI_CPU_KERNEL(NonZero, 9, 28, NonZeroKernel);
+PI_CPU_KERNEL(Unique, 11, 28, UniqueKernel);
+PI_CPU_KERNEL(TopK, 1, 28, TopKKernel);
+PI_CPU_KERNEL(CumSum, 11, 28, CumSumKernel);
+PI_CPU_KERNEL(ReverseSequence, 10, 28, ReverseSequenceKernel);
 
 }  // namespace polyinfer

@@ -325,14 +325,14 @@ class SequenceMapKernel final : public Kernel {
 }  // namespace
 
 // The sequence operators have one version each (11; SequenceMap 17) through opset 23.
-PI_CPU_KERNEL(SequenceEmpty, 11, 23, SequenceEmptyKernel);
-PI_CPU_KERNEL(SequenceConstruct, 11, 23, SequenceConstructKernel);
-PI_CPU_KERNEL(SequenceInsert, 11, 23, SequenceInsertKernel);
-PI_CPU_KERNEL(SequenceAt, 11, 23, SequenceAtKernel);
-PI_CPU_KERNEL(SequenceErase, 11, 23, SequenceEraseKernel);
-PI_CPU_KERNEL(SequenceLength, 11, 23, SequenceLengthKernel);
-PI_CPU_KERNEL(SplitToSequence, 11, 23, SplitToSequenceKernel);
-PI_CPU_KERNEL(ConcatFromSequence, 11, 23, ConcatFromSequenceKernel);
-PI_CPU_KERNEL(SequenceMap, 17, 23, SequenceMapKernel);
+PI_CPU_KERNEL(SequenceEmpty, 11, 28, SequenceEmptyKernel);
+PI_CPU_KERNEL(SequenceConstruct, 11, 28, SequenceConstructKernel);
+PI_CPU_KERNEL(SequenceInsert, 11, 28, SequenceInsertKernel);
+PI_CPU_KERNEL(SequenceAt, 11, 28, SequenceAtKernel);
+PI_CPU_KERNEL(SequenceErase, 11, 28, SequenceEraseKernel);
+PI_CPU_KERNEL(SequenceLength, 11, 28, SequenceLengthKernel);
+PI_CPU_KERNEL(SplitToSequence, 11, 28, SplitToSequenceKernel);
+PI_CPU_KERNEL(ConcatFromSequence, 11, 28, ConcatFromSequenceKernel);
+PI_CPU_KERNEL(SequenceMap, 17, 28, SequenceMapKernel);
 
 }  // namespace polyinfer

@@ -298,11 +298,11 @@ class MelWeightMatrixKernel final : public Kernel {
 }  // namespace
 
 PI_CPU_KERNEL(DFT, 17, 19, DftKernel);
-PI_CPU_KERNEL(DFT, 20, 23, DftKernel);
-PI_CPU_KERNEL(STFT, 17, 23, StftKernel);
-PI_CPU_KERNEL(HannWindow, 17, 23, WindowKernel<WindowKind::Hann>);
-PI_CPU_KERNEL(HammingWindow, 17, 23, WindowKernel<WindowKind::Hamming>);
-PI_CPU_KERNEL(BlackmanWindow, 17, 23, WindowKernel<WindowKind::Blackman>);
-PI_CPU_KERNEL(MelWeightMatrix, 17, 23, MelWeightMatrixKernel);
+PI_CPU_KERNEL(DFT, 20, 28, DftKernel);
+PI_CPU_KERNEL(STFT, 17, 28, StftKernel);
+PI_CPU_KERNEL(HannWindow, 17, 28, WindowKernel<WindowKind::Hann>);
+PI_CPU_KERNEL(HammingWindow, 17, 28, WindowKernel<WindowKind::Hamming>);
+PI_CPU_KERNEL(BlackmanWindow, 17, 28, WindowKernel<WindowKind::Blackman>);
+PI_CPU_KERNEL(MelWeightMatrix, 17, 28, MelWeightMatrixKernel);
 
 }  // namespace polyinfer

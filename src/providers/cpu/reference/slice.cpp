@@ -56,6 +56,6 @@ class SliceKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Slice, 1, 23, SliceKernel);
+PI_CPU_KERNEL(Slice, 1, 28, SliceKernel);
 
 }  // namespace polyinfer

@@ -85,8 +85,8 @@ using HardmaxKernel = SoftmaxKernel<SoftmaxOp::Hardmax>;
 
 // Versions 1 and 11 differ only in the accepted axis range (negative axes from 11 on); 13 changed
 // the meaning of axis, which the kernel reads from the opset. Unchanged since 13.
-PI_CPU_KERNEL(Softmax, 1, 23, SoftmaxOpKernel);
-PI_CPU_KERNEL(LogSoftmax, 1, 23, LogSoftmaxKernel);
-PI_CPU_KERNEL(Hardmax, 1, 23, HardmaxKernel);
+PI_CPU_KERNEL(Softmax, 1, 28, SoftmaxOpKernel);
+PI_CPU_KERNEL(LogSoftmax, 1, 28, LogSoftmaxKernel);
+PI_CPU_KERNEL(Hardmax, 1, 28, HardmaxKernel);
 
 }  // namespace polyinfer

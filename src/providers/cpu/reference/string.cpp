@@ -201,7 +201,7 @@ class TfIdfVectorizerKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(StringNormalizer, 10, 23, StringNormalizerKernel);
-PI_CPU_KERNEL(TfIdfVectorizer, 9, 23, TfIdfVectorizerKernel);
+PI_CPU_KERNEL(StringNormalizer, 10, 28, StringNormalizerKernel);
+PI_CPU_KERNEL(TfIdfVectorizer, 9, 28, TfIdfVectorizerKernel);
 
 }  // namespace polyinfer

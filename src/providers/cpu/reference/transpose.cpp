@@ -123,11 +123,15 @@ class DepthToSpaceKernel final : public Kernel {
   bool crd_ = false;
 };
 
-// SpaceToDepth is DepthToSpace's DCR inverse: output channel = (block_row, block_col, channel).
+// SpaceToDepth is DepthToSpace's inverse: output channel = (block_row, block_col, channel) in
+// DCR mode, (channel, block_row, block_col) in CRD mode (opset 28).
 class SpaceToDepthKernel final : public Kernel {
  public:
   explicit SpaceToDepthKernel(const KernelInfo& info)
       : label_(info.node().label()), b_(info.attr_int("blocksize")) {
+    const std::string mode = info.attr_string("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD") info.unsupported("mode=" + mode);
+    crd_ = mode == "CRD";
     // A tensor holds at most 2^40 elements, so a valid blocksize is at most 2^20; the bound
     // keeps blocksize² and the output dimensions from overflowing.
     PI_CHECK(b_ > 0 && b_ <= (int64_t{1} << 20), InvalidModel, label_,
@@ -141,7 +145,8 @@ class SpaceToDepthKernel final : public Kernel {
     PI_CHECK(h % b_ == 0 && w % b_ == 0, ShapeMismatch, label_, ": height and width of ",
              x.describe(), " are not divisible by blocksize ", b_);
     const Shape view = {n, c, h / b_, b_, w / b_, b_};
-    const std::vector<int64_t> perm = {0, 3, 5, 1, 2, 4};
+    const std::vector<int64_t> perm =
+        crd_ ? std::vector<int64_t>{0, 1, 3, 5, 2, 4} : std::vector<int64_t>{0, 3, 5, 1, 2, 4};
     Tensor& y = ctx.output(0, x.dtype(), {n, c * b_ * b_, h / b_, w / b_});
     permute_tensor(x, view, perm, y, label_.c_str());
   }
@@ -149,12 +154,13 @@ class SpaceToDepthKernel final : public Kernel {
  private:
   std::string label_;
   int64_t b_;
+  bool crd_ = false;
 };
 
 }  // namespace
 
-PI_CPU_KERNEL(Transpose, 1, 23, TransposeKernel);
-PI_CPU_KERNEL(DepthToSpace, 1, 23, DepthToSpaceKernel);
-PI_CPU_KERNEL(SpaceToDepth, 1, 23, SpaceToDepthKernel);
+PI_CPU_KERNEL(Transpose, 1, 28, TransposeKernel);
+PI_CPU_KERNEL(DepthToSpace, 1, 28, DepthToSpaceKernel);
+PI_CPU_KERNEL(SpaceToDepth, 1, 28, SpaceToDepthKernel);
 
 }  // namespace polyinfer

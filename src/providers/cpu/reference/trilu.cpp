@@ -47,6 +47,6 @@ class TriluKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Trilu, 14, 23, TriluKernel);
+PI_CPU_KERNEL(Trilu, 14, 28, TriluKernel);
 
 }  // namespace polyinfer

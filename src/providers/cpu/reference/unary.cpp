@@ -193,30 +193,30 @@ class IsInfKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Abs, 1, 23, AbsKernel);
-PI_CPU_KERNEL(Neg, 1, 23, NegKernel);
-PI_CPU_KERNEL(Sign, 9, 23, SignKernel);
-PI_CPU_KERNEL(Exp, 1, 23, ExpKernel);
-PI_CPU_KERNEL(Log, 1, 23, LogKernel);
-PI_CPU_KERNEL(Sqrt, 1, 23, SqrtKernel);
-PI_CPU_KERNEL(Reciprocal, 1, 23, ReciprocalKernel);
-PI_CPU_KERNEL(Floor, 1, 23, FloorKernel);
-PI_CPU_KERNEL(Ceil, 1, 23, CeilKernel);
-PI_CPU_KERNEL(Round, 11, 23, RoundKernel);
-PI_CPU_KERNEL(Sin, 7, 23, SinKernel);
-PI_CPU_KERNEL(Cos, 7, 23, CosKernel);
-PI_CPU_KERNEL(Tan, 7, 23, TanKernel);
-PI_CPU_KERNEL(Asin, 7, 23, AsinKernel);
-PI_CPU_KERNEL(Acos, 7, 23, AcosKernel);
-PI_CPU_KERNEL(Atan, 7, 23, AtanKernel);
-PI_CPU_KERNEL(Sinh, 9, 23, SinhKernel);
-PI_CPU_KERNEL(Cosh, 9, 23, CoshKernel);
-PI_CPU_KERNEL(Asinh, 9, 23, AsinhKernel);
-PI_CPU_KERNEL(Acosh, 9, 23, AcoshKernel);
-PI_CPU_KERNEL(Atanh, 9, 23, AtanhKernel);
-PI_CPU_KERNEL(Erf, 9, 23, ErfKernel);
-PI_CPU_KERNEL(Not, 1, 23, NotKernel);
-PI_CPU_KERNEL(IsNaN, 9, 23, IsNaNKernel);
-PI_CPU_KERNEL(IsInf, 10, 23, IsInfKernel);
+PI_CPU_KERNEL(Abs, 1, 28, AbsKernel);
+PI_CPU_KERNEL(Neg, 1, 28, NegKernel);
+PI_CPU_KERNEL(Sign, 9, 28, SignKernel);
+PI_CPU_KERNEL(Exp, 1, 28, ExpKernel);
+PI_CPU_KERNEL(Log, 1, 28, LogKernel);
+PI_CPU_KERNEL(Sqrt, 1, 28, SqrtKernel);
+PI_CPU_KERNEL(Reciprocal, 1, 28, ReciprocalKernel);
+PI_CPU_KERNEL(Floor, 1, 28, FloorKernel);
+PI_CPU_KERNEL(Ceil, 1, 28, CeilKernel);
+PI_CPU_KERNEL(Round, 11, 28, RoundKernel);
+PI_CPU_KERNEL(Sin, 7, 28, SinKernel);
+PI_CPU_KERNEL(Cos, 7, 28, CosKernel);
+PI_CPU_KERNEL(Tan, 7, 28, TanKernel);
+PI_CPU_KERNEL(Asin, 7, 28, AsinKernel);
+PI_CPU_KERNEL(Acos, 7, 28, AcosKernel);
+PI_CPU_KERNEL(Atan, 7, 28, AtanKernel);
+PI_CPU_KERNEL(Sinh, 9, 28, SinhKernel);
+PI_CPU_KERNEL(Cosh, 9, 28, CoshKernel);
+PI_CPU_KERNEL(Asinh, 9, 28, AsinhKernel);
+PI_CPU_KERNEL(Acosh, 9, 28, AcoshKernel);
+PI_CPU_KERNEL(Atanh, 9, 28, AtanhKernel);
+PI_CPU_KERNEL(Erf, 9, 28, ErfKernel);
+PI_CPU_KERNEL(Not, 1, 28, NotKernel);
+PI_CPU_KERNEL(IsNaN, 9, 28, IsNaNKernel);
+PI_CPU_KERNEL(IsInf, 10, 28, IsInfKernel);
 
 }  // namespace polyinfer

@@ -98,9 +98,9 @@ using MinKernel = VariadicKernel<NumericTypes, MinOp>;
 
 }  // namespace
 
-PI_CPU_KERNEL(Sum, 1, 23, SumKernel);
-PI_CPU_KERNEL(Mean, 1, 23, MeanKernel);
-PI_CPU_KERNEL(Max, 1, 23, MaxKernel);
-PI_CPU_KERNEL(Min, 1, 23, MinKernel);
+PI_CPU_KERNEL(Sum, 1, 28, SumKernel);
+PI_CPU_KERNEL(Mean, 1, 28, MeanKernel);
+PI_CPU_KERNEL(Max, 1, 28, MaxKernel);
+PI_CPU_KERNEL(Min, 1, 28, MinKernel);
 
 }  // namespace polyinfer

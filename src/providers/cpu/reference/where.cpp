@@ -43,6 +43,6 @@ class WhereKernel final : public Kernel {
 
 }  // namespace
 
-PI_CPU_KERNEL(Where, 9, 23, WhereKernel);
+PI_CPU_KERNEL(Where, 9, 28, WhereKernel);
 
 }  // namespace polyinfer

@@ -40,7 +40,7 @@ class CastKernel final : public Kernel {
 };
 
 // From opset 6 ("to" an integer; before it a string); 19's saturate concerns float8 only.
-PI_CUDA_KERNEL(Cast, 6, 23, CastKernel);
+PI_CUDA_KERNEL(Cast, 6, 28, CastKernel);
 
 }  // namespace
 }  // namespace polyinfer::cuda

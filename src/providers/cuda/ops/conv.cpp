@@ -429,7 +429,7 @@ struct FusedConvKernel final : ConvKernel {
   explicit FusedConvKernel(const KernelInfo& info) : ConvKernel(info, true) {}
 };
 
-PI_CUDA_KERNEL(Conv, 1, 22, PlainConvKernel);
+PI_CUDA_KERNEL(Conv, 1, 28, PlainConvKernel);
 PI_REGISTER_KERNEL("cuda", "ai.polyinfer", FusedConv, 1, 1, FusedConvKernel);
 
 }  // namespace

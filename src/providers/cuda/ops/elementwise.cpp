@@ -114,27 +114,27 @@ class GeluKernel final : public UnaryKernel {
 
 // Opsets before 7 (binary; 8 for Max/Min) and 6 (unary) had legacy broadcast and
 // consumed_inputs attributes: those nodes stay on cpu.
-PI_CUDA_KERNEL(Add, 7, 23, BinaryKernel<BinaryOp::Add>);
-PI_CUDA_KERNEL(Sub, 7, 23, BinaryKernel<BinaryOp::Sub>);
-PI_CUDA_KERNEL(Mul, 7, 23, BinaryKernel<BinaryOp::Mul>);
-PI_CUDA_KERNEL(Div, 7, 23, BinaryKernel<BinaryOp::Div>);
-PI_CUDA_KERNEL(Pow, 7, 23, BinaryKernel<BinaryOp::Pow>);
-PI_CUDA_KERNEL(Max, 8, 23, BinaryKernel<BinaryOp::Max>);
-PI_CUDA_KERNEL(Min, 8, 23, BinaryKernel<BinaryOp::Min>);
-PI_CUDA_KERNEL(Relu, 6, 23, Unary<UnaryOp::Relu>);
-PI_CUDA_KERNEL(LeakyRelu, 6, 23, LeakyReluKernel);
-PI_CUDA_KERNEL(Sigmoid, 6, 23, Unary<UnaryOp::Sigmoid>);
-PI_CUDA_KERNEL(Tanh, 6, 23, Unary<UnaryOp::Tanh>);
-PI_CUDA_KERNEL(Exp, 6, 23, Unary<UnaryOp::Exp>);
-PI_CUDA_KERNEL(Log, 6, 23, Unary<UnaryOp::Log>);
-PI_CUDA_KERNEL(Neg, 6, 23, Unary<UnaryOp::Neg>);
-PI_CUDA_KERNEL(Abs, 6, 23, Unary<UnaryOp::Abs>);
-PI_CUDA_KERNEL(Sqrt, 6, 23, Unary<UnaryOp::Sqrt>);
-PI_CUDA_KERNEL(Reciprocal, 6, 23, Unary<UnaryOp::Reciprocal>);
-PI_CUDA_KERNEL(Erf, 9, 23, Unary<UnaryOp::Erf>);
-PI_CUDA_KERNEL(HardSigmoid, 6, 23, HardSigmoidKernel);
-PI_CUDA_KERNEL(HardSwish, 14, 23, Unary<UnaryOp::HardSwish>);
-PI_CUDA_KERNEL(Gelu, 20, 23, GeluKernel);
+PI_CUDA_KERNEL(Add, 7, 28, BinaryKernel<BinaryOp::Add>);
+PI_CUDA_KERNEL(Sub, 7, 28, BinaryKernel<BinaryOp::Sub>);
+PI_CUDA_KERNEL(Mul, 7, 28, BinaryKernel<BinaryOp::Mul>);
+PI_CUDA_KERNEL(Div, 7, 28, BinaryKernel<BinaryOp::Div>);
+PI_CUDA_KERNEL(Pow, 7, 28, BinaryKernel<BinaryOp::Pow>);
+PI_CUDA_KERNEL(Max, 8, 28, BinaryKernel<BinaryOp::Max>);
+PI_CUDA_KERNEL(Min, 8, 28, BinaryKernel<BinaryOp::Min>);
+PI_CUDA_KERNEL(Relu, 6, 28, Unary<UnaryOp::Relu>);
+PI_CUDA_KERNEL(LeakyRelu, 6, 28, LeakyReluKernel);
+PI_CUDA_KERNEL(Sigmoid, 6, 28, Unary<UnaryOp::Sigmoid>);
+PI_CUDA_KERNEL(Tanh, 6, 28, Unary<UnaryOp::Tanh>);
+PI_CUDA_KERNEL(Exp, 6, 28, Unary<UnaryOp::Exp>);
+PI_CUDA_KERNEL(Log, 6, 28, Unary<UnaryOp::Log>);
+PI_CUDA_KERNEL(Neg, 6, 28, Unary<UnaryOp::Neg>);
+PI_CUDA_KERNEL(Abs, 6, 28, Unary<UnaryOp::Abs>);
+PI_CUDA_KERNEL(Sqrt, 6, 28, Unary<UnaryOp::Sqrt>);
+PI_CUDA_KERNEL(Reciprocal, 6, 28, Unary<UnaryOp::Reciprocal>);
+PI_CUDA_KERNEL(Erf, 9, 28, Unary<UnaryOp::Erf>);
+PI_CUDA_KERNEL(HardSigmoid, 6, 28, HardSigmoidKernel);
+PI_CUDA_KERNEL(HardSwish, 14, 28, Unary<UnaryOp::HardSwish>);
+PI_CUDA_KERNEL(Gelu, 20, 28, GeluKernel);
 // The optimizer's Gelu for models older than opset 20 (docs/optimizer.md).
 PI_REGISTER_KERNEL("cuda", "ai.polyinfer", Gelu, 1, 1, GeluKernel);
 

@@ -456,8 +456,8 @@ class FusedMatMulKernel final : public Kernel {
 };
 
 // MatMul since 1 (numpy semantics throughout); Gemm from 7 (no legacy `broadcast` attribute).
-PI_CUDA_KERNEL(MatMul, 1, 23, MatMulKernel);
-PI_CUDA_KERNEL(Gemm, 7, 23, GemmKernel);
+PI_CUDA_KERNEL(MatMul, 1, 28, MatMulKernel);
+PI_CUDA_KERNEL(Gemm, 7, 28, GemmKernel);
 PI_REGISTER_KERNEL("cuda", "ai.polyinfer", FusedGemm, 1, 1, FusedGemmKernel);
 PI_REGISTER_KERNEL("cuda", "ai.polyinfer", FusedMatMul, 1, 1, FusedMatMulKernel);
 

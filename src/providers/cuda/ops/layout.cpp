@@ -312,12 +312,12 @@ class GatherKernel final : public Kernel {
   Tensor host_, device_;
 };
 
-PI_CUDA_KERNEL(Transpose, 1, 23, TransposeKernel);
-PI_CUDA_KERNEL(Slice, 1, 23, SliceKernel);
-PI_CUDA_KERNEL(Split, 1, 23, SplitKernel);
-PI_CUDA_KERNEL(Concat, 1, 23, ConcatKernel);
-PI_CUDA_KERNEL(Expand, 8, 23, ExpandKernel);
-PI_CUDA_KERNEL(Gather, 1, 23, GatherKernel);
+PI_CUDA_KERNEL(Transpose, 1, 28, TransposeKernel);
+PI_CUDA_KERNEL(Slice, 1, 28, SliceKernel);
+PI_CUDA_KERNEL(Split, 1, 28, SplitKernel);
+PI_CUDA_KERNEL(Concat, 1, 28, ConcatKernel);
+PI_CUDA_KERNEL(Expand, 8, 28, ExpandKernel);
+PI_CUDA_KERNEL(Gather, 1, 28, GatherKernel);
 
 }  // namespace
 }  // namespace polyinfer::cuda

@@ -118,9 +118,9 @@ class BatchNormKernel final : public Kernel {
   float eps_;
 };
 
-PI_CUDA_KERNEL(LayerNormalization, 17, 23, LayerNormKernel);
+PI_CUDA_KERNEL(LayerNormalization, 17, 28, LayerNormKernel);
 PI_REGISTER_KERNEL("cuda", "ai.polyinfer", LayerNormalization, 1, 1, LayerNormKernel);
-PI_CUDA_KERNEL(BatchNormalization, 7, 23, BatchNormKernel);
+PI_CUDA_KERNEL(BatchNormalization, 7, 28, BatchNormKernel);
 
 }  // namespace
 }  // namespace polyinfer::cuda

@@ -58,7 +58,7 @@ class PadKernel final : public Kernel {
   HostConstants constants_;
 };
 
-PI_CUDA_KERNEL(Pad, 1, 23, PadKernel);
+PI_CUDA_KERNEL(Pad, 1, 28, PadKernel);
 
 }  // namespace
 }  // namespace polyinfer::cuda

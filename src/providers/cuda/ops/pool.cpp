@@ -113,10 +113,10 @@ template <bool Max> class GlobalPoolKernel final : public Kernel {
   DType dtype_;
 };
 
-PI_CUDA_KERNEL(MaxPool, 1, 22, MaxPoolKernel);
-PI_CUDA_KERNEL(AveragePool, 1, 22, AveragePoolKernel);
-PI_CUDA_KERNEL(GlobalAveragePool, 1, 22, GlobalPoolKernel<false>);
-PI_CUDA_KERNEL(GlobalMaxPool, 1, 22, GlobalPoolKernel<true>);
+PI_CUDA_KERNEL(MaxPool, 1, 28, MaxPoolKernel);
+PI_CUDA_KERNEL(AveragePool, 1, 28, AveragePoolKernel);
+PI_CUDA_KERNEL(GlobalAveragePool, 1, 28, GlobalPoolKernel<false>);
+PI_CUDA_KERNEL(GlobalMaxPool, 1, 28, GlobalPoolKernel<true>);
 
 }  // namespace
 }  // namespace polyinfer::cuda

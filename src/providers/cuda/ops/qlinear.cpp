@@ -376,8 +376,8 @@ class QLinearMatMulKernel final : public Kernel {
 
 // QLinearConv has had no new version since 10; QLinearMatMul-21 adds float8 operands and
 // float16 scales, which the creation checks refuse.
-PI_CUDA_KERNEL(QLinearConv, 10, 23, QLinearConvKernel);
-PI_CUDA_KERNEL(QLinearMatMul, 10, 23, QLinearMatMulKernel);
+PI_CUDA_KERNEL(QLinearConv, 10, 28, QLinearConvKernel);
+PI_CUDA_KERNEL(QLinearMatMul, 10, 28, QLinearMatMulKernel);
 PI_REGISTER_KERNEL("cuda", "ai.polyinfer", QLinearConvAdd, 1, 1, QLinearConvKernel);
 PI_REGISTER_KERNEL("cuda", "ai.polyinfer", QLinearGemm, 1, 1, QLinearMatMulKernel);
 

@@ -107,10 +107,10 @@ template <RowOp Op> class ReduceKernel final : public Kernel {
   HostConstants constants_;
 };
 
-PI_CUDA_KERNEL(ReduceSum, 1, 23, ReduceKernel<RowOp::Sum>);
-PI_CUDA_KERNEL(ReduceMean, 1, 23, ReduceKernel<RowOp::Mean>);
-PI_CUDA_KERNEL(ReduceMax, 1, 23, ReduceKernel<RowOp::Max>);
-PI_CUDA_KERNEL(ReduceMin, 1, 23, ReduceKernel<RowOp::Min>);
+PI_CUDA_KERNEL(ReduceSum, 1, 28, ReduceKernel<RowOp::Sum>);
+PI_CUDA_KERNEL(ReduceMean, 1, 28, ReduceKernel<RowOp::Mean>);
+PI_CUDA_KERNEL(ReduceMax, 1, 28, ReduceKernel<RowOp::Max>);
+PI_CUDA_KERNEL(ReduceMin, 1, 28, ReduceKernel<RowOp::Min>);
 
 }  // namespace
 }  // namespace polyinfer::cuda

@@ -39,8 +39,8 @@ template <bool Log> class SoftmaxKernel final : public Kernel {
   int64_t axis_;
 };
 
-PI_CUDA_KERNEL(Softmax, 1, 23, SoftmaxKernel<false>);
-PI_CUDA_KERNEL(LogSoftmax, 1, 23, SoftmaxKernel<true>);
+PI_CUDA_KERNEL(Softmax, 1, 28, SoftmaxKernel<false>);
+PI_CUDA_KERNEL(LogSoftmax, 1, 28, SoftmaxKernel<true>);
 
 }  // namespace
 }  // namespace polyinfer::cuda

@@ -38,11 +38,11 @@ class ViewKernel final : public Kernel {
   DType dtype_;
 };
 
-PI_CUDA_KERNEL(Reshape, 1, 23, ViewKernel);
-PI_CUDA_KERNEL(Flatten, 1, 23, ViewKernel);
-PI_CUDA_KERNEL(Squeeze, 1, 23, ViewKernel);
-PI_CUDA_KERNEL(Unsqueeze, 1, 23, ViewKernel);
-PI_CUDA_KERNEL(Identity, 1, 23, ViewKernel);
+PI_CUDA_KERNEL(Reshape, 1, 28, ViewKernel);
+PI_CUDA_KERNEL(Flatten, 1, 28, ViewKernel);
+PI_CUDA_KERNEL(Squeeze, 1, 28, ViewKernel);
+PI_CUDA_KERNEL(Unsqueeze, 1, 28, ViewKernel);
+PI_CUDA_KERNEL(Identity, 1, 28, ViewKernel);
 
 }  // namespace
 }  // namespace polyinfer::cuda

@@ -60,7 +60,7 @@ class WhereKernel final : public Kernel {
   DType dtype_ = DType::Float32;
 };
 
-PI_CUDA_KERNEL(Where, 9, 23, WhereKernel);
+PI_CUDA_KERNEL(Where, 9, 28, WhereKernel);
 
 }  // namespace
 }  // namespace polyinfer::cuda

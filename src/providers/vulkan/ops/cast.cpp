@@ -61,7 +61,7 @@ class CastKernel final : public Kernel {
 };
 
 // From opset 6 ("to" an integer; before it a string); 19's saturate only concerns float8.
-PI_REGISTER_KERNEL("vulkan", "", Cast, 6, 23, CastKernel);
+PI_REGISTER_KERNEL("vulkan", "", Cast, 6, 28, CastKernel);
 
 }  // namespace
 }  // namespace polyinfer::vulkan

@@ -137,7 +137,7 @@ struct FusedConvKernel final : ConvKernel {
   explicit FusedConvKernel(const KernelInfo& info) : ConvKernel(info, true) {}
 };
 
-PI_REGISTER_KERNEL("vulkan", "", Conv, 1, 22, PlainConvKernel);
+PI_REGISTER_KERNEL("vulkan", "", Conv, 1, 28, PlainConvKernel);
 PI_REGISTER_KERNEL("vulkan", "ai.polyinfer", FusedConv, 1, 1, FusedConvKernel);
 
 }  // namespace

@@ -93,7 +93,7 @@ class ConvTransposeKernel final : public Kernel {
   const Pipeline* pipeline_ = nullptr;
 };
 
-PI_REGISTER_KERNEL("vulkan", "", ConvTranspose, 1, 22, ConvTransposeKernel);
+PI_REGISTER_KERNEL("vulkan", "", ConvTranspose, 1, 28, ConvTransposeKernel);
 
 }  // namespace
 }  // namespace polyinfer::vulkan

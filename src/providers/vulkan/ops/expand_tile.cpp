@@ -123,8 +123,8 @@ class TileKernel final : public Kernel {
   const Pipeline* pipeline_ = nullptr;
 };
 
-PI_REGISTER_KERNEL("vulkan", "", Expand, 8, 23, ExpandKernel);
-PI_REGISTER_KERNEL("vulkan", "", Tile, 6, 23, TileKernel);
+PI_REGISTER_KERNEL("vulkan", "", Expand, 8, 28, ExpandKernel);
+PI_REGISTER_KERNEL("vulkan", "", Tile, 6, 28, TileKernel);
 
 }  // namespace
 }  // namespace polyinfer::vulkan

@@ -91,7 +91,7 @@ class GatherKernel final : public Kernel {
   const Pipeline* pipeline_ = nullptr;
 };
 
-PI_REGISTER_KERNEL("vulkan", "", Gather, 1, 23, GatherKernel);
+PI_REGISTER_KERNEL("vulkan", "", Gather, 1, 28, GatherKernel);
 
 }  // namespace
 }  // namespace polyinfer::vulkan

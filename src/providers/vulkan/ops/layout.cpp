@@ -103,8 +103,8 @@ class ConcatKernel final : public Kernel {
   const Pipeline* pipeline_ = nullptr;
 };
 
-PI_REGISTER_KERNEL("vulkan", "", Transpose, 1, 23, TransposeKernel);
-PI_REGISTER_KERNEL("vulkan", "", Concat, 1, 23, ConcatKernel);
+PI_REGISTER_KERNEL("vulkan", "", Transpose, 1, 28, TransposeKernel);
+PI_REGISTER_KERNEL("vulkan", "", Concat, 1, 28, ConcatKernel);
 
 }  // namespace
 }  // namespace polyinfer::vulkan

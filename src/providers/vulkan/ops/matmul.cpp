@@ -264,8 +264,8 @@ struct FusedMatMulKernel final : GemmKernel {
   explicit FusedMatMulKernel(const KernelInfo& info) : GemmKernel(info, Form::MatMul, true) {}
 };
 
-PI_REGISTER_KERNEL("vulkan", "", MatMul, 1, 23, MatMulKernel);
-PI_REGISTER_KERNEL("vulkan", "", Gemm, 1, 23, PlainGemmKernel);
+PI_REGISTER_KERNEL("vulkan", "", MatMul, 1, 28, MatMulKernel);
+PI_REGISTER_KERNEL("vulkan", "", Gemm, 1, 28, PlainGemmKernel);
 PI_REGISTER_KERNEL("vulkan", "ai.polyinfer", FusedGemm, 1, 1, FusedGemmKernel);
 PI_REGISTER_KERNEL("vulkan", "ai.polyinfer", FusedMatMul, 1, 1, FusedMatMulKernel);
 

@@ -222,9 +222,9 @@ class BatchNormKernel final : public Kernel {
   const Pipeline* pipeline_ = nullptr;
 };
 
-PI_REGISTER_KERNEL("vulkan", "", LayerNormalization, 17, 23, LayerNormKernel);
-PI_REGISTER_KERNEL("vulkan", "", BatchNormalization, 7, 23, BatchNormKernel);
-PI_REGISTER_KERNEL("vulkan", "", InstanceNormalization, 6, 23, InstanceNormKernel);
+PI_REGISTER_KERNEL("vulkan", "", LayerNormalization, 17, 28, LayerNormKernel);
+PI_REGISTER_KERNEL("vulkan", "", BatchNormalization, 7, 28, BatchNormKernel);
+PI_REGISTER_KERNEL("vulkan", "", InstanceNormalization, 6, 28, InstanceNormKernel);
 PI_REGISTER_KERNEL("vulkan", "ai.polyinfer", LayerNormalization, 1, 1, LayerNormKernel);
 
 }  // namespace

@@ -76,7 +76,7 @@ class PadKernel final : public Kernel {
   const Pipeline* pipeline_ = nullptr;
 };
 
-PI_REGISTER_KERNEL("vulkan", "", Pad, 1, 23, PadKernel);
+PI_REGISTER_KERNEL("vulkan", "", Pad, 1, 28, PadKernel);
 
 }  // namespace
 }  // namespace polyinfer::vulkan

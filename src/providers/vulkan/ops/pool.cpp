@@ -99,10 +99,10 @@ template <PoolKind Kind> class PoolKernel final : public Kernel {
 
 // MaxPool 1 (no storage_order, no dilations) to 22; AveragePool from 7 (count_include_pad) to
 // 22, as the CPU kernels.
-PI_REGISTER_KERNEL("vulkan", "", MaxPool, 1, 22, PoolKernel<PoolKind::Max>);
-PI_REGISTER_KERNEL("vulkan", "", AveragePool, 7, 22, PoolKernel<PoolKind::Average>);
-PI_REGISTER_KERNEL("vulkan", "", GlobalMaxPool, 1, 22, PoolKernel<PoolKind::GlobalMax>);
-PI_REGISTER_KERNEL("vulkan", "", GlobalAveragePool, 1, 22, PoolKernel<PoolKind::GlobalAverage>);
+PI_REGISTER_KERNEL("vulkan", "", MaxPool, 1, 28, PoolKernel<PoolKind::Max>);
+PI_REGISTER_KERNEL("vulkan", "", AveragePool, 7, 28, PoolKernel<PoolKind::Average>);
+PI_REGISTER_KERNEL("vulkan", "", GlobalMaxPool, 1, 28, PoolKernel<PoolKind::GlobalMax>);
+PI_REGISTER_KERNEL("vulkan", "", GlobalAveragePool, 1, 28, PoolKernel<PoolKind::GlobalAverage>);
 
 }  // namespace
 }  // namespace polyinfer::vulkan

@@ -101,16 +101,16 @@ template <uint32_t Op> class ReduceKernel final : public Kernel {
   const Pipeline* pipeline_ = nullptr;
 };
 
-PI_REGISTER_KERNEL("vulkan", "", ReduceSum, 1, 23, ReduceKernel<kSum>);
-PI_REGISTER_KERNEL("vulkan", "", ReduceMean, 1, 23, ReduceKernel<kMean>);
-PI_REGISTER_KERNEL("vulkan", "", ReduceMax, 1, 23, ReduceKernel<kMax>);
-PI_REGISTER_KERNEL("vulkan", "", ReduceMin, 1, 23, ReduceKernel<kMin>);
-PI_REGISTER_KERNEL("vulkan", "", ReduceProd, 1, 23, ReduceKernel<kProd>);
-PI_REGISTER_KERNEL("vulkan", "", ReduceL1, 1, 23, ReduceKernel<kL1>);
-PI_REGISTER_KERNEL("vulkan", "", ReduceL2, 1, 23, ReduceKernel<kL2>);
-PI_REGISTER_KERNEL("vulkan", "", ReduceLogSum, 1, 23, ReduceKernel<kLogSum>);
-PI_REGISTER_KERNEL("vulkan", "", ReduceLogSumExp, 1, 23, ReduceKernel<kLogSumExp>);
-PI_REGISTER_KERNEL("vulkan", "", ReduceSumSquare, 1, 23, ReduceKernel<kSumSquare>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceSum, 1, 28, ReduceKernel<kSum>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceMean, 1, 28, ReduceKernel<kMean>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceMax, 1, 28, ReduceKernel<kMax>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceMin, 1, 28, ReduceKernel<kMin>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceProd, 1, 28, ReduceKernel<kProd>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceL1, 1, 28, ReduceKernel<kL1>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceL2, 1, 28, ReduceKernel<kL2>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceLogSum, 1, 28, ReduceKernel<kLogSum>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceLogSumExp, 1, 28, ReduceKernel<kLogSumExp>);
+PI_REGISTER_KERNEL("vulkan", "", ReduceSumSquare, 1, 28, ReduceKernel<kSumSquare>);
 
 }  // namespace
 }  // namespace polyinfer::vulkan

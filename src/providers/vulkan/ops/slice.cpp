@@ -46,7 +46,7 @@ class SliceKernel final : public Kernel {
   const Pipeline* pipeline_ = nullptr;
 };
 
-PI_REGISTER_KERNEL("vulkan", "", Slice, 1, 23, SliceKernel);
+PI_REGISTER_KERNEL("vulkan", "", Slice, 1, 28, SliceKernel);
 
 }  // namespace
 }  // namespace polyinfer::vulkan

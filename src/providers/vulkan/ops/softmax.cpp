@@ -46,8 +46,8 @@ template <bool Log> class SoftmaxKernel final : public Kernel {
   const Pipeline* pipeline_ = nullptr;
 };
 
-PI_REGISTER_KERNEL("vulkan", "", Softmax, 1, 23, SoftmaxKernel<false>);
-PI_REGISTER_KERNEL("vulkan", "", LogSoftmax, 1, 23, SoftmaxKernel<true>);
+PI_REGISTER_KERNEL("vulkan", "", Softmax, 1, 28, SoftmaxKernel<false>);
+PI_REGISTER_KERNEL("vulkan", "", LogSoftmax, 1, 28, SoftmaxKernel<true>);
 
 }  // namespace
 }  // namespace polyinfer::vulkan

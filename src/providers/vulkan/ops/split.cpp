@@ -48,7 +48,7 @@ class SplitKernel final : public Kernel {
   const Pipeline* pipeline_ = nullptr;
 };
 
-PI_REGISTER_KERNEL("vulkan", "", Split, 1, 23, SplitKernel);
+PI_REGISTER_KERNEL("vulkan", "", Split, 1, 28, SplitKernel);
 
 }  // namespace
 }  // namespace polyinfer::vulkan

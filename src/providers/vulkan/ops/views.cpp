@@ -42,11 +42,11 @@ class ViewKernel final : public Kernel {
   DType dtype_ = DType::Float32;
 };
 
-PI_REGISTER_KERNEL("vulkan", "", Reshape, 1, 23, ViewKernel);
-PI_REGISTER_KERNEL("vulkan", "", Flatten, 1, 23, ViewKernel);
-PI_REGISTER_KERNEL("vulkan", "", Squeeze, 1, 23, ViewKernel);
-PI_REGISTER_KERNEL("vulkan", "", Unsqueeze, 1, 23, ViewKernel);
-PI_REGISTER_KERNEL("vulkan", "", Identity, 1, 23, ViewKernel);
+PI_REGISTER_KERNEL("vulkan", "", Reshape, 1, 28, ViewKernel);
+PI_REGISTER_KERNEL("vulkan", "", Flatten, 1, 28, ViewKernel);
+PI_REGISTER_KERNEL("vulkan", "", Squeeze, 1, 28, ViewKernel);
+PI_REGISTER_KERNEL("vulkan", "", Unsqueeze, 1, 28, ViewKernel);
+PI_REGISTER_KERNEL("vulkan", "", Identity, 1, 28, ViewKernel);
 
 }  // namespace
 }  // namespace polyinfer::vulkan

@@ -91,7 +91,7 @@ class WhereKernel final : public Kernel {
   const Pipeline* pipeline_ = nullptr;
 };
 
-PI_REGISTER_KERNEL("vulkan", "", Where, 9, 23, WhereKernel);
+PI_REGISTER_KERNEL("vulkan", "", Where, 9, 28, WhereKernel);
 
 }  // namespace
 }  // namespace polyinfer::vulkan
