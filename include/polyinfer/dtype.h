@@ -3,6 +3,15 @@
 // DType's values are those of ONNX's TensorProto.DataType, so a model's type numbers map over
 // without a table. float16 and bfloat16 are stored as 16-bit patterns (Float16, BFloat16) and
 // converted to float for arithmetic.
+//
+// The low-precision types (8-bit floats, and the packed 6-, 4- and 2-bit types) are stored as ONNX
+// stores them: one byte per 8-bit float, and the packed types as a little-endian bit stream,
+// element i in bits [i*b, (i+1)*b), so two int4 per byte low nibble first and four int2 per byte.
+// A packed tensor of n elements holds dtype_nbytes(t, n) = ceil(n*b/8) bytes, and dtype_size()
+// refuses it: code that sizes or indexes memory by whole elements cannot misread one. Only the
+// kernels that know these types (Cast, CastLike, QuantizeLinear, DequantizeLinear, and the ones
+// that move a tensor without reading it) take them; see src/core/low_precision.h and
+// docs/design.md "Data types".
 #pragma once
 
 #include <cstddef>
@@ -30,16 +39,51 @@ enum class DType : int32_t {
   Complex64 = 14,
   Complex128 = 15,
   BFloat16 = 16,
+  Float8E4M3FN = 17,    // 1-4-3, bias 7, no infinity, NaN S.1111.111, max 448
+  Float8E4M3FNUZ = 18,  // 1-4-3, bias 8, no infinity or -0, NaN 0x80, max 240
+  Float8E5M2 = 19,      // 1-5-2, bias 15, IEEE-like with infinities, max 57344
+  Float8E5M2FNUZ = 20,  // 1-5-2, bias 16, no infinity or -0, NaN 0x80, max 57344
+  UInt4 = 21,           // packed, 2 per byte
+  Int4 = 22,            // packed, 2 per byte
+  Float4E2M1 = 23,      // packed, 2 per byte; 1-2-1, bias 1, no infinity or NaN, max 6
+  Float8E8M0 = 24,      // unsigned power of two 2^(e-127), 0xFF NaN
+  UInt2 = 25,           // packed, 4 per byte
+  Int2 = 26,            // packed, 4 per byte
+  Float6E2M3 = 27,      // packed, 4 per 3 bytes; 1-2-3, bias 1, no infinity or NaN, max 7.5
+  Float6E3M2 = 28,      // packed, 4 per 3 bytes; 1-3-2, bias 3, no infinity or NaN, max 28
 };
 
-// Bytes per element; 0 for Undefined. String tensors hold std::string objects.
+// The largest DType value.
+constexpr int32_t kMaxDType = 28;
+
+// Bytes per element; 0 for Undefined. String tensors hold std::string objects. Throws
+// UnsupportedOp for a packed type (is_packed), whose elements are not whole bytes: use
+// dtype_bits / dtype_nbytes, or refuse the type.
 size_t dtype_size(DType t);
-// ONNX-style lower-case name: "float", "float16", "int64", "string", "bool", ...
+// Bits per element: 8 * dtype_size for whole-byte types, 6, 4 or 2 for the packed ones, 0 for
+// Undefined.
+int dtype_bits(DType t);
+// Bytes that `numel` elements occupy: ceil(numel * bits / 8). numel must be >= 0 and below the
+// tensor size limit (shape_numel checks both).
+size_t dtype_nbytes(DType t, int64_t numel);
+// Elements smaller than a byte, packed into a bit stream (int4, uint4, float4e2m1, int2, uint2,
+// float6e2m3, float6e3m2).
+bool is_packed(DType t);
+// The 8-, 6- and 4-bit floats and float8e8m0: kept as bit patterns, computed with only by the
+// kernels that convert them (src/core/low_precision.h).
+bool is_low_precision_float(DType t);
+// int4, uint4, int2, uint2.
+bool is_low_precision_integer(DType t);
+// Whether `code` (a TensorProto.DataType number) is a type a polyinfer tensor can hold: every
+// ONNX type but complex.
+bool is_tensor_dtype_code(int64_t code);
+// ONNX-style lower-case name: "float", "float16", "int64", "string", "bool", "float8e4m3fn",
+// "int4", ...
 const char* dtype_name(DType t);
 // Parses a dtype_name (also accepts "float32", "fp32", "fp16", "bf16", "double").
 DType dtype_from_name(const std::string& name);
-bool is_float(DType t);    // float32/64, float16, bfloat16
-bool is_integer(DType t);  // signed and unsigned integers (not bool)
+bool is_float(DType t);    // float32/64, float16, bfloat16 (not the low-precision floats)
+bool is_integer(DType t);  // signed and unsigned whole-byte integers (not bool, not int4/int2)
 bool is_signed(DType t);   // signed integers and floats
 
 // IEEE 754 binary16, stored as its bit pattern. Converts implicitly to and from float so that

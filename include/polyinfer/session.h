@@ -103,7 +103,9 @@ struct ValueSpec {
   std::vector<std::string> dims;  // symbolic names of dynamic dimensions ("" when none)
   bool has_shape = false;         // false when even the rank is unknown
   std::string kind = "tensor";    // "tensor", "sequence", "optional", "map"
-  std::string type;               // printable: "float32[N,1,8,8]"
+  std::string type;               // printable: "float32[N,1,8,8]", "seq(map(int64,float32[]))"
+  // A map's key dtype, or that of the maps a sequence holds (dtype is then their value dtype).
+  DType key_dtype = DType::Undefined;
 };
 
 // What one node cost over the runs profiled so far (SessionOptions::profile).

@@ -8,8 +8,9 @@
 //   auto y = x.to(polyinfer::Device::parse("vulkan:0"));   // copy to a GPU, when one is usable
 //   std::vector<float> back = y.to_vector<float>();          // and back to host memory
 //
-// A Value is what flows along a model's edges: a Tensor, a sequence of Tensors, or nothing (an
-// empty ONNX optional, or an input the model leaves out).
+// A Value is what flows along a model's edges: a Tensor, a sequence of Tensors, a map (ONNX's
+// map(key, value): scikit-learn classifiers converted by skl2onnx end in a sequence of maps), a
+// sequence of maps, or nothing (an empty ONNX optional, or an input the model leaves out).
 #pragma once
 
 #include <cstdint>
@@ -71,7 +72,7 @@ class Tensor {
   // Dimension i; negative i counts from the back.
   int64_t dim(int i) const;
   int64_t numel() const { return numel_; }
-  size_t nbytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }
+  size_t nbytes() const { return dtype_nbytes(dtype_, numel_); }
   Device device() const;
 
   // Element access. data<T>() checks that T matches dtype() and throws Internal if not.
@@ -118,34 +119,70 @@ class Tensor {
   int64_t numel_ = 0;
 };
 
-// What flows along a model edge: nothing, a tensor, or a sequence of tensors.
+// What flows along a model edge: nothing, a tensor, a sequence (of tensors or of maps), or a map.
+//
+// A map is held as ONNX's MapProto holds it: its keys as one 1-D host tensor (an integer type or
+// string) and its values as another of the same length (any dtype), entry i being
+// keys[i] -> values[i], in insertion order. Two tensors make a map cheap to build from a row of
+// scores and to read; lookups by key are the reader's business (the readers are few and small).
+// Keys should be distinct; as in a MapProto, that is not checked.
+//
+//   Value m = Value::map(Tensor::from_vector<int64_t>({2}, {0, 1}),
+//                        Tensor::from_vector<float>({2}, {0.25f, 0.75f}));
+//   m.describe();  // "map<int64,float32>[2]"
 class Value {
  public:
-  enum class Kind { None, Tensor, Sequence };
+  enum class Kind { None, Tensor, Sequence, Map };
 
   Value() = default;  // None: an absent input or an empty optional
   Value(Tensor t) : kind_(Kind::Tensor), tensor_(std::move(t)) {}  // NOLINT: implicit by design
-  // A sequence; `elem` is its element type, needed when the sequence is empty.
+  // A sequence of tensors; `elem` is its element type, needed when the sequence is empty.
   static Value sequence(std::vector<Tensor> items, DType elem);
+  // A map of keys[i] -> values[i]. Throws InvalidArgument unless both are 1-D host tensors of
+  // equal length and the keys are of an integer type or string.
+  static Value map(Tensor keys, Tensor values);
+  // A sequence of maps (what ZipMap gives). `key` and `value` are the maps' key and value
+  // dtypes (Undefined: not known, only for an empty sequence); every item must be a map of them.
+  static Value map_sequence(std::vector<Value> maps, DType key, DType value);
 
   Kind kind() const { return kind_; }
   bool is_none() const { return kind_ == Kind::None; }
   bool is_tensor() const { return kind_ == Kind::Tensor; }
   bool is_sequence() const { return kind_ == Kind::Sequence; }
+  bool is_map() const { return kind_ == Kind::Map; }
+  // A sequence whose items are maps (maps()) rather than tensors (items()).
+  bool holds_maps() const { return kind_ == Kind::Sequence && of_maps_; }
   // Throws InvalidArgument when the value is of another kind.
   const Tensor& tensor() const;
   Tensor& tensor();
+  // The items of a sequence of tensors.
   const std::vector<Tensor>& items() const;
   std::vector<Tensor>& items();
-  DType elem_type() const { return is_tensor() ? tensor_.dtype() : elem_; }
-  // "float32[2,3]", "seq<float32>[4 items]", "none".
+  // The items of a sequence of maps, each a Value of kind Map.
+  const std::vector<Value>& maps() const;
+  // A map's keys and values.
+  const Tensor& map_keys() const;
+  const Tensor& map_values() const;
+  // The element type: a tensor's dtype, a sequence's item dtype, a map's (or a sequence of
+  // maps') value dtype.
+  DType elem_type() const { return is_tensor() || is_map() ? tensor_.dtype() : elem_; }
+  // The key dtype of a map or of a sequence of maps; Undefined for anything else.
+  DType key_type() const {
+    return is_map() ? keys_.dtype() : holds_maps() ? key_ : DType::Undefined;
+  }
+  // "float32[2,3]", "seq<float32>[4 items]", "map<string,float32>[3]",
+  // "seq<map<int64,float32>>[4 items]", "none".
   std::string describe() const;
 
  private:
   Kind kind_ = Kind::None;
-  Tensor tensor_;
+  Tensor tensor_;  // the tensor, or a map's values
+  Tensor keys_;    // a map's keys
   std::vector<Tensor> items_;
-  DType elem_ = DType::Undefined;
+  std::vector<Value> maps_;
+  bool of_maps_ = false;
+  DType elem_ = DType::Undefined;  // a sequence's item dtype (a sequence of maps': value dtype)
+  DType key_ = DType::Undefined;   // a sequence of maps' key dtype
 };
 
 template <class T> Tensor Tensor::from_vector(Shape shape, const std::vector<T>& values) {

@@ -58,6 +58,8 @@ ValueSpec spec_of(const ir::ValueInfo& v) {
     case ir::TypeInfo::Kind::Unknown: s.kind = "unknown"; break;
   }
   s.type = v.type.str();
+  const ir::TypeInfo* map = v.type.kind == ir::TypeInfo::Kind::Map ? &v.type : v.type.inner.get();
+  if (map && map->kind == ir::TypeInfo::Kind::Map) s.key_dtype = map->key;
   return s;
 }
 
@@ -320,6 +322,15 @@ std::string list_inputs(const std::vector<ValueSpec>& specs) {
 }
 
 void check_input(const ValueSpec& spec, const Value& v) {
+  if (spec.kind == "map") {
+    PI_CHECK(v.is_map(), InvalidArgument, "input '", spec.name, "' must be a map (", spec.type,
+             "), got ", v.describe());
+    PI_CHECK((spec.key_dtype == DType::Undefined || v.key_type() == spec.key_dtype) &&
+                 (spec.dtype == DType::Undefined || v.elem_type() == spec.dtype),
+             InvalidArgument, "input '", spec.name, "' is a ", v.describe(),
+             " but the model expects ", spec.type);
+    return;
+  }
   if (spec.kind != "tensor") return;
   PI_CHECK(v.is_tensor(), InvalidArgument, "input '", spec.name, "' must be a tensor (", spec.type,
            "), got ", v.describe());

@@ -31,6 +31,8 @@ ir::TypeInfo type_for(const ValueSpec& spec) {
   if (spec.kind == "sequence") t.kind = ir::TypeInfo::Kind::Sequence;
   else if (spec.kind == "optional")
     t.kind = ir::TypeInfo::Kind::Optional;
+  else if (spec.kind == "map")
+    t.kind = ir::TypeInfo::Kind::Map;
   t.elem = spec.dtype;
   return t;
 }

@@ -1,10 +1,13 @@
 #include "cli/inputs.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <random>
 
 #include "core/dispatch.h"
+#include "core/low_precision.h"
 #include "onnx/npy.h"
 #include "onnx/tensor_file.h"
 
@@ -37,6 +40,18 @@ Tensor random_tensor(const ValueSpec& spec, const Shape& shape, std::mt19937& rn
   Tensor t = Tensor::empty(spec.dtype, shape);
   std::uniform_real_distribution<float> real(-1.0f, 1.0f);
   std::uniform_int_distribution<int> small(0, 3);
+  if (is_low_precision_float(spec.dtype) || is_low_precision_integer(spec.dtype)) {
+    if (t.nbytes()) std::memset(t.raw_data(), 0, t.nbytes());  // a packed tensor's padding
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const uint32_t code =
+          is_low_precision_integer(spec.dtype) ? lowp::int_code_wrapped(spec.dtype, small(rng))
+          : spec.dtype == DType::Float8E8M0
+              ? lowp::e8m0_from_float(std::fabs(real(rng)), true, lowp::E8M0Rounding::Nearest)
+              : lowp::from_double(spec.dtype, real(rng), true);
+      lowp::set(spec.dtype, t.raw_data(), i, code);
+    }
+    return t;
+  }
   dispatch(AllTypes{}, spec.dtype, "random input", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();
@@ -55,11 +70,20 @@ Tensor random_tensor(const ValueSpec& spec, const Shape& shape, std::mt19937& rn
 
 Value load_input(const std::string& path, const ValueSpec& spec) {
   const std::string ext = fs::path(path).extension().string();
-  if (ext == ".npy") return Value(read_npy(path));
+  if (ext == ".npy") {
+    PI_CHECK(spec.kind != "map" && spec.kind != "sequence", InvalidArgument, "input '", spec.name,
+             "' is a ", spec.type, " and a .npy file holds a tensor; give it as an ONNX .pb file (",
+             spec.kind == "map" ? "a MapProto: onnx.numpy_helper.from_dict"
+                                : "a SequenceProto: onnx.numpy_helper.from_list",
+             ")");
+    return Value(read_npy(path));
+  }
   if (ext == ".pb") {
     ir::TypeInfo t;
     if (spec.kind == "sequence") t.kind = ir::TypeInfo::Kind::Sequence;
     if (spec.kind == "optional") t.kind = ir::TypeInfo::Kind::Optional;
+    if (spec.kind == "map") t.kind = ir::TypeInfo::Kind::Map;
+    t.elem = spec.dtype;  // the value type of empty maps
     return read_value_pb(path, &t);
   }
   fail(ErrorCode::InvalidArgument, "input file '", path,

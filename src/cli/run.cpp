@@ -8,7 +8,9 @@
 #include "cli/cli.h"
 #include "cli/inputs.h"
 #include "core/dispatch.h"
+#include "core/low_precision.h"
 #include "onnx/npy.h"
+#include "onnx/tensor_file.h"
 
 namespace polyinfer::cli {
 
@@ -21,12 +23,50 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// min / max / mean and the first few values of a tensor, for a human.
+// Element i of a host tensor as text.
+std::string element_text(const Tensor& t, int64_t i) {
+  if (t.dtype() == DType::String) return "'" + t.data<std::string>()[i] + "'";
+  return dispatch(NumericTypes{} + TypeList<bool>{}, t.dtype(), "summary", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g",
+                  static_cast<double>(static_cast<compute_t<T>>(t.data<T>()[i])));
+    return std::string(buf);
+  });
+}
+
+// "{0: 0.25, 1: 0.75}", the first `most` entries of a map.
+std::string map_entries(const Value& m, int64_t most) {
+  const Tensor &k = m.map_keys(), &v = m.map_values();
+  std::string s = "{";
+  for (int64_t i = 0; i < std::min(k.numel(), most); ++i)
+    s += (i ? ", " : "") + element_text(k, i) + ": " + element_text(v, i);
+  return s + (k.numel() > most ? ", ...}" : "}");
+}
+
+// min / max / mean and the first few values of a tensor, the first entries of a map or of the
+// first maps of a sequence, for a human.
 std::string summarize(const Value& v) {
+  if (v.is_map()) return v.describe() + "  " + map_entries(v, 5);
+  if (v.holds_maps()) {
+    std::string s = v.describe() + "  [";
+    const auto& maps = v.maps();
+    for (size_t i = 0; i < std::min<size_t>(maps.size(), 2); ++i)
+      s += (i ? ", " : "") + map_entries(maps[i], 4);
+    return s + (maps.size() > 2 ? ", ...]" : "]");
+  }
   if (!v.is_tensor()) return v.describe();
   const Tensor t = v.tensor().to(Device::cpu());
   std::string s = t.describe();
   if (t.numel() == 0 || t.dtype() == DType::String) return s;
+  if (is_low_precision_float(t.dtype()) || is_low_precision_integer(t.dtype())) {
+    // No C++ element type: summarize the values, as float64.
+    std::vector<double> d(static_cast<size_t>(t.numel()));
+    for (size_t i = 0; i < d.size(); ++i)
+      d[i] = lowp::get_value(t.dtype(), t.raw_data(), int64_t(i));
+    const Tensor f = Tensor::from_vector<double>(t.shape(), d);
+    return s + summarize(Value(f)).substr(f.describe().size());
+  }
   return dispatch(NumericTypes{} + TypeList<bool>{}, t.dtype(), "summary", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = t.data<T>();
@@ -67,9 +107,11 @@ int cmd_run(const std::vector<std::string>& argv) {
         << "usage: polyinfer run MODEL [-i NAME=FILE]... [-o DIR] [--providers LIST]\n"
            "         [--threads N] [--level N] [--precision fp32|fp16|bf16] [--tf32]\n"
            "         [--shape NAME=DIMS]... [--seed N] [--allow-missing] [--json]\n"
-           "Inputs come from .npy or ONNX TensorProto .pb files; inputs not given are filled\n"
-           "with seeded random data (dynamic dimensions from --shape, else 1).\n"
-           "Outputs are saved as DIR/NAME.npy when -o is given.\n"
+           "Inputs come from .npy or ONNX .pb files (TensorProto; SequenceProto, MapProto for\n"
+           "sequence and map inputs); tensor inputs not given are filled with seeded random\n"
+           "data (dynamic dimensions from --shape, else 1).\n"
+           "Outputs are saved as DIR/NAME.npy when -o is given (sequences and maps, which\n"
+           ".npy cannot hold, as ONNX SequenceProto / MapProto files DIR/NAME.pb).\n"
            "--providers lists providers in order of preference; an entry may carry options\n"
            "as NAME:KEY=VALUE, e.g. cpu:winograd=off (`polyinfer providers` lists them).\n"
            "--precision fp16 / bf16 computes the safe ops in float16 / bfloat16 (inputs and\n"
@@ -95,14 +137,21 @@ int cmd_run(const std::vector<std::string>& argv) {
     std::error_code ec;
     fs::create_directories(out_dir, ec);
     PI_CHECK(!ec, Io, "cannot create output folder '", out_dir, "': ", ec.message());
-    for (size_t i = 0; i < outputs.size(); ++i)
-      if (outputs[i].is_tensor())
-        write_npy(
-            (fs::path(out_dir) / (safe_file_name(session.outputs()[i].name) + ".npy")).string(),
-            outputs[i].tensor());
-      else
-        notes.push_back("output '" + session.outputs()[i].name + "' is a " + outputs[i].describe() +
-                        " and was not saved");
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const std::string& name = session.outputs()[i].name;
+      const fs::path base = fs::path(out_dir) / safe_file_name(name);
+      if (outputs[i].is_tensor()) {
+        write_npy(base.string() + ".npy", outputs[i].tensor());
+      } else if (outputs[i].is_none()) {
+        notes.push_back("output '" + name + "' is none and was not saved");
+      } else {
+        // .npy holds tensors only: sequences and maps go to ONNX's own files, which -i reads.
+        write_value_pb(base.string() + ".pb", outputs[i], name);
+        notes.push_back("output '" + name + "' is a " + outputs[i].describe() + ", saved as " +
+                        base.string() + ".pb (an ONNX " +
+                        (outputs[i].is_map() ? "MapProto" : "SequenceProto") + ")");
+      }
+    }
   }
 
   const Placement& pl = session.placement();

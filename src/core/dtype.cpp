@@ -23,11 +23,80 @@ size_t dtype_size(DType t) {
     case DType::UInt16: return 2;
     case DType::Int8:
     case DType::UInt8:
-    case DType::Bool: return 1;
+    case DType::Bool:
+    case DType::Float8E4M3FN:
+    case DType::Float8E4M3FNUZ:
+    case DType::Float8E5M2:
+    case DType::Float8E5M2FNUZ:
+    case DType::Float8E8M0: return 1;
     case DType::String: return sizeof(std::string);
     case DType::Undefined: return 0;
+    case DType::UInt4:
+    case DType::Int4:
+    case DType::Float4E2M1:
+    case DType::UInt2:
+    case DType::Int2:
+    case DType::Float6E2M3:
+    case DType::Float6E3M2:
+      fail(ErrorCode::UnsupportedOp, "dtype ", dtype_name(t), " packs ", dtype_bits(t),
+           "-bit elements into bytes, which this operation does not support");
   }
   return 0;
+}
+
+int dtype_bits(DType t) {
+  switch (t) {
+    case DType::UInt4:
+    case DType::Int4:
+    case DType::Float4E2M1: return 4;
+    case DType::UInt2:
+    case DType::Int2: return 2;
+    case DType::Float6E2M3:
+    case DType::Float6E3M2: return 6;
+    default: return static_cast<int>(dtype_size(t) * 8);
+  }
+}
+
+size_t dtype_nbytes(DType t, int64_t numel) {
+  const auto n = static_cast<size_t>(numel);
+  if (!is_packed(t)) return n * dtype_size(t);
+  return (n * static_cast<size_t>(dtype_bits(t)) + 7) / 8;
+}
+
+bool is_packed(DType t) {
+  switch (t) {
+    case DType::UInt4:
+    case DType::Int4:
+    case DType::Float4E2M1:
+    case DType::UInt2:
+    case DType::Int2:
+    case DType::Float6E2M3:
+    case DType::Float6E3M2: return true;
+    default: return false;
+  }
+}
+
+bool is_low_precision_float(DType t) {
+  switch (t) {
+    case DType::Float8E4M3FN:
+    case DType::Float8E4M3FNUZ:
+    case DType::Float8E5M2:
+    case DType::Float8E5M2FNUZ:
+    case DType::Float8E8M0:
+    case DType::Float4E2M1:
+    case DType::Float6E2M3:
+    case DType::Float6E3M2: return true;
+    default: return false;
+  }
+}
+
+bool is_low_precision_integer(DType t) {
+  return t == DType::Int4 || t == DType::UInt4 || t == DType::Int2 || t == DType::UInt2;
+}
+
+bool is_tensor_dtype_code(int64_t code) {
+  return code >= 1 && code <= kMaxDType && code != static_cast<int64_t>(DType::Complex64) &&
+         code != static_cast<int64_t>(DType::Complex128);
 }
 
 const char* dtype_name(DType t) {
@@ -48,6 +117,18 @@ const char* dtype_name(DType t) {
     case DType::Complex64: return "complex64";
     case DType::Complex128: return "complex128";
     case DType::BFloat16: return "bfloat16";
+    case DType::Float8E4M3FN: return "float8e4m3fn";
+    case DType::Float8E4M3FNUZ: return "float8e4m3fnuz";
+    case DType::Float8E5M2: return "float8e5m2";
+    case DType::Float8E5M2FNUZ: return "float8e5m2fnuz";
+    case DType::UInt4: return "uint4";
+    case DType::Int4: return "int4";
+    case DType::Float4E2M1: return "float4e2m1";
+    case DType::Float8E8M0: return "float8e8m0";
+    case DType::UInt2: return "uint2";
+    case DType::Int2: return "int2";
+    case DType::Float6E2M3: return "float6e2m3";
+    case DType::Float6E3M2: return "float6e3m2";
     case DType::Undefined: return "undefined";
   }
   return "unknown";
@@ -64,11 +145,12 @@ DType dtype_from_name(const std::string& name) {
   };
   for (const auto& a : kAliases)
     if (name == a.name) return a.t;
-  for (int i = 1; i <= 16; ++i)
+  for (int i = 1; i <= kMaxDType; ++i)
     if (name == dtype_name(static_cast<DType>(i))) return static_cast<DType>(i);
   fail(ErrorCode::InvalidArgument, "unknown dtype '", name,
        "'; use one of float32, float16, bfloat16, float64, int8..int64, uint8..uint64, bool, "
-       "string");
+       "string, float8e4m3fn, float8e4m3fnuz, float8e5m2, float8e5m2fnuz, float8e8m0, "
+       "float6e2m3, float6e3m2, float4e2m1, int4, uint4, int2, uint2");
 }
 
 bool is_float(DType t) {

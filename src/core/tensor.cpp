@@ -367,23 +367,104 @@ Tensor& Value::tensor() {
   return tensor_;
 }
 
+namespace {
+
+bool is_key_dtype(DType t) {
+  switch (t) {
+    case DType::Int8:
+    case DType::Int16:
+    case DType::Int32:
+    case DType::Int64:
+    case DType::UInt8:
+    case DType::UInt16:
+    case DType::UInt32:
+    case DType::UInt64:
+    case DType::String: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+Value Value::map(Tensor keys, Tensor values) {
+  PI_CHECK(keys.defined() && values.defined(), InvalidArgument,
+           "a map needs defined key and value tensors");
+  PI_CHECK(is_key_dtype(keys.dtype()), InvalidArgument, "map keys must be of an integer type or ",
+           "string, not ", dtype_name(keys.dtype()));
+  PI_CHECK(keys.rank() == 1 && values.rank() == 1 && keys.numel() == values.numel(),
+           InvalidArgument, "a map's keys and values must be 1-D tensors of one length, got ",
+           keys.describe(), " and ", values.describe());
+  PI_CHECK(keys.device().is_cpu() && values.device().is_cpu(), InvalidArgument,
+           "a map's keys and values live on the host");
+  PI_CHECK(!is_packed(values.dtype()), InvalidArgument, "map values of packed type ",
+           dtype_name(values.dtype()), " are not supported");
+  Value v;
+  v.kind_ = Kind::Map;
+  v.keys_ = std::move(keys);
+  v.tensor_ = std::move(values);
+  return v;
+}
+
+Value Value::map_sequence(std::vector<Value> maps, DType key, DType value) {
+  PI_CHECK(key == DType::Undefined || is_key_dtype(key), InvalidArgument,
+           "map keys must be of an integer type or string, not ", dtype_name(key));
+  for (size_t i = 0; i < maps.size(); ++i) {
+    const Value& m = maps[i];
+    PI_CHECK(m.is_map(), InvalidArgument, "item ", i, " of a sequence of maps is ", m.describe());
+    PI_CHECK(m.key_type() == key && m.elem_type() == value, InvalidArgument, "item ", i,
+             " of a sequence of map<", dtype_name(key), ",", dtype_name(value), "> is ",
+             m.describe());
+  }
+  Value v;
+  v.kind_ = Kind::Sequence;
+  v.of_maps_ = true;
+  v.maps_ = std::move(maps);
+  v.key_ = key;
+  v.elem_ = value;
+  return v;
+}
+
 const std::vector<Tensor>& Value::items() const {
-  PI_CHECK(is_sequence(), InvalidArgument, "expected a sequence, got ", describe());
+  PI_CHECK(is_sequence() && !of_maps_, InvalidArgument, "expected a sequence of tensors, got ",
+           describe());
   return items_;
 }
 
 std::vector<Tensor>& Value::items() {
-  PI_CHECK(is_sequence(), InvalidArgument, "expected a sequence, got ", describe());
+  PI_CHECK(is_sequence() && !of_maps_, InvalidArgument, "expected a sequence of tensors, got ",
+           describe());
   return items_;
 }
 
+const std::vector<Value>& Value::maps() const {
+  PI_CHECK(holds_maps(), InvalidArgument, "expected a sequence of maps, got ", describe());
+  return maps_;
+}
+
+const Tensor& Value::map_keys() const {
+  PI_CHECK(is_map(), InvalidArgument, "expected a map, got ", describe());
+  return keys_;
+}
+
+const Tensor& Value::map_values() const {
+  PI_CHECK(is_map(), InvalidArgument, "expected a map, got ", describe());
+  return tensor_;
+}
+
 std::string Value::describe() const {
+  const auto map_type = [](DType k, DType v) {
+    return std::string("map<") + dtype_name(k) + "," + dtype_name(v) + ">";
+  };
   switch (kind_) {
     case Kind::None: return "none";
     case Kind::Tensor: return tensor_.describe();
-    case Kind::Sequence:
-      return std::string("seq<") + dtype_name(elem_) + ">[" + std::to_string(items_.size()) +
-             " items]";
+    case Kind::Sequence: {
+      const std::string elem = of_maps_ ? map_type(key_, elem_) : dtype_name(elem_);
+      const size_t n = of_maps_ ? maps_.size() : items_.size();
+      return "seq<" + elem + ">[" + std::to_string(n) + " items]";
+    }
+    case Kind::Map:
+      return map_type(keys_.dtype(), tensor_.dtype()) + "[" + std::to_string(keys_.numel()) + "]";
   }
   return "?";
 }

@@ -48,9 +48,10 @@ ir::TypeInfo merged(const ir::TypeInfo& declared, const ir::TypeInfo& inferred) 
   if (declared.kind != inferred.kind)
     return inferred.kind == ir::TypeInfo::Kind::Unknown ? declared : inferred;
   if (inferred.kind != ir::TypeInfo::Kind::Tensor) {
-    if (!inferred.inner || !declared.inner) return inferred.inner ? inferred : declared;
-    ir::TypeInfo t = inferred;
-    t.inner = std::make_shared<ir::TypeInfo>(merged(*declared.inner, *inferred.inner));
+    ir::TypeInfo t = inferred.inner ? inferred : declared;
+    if (t.key == DType::Undefined) t.key = inferred.inner ? declared.key : inferred.key;  // a map's
+    if (inferred.inner && declared.inner)
+      t.inner = std::make_shared<ir::TypeInfo>(merged(*declared.inner, *inferred.inner));
     return t;
   }
   ir::TypeInfo t = inferred;

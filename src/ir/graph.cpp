@@ -21,7 +21,8 @@ std::string TypeInfo::str() const {
     }
     case Kind::Sequence: return "seq(" + (inner ? inner->str() : std::string("?")) + ")";
     case Kind::Optional: return "optional(" + (inner ? inner->str() : std::string("?")) + ")";
-    case Kind::Map: return "map";
+    case Kind::Map:
+      return std::string("map(") + dtype_name(key) + "," + (inner ? inner->str() : "?") + ")";
     case Kind::Unknown: return "?";
   }
   return "?";

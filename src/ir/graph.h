@@ -21,6 +21,8 @@ struct Graph;
 // The static type of a value: what kind it is, its element type and, for tensors, its shape as
 // far as it is known. A dimension is a number (>= 0), a symbol (dim_params[i] non-empty, dims[i]
 // -1) or unknown (-1 and no symbol). has_shape is false when even the rank is unknown.
+// A map keeps its key dtype in `key` and its value type in `inner` (`elem` is the value's
+// element type, as for sequences and optionals).
 struct TypeInfo {
   enum class Kind { Tensor, Sequence, Optional, Map, Unknown };
   Kind kind = Kind::Tensor;
@@ -28,9 +30,11 @@ struct TypeInfo {
   bool has_shape = false;
   Shape dims;
   std::vector<std::string> dim_params;
-  std::shared_ptr<TypeInfo> inner;  // element type of a Sequence or Optional
+  std::shared_ptr<TypeInfo> inner;  // element type of a Sequence or Optional, value type of a Map
+  DType key = DType::Undefined;     // key type of a Map
 
-  std::string str() const;  // "float32[N,3,224,224]", "seq(float32[?])", "optional(int64[])"
+  // "float32[N,3,224,224]", "seq(float32[?])", "optional(int64[])", "map(string,float32[])"
+  std::string str() const;
 };
 
 struct ValueInfo {

@@ -29,6 +29,12 @@ void write_type(const ir::TypeInfo& t, onnx::TypeProto* tp) {
     case ir::TypeInfo::Kind::Optional:
       if (t.inner) write_type(*t.inner, tp->mutable_optional_type()->mutable_elem_type());
       break;
+    case ir::TypeInfo::Kind::Map: {
+      auto* mt = tp->mutable_map_type();
+      mt->set_key_type(static_cast<int>(t.key));
+      if (t.inner) write_type(*t.inner, mt->mutable_value_type());
+      break;
+    }
     default: break;
   }
 }

@@ -30,7 +30,7 @@ ir::TypeInfo convert_type(const onnx::TypeProto& tp) {
     case onnx::TypeProto::kTensorType: {
       t.kind = ir::TypeInfo::Kind::Tensor;
       const int et = tp.tensor_type().elem_type();
-      t.elem = et >= 0 && et <= 16 ? static_cast<DType>(et) : DType::Undefined;
+      t.elem = et >= 0 && et <= kMaxDType ? static_cast<DType>(et) : DType::Undefined;
       if (tp.tensor_type().has_shape()) {
         t.has_shape = true;
         for (const auto& d : tp.tensor_type().shape().dim()) {
@@ -50,7 +50,14 @@ ir::TypeInfo convert_type(const onnx::TypeProto& tp) {
       t.inner = std::make_shared<ir::TypeInfo>(convert_type(tp.optional_type().elem_type()));
       t.elem = t.inner->elem;
       break;
-    case onnx::TypeProto::kMapType: t.kind = ir::TypeInfo::Kind::Map; break;
+    case onnx::TypeProto::kMapType: {
+      t.kind = ir::TypeInfo::Kind::Map;
+      const int kt = tp.map_type().key_type();
+      t.key = kt >= 0 && kt <= kMaxDType ? static_cast<DType>(kt) : DType::Undefined;
+      t.inner = std::make_shared<ir::TypeInfo>(convert_type(tp.map_type().value_type()));
+      t.elem = t.inner->elem;
+      break;
+    }
     default: t.kind = ir::TypeInfo::Kind::Unknown; break;
   }
   return t;
@@ -162,6 +169,8 @@ class GraphImporter {
     Shape shape(sp.dims().begin(), sp.dims().end());
     Tensor out = Tensor::zeros(values.dtype(), shape);
     PI_CHECK(values.dtype() != DType::String, UnsupportedOp, what, ": sparse strings");
+    PI_CHECK(!is_packed(values.dtype()), UnsupportedOp, what, ": sparse tensors of packed type ",
+             dtype_name(values.dtype()));
     PI_CHECK(indices.dtype() == DType::Int64, InvalidModel, what, ": indices must be int64");
     const int64_t nnz = values.numel();
     const int64_t total = out.numel();

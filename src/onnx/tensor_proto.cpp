@@ -5,6 +5,8 @@
 #include <fstream>
 #include <limits>
 
+#include "core/dispatch.h"
+#include "core/low_precision.h"
 #include "onnx/tensor_file.h"
 
 namespace polyinfer::onnx_io {
@@ -82,18 +84,19 @@ void check_count(const Field& field, int64_t n, const std::string& what, const c
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataPolicy& ext,
                          const std::string& what, const std::string_view* raw_data,
                          const std::shared_ptr<DeferredSource>& defer) {
-  PI_CHECK(proto.data_type() >= 1 && proto.data_type() <= 16, InvalidModel, what,
+  PI_CHECK(proto.data_type() >= 1 && proto.data_type() <= kMaxDType, InvalidModel, what,
            " has unknown data type ", proto.data_type());
   const DType dt = static_cast<DType>(proto.data_type());
-  PI_CHECK(dt != DType::Complex64 && dt != DType::Complex128, UnsupportedOp, what,
-           " is of complex type ", dtype_name(dt), ", which polyinfer does not support");
+  PI_CHECK(is_tensor_dtype_code(proto.data_type()), UnsupportedOp, what, " is of complex type ",
+           dtype_name(dt), ", which polyinfer does not support");
   Shape shape(proto.dims().begin(), proto.dims().end());
   for (int64_t d : shape)
     PI_CHECK(d >= 0, InvalidModel, what, " has a negative dimension in ", shape_str(shape));
   // Every size is checked against the data actually present before anything is allocated, so a
   // hostile header cannot make us allocate what the file does not hold.
   const int64_t n = shape_numel(shape);
-  const size_t bytes = dt == DType::String ? 0 : static_cast<size_t>(n) * dtype_size(dt);
+  // Packed types (int4, float6e2m3, ...) hold ceil(n * bits / 8) bytes, as ONNX stores them.
+  const size_t bytes = dt == DType::String ? 0 : dtype_nbytes(dt, n);
 
   if (dt == DType::String) {
     check_count(proto.string_data(), n, what, "string_data");
@@ -124,9 +127,30 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataPolic
     case DType::Int64: check_count(proto.int64_data(), n, what, "int64_data"); break;
     case DType::UInt32:
     case DType::UInt64: check_count(proto.uint64_data(), n, what, "uint64_data"); break;
+    case DType::UInt4:
+    case DType::Int4:
+    case DType::Float4E2M1:
+    case DType::UInt2:
+    case DType::Int2:
+      // One packed byte per entry.
+      check_count(proto.int32_data(), static_cast<int64_t>(bytes), what, "int32_data");
+      break;
     default: check_count(proto.int32_data(), n, what, "int32_data");
   }
   Tensor t = Tensor::empty(dt, shape);
+  if (is_packed(dt)) {
+    // 4- and 2-bit types: the packed bytes; the 6-bit floats: one element per entry (onnx.proto).
+    auto* out = static_cast<unsigned char*>(t.raw_data());
+    std::memset(out, 0, bytes);
+    const bool per_element = dtype_bits(dt) == 6;
+    for (int i = 0; i < proto.int32_data_size(); ++i) {
+      const auto v = static_cast<uint32_t>(proto.int32_data(i));
+      if (per_element) lowp::set(dt, out, i, v);
+      else
+        out[i] = static_cast<unsigned char>(v);
+    }
+    return t;
+  }
   switch (dt) {
     case DType::Float32:
       std::copy(proto.float_data().begin(), proto.float_data().end(), t.data<float>());
@@ -180,24 +204,110 @@ void tensor_to_proto(const Tensor& t, onnx::TensorProto* proto) {
   }
 }
 
-Value value_from_proto(const onnx::SequenceProto& proto, const std::string& what) {
-  const ExternalDataPolicy none;
-  std::vector<Tensor> items;
-  DType elem = DType::Undefined;
-  if (proto.elem_type() == onnx::SequenceProto::TENSOR) {
-    for (const auto& tp : proto.tensor_values()) {
-      items.push_back(tensor_from_proto(tp, none, what));
-      elem = items.back().dtype();
-    }
-  } else {
-    fail(ErrorCode::UnsupportedOp, what,
-         ": only sequences of tensors are supported (this one holds element type ",
-         proto.elem_type(), ")");
-  }
-  return Value::sequence(std::move(items), elem);
+namespace {
+
+bool is_key_type(DType t) { return t == DType::String || is_integer(t); }
+
+// Key i of an integer-keyed map, as MapProto stores it (int64; uint64 by its bit pattern).
+int64_t key_as_int64(const Tensor& keys, int64_t i) {
+  return dispatch(IntTypes{}, keys.dtype(), "map key", [&](auto tag) -> int64_t {
+    using T = typename decltype(tag)::type;
+    return static_cast<int64_t>(keys.data<T>()[i]);
+  });
 }
 
-Value value_from_proto(const onnx::OptionalProto& proto, const std::string& what) {
+// Writes an int64 from a MapProto into key i, refusing one the key type cannot hold.
+void set_int_key(Tensor& keys, int64_t i, int64_t v, const std::string& what) {
+  dispatch(IntTypes{}, keys.dtype(), "map key", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T k = static_cast<T>(v);
+    PI_CHECK(static_cast<int64_t>(k) == v, InvalidArgument, what, ": key ", v,
+             " does not fit the map's key type ", dtype_name(keys.dtype()));
+    keys.data<T>()[i] = k;
+  });
+}
+
+}  // namespace
+
+Value value_from_proto(const onnx::SequenceProto& proto, const std::string& what, DType map_value) {
+  const ExternalDataPolicy none;
+  switch (proto.elem_type()) {
+    case onnx::SequenceProto::TENSOR: {
+      std::vector<Tensor> items;
+      DType elem = DType::Undefined;
+      for (const auto& tp : proto.tensor_values()) {
+        items.push_back(tensor_from_proto(tp, none, what));
+        elem = items.back().dtype();
+      }
+      return Value::sequence(std::move(items), elem);
+    }
+    case onnx::SequenceProto::MAP: {
+      std::vector<Value> maps;
+      for (int i = 0; i < proto.map_values_size(); ++i)
+        maps.push_back(
+            value_from_proto(proto.map_values(i), what + " item " + std::to_string(i), map_value));
+      const DType key = maps.empty() ? DType::Undefined : maps[0].key_type();
+      const DType value = maps.empty() ? map_value : maps[0].elem_type();
+      for (size_t i = 1; i < maps.size(); ++i)
+        PI_CHECK(maps[i].key_type() == key && maps[i].elem_type() == value, InvalidArgument, what,
+                 ": item ", i, " is a ", maps[i].describe(), ", item 0 a ", maps[0].describe(),
+                 "; a sequence holds one type");
+      return Value::map_sequence(std::move(maps), key, value);
+    }
+    default:
+      fail(ErrorCode::UnsupportedOp, what,
+           ": only sequences of tensors or of maps are supported (this one holds element type ",
+           proto.elem_type(), ")");
+  }
+}
+
+Value value_from_proto(const onnx::MapProto& proto, const std::string& what, DType map_value) {
+  const int kt = proto.key_type();
+  const DType key = kt >= 1 && kt <= kMaxDType ? static_cast<DType>(kt) : DType::Undefined;
+  PI_CHECK(is_key_type(key), InvalidArgument, what, ": map key type ", kt,
+           " is not an integer type or string");
+  const bool strings = key == DType::String;
+  const int64_t n = strings ? proto.string_keys_size() : proto.keys_size();
+  PI_CHECK((strings ? proto.keys_size() : proto.string_keys_size()) == 0, InvalidArgument, what,
+           ": a map with ", dtype_name(key), " keys holds keys of the other kind too");
+  const onnx::SequenceProto& vals = proto.values();
+  PI_CHECK(n == 0 || vals.elem_type() == onnx::SequenceProto::TENSOR, UnsupportedOp, what,
+           ": only maps to tensor values are supported (this one's values have element type ",
+           vals.elem_type(), ")");
+  PI_CHECK(vals.tensor_values_size() == n, InvalidArgument, what, " has ", n, " keys and ",
+           vals.tensor_values_size(), " values");
+  Tensor keys = Tensor::empty(key, {n});
+  for (int i = 0; i < n; ++i) {
+    if (strings) keys.data<std::string>()[i] = proto.string_keys(i);
+    else
+      set_int_key(keys, i, proto.keys(i), what);
+  }
+  // An empty map's values say nothing of their type: the caller's, else ZipMap's float.
+  DType value = n ? static_cast<DType>(vals.tensor_values(0).data_type()) : map_value;
+  if (value == DType::Undefined) value = DType::Float32;
+  Tensor values;
+  const ExternalDataPolicy none;
+  for (int i = 0; i < n; ++i) {
+    const Tensor t = tensor_from_proto(vals.tensor_values(i), none, what);
+    PI_CHECK(t.numel() == 1, UnsupportedOp, what, ": value ", i, " is a ", t.describe(),
+             "; only maps to single values are supported");
+    PI_CHECK(t.dtype() == value, InvalidArgument, what, ": value ", i, " is ",
+             dtype_name(t.dtype()), ", value 0 ", dtype_name(value), "; a map holds one type");
+    PI_CHECK(!is_packed(value), UnsupportedOp, what, ": map values of packed type ",
+             dtype_name(value), " are not supported");
+    if (!values.defined()) values = Tensor::empty(value, {n});
+    if (value == DType::String) {
+      values.data<std::string>()[i] = t.data<std::string>()[0];
+    } else {
+      const size_t es = dtype_size(value);
+      std::memcpy(static_cast<char*>(values.raw_data()) + i * es, t.raw_data(), es);
+    }
+  }
+  if (!values.defined()) values = Tensor::empty(value, {0});
+  return Value::map(std::move(keys), std::move(values));
+}
+
+Value value_from_proto(const onnx::OptionalProto& proto, const std::string& what, DType map_value) {
   const ExternalDataPolicy none;
   switch (proto.elem_type()) {
     case onnx::OptionalProto::UNDEFINED: return Value();
@@ -206,10 +316,47 @@ Value value_from_proto(const onnx::OptionalProto& proto, const std::string& what
       return Value(tensor_from_proto(proto.tensor_value(), none, what));
     case onnx::OptionalProto::SEQUENCE:
       if (!proto.has_sequence_value()) return Value();
-      return value_from_proto(proto.sequence_value(), what);
+      return value_from_proto(proto.sequence_value(), what, map_value);
+    case onnx::OptionalProto::MAP:
+      if (!proto.has_map_value()) return Value();
+      return value_from_proto(proto.map_value(), what, map_value);
     default:
       fail(ErrorCode::UnsupportedOp, what, ": optional of element type ", proto.elem_type(),
            " is not supported");
+  }
+}
+
+void map_to_proto(const Value& v, onnx::MapProto* proto) {
+  const Tensor& keys = v.map_keys();
+  const Tensor& values = v.map_values();
+  proto->set_key_type(static_cast<int>(keys.dtype()));
+  for (int64_t i = 0; i < keys.numel(); ++i) {
+    if (keys.dtype() == DType::String) proto->add_string_keys(keys.data<std::string>()[i]);
+    else
+      proto->add_keys(key_as_int64(keys, i));
+  }
+  // Each value a 0-d tensor, as onnx.numpy_helper.from_dict writes a dict of numpy scalars.
+  onnx::SequenceProto* seq = proto->mutable_values();
+  seq->set_elem_type(onnx::SequenceProto::TENSOR);
+  for (int64_t i = 0; i < values.numel(); ++i) {
+    onnx::TensorProto* t = seq->add_tensor_values();
+    t->set_data_type(static_cast<int>(values.dtype()));
+    if (values.dtype() == DType::String) {
+      t->add_string_data(values.data<std::string>()[i]);
+    } else {
+      const size_t es = dtype_size(values.dtype());
+      t->set_raw_data(static_cast<const char*>(values.raw_data()) + i * es, es);
+    }
+  }
+}
+
+void sequence_to_proto(const Value& v, onnx::SequenceProto* proto) {
+  if (v.holds_maps()) {
+    proto->set_elem_type(onnx::SequenceProto::MAP);
+    for (const Value& m : v.maps()) map_to_proto(m, proto->add_map_values());
+  } else {
+    proto->set_elem_type(onnx::SequenceProto::TENSOR);
+    for (const Tensor& t : v.items()) tensor_to_proto(t, proto->add_tensor_values());
   }
 }
 
@@ -239,15 +386,22 @@ void parse_or_fail(Proto& proto, const std::string& data, const std::string& wha
 Value read_value_pb(const std::string& path, const ir::TypeInfo* type) {
   const std::string data = read_file_bytes(path);
   const auto kind = type ? type->kind : ir::TypeInfo::Kind::Tensor;
+  // A map's value type (of the map, or of the maps in a sequence or optional), for empty maps.
+  const DType map_value = type ? type->elem : DType::Undefined;
   if (kind == ir::TypeInfo::Kind::Sequence) {
     onnx::SequenceProto p;
     parse_or_fail(p, data, path);
-    return onnx_io::value_from_proto(p, path);
+    return onnx_io::value_from_proto(p, path, map_value);
   }
   if (kind == ir::TypeInfo::Kind::Optional) {
     onnx::OptionalProto p;
     parse_or_fail(p, data, path);
-    return onnx_io::value_from_proto(p, path);
+    return onnx_io::value_from_proto(p, path, map_value);
+  }
+  if (kind == ir::TypeInfo::Kind::Map) {
+    onnx::MapProto p;
+    parse_or_fail(p, data, path);
+    return onnx_io::value_from_proto(p, path, map_value);
   }
   onnx::TensorProto p;
   parse_or_fail(p, data, path);
@@ -268,6 +422,36 @@ void write_tensor_pb(const std::string& path, const Tensor& t, const std::string
   p.set_name(name);
   std::ofstream out(path, std::ios::binary);
   PI_CHECK(out.good() && p.SerializeToOstream(&out), Io, "cannot write '", path, "'");
+}
+
+void write_value_pb(const std::string& path, const Value& v, const std::string& name) {
+  std::string bytes;
+  switch (v.kind()) {
+    case Value::Kind::Tensor: return write_tensor_pb(path, v.tensor(), name);
+    case Value::Kind::Sequence: {
+      onnx::SequenceProto p;
+      onnx_io::sequence_to_proto(v, &p);
+      p.set_name(name);
+      bytes = p.SerializeAsString();
+      break;
+    }
+    case Value::Kind::Map: {
+      onnx::MapProto p;
+      onnx_io::map_to_proto(v, &p);
+      p.set_name(name);
+      bytes = p.SerializeAsString();
+      break;
+    }
+    case Value::Kind::None: {
+      onnx::OptionalProto p;  // an empty optional
+      p.set_name(name);
+      bytes = p.SerializeAsString();
+      break;
+    }
+  }
+  std::ofstream out(path, std::ios::binary);
+  PI_CHECK(out.good() && out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())), Io,
+           "cannot write '", path, "'");
 }
 
 }  // namespace polyinfer

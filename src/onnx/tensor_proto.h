@@ -1,5 +1,6 @@
-// TensorProto / SequenceProto / OptionalProto ↔ polyinfer values. Internal to src/onnx: the rest
-// of polyinfer never sees protobuf types (see tensor_file.h for the protobuf-free entry points).
+// TensorProto / SequenceProto / MapProto / OptionalProto ↔ polyinfer values. Internal to src/onnx:
+// the rest of polyinfer never sees protobuf types (see tensor_file.h for the protobuf-free entry
+// points).
 #pragma once
 
 #include <string>
@@ -35,7 +36,17 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataPolic
                          const std::shared_ptr<DeferredSource>& defer = nullptr);
 void tensor_to_proto(const Tensor& t, onnx::TensorProto* proto);
 
-Value value_from_proto(const onnx::SequenceProto& proto, const std::string& what);
-Value value_from_proto(const onnx::OptionalProto& proto, const std::string& what);
+// Sequences, maps and optionals. `map_value` is the value dtype of maps (the map's, or those in
+// the sequence or optional) where the file cannot tell it, in an empty map; Undefined: float32.
+// A map's values must be single elements (the file holds each as its own tensor).
+Value value_from_proto(const onnx::SequenceProto& proto, const std::string& what,
+                       DType map_value = DType::Undefined);
+Value value_from_proto(const onnx::MapProto& proto, const std::string& what,
+                       DType map_value = DType::Undefined);
+Value value_from_proto(const onnx::OptionalProto& proto, const std::string& what,
+                       DType map_value = DType::Undefined);
+// A sequence (of tensors or of maps) and a map.
+void sequence_to_proto(const Value& v, onnx::SequenceProto* proto);
+void map_to_proto(const Value& v, onnx::MapProto* proto);
 
 }  // namespace polyinfer::onnx_io

@@ -58,8 +58,7 @@ ActivationMemory simulate_activation_memory(const ir::Graph& g, const ElementByt
       }
       n *= static_cast<double>(d);
     }
-    const double e =
-        element_bytes ? element_bytes(t->elem, false) : static_cast<double>(dtype_size(t->elem));
+    const double e = element_bytes ? element_bytes(t->elem, false) : dtype_bits(t->elem) / 8.0;
     return static_cast<size_t>(n * e + 0.5);
   };
 

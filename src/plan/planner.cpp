@@ -77,7 +77,7 @@ Analysis analyze(const ir::Graph& graph, const ir::Graph& weights_from, Precisio
   Analysis a;
   a.precision = precision;
   const ElementBytes priced = [precision](DType dt, bool weight) {
-    if (!is_float(dt)) return static_cast<double>(dtype_size(dt));
+    if (!is_float(dt)) return dtype_bits(dt) / 8.0;
     return weight ? weight_bytes_per_element(precision) : activation_bytes_per_element(precision);
   };
   std::set<std::string> memory_only;

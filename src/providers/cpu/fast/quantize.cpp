@@ -119,10 +119,21 @@ template <class F> void for_blocks(const Blocks& b, int threads, const F& f) {
 
 bool is_8bit(DType t) { return t == DType::UInt8 || t == DType::Int8; }
 
+// Opset 21+ attributes this path leaves to the reference kernel: blocked quantization, and a
+// division in other than float32 (QuantizeLinear's `precision`, 23+). output_dtype names the
+// output type without a zero point.
+bool plain_quantization(const KernelInfo& info) {
+  const int64_t p = info.attr_int("precision", 0);
+  return info.attr_int("block_size", 0) == 0 && (p == 0 || p == int64_t(DType::Float32));
+}
+
 class FastQuantizeLinear final : public Kernel {
  public:
   explicit FastQuantizeLinear(const KernelInfo& info)
-      : ref_(info), axis_(info.attr_int("axis", 1)) {
+      : ref_(info),
+        axis_(info.attr_int("axis", 1)),
+        output_dtype_(static_cast<DType>(info.attr_int("output_dtype", 0))),
+        plain_(plain_quantization(info)) {
     require_float_input(info);
   }
   std::string impl() const override { return ref_.impl(); }
@@ -131,9 +142,13 @@ class FastQuantizeLinear final : public Kernel {
     const Tensor& x = ctx.input(0);
     const Tensor& s = ctx.input(1);
     const Tensor* zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-    const DType qt = zp ? zp->dtype() : DType::UInt8;
+    const DType qt = zp                                  ? zp->dtype()
+                     : output_dtype_ != DType::Undefined ? output_dtype_
+                                                         : DType::UInt8;
     Blocks b;
-    if (x.dtype() != DType::Float32 || !is_8bit(qt) || !blocks_of(x, s, zp, qt, axis_, b))
+    if (!plain_ || x.dtype() != DType::Float32 || !is_8bit(qt) ||
+        (zp && output_dtype_ != DType::Undefined && output_dtype_ != qt) ||
+        !blocks_of(x, s, zp, qt, axis_, b))
       return ref_.run(ctx);
     Tensor& y = ctx.output(0, qt, x.shape());
     const float* xp = x.data<float>();
@@ -144,19 +159,25 @@ class FastQuantizeLinear final : public Kernel {
                               zp ? float(zp->data<uint8_t>()[p]) : 0.f);
       else
         quantize_run<int8_t>(xp + at, y.data<int8_t>() + at, n, sp[p],
-                             float(zp->data<int8_t>()[p]));
+                             zp ? float(zp->data<int8_t>()[p]) : 0.f);
     });
   }
 
  private:
   RefFallback ref_;
   int64_t axis_;
+  DType output_dtype_;
+  bool plain_;
 };
 
 class FastDequantizeLinear final : public Kernel {
  public:
   explicit FastDequantizeLinear(const KernelInfo& info)
-      : ref_(info), axis_(info.attr_int("axis", 1)) {}
+      : ref_(info),
+        axis_(info.attr_int("axis", 1)),
+        plain_(info.attr_int("block_size", 0) == 0 &&
+               (info.attr_int("output_dtype", 0) == 0 ||
+                info.attr_int("output_dtype", 0) == int64_t(DType::Float32))) {}
   std::string impl() const override { return ref_.impl(); }
 
   void run(KernelContext& ctx) override {
@@ -164,7 +185,8 @@ class FastDequantizeLinear final : public Kernel {
     const Tensor& s = ctx.input(1);
     const Tensor* zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
     Blocks b;
-    if (!is_8bit(x.dtype()) || !blocks_of(x, s, zp, x.dtype(), axis_, b)) return ref_.run(ctx);
+    if (!plain_ || !is_8bit(x.dtype()) || !blocks_of(x, s, zp, x.dtype(), axis_, b))
+      return ref_.run(ctx);
     Tensor& y = ctx.output(0, DType::Float32, x.shape());
     const float* sp = s.data<float>();
     float* yp = y.data<float>();
@@ -181,6 +203,7 @@ class FastDequantizeLinear final : public Kernel {
  private:
   RefFallback ref_;
   int64_t axis_;
+  bool plain_;  // no blocks, float32 output
 };
 
 // The one value of a scalar quantization parameter (scale float32, zero point of type `q`).
@@ -278,7 +301,7 @@ class FastDynamicQuantizeLinear final : public Kernel {
 
 PI_CPU_FAST_KERNEL("", DynamicQuantizeLinear, 11, 28, FastDynamicQuantizeLinear);
 PI_CPU_FAST_KERNEL("ai.polyinfer", QLinearAdd, 1, 1, FastQLinearAdd);
-PI_CPU_FAST_KERNEL("", QuantizeLinear, 10, 20, FastQuantizeLinear);
-PI_CPU_FAST_KERNEL("", DequantizeLinear, 10, 20, FastDequantizeLinear);
+PI_CPU_FAST_KERNEL("", QuantizeLinear, 10, 28, FastQuantizeLinear);
+PI_CPU_FAST_KERNEL("", DequantizeLinear, 10, 28, FastDequantizeLinear);
 
 }  // namespace polyinfer::fast

@@ -10,7 +10,12 @@
 //   bool → "True"/"False".
 // - string → number accepts decimal and scientific text and, case-insensitively, "INF", "+INF",
 //   "-INF" and "NaN"; "100.5" → integer gives 100. Other text is an InvalidArgument error.
-// The opset 19+ `saturate` attribute only concerns float8 targets, which are not supported.
+// - the low-precision types (src/core/low_precision.h) convert through double (float for
+//   float8e8m0, as ONNX's reference does): the 8-, 6- and 4-bit floats round to nearest even,
+//   and `saturate` (opset 19+, default on) maps out-of-range values to the largest finite one
+//   instead of infinity/NaN; float8e8m0 rounds by `round_mode` (opset 24+, default "up"); a
+//   float → int4/uint4/int2/uint2 truncates and gives 0 outside the range (ml_dtypes, which
+//   computes ONNX's expected outputs); integer → int4 and friends wraps like other integers.
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -24,6 +29,7 @@
 #include <type_traits>
 
 #include "core/dispatch.h"
+#include "core/low_precision.h"
 #include "providers/cpu/reference/op_util.h"
 #include "runtime/kernel.h"
 
@@ -201,11 +207,107 @@ template <class D, class S> D convert(const S& v, const std::string& who) {
   }
 }
 
-void cast_into(const Tensor& x, DType to, KernelContext& ctx, const std::string& who) {
+// ---- the low-precision types ----
+
+struct LowpOptions {
+  bool saturate = true;
+  lowp::E8M0Rounding rounding = lowp::E8M0Rounding::Up;
+};
+
+bool is_lowp(DType t) { return is_low_precision_float(t) || is_low_precision_integer(t); }
+
+// A real value as the code of low-precision type `to`.
+uint32_t lowp_from_value(DType to, double v, const LowpOptions& o) {
+  if (is_low_precision_integer(to)) return lowp::int_code_from_double(to, v);
+  if (to == DType::Float8E8M0)
+    return lowp::e8m0_from_float(static_cast<float>(v), o.saturate, o.rounding);
+  return lowp::from_double(to, v, o.saturate);
+}
+
+template <class S>
+uint32_t to_lowp(const S& v, DType to, const LowpOptions& o, const std::string& who) {
+  if constexpr (std::is_same_v<S, std::string>) {
+    int64_t i = 0;
+    if (is_low_precision_integer(to) && parse_all(trim(v), i) == std::errc())
+      return lowp::int_code_wrapped(to, i);
+    return lowp_from_value(to, parse_floating<double>(v, who), o);
+  } else if constexpr (std::is_same_v<S, bool>) {
+    return lowp_from_value(to, v ? 1.0 : 0.0, o);
+  } else if constexpr (std::is_integral_v<S>) {
+    if (is_low_precision_integer(to)) return lowp::int_code_wrapped(to, static_cast<int64_t>(v));
+    // float8e8m0 reads the value as a float; one rounding, as numpy's int → float32.
+    if (to == DType::Float8E8M0)
+      return lowp::e8m0_from_float(static_cast<float>(v), o.saturate, o.rounding);
+    return lowp_from_value(to, static_cast<double>(v), o);
+  } else {
+    return lowp_from_value(to, static_cast<double>(static_cast<compute_t<S>>(v)), o);
+  }
+}
+
+// Element i of low-precision tensor x (type t) as D.
+template <class D> D from_lowp(DType t, const void* x, int64_t i, const std::string& who) {
+  const uint32_t code = lowp::get(t, x, i);
+  if (is_low_precision_integer(t)) return convert<D>(lowp::int_value(t, code), who);
+  const float f = lowp::to_float(t, code);
+  if constexpr (std::is_same_v<D, std::string>) {
+    if (std::isnan(f) || std::isinf(f) || f == 0.0f || t == DType::Float8E8M0)
+      return format_float(f, f);
+    // The fewest digits that read back to the same code, as the 16-bit floats print.
+    char buf[64];
+    for (int digits = 1; digits <= 9; ++digits) {
+      const auto res =
+          std::to_chars(buf, buf + sizeof buf, f, std::chars_format::scientific, digits - 1);
+      double d = 0;
+      std::from_chars(buf, res.ptr, d);
+      if (lowp::from_double(t, d, true) == code) return format_float(d, f);
+    }
+    return format_float(f, f);
+  } else {
+    return convert<D>(f, who);
+  }
+}
+
+void cast_lowp(const Tensor& x, DType to, const LowpOptions& o, KernelContext& ctx,
+               const std::string& who) {
+  const DType from = x.dtype();
+  Tensor& y = ctx.output(0, to, x.shape());
+  const int64_t n = x.numel();
+  if (!is_lowp(to)) {
+    dispatch(AllTypes{}, to, who.c_str(), [&](auto dst_tag) {
+      using D = typename decltype(dst_tag)::type;
+      D* out = y.data<D>();
+      const void* in = x.raw_data();
+      for (int64_t i = 0; i < n; ++i) out[i] = from_lowp<D>(from, in, i, who);
+    });
+    return;
+  }
+  void* out = y.raw_data();
+  if (y.nbytes()) std::memset(out, 0, y.nbytes());  // a packed output's padding bits are zero
+  if (is_lowp(from)) {
+    const void* in = x.raw_data();
+    for (int64_t i = 0; i < n; ++i) {
+      const uint32_t code = lowp::get(from, in, i);
+      const uint32_t r = is_low_precision_integer(from) && is_low_precision_integer(to)
+                             ? lowp::int_code_wrapped(to, lowp::int_value(from, code))
+                             : lowp_from_value(to, lowp::get_value(from, in, i), o);
+      lowp::set(to, out, i, r);
+    }
+    return;
+  }
+  dispatch(AllTypes{}, from, who.c_str(), [&](auto src_tag) {
+    using S = typename decltype(src_tag)::type;
+    const S* in = x.data<S>();
+    for (int64_t i = 0; i < n; ++i) lowp::set(to, out, i, to_lowp(in[i], to, o, who));
+  });
+}
+
+void cast_into(const Tensor& x, DType to, const LowpOptions& o, KernelContext& ctx,
+               const std::string& who) {
   if (x.dtype() == to) {
     ctx.set_output(0, x);  // outputs may share an input's memory: kernels never write inputs
     return;
   }
+  if (is_lowp(x.dtype()) || is_lowp(to)) return cast_lowp(x, to, o, ctx, who);
   dispatch(AllTypes{}, x.dtype(), who.c_str(), [&](auto src_tag) {
     using S = typename decltype(src_tag)::type;
     dispatch(AllTypes{}, to, who.c_str(), [&](auto dst_tag) {
@@ -219,7 +321,17 @@ void cast_into(const Tensor& x, DType to, KernelContext& ctx, const std::string&
 }
 
 bool castable(DType t) {
-  return is_float(t) || is_integer(t) || t == DType::Bool || t == DType::String;
+  return is_float(t) || is_integer(t) || t == DType::Bool || t == DType::String || is_lowp(t);
+}
+
+LowpOptions lowp_options(const KernelInfo& info) {
+  LowpOptions o;
+  o.saturate = info.attr_int("saturate", 1) != 0;
+  const std::string mode = info.attr_string("round_mode", "up");
+  if (!lowp::parse_e8m0_rounding(mode.c_str(), &o.rounding))
+    fail(ErrorCode::InvalidModel, info.node().label(), ": round_mode '", mode,
+         "' is not one of up, down, nearest");
+  return o;
 }
 
 // Cast-1 names its target with TensorProto's enum names.
@@ -241,7 +353,7 @@ DType dtype_from_proto_name(const std::string& name) {
 
 class CastKernel final : public Kernel {
  public:
-  explicit CastKernel(const KernelInfo& info) {
+  explicit CastKernel(const KernelInfo& info) : lowp_(lowp_options(info)) {
     const ir::Attribute* to = info.node().attr("to");
     PI_CHECK(to != nullptr, InvalidModel, info.node().label(), ": attribute 'to' is missing");
     if (to->type == ir::Attribute::Type::String) {
@@ -250,20 +362,23 @@ class CastKernel final : public Kernel {
     } else {
       const int64_t code = info.attr_int("to");
       to_ = static_cast<DType>(code);
-      if (code < 1 || code > 16 || !castable(to_))
+      if (!is_tensor_dtype_code(code) || !castable(to_))
         info.unsupported("cast to element type " + std::to_string(code));
     }
   }
 
-  void run(KernelContext& ctx) override { cast_into(ctx.input(0), to_, ctx, ctx.node().label()); }
+  void run(KernelContext& ctx) override {
+    cast_into(ctx.input(0), to_, lowp_, ctx, ctx.node().label());
+  }
 
  private:
   DType to_ = DType::Undefined;
+  LowpOptions lowp_;
 };
 
 class CastLikeKernel final : public Kernel {
  public:
-  explicit CastLikeKernel(const KernelInfo& info) {
+  explicit CastLikeKernel(const KernelInfo& info) : lowp_(lowp_options(info)) {
     // When import knows the target type, an unsupported one is a placement reason, not a run-time
     // failure.
     const ir::TypeInfo* like = info.input_type(1);
@@ -275,8 +390,11 @@ class CastLikeKernel final : public Kernel {
     const std::string who = ctx.node().label();
     const DType to = ctx.input(1).dtype();
     PI_CHECK(castable(to), UnsupportedOp, who, ": cast to ", dtype_name(to), " is not implemented");
-    cast_into(ctx.input(0), to, ctx, who);
+    cast_into(ctx.input(0), to, lowp_, ctx, who);
   }
+
+ private:
+  LowpOptions lowp_;
 };
 
 }  // namespace

@@ -80,10 +80,19 @@ class ConstantOfShapeKernel final : public Kernel {
   Tensor value_;
 };
 
-// Range: n = max(ceil((limit - start) / delta), 0) elements start + i*delta.
+// Range: n = max(ceil((limit - start) / delta), 0) elements start + i*delta. float16 and
+// bfloat16 compute in the stash type (Range-27's `stash_type`: float by default, or double) and
+// round each element to T (from double through float: Float16 converts from float only).
 class RangeKernel final : public Kernel {
  public:
-  explicit RangeKernel(const KernelInfo& info) : label_(info.node().label()) {}
+  explicit RangeKernel(const KernelInfo& info) : label_(info.node().label()) {
+    const int64_t stash = info.attr_int("stash_type", 1);
+    if (stash == static_cast<int64_t>(DType::Float64)) {
+      stash_double_ = true;
+    } else if (stash != static_cast<int64_t>(DType::Float32)) {
+      info.unsupported("stash_type=" + std::to_string(stash));
+    }
+  }
 
   void run(KernelContext& ctx) override {
     const Tensor& s = ctx.input(0);
@@ -94,39 +103,51 @@ class RangeKernel final : public Kernel {
              ", ", d.describe());
     PI_CHECK(s.numel() == 1 && l.numel() == 1 && d.numel() == 1, InvalidArgument, label_,
              ": start, limit and delta must be scalars");
-    using RangeTypes = TypeList<float, double, int16_t, int32_t, int64_t>;
+    using RangeTypes = TypeList<float, double, Float16, BFloat16, int16_t, int32_t, int64_t>;
     dispatch(RangeTypes{}, s.dtype(), label_.c_str(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T start = s.data<T>()[0], limit = l.data<T>()[0], delta = d.data<T>()[0];
-      PI_CHECK(delta != T(0), InvalidArgument, label_, ": delta is 0");
-      int64_t n;
-      if constexpr (std::is_floating_point_v<T>) {
-        const double c = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) /
-                                   static_cast<double>(delta));
-        PI_CHECK(!std::isnan(c) && c < 1e12, InvalidArgument, label_,
-                 ": the range has too many elements");
-        n = c > 0 ? static_cast<int64_t>(c) : 0;
-      } else {
+      if constexpr (std::is_integral_v<T>) {
+        PI_CHECK(delta != T(0), InvalidArgument, label_, ": delta is 0");
         // In wide integers, so that limit - start cannot overflow.
         const __int128 span = static_cast<__int128>(limit) - start;
         const __int128 q = span / delta + ((span % delta != 0) && ((span > 0) == (delta > 0)));
-        n = q > 0 ? static_cast<int64_t>(q) : 0;
-      }
-      Tensor& y = ctx.output(0, s.dtype(), {n});
-      T* out = y.data<T>();
-      for (int64_t i = 0; i < n; ++i) {
-        if constexpr (std::is_floating_point_v<T>) {
-          out[i] = start + static_cast<T>(i) * delta;
-        } else {
-          // Every element lies between start and limit, so this cannot overflow int64.
+        const int64_t n = q > 0 ? static_cast<int64_t>(q) : 0;
+        Tensor& y = ctx.output(0, s.dtype(), {n});
+        T* out = y.data<T>();
+        // Every element lies between start and limit, so this cannot overflow int64.
+        for (int64_t i = 0; i < n; ++i)
           out[i] = static_cast<T>(static_cast<int64_t>(start) + i * static_cast<int64_t>(delta));
-        }
+      } else if constexpr (std::is_floating_point_v<T>) {
+        fill<T, T>(ctx, start, limit, delta);
+      } else if (stash_double_) {
+        fill<T, double>(ctx, start, limit, delta);
+      } else {
+        fill<T, float>(ctx, start, limit, delta);
       }
     });
   }
 
  private:
+  // A floating-point range of T computed in S.
+  template <class T, class S> void fill(KernelContext& ctx, T start, T limit, T delta) const {
+    const S s0 = static_cast<S>(static_cast<compute_t<T>>(start));
+    const S d = static_cast<S>(static_cast<compute_t<T>>(delta));
+    const S l = static_cast<S>(static_cast<compute_t<T>>(limit));
+    PI_CHECK(d != S(0), InvalidArgument, label_, ": delta is 0");
+    const double c =
+        std::ceil((static_cast<double>(l) - static_cast<double>(s0)) / static_cast<double>(d));
+    PI_CHECK(!std::isnan(c) && c < 1e12, InvalidArgument, label_,
+             ": the range has too many elements");
+    const int64_t n = c > 0 ? static_cast<int64_t>(c) : 0;
+    Tensor& y = ctx.output(0, dtype_of<T>(), {n});
+    T* out = y.data<T>();
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<T>(static_cast<compute_t<T>>(s0 + static_cast<S>(i) * d));
+  }
+
   std::string label_;
+  bool stash_double_ = false;
 };
 
 // Ones on the k-th diagonal of a 2-D tensor shaped like the input; dtype defaults to the input's.

@@ -2,9 +2,11 @@
 // products QLinearMatMul and QLinearConv, and ai.polyinfer QLinearAdd and QLinearGemm.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "core/dispatch.h"
+#include "core/low_precision.h"
 #include "core/shape_util.h"
 #include "providers/cpu/reference/conv_direct.h"
 #include "runtime/kernel.h"
@@ -22,7 +24,15 @@ template <class Q> Q saturate_round(double v, double zp) {
       std::clamp(r, double(std::numeric_limits<Q>::min()), double(std::numeric_limits<Q>::max())));
 }
 
+// Element values as doubles: the numeric types, and the low-precision ones (float8 scales and
+// zero points, int4 inputs).
 std::vector<double> as_doubles(const Tensor& t, const std::string& who) {
+  if (is_low_precision_float(t.dtype()) || is_low_precision_integer(t.dtype())) {
+    std::vector<double> v(static_cast<size_t>(t.numel()));
+    for (size_t i = 0; i < v.size(); ++i)
+      v[i] = lowp::get_value(t.dtype(), t.raw_data(), static_cast<int64_t>(i));
+    return v;
+  }
   return dispatch(NumericTypes{}, t.dtype(), who.c_str(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     std::vector<double> v(static_cast<size_t>(t.numel()));
@@ -31,24 +41,53 @@ std::vector<double> as_doubles(const Tensor& t, const std::string& who) {
   });
 }
 
-// Where per-element parameters (scale, zero point) come from: a single value, or one per
-// position along `axis`. param_index(i) gives the parameter of flat element i.
+// Where per-element parameters (scale, zero point) come from: a single value, one per position
+// along the axis, or (blocked) one per `block` consecutive positions along the axis and per
+// position of every other axis. param_index(i) gives the parameter of flat element i.
 struct ParamLayout {
-  int64_t count = 1, inner = 1;
-  int64_t param_index(int64_t i) const { return count == 1 ? 0 : (i / inner) % count; }
+  enum class Kind { Tensor, Axis, Blocked } kind = Kind::Tensor;
+  int64_t inner = 1;  // elements after the axis
+  int64_t dim = 1;    // x's size along the axis
+  int64_t count = 1;  // parameters along the axis
+  int64_t block = 1;
+  int64_t param_index(int64_t i) const {
+    switch (kind) {
+      case Kind::Tensor: return 0;
+      case Kind::Axis: return (i / inner) % dim;
+      case Kind::Blocked:
+        return ((i / (dim * inner)) * count + ((i / inner) % dim) / block) * inner + i % inner;
+    }
+    return 0;
+  }
 };
 
 ParamLayout param_layout(const Tensor& x, const Tensor& scale, int64_t axis_attr,
-                         const std::string& who) {
+                         int64_t block_size, const std::string& who) {
   ParamLayout l;
-  if (scale.numel() == 1 && scale.rank() <= 1) return l;
-  PI_CHECK(scale.rank() == 1, ShapeMismatch, who, ": scale must be a scalar or 1-D, got ",
-           scale.describe());
+  if (block_size <= 0 && scale.numel() == 1 && scale.rank() <= 1) return l;
   const int64_t axis = normalize_axis(axis_attr, x.rank(), who.c_str());
-  PI_CHECK(scale.numel() == x.dim(static_cast<int>(axis)), ShapeMismatch, who, ": scale ",
-           scale.describe(), " must have one value per index of axis ", axis, " of ", x.describe());
-  l.count = scale.numel();
+  l.dim = x.dim(static_cast<int>(axis));
   for (int d = static_cast<int>(axis) + 1; d < x.rank(); ++d) l.inner *= x.dim(d);
+  if (block_size <= 0) {
+    PI_CHECK(scale.rank() == 1, ShapeMismatch, who, ": scale must be a scalar or 1-D, got ",
+             scale.describe(), " (blocked quantization needs the block_size attribute)");
+    PI_CHECK(scale.numel() == l.dim, ShapeMismatch, who, ": scale ", scale.describe(),
+             " must have one value per index of axis ", axis, " of ", x.describe());
+    l.kind = ParamLayout::Kind::Axis;
+    l.count = l.dim;
+    return l;
+  }
+  // Blocked: the scale has x's shape but ceil(D / block_size) along the axis.
+  bool ok = scale.rank() == x.rank();
+  for (int d = 0; ok && d < x.rank(); ++d)
+    if (d != axis) ok = scale.dim(d) == x.dim(d);
+  l.count = ok ? scale.dim(static_cast<int>(axis)) : 0;
+  PI_CHECK(ok && l.count == (l.dim + block_size - 1) / block_size, ShapeMismatch, who,
+           ": blocked quantization with block_size ", block_size, " along axis ", axis, " of ",
+           x.describe(), " needs a scale of its shape with ", (l.dim + block_size - 1) / block_size,
+           " along that axis, got ", scale.describe());
+  l.kind = ParamLayout::Kind::Blocked;
+  l.block = block_size;
   return l;
 }
 
@@ -58,51 +97,154 @@ void check_zero_point(const Tensor& zp, const Tensor& scale, const std::string& 
            scale.describe());
 }
 
+// QuantizeLinear's output types, from y_zero_point or output_dtype.
+bool quantized_type(DType t) {
+  switch (t) {
+    case DType::UInt8:
+    case DType::Int8:
+    case DType::UInt16:
+    case DType::Int16: return true;
+    default:
+      return (is_low_precision_float(t) && t != DType::Float8E8M0) || is_low_precision_integer(t);
+  }
+}
+
+// `v` rounded to the float type `p` (the precision QuantizeLinear divides in).
+double round_to(DType p, double v) {
+  switch (p) {
+    case DType::Float32: return double(float(v));
+    case DType::Float16: return double(float(Float16(float(v))));
+    case DType::BFloat16: return double(float(BFloat16(float(v))));
+    default: return v;
+  }
+}
+
+int64_t block_size_attr(const KernelInfo& info) {
+  const int64_t b = info.attr_int("block_size", 0);
+  PI_CHECK(b >= 0, InvalidModel, info.node().label(), ": block_size ", b, " is negative");
+  return b;
+}
+
+// y = saturate(round(x / scale) + zero_point) for the integer types, and x / scale + zero_point
+// rounded to nearest even for the floats (saturating by `saturate` for float8; the 6- and 4-bit
+// floats always saturate). The division rounds to the `precision` attribute's type, else the
+// scale's (numpy's float64 for int32 scales), as the spec and its reference do. A NaN gives 0 for
+// the integer types. The zero point enters the float formula too (the spec's formula; the
+// reference leaves it out for float8, where it must be 0).
 class QuantizeLinearKernel final : public Kernel {
  public:
   explicit QuantizeLinearKernel(const KernelInfo& info)
-      : axis_(info.attr_int("axis", 1)), who_(info.node().label()) {}
+      : axis_(info.attr_int("axis", 1)),
+        block_(block_size_attr(info)),
+        saturate_(info.attr_int("saturate", 1) != 0),
+        who_(info.node().label()) {
+    const int64_t od = info.attr_int("output_dtype", 0);
+    if (od != 0) {
+      if (!is_tensor_dtype_code(od) || !quantized_type(static_cast<DType>(od)))
+        info.unsupported("output_dtype " + std::to_string(od));
+      output_dtype_ = static_cast<DType>(od);
+    }
+    const int64_t p = info.attr_int("precision", 0);
+    if (p != 0) {
+      precision_ = static_cast<DType>(p);
+      if (precision_ != DType::Float32 && precision_ != DType::Float16 &&
+          precision_ != DType::BFloat16 && precision_ != DType::Float64)
+        info.unsupported("precision " + std::to_string(p));
+    }
+  }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     const Tensor& scale = ctx.input(1);
-    const ParamLayout l = param_layout(x, scale, axis_, who_);
+    const ParamLayout l = param_layout(x, scale, axis_, block_, who_);
     const std::vector<double> s = as_doubles(scale, who_);
     std::vector<double> zp(s.size(), 0.0);
-    DType qt = DType::UInt8;
+    DType qt = output_dtype_ == DType::Undefined ? DType::UInt8 : output_dtype_;
     if (ctx.has_input(2)) {
-      check_zero_point(ctx.input(2), scale, who_);
-      qt = ctx.input(2).dtype();
-      zp = as_doubles(ctx.input(2), who_);
+      const Tensor& z = ctx.input(2);
+      check_zero_point(z, scale, who_);
+      PI_CHECK(output_dtype_ == DType::Undefined || output_dtype_ == z.dtype(), InvalidArgument,
+               who_, ": output_dtype ", dtype_name(output_dtype_),
+               " differs from the zero point's ", dtype_name(z.dtype()));
+      qt = z.dtype();
+      zp = as_doubles(z, who_);
+    }
+    PI_CHECK(quantized_type(qt), UnsupportedOp, who_, ": cannot quantize to ", dtype_name(qt));
+    DType p = precision_;
+    if (p == DType::Undefined) {
+      const DType st = scale.dtype();
+      p = st == DType::Float32 || st == DType::Float16 || st == DType::BFloat16 ? st
+          : st == DType::Int32                                                  ? DType::Float64
+                                                                                : DType::Float32;
     }
     const std::vector<double> xv = as_doubles(x, who_);
+    const auto quotient = [&](int64_t i, int64_t k) {
+      return round_to(p, round_to(p, xv[i]) / round_to(p, s[k]));
+    };
     Tensor& y = ctx.output(0, qt, x.shape());
+    const int64_t n = x.numel();
+    if (is_low_precision_float(qt) || is_low_precision_integer(qt)) {
+      void* out = y.raw_data();
+      if (y.nbytes()) std::memset(out, 0, y.nbytes());  // a packed output's padding bits
+      const bool integer = is_low_precision_integer(qt);
+      const double lo = integer ? double(lowp::int_min(qt)) : 0;
+      const double hi = integer ? double(lowp::int_max(qt)) : 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t k = l.param_index(i);
+        const double q = quotient(i, k);
+        uint32_t code;
+        if (integer) {
+          const double r = std::nearbyint(q) + zp[k];
+          code = std::isnan(r) ? 0 : lowp::int_code_wrapped(qt, int64_t(std::clamp(r, lo, hi)));
+        } else {
+          code = lowp::from_double(qt, q + zp[k], saturate_);
+        }
+        lowp::set(qt, out, i, code);
+      }
+      return;
+    }
     dispatch(QuantTypes{}, qt, "QuantizeLinear", [&](auto tag) {
       using Q = typename decltype(tag)::type;
       Q* yp = y.data<Q>();
-      // Division in float, as the spec's reference does for float32 inputs.
-      for (int64_t i = 0; i < x.numel(); ++i) {
-        const int64_t p = l.param_index(i);
-        yp[i] = saturate_round<Q>(double(float(xv[i]) / float(s[p])), zp[p]);
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t k = l.param_index(i);
+        yp[i] = saturate_round<Q>(quotient(i, k), zp[k]);
       }
     });
   }
 
  private:
-  int64_t axis_;
+  int64_t axis_, block_;
+  bool saturate_;
+  DType output_dtype_ = DType::Undefined, precision_ = DType::Undefined;
   std::string who_;
 };
 
+// y = (x - zero_point) * scale in float, then rounded to the output type: output_dtype (opset
+// 23+), else the scale's type.
 class DequantizeLinearKernel final : public Kernel {
  public:
   explicit DequantizeLinearKernel(const KernelInfo& info)
-      : axis_(info.attr_int("axis", 1)), who_(info.node().label()) {}
+      : axis_(info.attr_int("axis", 1)), block_(block_size_attr(info)), who_(info.node().label()) {
+    const int64_t od = info.attr_int("output_dtype", 0);
+    if (od != 0) {
+      output_dtype_ = static_cast<DType>(od);
+      if (output_dtype_ != DType::Float32 && output_dtype_ != DType::Float16 &&
+          output_dtype_ != DType::BFloat16)
+        info.unsupported("output_dtype " + std::to_string(od));
+    }
+  }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     const Tensor& scale = ctx.input(1);
-    PI_CHECK(is_float(scale.dtype()), InvalidArgument, who_, ": scale must be a float tensor");
-    const ParamLayout l = param_layout(x, scale, axis_, who_);
+    PI_CHECK(is_float(scale.dtype()) || scale.dtype() == DType::Float8E8M0, InvalidArgument, who_,
+             ": scale must be a float tensor, got ", scale.describe());
+    const DType yt = output_dtype_ != DType::Undefined ? output_dtype_ : scale.dtype();
+    PI_CHECK(yt == DType::Float32 || yt == DType::Float16 || yt == DType::BFloat16, InvalidArgument,
+             who_, ": the output type ", dtype_name(yt),
+             " (the scale's) is not float32, float16 or bfloat16; set output_dtype");
+    const ParamLayout l = param_layout(x, scale, axis_, block_, who_);
     const std::vector<double> s = as_doubles(scale, who_);
     std::vector<double> zp(s.size(), 0.0);
     if (ctx.has_input(2)) {
@@ -112,20 +254,20 @@ class DequantizeLinearKernel final : public Kernel {
       zp = as_doubles(ctx.input(2), who_);
     }
     const std::vector<double> xv = as_doubles(x, who_);
-    Tensor& y = ctx.output(0, scale.dtype(), x.shape());
-    dispatch(FloatTypes{}, scale.dtype(), "DequantizeLinear", [&](auto tag) {
+    Tensor& y = ctx.output(0, yt, x.shape());
+    dispatch(FloatTypes{}, yt, "DequantizeLinear", [&](auto tag) {
       using T = typename decltype(tag)::type;
-      using A = compute_t<T>;
       T* yp = y.data<T>();
       for (int64_t i = 0; i < x.numel(); ++i) {
-        const int64_t p = l.param_index(i);
-        yp[i] = T(A(xv[i] - zp[p]) * A(s[p]));
+        const int64_t k = l.param_index(i);
+        yp[i] = T(float(xv[i] - zp[k]) * float(s[k]));
       }
     });
   }
 
  private:
-  int64_t axis_;
+  int64_t axis_, block_;
+  DType output_dtype_ = DType::Undefined;
   std::string who_;
 };
 
@@ -400,9 +542,10 @@ PI_CPU_INTERNAL_KERNEL(QLinearAdd, 1, 1, QLinearAddKernel);
 PI_CPU_INTERNAL_KERNEL(QLinearConvAdd, 1, 1, QLinearConvKernel);
 PI_CPU_INTERNAL_KERNEL(QLinearGemm, 1, 1, QLinearMatMulKernel);
 
-// Opset 19-20 only add float8 types (and their saturate attribute), which polyinfer lacks.
-PI_CPU_KERNEL(QuantizeLinear, 10, 20, QuantizeLinearKernel);
-PI_CPU_KERNEL(DequantizeLinear, 10, 20, DequantizeLinearKernel);
+// Later opsets add types (19: float8, 21: int4 and blocking, 23: float4, precision and the
+// dequantized output_dtype, 24: float8e8m0 scales, 25: int2, 28: float6), all handled here.
+PI_CPU_KERNEL(QuantizeLinear, 10, 28, QuantizeLinearKernel);
+PI_CPU_KERNEL(DequantizeLinear, 10, 28, DequantizeLinearKernel);
 PI_CPU_KERNEL(DynamicQuantizeLinear, 11, 28, DynamicQuantizeLinearKernel);
 // QLinearMatMul-21 adds float8 operands (not in polyinfer) and float16 scales (read as floats
 // here); QLinearConv has had no new version since 10.
