@@ -69,7 +69,7 @@ void constant_op(Context& ctx) {
 // A dtype attribute (ONNX's TensorProto element types, which DType's values follow).
 std::optional<DType> dtype_attr(const Context& ctx, const char* name) {
   const int64_t v = ctx.attr_int(name, 0);
-  if (v < 1 || v > 16 || v == 14 || v == 15) return std::nullopt;  // no complex types
+  if (!is_tensor_dtype_code(v)) return std::nullopt;  // no complex types
   return static_cast<DType>(v);
 }
 
@@ -491,6 +491,8 @@ void range(Context& ctx) {
       case DType::Int32: return t.data<int32_t>()[0];
       case DType::Int64: return static_cast<double>(t.data<int64_t>()[0]);
       case DType::Int16: return t.data<int16_t>()[0];
+      case DType::Float16: return static_cast<float>(t.data<Float16>()[0]);
+      case DType::BFloat16: return static_cast<float>(t.data<BFloat16>()[0]);
       default: return 0;
     }
   };

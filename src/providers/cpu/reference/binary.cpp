@@ -217,8 +217,22 @@ class PowKernel final : public Kernel {
   LegacyBroadcast legacy_;
 };
 
-// Mod: fmod=0 is the integer remainder with the divisor's sign (Python's %); fmod=1 is C's fmod
-// (the dividend's sign), which the spec requires for floating-point inputs.
+// A - floor(A / B) * B for floats, the divisor's sign (Mod-28's fmod=0, numpy's mod): C's fmod is
+// exact, and moving a remainder of the wrong sign by one B gives it. This form meets each of the
+// spec's special cases: a zero result takes B's sign, an infinite A or a zero B gives NaN, an
+// infinite B returns a finite A of its sign and B itself otherwise, NaN propagates.
+template <class C> C floor_mod(C a, C b) {
+  C r = std::fmod(a, b);
+  if (r != C(0)) {
+    if ((r < C(0)) != (b < C(0))) r += b;
+  } else {
+    r = std::copysign(C(0), b);
+  }
+  return r;
+}
+
+// Mod: fmod=0 is the remainder with the divisor's sign (Python's %; for floats defined from
+// Mod-28 on, and taken at every opset); fmod=1 is C's fmod (the dividend's sign).
 class ModKernel final : public Kernel {
  public:
   explicit ModKernel(const KernelInfo& info) : fmod_(info.attr_int("fmod", 0)) {
@@ -232,8 +246,6 @@ class ModKernel final : public Kernel {
     const std::string who = ctx.node().label();
     PI_CHECK(a.dtype() == b.dtype(), InvalidArgument, who, ": A is ", a.describe(), " but B is ",
              b.describe(), "; both must have the same dtype");
-    PI_CHECK(fmod_ == 1 || !is_float(a.dtype()), InvalidArgument, who,
-             ": floating-point inputs need fmod=1, got ", a.describe());
     const Shape shape = broadcast_shapes(a.shape(), b.shape(), who.c_str());
     const bool c_style = fmod_ == 1;
     dispatch(NumericTypes{}, a.dtype(), who.c_str(), [&](auto tag) {
@@ -252,7 +264,9 @@ class ModKernel final : public Kernel {
           }
           return r;
         } else {
-          return static_cast<T>(std::fmod(static_cast<C>(x), static_cast<C>(d)));
+          const C r = c_style ? std::fmod(static_cast<C>(x), static_cast<C>(d))
+                              : floor_mod(static_cast<C>(x), static_cast<C>(d));
+          return static_cast<T>(r);
         }
       });
     });
@@ -262,8 +276,10 @@ class ModKernel final : public Kernel {
   int64_t fmod_;
 };
 
-// BitShift on unsigned integers; shifting by the bit width or more gives 0 (numpy's result),
-// where C++ would be undefined.
+// BitShift on unsigned and (BitShift-28) signed integers. A signed right shift is arithmetic;
+// a left shift works on the bit pattern and drops what passes the sign bit. A shift by a negative
+// amount or by the bit width or more gives what the sign extension alone gives (-1 for a right
+// shift of a negative X, 0 otherwise), where C++ would be undefined.
 class BitShiftKernel final : public Kernel {
  public:
   explicit BitShiftKernel(const KernelInfo& info) {
@@ -286,11 +302,18 @@ class BitShiftKernel final : public Kernel {
              b.describe(), "; both must have the same dtype");
     const Shape shape = broadcast_shapes(a.shape(), b.shape(), who.c_str());
     const bool left = left_;
-    dispatch(UnsignedIntTypes{}, a.dtype(), who.c_str(), [&](auto tag) {
+    dispatch(IntTypes{}, a.dtype(), who.c_str(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       Tensor& y = ctx.output(0, a.dtype(), shape);
       broadcast_apply<T, T, T>(a, b, y, [left](T x, T s) -> T {
-        if (s >= sizeof(T) * 8) return T(0);
+        bool out_of_range = false;
+        if constexpr (std::is_signed_v<T>) out_of_range = s < 0;
+        if (out_of_range || static_cast<uint64_t>(s) >= sizeof(T) * 8) {
+          if constexpr (std::is_signed_v<T>) {
+            if (!left && x < 0) return T(-1);
+          }
+          return T(0);
+        }
         return left ? static_cast<T>(static_cast<uint64_t>(x) << s) : static_cast<T>(x >> s);
       });
     });

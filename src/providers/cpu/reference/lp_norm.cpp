@@ -1,9 +1,10 @@
 // LpNormalization and GroupNormalization.
 //
 // LpNormalization (opsets 1 and 22; 22 only adds bfloat16) divides every vector along `axis` by
-// its L1 or L2 norm. GroupNormalization normalizes each group of channels of each instance to
-// zero mean and unit variance, then scales and shifts: opset 18 takes scale and bias per group,
-// opset 21 per channel and adds `stash_type`, the precision of the normalization stage.
+// its L1 or L2 norm; a vector whose norm is 0 becomes 0. GroupNormalization normalizes each group
+// of channels of each instance to zero mean and unit variance, then scales and shifts: opset 18
+// takes scale and bias per group, opset 21 per channel and adds `stash_type`, the precision of the
+// normalization stage.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -47,12 +48,11 @@ class LpNormKernel final : public Kernel {
             acc += p_ == 1 ? std::fabs(v) : v * v;
           }
           const double norm = p_ == 1 ? acc : std::sqrt(acc);
-          // An all-zero vector becomes 0/0 = NaN: the ONNX test data
-          // (test_l2normalization_axis_0) expects exactly that.
+          // The spec defines an all-zero vector's output as 0 rather than 0/0.
           for (int64_t k = 0; k < n; ++k) {
             const int64_t at = base + k * inner;
             const double v = static_cast<double>(compute_t<T>(in[at]));
-            out[at] = static_cast<T>(static_cast<compute_t<T>>(v / norm));
+            out[at] = static_cast<T>(static_cast<compute_t<T>>(norm == 0 ? 0.0 : v / norm));
           }
         }
       }

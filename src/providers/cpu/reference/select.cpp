@@ -1,5 +1,5 @@
 // Ops that pick, order or scan elements along an axis: Compress, NonZero, Unique, TopK, CumSum,
-// ReverseSequence.
+// CumProd, ReverseSequence.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -270,11 +270,12 @@ class TopKKernel final : public Kernel {
   int64_t k_ = 0;
 };
 
-// CumSum along a run-time axis; exclusive shifts by one, reverse scans from the end. Integers
-// accumulate in uint64 so that overflow wraps instead of being undefined.
-class CumSumKernel final : public Kernel {
+// CumSum and CumProd (Product) along a run-time axis; exclusive shifts by one (the first
+// element becomes the identity, 0 or 1), reverse scans from the end. Integers accumulate in
+// uint64 so that overflow wraps instead of being undefined.
+template <bool Product> class CumScanKernel final : public Kernel {
  public:
-  explicit CumSumKernel(const KernelInfo& info)
+  explicit CumScanKernel(const KernelInfo& info)
       : label_(info.node().label()),
         exclusive_(info.attr_int("exclusive", 0) != 0),
         reverse_(info.attr_int("reverse", 0) != 0) {}
@@ -296,18 +297,14 @@ class CumSumKernel final : public Kernel {
       T* dst = y.data<T>();
       for (int64_t o = 0; o < outer; ++o)
         for (int64_t i = 0; i < inner; ++i) {
-          A acc = A(0);
+          A acc = Product ? A(1) : A(0);
           for (int64_t s = 0; s < dim; ++s) {
             const int64_t j = reverse_ ? dim - 1 - s : s;
             const int64_t at = (o * dim + j) * inner + i;
             const A v = static_cast<A>(static_cast<compute_t<T>>(src[at]));
-            if (exclusive_) {
-              dst[at] = static_cast<T>(acc);
-              acc = static_cast<A>(acc + v);
-            } else {
-              acc = static_cast<A>(acc + v);
-              dst[at] = static_cast<T>(acc);
-            }
+            if (exclusive_) dst[at] = static_cast<T>(acc);
+            acc = Product ? static_cast<A>(acc * v) : static_cast<A>(acc + v);
+            if (!exclusive_) dst[at] = static_cast<T>(acc);
           }
         }
     });
@@ -318,6 +315,9 @@ class CumSumKernel final : public Kernel {
   bool exclusive_;
   bool reverse_;
 };
+
+using CumSumKernel = CumScanKernel<false>;
+using CumProdKernel = CumScanKernel<true>;
 
 // ReverseSequence: for each batch entry b, reverses the first sequence_lens[b] steps along the
 // time axis and copies the rest.
@@ -370,6 +370,7 @@ PI_CPU_KERNEL(NonZero, 9, 28, NonZeroKernel);
 PI_CPU_KERNEL(Unique, 11, 28, UniqueKernel);
 PI_CPU_KERNEL(TopK, 1, 28, TopKKernel);
 PI_CPU_KERNEL(CumSum, 11, 28, CumSumKernel);
+PI_CPU_KERNEL(CumProd, 26, 28, CumProdKernel);
 PI_CPU_KERNEL(ReverseSequence, 10, 28, ReverseSequenceKernel);
 
 }  // namespace polyinfer
