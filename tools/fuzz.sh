@@ -7,7 +7,8 @@
 #                              seed and a fixed number of runs, so CI is deterministic: a crash it
 #                              finds is found on every machine, and new ones come from developers'
 #                              longer runs (add each crash input under tests/data/fuzz/)
-# Seeds come from the ONNX test data (models and .pb tensors) and the committed examples.
+# Seeds come from the ONNX test data (models and .pb tensors), the committed examples and
+# tests/data/images (the image decoders).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-60}
@@ -39,6 +40,8 @@ find "$data/node" -name 'input_0.pb' -size -2k | sort | head -200 | while read -
 find "$root/examples" "$root/tests" -name '*.npy' -size -64k 2>/dev/null | while read -r f; do
   cp "$f" "$corpus/npy/$(basename "$f")"; done
 cp "$root"/tests/data/fuzz/model_* "$corpus/model/" 2>/dev/null
+mkdir -p "$corpus/image"
+cp "$root"/tests/data/images/*.{bmp,jpg,jp2,j2k,png,ppm,tif,webp} "$corpus/image/"
 set -o pipefail
 
 export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1

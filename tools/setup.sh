@@ -20,6 +20,8 @@ packages=(
                                                   # build time
   opencl-c-headers ocl-icd-libopencl1 pocl-opencl-icd   # OpenCL headers, ICD loader, PoCL
   nlohmann-json3-dev                              # reading plan's target catalog and caches
+  libre2-dev                                      # RegexFullMatch
+  libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev   # ImageDecoder
 )
 if [ "${1:-}" = "--print" ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
 
