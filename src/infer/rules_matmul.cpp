@@ -51,9 +51,45 @@ void qlinear_gemm(Context& ctx) {
   gemm_as(ctx, 3, ctx.has_input(7) ? ctx.elem(7) : DType::Float32);
 }
 
+// Attention input i as [B, H, S, D]: 4-D as it is, 3-D [B, S, H·D] split into `heads` heads.
+std::optional<Dims> attention_heads(const Context& ctx, size_t i, int64_t heads) {
+  const auto s = ctx.shape(i);
+  if (!s || s->size() == 4) return s;
+  if (s->size() != 3 || heads <= 0) return std::nullopt;
+  const Dim& hd = (*s)[2];
+  return Dims{(*s)[0], Dim::of(heads), (*s)[1],
+              hd.known() && hd.value % heads == 0 ? Dim::of(hd.value / heads) : Dim::unknown()};
+}
+
 // Attention: Q [B, Sq, Hq·D] or [B, Hq, Sq, D]; Y as Q with V's head size; the present key and
-// value caches (outputs 1, 2) and the scores (3) are left to the run.
+// value caches (outputs 1, 2) [B, H_kv, past + S_kv, D] of K's and V's types; the scores (3)
+// [B, Hq, Sq, past + S_kv] of Q's.
 void attention(Context& ctx) {
+  const int64_t heads_q = ctx.attr_int("q_num_heads", 0);
+  const int64_t heads_kv = ctx.attr_int("kv_num_heads", 0);
+  const auto kh = attention_heads(ctx, 1, heads_kv), vh = attention_heads(ctx, 2, heads_kv);
+  const auto qh = attention_heads(ctx, 0, heads_q);
+  Dim total = kh ? (*kh)[2] : Dim::unknown();
+  if (ctx.has_input(4)) {
+    const auto p = ctx.shape(4);
+    total = p && p->size() == 4 && (*p)[2].known() && total.known()
+                ? Dim::of((*p)[2].value + total.value)
+                : Dim::unknown();
+  }
+  // present_key (output 1) is K's (input 1) type, present_value (2) V's (2).
+  for (const auto& [o, h] : {std::pair{size_t(1), kh}, std::pair{size_t(2), vh}}) {
+    if (!h) {
+      ctx.set_elem(o, ctx.elem(o));
+      continue;
+    }
+    Dims cache = *h;
+    cache[2] = total;
+    ctx.set(o, ctx.elem(o), cache);
+  }
+  if (qh) ctx.set(3, ctx.elem(0), {(*qh)[0], (*qh)[1], (*qh)[2], total});
+  else
+    ctx.set_elem(3, ctx.elem(0));
+
   const auto q = ctx.shape(0), v = ctx.shape(2);
   const DType elem = ctx.elem(0);
   if (!q || !v || q->size() != v->size()) return ctx.set_elem(0, elem);
@@ -77,18 +113,20 @@ void attention(Context& ctx) {
 void quantize_linear(Context& ctx) {
   DType elem = DType::UInt8;
   if (ctx.has_input(2) && ctx.elem(2) != DType::Undefined) elem = ctx.elem(2);
-  else if (const int64_t t = ctx.attr_int("output_dtype", 0);
-           t >= 1 && t <= 16 && t != 14 && t != 15)
+  else if (const int64_t t = ctx.attr_int("output_dtype", 0); is_tensor_dtype_code(t))
     elem = static_cast<DType>(t);
   if (const auto s = ctx.shape(0)) ctx.set(0, elem, *s);
   else
     ctx.set_elem(0, elem);
 }
 
-// DequantizeLinear: X's shape; x_scale's type (float32 before opset 19).
+// DequantizeLinear: X's shape; output_dtype (23 on), else x_scale's type (float32 before 19).
 void dequantize_linear(Context& ctx) {
   DType elem = DType::Float32;
-  if (ctx.opset() >= 19 && ctx.elem(1) != DType::Undefined) elem = ctx.elem(1);
+  if (const int64_t t = ctx.attr_int("output_dtype", 0); is_tensor_dtype_code(t))
+    elem = static_cast<DType>(t);
+  else if (ctx.opset() >= 19 && ctx.elem(1) != DType::Undefined)
+    elem = ctx.elem(1);
   if (const auto s = ctx.shape(0)) ctx.set(0, elem, *s);
   else
     ctx.set_elem(0, elem);

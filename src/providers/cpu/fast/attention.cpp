@@ -19,7 +19,8 @@
 // whichever thread is free. W is 16 on avx2_util.h's 6x16 ymm tile, 32 on avx512_gemm.h's 8x32
 // zmm tile where the GEMM runs zmm tiles (with a 16-lane softmax).
 //
-// Anything else (masks, a cache, causal, other dtypes or ranks, grouped heads) is the reference
+// Anything else (masks, a cache or nonpad_kv_seqlen, causal, a window, softcap, a softmax
+// precision other than float, other dtypes or ranks, grouped heads) is the reference
 // kernel's (reference/attention.cpp), chosen at creation where the attributes say so and at run
 // time where the shapes do.
 #include <algorithm>
@@ -215,6 +216,9 @@ class FastAttention final : public Kernel {
     if (info.attr_float("softcap", 0.f) != 0.f) info.unsupported("fast attention: softcap");
     for (const char* w : {"left_window_size", "right_window_size"})
       if (info.attr_int(w, -1) != -1) info.unsupported(std::string("fast attention: ") + w);
+    // The softmax runs in float32, the default precision of the float32 inputs it takes.
+    if (info.attr_int("softmax_precision", 1) != 1)
+      info.unsupported("fast attention: softmax_precision other than float");
     heads_ = info.attr_int("q_num_heads", 0);
     if (heads_ <= 0 || info.attr_int("kv_num_heads", 0) != heads_)
       info.unsupported("fast attention: 3-D inputs with as many key/value heads as query heads");

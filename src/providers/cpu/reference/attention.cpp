@@ -1,9 +1,21 @@
-// Attention (opset 23): scaled dot-product attention with optional mask, causal masking, softcap,
-// key/value cache (past_* in, present_* out), grouped-query heads and the qk_matmul_output tap.
+// Attention (opsets 23, 24 and 25, the last still current at 28): scaled dot-product attention
+// with an optional mask, causal masking, a sliding window (left_window_size/right_window_size,
+// opset 25), softcap, a key/value cache kept inside the operator (past_* in, present_* out) or
+// outside it (nonpad_kv_seqlen, opset 24), grouped-query heads and the qk_matmul_output tap.
 //
-// All arithmetic runs in double on [batch, heads, seq, head_size] copies of the inputs: Q, K and
-// V may differ in dtype (T1/T2), 3-D inputs are re-laid out once, and double is at least as
-// precise as any softmax_precision the model can ask for.
+// Values are held in double on [batch, heads, seq, head_size] copies of the inputs (Q, K and V
+// may differ in dtype; 3-D inputs are re-laid out once), and rounded to the operator's dtype T1
+// wherever the spec's function body holds a T1 tensor: Q and K scaled by sqrt(scale), the QK
+// product, each step of the softcap, the bias and the biased scores, the probabilities and Y.
+// The softmax runs at softmax_precision (T1 when absent) with each step rounded to it
+// (attention_math.h says why).
+//
+// Masking follows the spec's bias rules: attn_mask (bool: false is -inf; numeric: added),
+// padded with -inf past its last column; is_causal and the window bounds relative to the query's
+// absolute position offset + i, where offset is the past length (internal cache), or
+// nonpad_kv_seqlen[b] - q_sequence_length (external cache), or 0; keys at or past
+// nonpad_kv_seqlen[b] masked. A query row whose bias is -inf everywhere attends to nothing: its
+// probabilities and its Y row are 0, not NaN.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -11,14 +23,25 @@
 
 #include "core/dispatch.h"
 #include "core/shape_util.h"
+#include "providers/cpu/reference/attention_math.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer {
 namespace {
 
-// Elements of a float tensor of any float dtype, as double.
+using attention_math::Round;
+using attention_math::rounding;
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+// The float types Attention's T1/T2 allow (all_float_types_ir4), spelled out so that a type
+// added to FloatTypes later is refused here rather than half-supported.
+using AttentionFloats = TypeList<float, double, Float16, BFloat16>;
+using MaskTypes = TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int32_t, int64_t,
+                           uint8_t, uint16_t, uint32_t, uint64_t>;
+
 std::vector<double> to_double(const Tensor& t, const char* who) {
-  return dispatch(FloatTypes{}, t.dtype(), who, [&](auto tag) {
+  return dispatch(AttentionFloats{}, t.dtype(), who, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = t.data<T>();
     std::vector<double> v(static_cast<size_t>(t.numel()));
@@ -27,9 +50,8 @@ std::vector<double> to_double(const Tensor& t, const char* who) {
   });
 }
 
-// Writes v into a float tensor of any float dtype.
 void from_double(Tensor& t, const std::vector<double>& v, const char* who) {
-  dispatch(FloatTypes{}, t.dtype(), who, [&](auto tag) {
+  dispatch(AttentionFloats{}, t.dtype(), who, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();
     for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<T>(static_cast<compute_t<T>>(v[i]));
@@ -40,18 +62,21 @@ void from_double(Tensor& t, const std::vector<double>& v, const char* who) {
 struct Heads {
   int64_t B = 0, H = 0, S = 0, D = 0;
   std::vector<double> v;
-  double at(int64_t b, int64_t h, int64_t s, int64_t d) const {
-    return v[((b * H + h) * S + s) * D + d];
+  const double* row(int64_t b, int64_t h, int64_t s) const {
+    return v.data() + ((b * H + h) * S + s) * D;
   }
   Shape shape() const { return {B, H, S, D}; }
 };
 
-// Additive attention bias [mb, mh, Sq, T]; mb and mh are 1 or the full batch / head count.
-struct Bias {
-  int64_t mb = 1, mh = 1;
+// attn_mask as an additive bias, right-aligned to [B, H, Sq, width] (each of its first three
+// extents 1 or full); columns past `width` are -inf.
+struct Mask {
+  Shape dims{1, 1, 1, 0};
   std::vector<double> v;
-  double at(int64_t b, int64_t h, int64_t i, int64_t j, int64_t Sq, int64_t T) const {
-    return v[(((mb == 1 ? 0 : b) * mh + (mh == 1 ? 0 : h)) * Sq + i) * T + j];
+  double at(int64_t b, int64_t h, int64_t i, int64_t j) const {
+    if (j >= dims[3]) return kNegInf;
+    const int64_t bb = dims[0] == 1 ? 0 : b, hh = dims[1] == 1 ? 0 : h, ii = dims[2] == 1 ? 0 : i;
+    return v[static_cast<size_t>(((bb * dims[1] + hh) * dims[2] + ii) * dims[3] + j)];
   }
 };
 
@@ -65,18 +90,29 @@ class AttentionKernel final : public Kernel {
         kv_heads_(info.attr_int("kv_num_heads", 0)),
         softcap_(info.attr_float("softcap", 0.0f)),
         mode_(info.attr_int("qk_matmul_output_mode", 0)),
+        left_(info.attr_int("left_window_size", -1)),
+        right_(info.attr_int("right_window_size", -1)),
         who_(info.node().label()) {
     PI_CHECK(mode_ >= 0 && mode_ <= 3, InvalidModel, who_,
              ": qk_matmul_output_mode must be 0..3, got ", mode_);
+    PI_CHECK(left_ >= -1 && right_ >= -1, InvalidModel, who_,
+             ": left_window_size and right_window_size must be -1 or nonnegative, got ", left_,
+             " and ", right_);
     if (info.has_attr("softmax_precision")) {
-      // Any float precision is fine: the kernel computes in double, which is at least as precise.
-      const auto p = static_cast<DType>(info.attr_int("softmax_precision"));
-      if (p != DType::Float32 && p != DType::Float16 && p != DType::Float64 && p != DType::BFloat16)
-        info.unsupported("softmax_precision=" + std::to_string(static_cast<int>(p)));
+      const int64_t p = info.attr_int("softmax_precision");
+      PI_CHECK(p == 1 || p == 10 || p == 11 || p == 16, InvalidModel, who_,
+               ": softmax_precision must be 1 (float), 10 (float16), 11 (double) or 16 "
+               "(bfloat16), got ",
+               p);
+      precision_ = static_cast<DType>(p);
     }
-    if (info.num_inputs() > 6) info.unsupported("nonpad_kv_seqlen (opset 24)");
-    for (const char* w : {"left_window_size", "right_window_size"})
-      if (info.attr_int(w, -1) != -1) info.unsupported(std::string(w) + " (opset 25)");
+    PI_CHECK(info.num_inputs() <= 7, InvalidModel, who_, ": Attention takes at most 7 inputs, got ",
+             info.num_inputs());
+    PI_CHECK(!info.has_input(6) || !(info.has_input(4) || info.has_input(5) || info.has_output(1) ||
+                                     info.has_output(2)),
+             InvalidModel, who_,
+             ": nonpad_kv_seqlen (an external cache) cannot be combined with past_key/past_value "
+             "or present_key/present_value (the internal cache); use one or the other");
   }
 
   void run(KernelContext& ctx) override {
@@ -112,7 +148,7 @@ class AttentionKernel final : public Kernel {
     PI_CHECK(K.H > 0 && Q.H % K.H == 0, ShapeMismatch, who_, ": q heads (", Q.H,
              ") must be a multiple of kv heads (", K.H, ")");
 
-    // Key/value cache: present = concat(past, new) along the sequence axis.
+    // Internal cache: present = concat(past, new) along the sequence axis.
     PI_CHECK(ctx.has_input(4) == ctx.has_input(5), InvalidArgument, who_,
              ": past_key and past_value must be given together");
     int64_t past = 0;
@@ -133,37 +169,76 @@ class AttentionKernel final : public Kernel {
     const int64_t B = Q.B, Hq = Q.H, Sq = Q.S, D = Q.D, T = K.S, Dv = V.D;
     const int64_t group = Hq / K.H;
 
-    const Bias bias = make_bias(ctx, B, Hq, Sq, T, past);
+    // The query block's absolute position (causal frontier and window centre) and the number of
+    // valid keys, per batch entry. An external cache's offset may be negative: its leading
+    // query rows then see no key, and come out as zeros.
+    std::vector<int64_t> offset(static_cast<size_t>(B), past);
+    std::vector<int64_t> valid(static_cast<size_t>(B), T);
+    if (ctx.has_input(6)) {
+      const Tensor& n = ctx.input(6);
+      PI_CHECK(n.dtype() == DType::Int64 && n.rank() == 1 && n.dim(0) == B, InvalidArgument, who_,
+               ": nonpad_kv_seqlen must be int64 of shape [", B, "], got ", n.describe());
+      for (int64_t b = 0; b < B; ++b) {
+        const int64_t len = n.data<int64_t>()[b];
+        PI_CHECK(len >= 0 && len <= T, InvalidArgument, who_, ": nonpad_kv_seqlen[", b, "] = ", len,
+                 " is outside [0, ", T, "], the key sequence length");
+        valid[static_cast<size_t>(b)] = len;
+        offset[static_cast<size_t>(b)] = len - Sq;
+      }
+    }
+    const Mask mask = read_mask(ctx, B, Hq, Sq, T);
 
+    const Round rt = rounding(q.dtype());
+    const DType p_type = precision_ == DType::Undefined ? q.dtype() : precision_;
+
+    // Q·Kᵀ·scale is computed as (Q·√scale)·(K·√scale)ᵀ, each factor rounded to T1, as the spec
+    // prescribes against overflow. A negative scale has no square root: it multiplies the
+    // product instead (the spec's reference would give NaN).
     const double scale = has_scale_ ? double(scale_) : 1.0 / std::sqrt(double(D));
+    const bool split_scale = scale >= 0;
+    std::vector<double> ks = K.v;  // K.v stays unscaled: it is present_key
+    if (split_scale) {
+      const double s = rt(std::sqrt(scale));
+      for (double& x : Q.v) x = rt(x * s);
+      for (double& x : ks) x = rt(x * s);
+    }
+    const double cap = rt(double(softcap_));
+
     std::vector<double> y(static_cast<size_t>(B * Hq * Sq * Dv));
     std::vector<double> qk_out;
     if (ctx.wants_output(3)) qk_out.resize(static_cast<size_t>(B * Hq * Sq * T));
-    std::vector<double> row(static_cast<size_t>(T));
+    std::vector<double> bias(static_cast<size_t>(T)), row(static_cast<size_t>(T));
     for (int64_t b = 0; b < B; ++b)
       for (int64_t h = 0; h < Hq; ++h) {
         const int64_t kvh = h / group;  // GQA: each kv head serves `group` consecutive q heads
         for (int64_t i = 0; i < Sq; ++i) {
+          const bool attends =
+              bias_row(mask, b, h, i, offset[size_t(b)], valid[size_t(b)], rt, bias);
           double* tap = qk_out.empty() ? nullptr : qk_out.data() + ((b * Hq + h) * Sq + i) * T;
+          const double* qrow = Q.row(b, h, i);
           for (int64_t j = 0; j < T; ++j) {
+            const double* krow = ks.data() + ((b * K.H + kvh) * T + j) * D;
             double s = 0;
-            for (int64_t d = 0; d < D; ++d) s += Q.at(b, h, i, d) * K.at(b, kvh, j, d);
-            s *= scale;
+            for (int64_t d = 0; d < D; ++d) s += qrow[d] * krow[d];
+            s = rt(split_scale ? s : s * scale);
             if (tap && mode_ == 0) tap[j] = s;
-            s += bias.at(b, h, i, j, Sq, T);
+            // The softcap comes before the bias, so that a masked score stays -inf.
+            if (softcap_ > 0) s = rt(rt(std::tanh(rt(s / cap))) * cap);
             if (tap && mode_ == 1) tap[j] = s;
-            if (softcap_ > 0) s = double(softcap_) * std::tanh(s / double(softcap_));
+            s = rt(s + bias[size_t(j)]);
             if (tap && mode_ == 2) tap[j] = s;
-            row[j] = s;
+            row[size_t(j)] = s;
           }
-          softmax(row);
-          if (tap && mode_ == 3)
-            for (int64_t j = 0; j < T; ++j) tap[j] = row[j];
-          for (int64_t e = 0; e < Dv; ++e) {
-            double acc = 0;
-            for (int64_t j = 0; j < T; ++j) acc += row[j] * V.at(b, kvh, j, e);
-            y[((b * Hq + h) * Sq + i) * Dv + e] = acc;
+          attention_math::softmax(row, p_type);
+          for (double& p : row) p = attends ? rt(p) : 0.0;
+          if (tap && mode_ == 3) std::copy(row.begin(), row.end(), tap);
+          double* yrow = y.data() + ((b * Hq + h) * Sq + i) * Dv;
+          for (int64_t j = 0; j < T; ++j) {
+            const double p = row[size_t(j)];
+            const double* vrow = V.row(b, kvh, j);
+            for (int64_t e = 0; e < Dv; ++e) yrow[e] += p * vrow[e];
           }
+          for (int64_t e = 0; e < Dv; ++e) yrow[e] = rt(yrow[e]);
         }
       }
 
@@ -207,78 +282,61 @@ class AttentionKernel final : public Kernel {
     for (int64_t n = 0; n < r.B; ++n)
       for (int64_t h = 0; h < r.H; ++h)
         for (int64_t s = 0; s < r.S; ++s)
-          for (int64_t d = 0; d < r.D; ++d)
-            r.v[((n * r.H + h) * r.S + s) * r.D + d] =
-                s < a.S ? a.at(n, h, s, d) : b.at(n, h, s - a.S, d);
+          std::copy_n(s < a.S ? a.row(n, h, s) : b.row(n, h, s - a.S), r.D,
+                      r.v.begin() + ((n * r.H + h) * r.S + s) * r.D);
     return r;
   }
 
-  // Causal masking aligns the query block after the past: query i sees keys 0 .. past + i.
-  double causal_bias(int64_t i, int64_t j, int64_t past) const {
-    return causal_ && j > past + i ? -std::numeric_limits<double>::infinity() : 0.0;
-  }
-
-  // The additive bias from attn_mask and is_causal, laid out [mb, mh, Sq, T] where mb and mh are
-  // the mask's batch and head extents (1 when it broadcasts over them, or when there is no
-  // mask). A mask narrower than T is padded with -inf (false), as the reference does.
-  Bias make_bias(KernelContext& ctx, int64_t B, int64_t H, int64_t Sq, int64_t T,
-                 int64_t past) const {
-    constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-    Bias r;
-    Shape ms{1, 1, 1, T};
-    std::vector<double> vals(static_cast<size_t>(T), 0.0);
-    if (ctx.has_input(3)) {
-      const Tensor& m = ctx.input(3);
-      PI_CHECK(m.rank() >= 1 && m.rank() <= 4, ShapeMismatch, who_,
-               ": attn_mask must have rank 1 to 4, got ", m.describe());
-      ms.assign(static_cast<size_t>(4 - m.rank()), 1);
-      ms.insert(ms.end(), m.shape().begin(), m.shape().end());
-      const Shape full{B, H, Sq, T};
-      PI_CHECK(ms[3] <= T, ShapeMismatch, who_, ": attn_mask ", m.describe(),
-               " is wider than the total sequence length ", T);
-      for (int d = 0; d < 3; ++d)
-        PI_CHECK(ms[d] == 1 || ms[d] == full[d], ShapeMismatch, who_, ": attn_mask ", m.describe(),
-                 " does not broadcast to ", shape_str(full));
-      if (m.dtype() == DType::Bool) {
-        const bool* p = m.data<bool>();
-        vals.resize(static_cast<size_t>(m.numel()));
-        for (size_t i = 0; i < vals.size(); ++i) vals[i] = p[i] ? 0.0 : kNegInf;
-      } else {
-        vals = dispatch(NumericTypes{}, m.dtype(), who_.c_str(), [&](auto tag) {
-          using M = typename decltype(tag)::type;
-          const M* p = m.data<M>();
-          std::vector<double> v(static_cast<size_t>(m.numel()));
-          for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(compute_t<M>(p[i]));
-          return v;
-        });
-      }
+  // attn_mask as a bias (bool: true 0, false -inf; numeric: its value), checked against
+  // [B, H, Sq, T].
+  Mask read_mask(KernelContext& ctx, int64_t B, int64_t H, int64_t Sq, int64_t T) const {
+    Mask r;
+    if (!ctx.has_input(3)) {
+      r.dims = {1, 1, 1, T};
+      r.v.assign(static_cast<size_t>(T), 0.0);
+      return r;
     }
-    const int64_t width = ms[3];
-    r.mb = ms[0];
-    r.mh = ms[1];
-    r.v.resize(static_cast<size_t>(r.mb * r.mh * Sq * T));
-    for (int64_t b = 0; b < r.mb; ++b)
-      for (int64_t h = 0; h < r.mh; ++h)
-        for (int64_t i = 0; i < Sq; ++i) {
-          const int64_t src = ((b * ms[1] + h) * ms[2] + (ms[2] == 1 ? 0 : i)) * width;
-          double* dst = r.v.data() + ((b * r.mh + h) * Sq + i) * T;
-          for (int64_t j = 0; j < T; ++j)
-            dst[j] = (j < width ? vals[src + j] : kNegInf) + causal_bias(i, j, past);
-        }
+    const Tensor& m = ctx.input(3);
+    PI_CHECK(m.rank() >= 1 && m.rank() <= 4, ShapeMismatch, who_,
+             ": attn_mask must have rank 1 to 4, got ", m.describe());
+    r.dims.assign(static_cast<size_t>(4 - m.rank()), 1);
+    r.dims.insert(r.dims.end(), m.shape().begin(), m.shape().end());
+    const Shape full{B, H, Sq, T};
+    PI_CHECK(r.dims[3] <= T, ShapeMismatch, who_, ": attn_mask ", m.describe(),
+             " is wider than the total sequence length ", T);
+    for (int d = 0; d < 3; ++d)
+      PI_CHECK(r.dims[d] == 1 || r.dims[d] == full[d], ShapeMismatch, who_, ": attn_mask ",
+               m.describe(), " does not broadcast to ", shape_str(full));
+    r.v.resize(static_cast<size_t>(m.numel()));
+    if (m.dtype() == DType::Bool) {
+      const bool* p = m.data<bool>();
+      for (size_t i = 0; i < r.v.size(); ++i) r.v[i] = p[i] ? 0.0 : kNegInf;
+    } else {
+      dispatch(MaskTypes{}, m.dtype(), who_.c_str(), [&](auto tag) {
+        using M = typename decltype(tag)::type;
+        const M* p = m.data<M>();
+        for (size_t i = 0; i < r.v.size(); ++i) r.v[i] = static_cast<double>(compute_t<M>(p[i]));
+      });
+    }
     return r;
   }
 
-  // In-place softmax; a row that is all -inf becomes NaN, as exp(-inf - -inf) is.
-  static void softmax(std::vector<double>& row) {
-    if (row.empty()) return;
-    double mx = -std::numeric_limits<double>::infinity();
-    for (double x : row) mx = std::max(mx, x);
-    double sum = 0;
-    for (double& x : row) {
-      x = std::exp(x - mx);
-      sum += x;
+  // Query row (b, h, i)'s additive bias over the T keys, rounded to T1 as the spec's function
+  // body casts it; returns whether any key is left (a bias not -inf everywhere).
+  bool bias_row(const Mask& mask, int64_t b, int64_t h, int64_t i, int64_t offset, int64_t valid,
+                Round rt, std::vector<double>& out) const {
+    const int64_t pos = offset + i;  // the query's absolute position
+    bool any = false;
+    for (int64_t j = 0; j < static_cast<int64_t>(out.size()); ++j) {
+      double x = mask.at(b, h, i, j);
+      const bool outside = (causal_ && j > pos) || (left_ >= 0 && pos - j > left_) ||
+                           (right_ >= 0 && j - pos > right_) || j >= valid;
+      if (outside) x += kNegInf;
+      x = rt(x);
+      out[size_t(j)] = x;
+      any = any || x != kNegInf;
     }
-    for (double& x : row) x /= sum;
+    return any;
   }
 
   bool has_scale_;
@@ -287,6 +345,8 @@ class AttentionKernel final : public Kernel {
   int64_t q_heads_, kv_heads_;
   float softcap_;
   int64_t mode_;
+  int64_t left_, right_;
+  DType precision_ = DType::Undefined;
   std::string who_;
 };
 
