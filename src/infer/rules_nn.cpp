@@ -326,6 +326,8 @@ PI_INFER_RULE("", Upsample, upsample);
 PI_INFER_RULE("", ConvInteger, conv_integer);
 PI_INFER_RULE("", QLinearConv, qlinear_conv);
 PI_INFER_RULE("", ConvTranspose, conv_transpose);
+// DeformConv's Y is Conv's: [N, M, output sizes of the window over X].
+PI_INFER_RULE("", DeformConv, conv);
 PI_INFER_RULE("", MaxPool, pool);
 PI_INFER_RULE("", AveragePool, pool);
 PI_INFER_RULE("", LpPool, pool);

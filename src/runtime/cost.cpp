@@ -1,5 +1,7 @@
 #include "runtime/cost.h"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace polyinfer {
@@ -52,6 +54,119 @@ double per_element_ops(const std::string& op) {
   return 8;
 }
 
+// Dimension i of a shape (counted from the end where negative); -1 where absent or unknown.
+int64_t dim_at(const Shape* s, int i) {
+  if (!s) return -1;
+  const int r = static_cast<int>(s->size());
+  const int k = i < 0 ? r + i : i;
+  return k >= 0 && k < r ? (*s)[k] : -1;
+}
+
+int64_t int_attr(const ir::Node& node, const char* name, int64_t def) {
+  const ir::Attribute* a = node.attr(name);
+  return a ? a->i : def;
+}
+
+// An attention's two products and its softmax: Q Kᵀ over `qk` query elements (rows times the
+// head size), the probabilities times V into `out` elements, and 5 operations per score, with
+// `keys` keys per query row.
+double attention_flops(double qk, double out, double rows, double keys) {
+  return 2.0 * keys * (qk + out) + 5.0 * rows * keys;
+}
+
+// The key count of com.microsoft attention ops: present_key's `present_axis` where known, else
+// the new keys after the past ones (past's `past_axis`; none when the past is absent).
+int64_t keys_of(const Shape* present, int present_axis, const Shape* past, int past_axis,
+                int64_t new_keys) {
+  if (dim_at(present, present_axis) >= 0) return dim_at(present, present_axis);
+  if (new_keys < 0) return -1;
+  if (!past) return new_keys;
+  const int64_t p = dim_at(past, past_axis);
+  return p < 0 ? -1 : p + new_keys;
+}
+
+// com.microsoft Attention: X [B, S, Hin] times the packed weights [Hin, Dq + Dk + Dv], then
+// attention over the past and the new keys (present [2, B, N, P + S, H], past [2, B, N, P, H]).
+double ms_attention_flops(const ir::Node& node, const std::vector<const Shape*>& inputs,
+                          const std::vector<const Shape*>& outputs, double out) {
+  const Shape* x = at(inputs, 0);
+  const double nx = known_numel(x);
+  const int64_t hin = dim_at(x, -1), cols = dim_at(at(inputs, 1), -1);
+  if (!x || x->size() != 3 || nx < 0 || hin <= 0 || cols < 0) return -1;
+  const int64_t keys = keys_of(at(outputs, 1), 3, at(inputs, 4), 3, (*x)[1]);
+  if (keys < 0) return -1;
+  const ir::Attribute* sizes = node.attr("qkv_hidden_sizes");
+  const double dq = sizes && sizes->ints.size() == 3 ? static_cast<double>(sizes->ints[0])
+                                                     : static_cast<double>(cols) / 3;
+  const double tokens = nx / static_cast<double>(hin);
+  const double heads = static_cast<double>(int_attr(node, "num_heads", 1));
+  return 2.0 * nx * static_cast<double>(cols) +
+         attention_flops(tokens * dq, out, tokens * heads, static_cast<double>(keys));
+}
+
+// com.microsoft MultiHeadAttention: Q [B, S, D] or packed QKV [B, S, N, 3, H]; K [B, L, D],
+// [B, N, L, H] or packed KV [B, L, N, 2, H]; past_key [B, N, P, H]; present_key [B, N, T, H].
+double mha_flops(const ir::Node& node, const std::vector<const Shape*>& inputs,
+                 const std::vector<const Shape*>& outputs, double out) {
+  const Shape* q = at(inputs, 0);
+  const double nq = known_numel(q);
+  if (!q || (q->size() != 3 && q->size() != 5) || nq < 0) return -1;
+  const Shape* k = at(inputs, 1);
+  const int64_t new_keys = !k ? (*q)[1] : dim_at(k, k->size() == 4 ? 2 : 1);
+  const int64_t keys = keys_of(at(outputs, 1), 2, at(inputs, 6), 2, new_keys);
+  if (keys < 0) return -1;
+  const double heads =
+      q->size() == 5 ? static_cast<double>((*q)[2]) : double(int_attr(node, "num_heads", 1));
+  return attention_flops(q->size() == 5 ? nq / 3 : nq, out,
+                         static_cast<double>((*q)[0] * (*q)[1]) * heads, static_cast<double>(keys));
+}
+
+// com.microsoft GroupQueryAttention: Y [B, S, N * H]; the keys are present_key's [B, Nk, T, H]
+// (the whole buffer: an upper bound where the cache is one shared buffer of the longest
+// sequence), else past_key's [B, Nk, P, H] and the S new ones.
+double gqa_flops(const ir::Node& node, const std::vector<const Shape*>& inputs,
+                 const std::vector<const Shape*>& outputs, double out) {
+  const Shape* y = at(outputs, 0);
+  const int64_t b = dim_at(y, 0), s = dim_at(y, 1), heads = int_attr(node, "num_heads", 0);
+  if (b < 0 || s < 0 || heads <= 0) return -1;
+  const int64_t keys = keys_of(at(outputs, 1), 2, at(inputs, 3), 2, s);
+  if (keys < 0) return -1;
+  return attention_flops(out, out, static_cast<double>(b * s * heads), static_cast<double>(keys));
+}
+
+// LinearAttention, Q [B, T, Hq * dk], V [B, T, Hkv * dv]: per token each key/value head updates
+// its [dk, dv] state (k ⊗ v added: 2 per element; the decay: 1 more; the delta rule's Sᵀk and
+// correction: 2 more) and each query head reads it (qᵀ S: 2 per element).
+double linear_attention_flops(const ir::Node& node, const std::vector<const Shape*>& inputs) {
+  const Shape* q = at(inputs, 0);
+  const Shape* v = at(inputs, 2);
+  const int64_t hq = int_attr(node, "q_num_heads", 0), hkv = int_attr(node, "kv_num_heads", 0);
+  if (!q || !v || q->size() != 3 || v->size() != 3 || hq <= 0 || hkv <= 0 || known_numel(q) < 0 ||
+      dim_at(v, 2) < 0)
+    return -1;
+  const ir::Attribute* rule = node.attr("update_rule");
+  const std::string r = rule ? rule->s : "gated_delta";
+  const double per_state = 2.0 + (r == "gated" || r == "gated_delta" ? 1 : 0) +
+                           (r == "delta" || r == "gated_delta" ? 2 : 0);
+  const double dk = static_cast<double>((*q)[2]) / static_cast<double>(hq);
+  const double dv = static_cast<double>((*v)[2]) / static_cast<double>(hkv);
+  return static_cast<double>((*q)[0] * (*q)[1]) * dk * dv *
+         (per_state * static_cast<double>(hkv) + 2.0 * static_cast<double>(hq));
+}
+
+// DeformConv: Conv's multiply-adds, plus one sample per input channel, tap and output position,
+// interpolated from 2^r corners (a multiply-add each) and scaled by the mask.
+double deform_conv_flops(const ir::Node& node, const Shape& w, double out) {
+  if (known_numel(&w) < 0) return -1;
+  double k = 1;
+  for (size_t i = 2; i < w.size(); ++i) k *= static_cast<double>(w[i]);
+  const double conv = 2.0 * out * static_cast<double>(w[1]) * k;
+  if (w[0] == 0) return conv;
+  const double samples = out / static_cast<double>(w[0]) * static_cast<double>(w[1]) *
+                         static_cast<double>(int_attr(node, "group", 1)) * k;
+  return conv + samples * (2.0 * std::ldexp(1.0, static_cast<int>(w.size() - 2)) + 1);
+}
+
 }  // namespace
 
 const char* op_class_name(OpClass c) {
@@ -73,16 +188,19 @@ const char* op_class_name(OpClass c) {
 
 OpClass op_class(const ir::Node& node) {
   const std::string op = base_op(node);
-  if (in(op, {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "PointwiseDepthwiseConv"}))
+  if (in(op, {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "PointwiseDepthwiseConv",
+              "DeformConv", "CausalConvWithState"}))
     return OpClass::Conv;
-  if (in(op, {"MatMul", "Gemm", "MatMulInteger", "QLinearMatMul", "Attention"}))
+  if (in(op, {"MatMul", "Gemm", "MatMulInteger", "QLinearMatMul", "MatMulNBits", "Attention",
+              "MultiHeadAttention", "GroupQueryAttention", "FlexAttention", "LinearAttention"}))
     return OpClass::MatMul;
   if (in(op, {"MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool",
               "GlobalLpPool"}))
     return OpClass::Pool;
   if (in(op, {"BatchNormalization", "InstanceNormalization", "LayerNormalization",
               "GroupNormalization", "LpNormalization", "MeanVarianceNormalization",
-              "RMSNormalization", "SimplifiedLayerNormalization", "SkipLayerNormalization"}))
+              "RMSNormalization", "SimplifiedLayerNormalization", "SkipLayerNormalization",
+              "SkipSimplifiedLayerNormalization", "EmbedLayerNormalization"}))
     return OpClass::Normalization;
   if (in(op, {"Softmax", "LogSoftmax", "Hardmax"})) return OpClass::Softmax;
   if (op.rfind("Reduce", 0) == 0 || in(op, {"ArgMax", "ArgMin"})) return OpClass::Reduction;
@@ -95,7 +213,8 @@ OpClass op_class(const ir::Node& node) {
               "Tile",         "Cast",           "CastLike", "DepthToSpace",
               "SpaceToDepth", "Shape",          "Size",     "ConstantOfShape",
               "Range",        "Compress",       "OneHot",   "ReverseSequence",
-              "Trilu",        "EyeLike"}))
+              "Trilu",        "EyeLike"}) ||
+      in(op, {"BitCast", "TensorScatter", "GatherBlockQuantized"}))
     return OpClass::DataMovement;
   if (in(op, {"Add",
               "Sub",
@@ -166,7 +285,15 @@ OpClass op_class(const ir::Node& node) {
               "QuantizeLinear",
               "DequantizeLinear",
               "DynamicQuantizeLinear",
-              "CumSum"}))
+              "CumSum",
+              "CumProd",
+              "Swish",
+              "SwiGLU",
+              "FastGelu",
+              "BiasGelu",
+              "QuickGelu",
+              "BiasAdd",
+              "RotaryEmbedding"}))
     return OpClass::Elementwise;
   return OpClass::Other;
 }
@@ -187,7 +314,15 @@ double node_flops(const ir::Node& node, const std::vector<const Shape*>& inputs,
     return 2.0 * x * static_cast<double>((*w1)[0]) +
            2.0 * out * static_cast<double>((*w2)[2] * (*w2)[3]);
   }
-  if (op == "Attention") {  // Q Kᵀ, softmax (5 per score), then the scores times V
+  if (node.domain == "com.microsoft") {
+    if (op == "Attention") return ms_attention_flops(node, inputs, outputs, out);
+    if (op == "MultiHeadAttention") return mha_flops(node, inputs, outputs, out);
+    if (op == "GroupQueryAttention") return gqa_flops(node, inputs, outputs, out);
+  }
+  if (op == "LinearAttention") return linear_attention_flops(node, inputs);
+  // ONNX Attention and FlexAttention (4-D Q [B, H, L, E]): Q Kᵀ, softmax (5 per score), then the
+  // scores times V.
+  if (op == "Attention" || op == "FlexAttention") {
     const Shape* q = at(inputs, 0);
     const Shape* k = at(inputs, 1);
     const double nq = known_numel(q);
@@ -204,6 +339,7 @@ double node_flops(const ir::Node& node, const std::vector<const Shape*>& inputs,
   if (cls == OpClass::Conv) {
     const Shape* w = at(inputs, op == "QLinearConv" ? 3 : 1);
     if (!w || w->size() < 3) return -1;
+    if (op == "DeformConv") return deform_conv_flops(node, *w, out);
     double k = 1;
     for (size_t i = 2; i < w->size(); ++i) k *= static_cast<double>((*w)[i]);
     if (op == "ConvTranspose") {
@@ -258,8 +394,7 @@ NodeCost node_cost(const ir::Node& node, const std::vector<TensorUse>& inputs,
       c.known = false;
       return 0;
     }
-    const double e = element_bytes ? element_bytes(t.dtype, t.constant)
-                                   : static_cast<double>(dtype_size(t.dtype));
+    const double e = element_bytes ? element_bytes(t.dtype, t.constant) : dtype_bits(t.dtype) / 8.0;
     return n * e;
   };
   std::vector<const Shape*> in_shapes, out_shapes;
@@ -270,12 +405,19 @@ NodeCost node_cost(const ir::Node& node, const std::vector<TensorUse>& inputs,
     const TensorUse& t = inputs[i];
     if (t.dtype == DType::Undefined && !t.shape) continue;  // omitted optional
     // Gather reads the rows it picks: as many elements as it writes (an embedding table is
-    // not streamed whole per token).
-    if (i == 0 && t.constant && op == "Gather" && !outputs.empty()) {
+    // not streamed whole per token). GatherBlockQuantized reads as many of its data's packed
+    // elements (`bits` each in uint8) and one scale and zero point per block_size of them.
+    const bool blocks = op == "GatherBlockQuantized";
+    if (t.constant && !outputs.empty() && ((i == 0 && op == "Gather") || (blocks && i != 1))) {
       TensorUse rows = outputs[0];
       rows.dtype = t.dtype;
       rows.constant = true;
-      c.weight_bytes += bytes_of(rows);
+      double share = 1;
+      if (blocks && t.dtype == DType::UInt8)
+        share = static_cast<double>(int_attr(node, "bits", 4)) / 8;
+      if (blocks && i >= 2)
+        share /= static_cast<double>(std::max<int64_t>(1, int_attr(node, "block_size", 128)));
+      c.weight_bytes += bytes_of(rows) * share;
       continue;
     }
     (t.constant ? c.weight_bytes : c.input_bytes) += bytes_of(t);

@@ -104,6 +104,46 @@ TEST(PlanCost, AnOperatorWithoutAModelIsMemoryOnly) {
   EXPECT_EQ(estimate_cost(node_named(g, "hardmax"), g).cls, OpClass::Softmax);
 }
 
+// Operators of the newer opsets and com.microsoft have FLOP models: MatMulNBits is 2·M·N·K and
+// reads its packed weights whole; DeformConv is Conv's multiply-adds plus one bilinear sample per
+// input channel, tap and output position (four corners' multiply-adds and the mask: 9).
+TEST(PlanCost, MatMulNBitsAndDeformConvCountTheirWork) {
+  test::ModelBuilder b(22);
+  auto* ms = b.proto().add_opset_import();
+  ms->set_domain("com.microsoft");
+  ms->set_version(1);
+  b.input("a", {1, 5, 64}).output("y", {1, 5, 32});
+  b.int_initializer("w4", {32, 2, 16}, /*uint8*/ 2, std::vector<int32_t>(1024, 0x88));
+  b.initializer("scales", {64}, std::vector<float>(64, 0.1f));
+  b.node("MatMulNBits", {"a", "w4", "scales"}, {"y"}, "nbits");
+  auto* nb = test::last_node(b);
+  nb->set_domain("com.microsoft");
+  test::set_int(nb, "K", 64);
+  test::set_int(nb, "N", 32);
+  test::set_int(nb, "bits", 4);
+  test::set_int(nb, "block_size", 32);
+  b.input("x", {1, 4, 8, 8}).input("offset", {1, 18, 8, 8}).output("z", {1, 6, 8, 8});
+  b.initializer("dw", {6, 2, 3, 3}, std::vector<float>(108, 0.1f));
+  b.node("DeformConv", {"x", "dw", "offset"}, {"z"}, "deform");
+  test::set_int(test::last_node(b), "group", 2);
+  test::set_ints(test::last_node(b), "pads", {1, 1, 1, 1});
+  const ir::Graph g = graph_of(b);
+
+  const NodeCost mm = estimate_cost(node_named(g, "nbits"), g);
+  EXPECT_EQ(mm.cls, OpClass::MatMul);
+  EXPECT_TRUE(mm.known);
+  EXPECT_FALSE(mm.memory_only);
+  EXPECT_DOUBLE_EQ(mm.flops, 2.0 * 5 * 32 * 64);     // 2 x M x N x K
+  EXPECT_DOUBLE_EQ(mm.weight_bytes, 1024 + 64 * 4);  // packed 4-bit weights and their scales
+
+  const NodeCost dc = estimate_cost(node_named(g, "deform"), g);
+  EXPECT_EQ(dc.cls, OpClass::Conv);
+  EXPECT_TRUE(dc.known);
+  // 2 x 384 outputs x 2 channels per group x 9 taps, and 64 positions x 4 channels x 9 taps
+  // samples of 9 operations.
+  EXPECT_DOUBLE_EQ(dc.flops, 2.0 * 384 * 2 * 9 + 64.0 * 4 * 9 * 9);
+}
+
 // The prediction must equal what a session's first run plans: same order, same size classes,
 // same packing. Views share their source's buffer; the output escapes the arena.
 TEST(PlanMemory, PredictedArenaEqualsTheSessionsPlannedArena) {
