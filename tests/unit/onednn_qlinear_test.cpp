@@ -19,18 +19,17 @@ namespace {
 
 using namespace test;
 
-// The weights' range: 8 bits where oneDNN's int8 products are exact (VNNI, AMX), 7 bits where
-// they add u8 x s8 pairs in saturating int16 (AVX2): the domain in which the fast kernels promise
-// the reference's results there (SaturationAdvisoryWithoutVnni checks the note outside it).
-const int kW = cpu::onednn::int8_products_exact() ? 127 : 63;
+// The weights' range: 8 bits. Where oneDNN's int8 products are not exact (no VNNI: u8 x s8
+// pairs saturate at 16 bits, s8 sources run through halved weights) the default choice takes
+// the exact form (`onednn_int8_exact`, int8_exact_test.cpp), so the kernels promise the
+// reference's results on every CPU; SaturationAdvisoryWithoutVnni checks oneDNN's own operands.
+const int kW = 127;
 
-// Whether the fast kernel declared its results inexact on this CPU (Kernel::advisory): only
-// without VNNI, and there for an s8 source (the weights are 7-bit, above). Such a kernel is not
-// held to the reference's results; the note is what the user gets instead.
-bool advised_inexact(const Session& s, bool signed_source) {
-  const bool advised = !s.placement().notes.empty();
-  EXPECT_EQ(advised, signed_source && !cpu::onednn::int8_products_exact());
-  return advised;
+// Whether the fast kernel declared its results inexact on this CPU (Kernel::advisory): never
+// with the default choice.
+bool advised_inexact(const Session& s, bool /*signed_source*/) {
+  EXPECT_TRUE(s.placement().notes.empty()) << s.placement().notes[0];
+  return !s.placement().notes.empty();
 }
 
 // Runs `m` on cpu and cpu-ref and compares output 0 within the tolerance above; expects the
@@ -85,11 +84,13 @@ TEST(OnednnQLinearConv, NonZeroWeightZeroPointIsLeftToTheReference) {
   expect_close_to_reference(m, "x", {1, 2, 5, 5}, false, "reference");
 }
 
-// Without VNNI, oneDNN adds u8 x s8 products in saturating int16 pairs: a kernel whose weights
-// use 8 bits says so in the placement notes; 7-bit weights are exact there, and the kernel then
-// matches the reference on full-range inputs (on VNNI machines both hold trivially).
+// Without VNNI, oneDNN adds u8 x s8 products in saturating int16 pairs: switched on past its
+// rule (`onednn_int8=on`), a kernel on oneDNN's operands as they are says so in the placement
+// notes where its weights use 8 bits; 7-bit weights are exact there, and the default choice then
+// keeps oneDNN's operands and matches the reference on full-range inputs (on VNNI machines both
+// hold trivially).
 TEST(OnednnQLinearConv, SaturationAdvisoryWithoutVnni) {
-  const Tensor wide = Tensor::from_vector<int8_t>({3}, {1, -64, 2});
+  const Tensor wide = Tensor::from_vector<int8_t>({3}, {1, -65, 2});
   const Tensor narrow = Tensor::from_vector<int8_t>({3}, {63, -63, 0});
   using cpu::onednn::int8_advisory;
   EXPECT_NE(int8_advisory(wide, false, false).find("saturate at 16 bits"), std::string::npos);
@@ -109,8 +110,8 @@ TEST(OnednnQLinearConv, SaturationAdvisoryWithoutVnni) {
     m.int_initializer("zy", {}, kUInt8, {128});
     m.int_initializer("w", {8, 16, 3, 3}, kInt8, random_ints(8 * 16 * 9, -wmax, wmax, 5));
     m.node("QLinearConv", {"x", "sx", "zx", "w", "sw", "zw", "sy", "zy"}, {"y"}, "qconv");
-    Session s = load_on(m.bytes(), "cpu");
-    const bool expect_note = wmax > 63 && !cpu::onednn::int8_products_exact();
+    Session s = load_on(m.bytes(), "cpu:onednn_int8=on");
+    const bool expect_note = wmax > 64 && !cpu::onednn::int8_products_exact();
     ASSERT_EQ(s.placement().notes.size(), expect_note ? 1u : 0u) << "weights to " << wmax;
     if (expect_note) {
       EXPECT_EQ(

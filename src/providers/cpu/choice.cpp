@@ -1,6 +1,7 @@
 #include "providers/cpu/choice.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "providers/cpu/fast/avx512_math.h"
 #include "providers/cpu/onednn/onednn.h"
@@ -41,6 +42,31 @@ std::optional<ConvShape> read_conv(const KernelInfo& info) {
   return c;
 }
 
+// An int8 product's operands: its constant int8 weights (B: input 1 of MatMulInteger, 3 of the
+// QLinear* operators) and its source's type (X's, or its zero point's); nullopt where either is
+// not of that form (the constructors refuse those nodes and say why).
+std::optional<Int8Operands> read_int8(const KernelInfo& info) {
+  const bool integer = info.node().op_type == "MatMulInteger";
+  const size_t wi = integer ? 1 : 3, zi = 2;
+  const Tensor* w = info.has_input(wi) ? info.constant_input(wi) : nullptr;
+  if (!w || w->dtype() != DType::Int8) return std::nullopt;
+  DType source = DType::Undefined;
+  if (const ir::TypeInfo* x = info.input_type(0)) source = x->elem;
+  if (source == DType::Undefined && info.has_input(zi))
+    if (const ir::TypeInfo* z = info.input_type(zi)) source = z->elem;
+  if (source != DType::Int8 && source != DType::UInt8) return std::nullopt;
+  Int8Operands o;
+  o.signed_source = source == DType::Int8;
+  // The sum's length: a convolution's W is [M, C/group, ...], a product's B [K, N].
+  const bool conv = info.node().op_type.find("QLinearConv") != std::string::npos;
+  o.pairs = w->rank() < 2 || w->dim(conv ? 1 : 0) > 1;
+  // Read in place (int8 has no alignment to keep), never copied whole.
+  const int8_t* p = static_cast<const int8_t*>(w->peek_bytes());
+  for (int64_t i = 0; i < w->numel(); ++i)
+    o.max_abs_weight = std::max(o.max_abs_weight, std::abs(int(p[i])));
+  return o;
+}
+
 bool runs(Isa isa, const CpuFeatures& cpu) {
   switch (isa) {
     case Isa::Any: return true;
@@ -72,13 +98,18 @@ CpuFeatures CpuFeatures::of_this_cpu(const CpuProviderOptions& options) {
 #endif
   f.onednn_avx512 = onednn::avx512_kernels();
   f.zmm_gemm = f.avx512 && options.gemm_tile != GemmTile::Avx2;
+  f.onednn_int8_exact = onednn::int8_products_exact();
   return f;
 }
 
 ChoiceFacts read_facts(const KernelInfo& info, const CpuFeatures& cpu) {
   ChoiceFacts f;
   f.cpu = cpu;
-  if (info.node().op_type == "NhwcFusedConv") f.conv = read_conv(info);
+  const std::string& op = info.node().op_type;
+  if (op == "NhwcFusedConv") f.conv = read_conv(info);
+  if (op.find("QLinearConv") != std::string::npos || op == "QLinearMatMul" || op == "QLinearGemm" ||
+      op == "MatMulInteger")
+    f.int8 = read_int8(info);
   return f;
 }
 

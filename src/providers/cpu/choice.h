@@ -31,6 +31,8 @@ struct CpuFeatures {
   bool avx512 = false;         // AVX-512F: the zmm kernels
   bool onednn_avx512 = false;  // oneDNN runs AVX-512 code here
   bool zmm_gemm = false;       // the packed GEMM runs zmm tiles (AVX-512, and gemm_tile allows)
+  // oneDNN's int8 products are exact here (VNNI, AMX: onednn::int8_products_exact())
+  bool onednn_int8_exact = true;
 
   static CpuFeatures of_this_cpu(const CpuProviderOptions& options);
 };
@@ -46,12 +48,25 @@ struct ConvShape {
   int64_t taps() const { return kh * kw; }
 };
 
+// An int8 product (QLinearConv, QLinearMatMul, MatMulInteger and the fused forms) as the rules
+// read it: what decides whether oneDNN's int8 products are exact on a CPU without VNNI.
+struct Int8Operands {
+  bool signed_source = false;  // X (A) is int8: oneDNN halves the weights there
+  int max_abs_weight = 0;      // of its constant int8 weights; above 64 a pair may saturate
+  // Its sums run over several input channels (not a depthwise convolution's one): the products
+  // oneDNN adds in pairs without VNNI.
+  bool pairs = true;
+};
+
 // What the rules of a table read for one node.
 struct ChoiceFacts {
   CpuFeatures cpu;
   // NhwcFusedConv with constant weights of rank 4 and well-formed attributes; nullopt otherwise
   // (the rules that need it then decline, and the constructors say why).
   std::optional<ConvShape> conv;
+  // The int8 products with constant int8 weights and a source of known 8-bit type; nullopt
+  // otherwise (the constructors say why).
+  std::optional<Int8Operands> int8 = std::nullopt;
 };
 ChoiceFacts read_facts(const KernelInfo& info, const CpuFeatures& cpu);
 

@@ -191,11 +191,47 @@ const ChoiceTable kGlobalAveragePool = {
         {"onednn_pool", Isa::Any, nullptr, nullptr, false, "oneDNN's global pooling"},
     }};
 
+// ---- int8 products ----
+
+// Without VNNI (onednn::int8_products_exact), oneDNN's int8 products are off the model's: an
+// int8 source runs through halved weights, and the u8 x s8 products of a sum over input
+// channels are added in pairs that saturate at 16 bits once a weight exceeds 64 in magnitude
+// (2 x 255 x 65 > 32767). Depthwise convolutions (one input channel per group) have no such
+// pairs: measured exact on oneDNN's AVX2 and AVX-512 kernels (int8_exact_test.cpp).
+const char* onednn_int8_prefer(const ChoiceFacts& f) {
+  if (f.cpu.onednn_int8_exact || !f.int8) return nullptr;
+  if (f.int8->signed_source)
+    return "no VNNI here: oneDNN would run the int8 source through halved weights, off the "
+           "model's results";
+  if (f.int8->max_abs_weight > 64 && f.int8->pairs)
+    return "no VNNI here: oneDNN's u8 x s8 products, added in pairs, could saturate at 16 bits "
+           "with these 8-bit weights";
+  return nullptr;
+}
+
+const ChoiceTable kInt8 = {
+    {{"", "QLinearConv"},
+     {"ai.polyinfer", "NhwcQLinearConv"},
+     {"ai.polyinfer", "QLinearConvAdd"},
+     {"ai.polyinfer", "NhwcQLinearConvAdd"},
+     {"", "QLinearMatMul"},
+     {"ai.polyinfer", "QLinearGemm"},
+     {"", "MatMulInteger"}},
+    {
+        {"onednn_int8", Isa::Any, nullptr, onednn_int8_prefer, false,
+         "oneDNN's int8 kernels as they are: exact with VNNI or AMX, or with a uint8 source and "
+         "weights within +-64 (on: also where they are not)"},
+        {"onednn_int8_exact", Isa::Any, nullptr, nullptr, false,
+         "oneDNN's int8 kernels on an exact form: an int8 source shifted to uint8 and, for "
+         "8-bit weights, a zero channel after each input channel, so that no pair of products "
+         "can saturate (twice the products)"},
+    }};
+
 }  // namespace
 
 const std::vector<ChoiceTable>& choice_tables() {
-  static const std::vector<ChoiceTable> tables = {kNhwcFusedConv, kMatMul, kPointwiseDepthwise,
-                                                  kAttention, kGlobalAveragePool};
+  static const std::vector<ChoiceTable> tables = {
+      kNhwcFusedConv, kMatMul, kPointwiseDepthwise, kAttention, kGlobalAveragePool, kInt8};
   return tables;
 }
 

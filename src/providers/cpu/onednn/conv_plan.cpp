@@ -120,7 +120,12 @@ ConvPlan make_conv_plan(const dnnl::convolution_forward::primitive_desc& pd, con
 
 void run_conv_plan(ConvPlan& p, dnnl::stream& s, const Tensor& x, Tensor& y, const Tensor* z,
                    std::unordered_map<int, memory> extra) {
-  memory src = wrap(p.user_src, x);
+  run_conv_plan(p, s, x.raw_data(), y, z, std::move(extra));
+}
+
+void run_conv_plan(ConvPlan& p, dnnl::stream& s, const void* x, Tensor& y, const Tensor* z,
+                   std::unordered_map<int, memory> extra) {
+  memory src(p.user_src, engine(), const_cast<void*>(x));
   if (p.src_buf) {
     p.to_src->execute(s, src, *p.src_buf);
     src = *p.src_buf;

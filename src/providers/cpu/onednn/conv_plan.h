@@ -61,5 +61,8 @@ ConvPlan make_conv_plan(const dnnl::convolution_forward::primitive_desc& pd, con
 // then the destination back into Y. Waits for the stream.
 void run_conv_plan(ConvPlan& p, dnnl::stream& s, const Tensor& x, Tensor& y, const Tensor* z,
                    std::unordered_map<int, dnnl::memory> extra = {});
+// The same with X's bytes at `x` (a buffer of the kernel's own, read as the plan's user_src).
+void run_conv_plan(ConvPlan& p, dnnl::stream& s, const void* x, Tensor& y, const Tensor* z,
+                   std::unordered_map<int, dnnl::memory> extra = {});
 
 }  // namespace polyinfer::cpu::onednn

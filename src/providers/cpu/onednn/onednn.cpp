@@ -119,18 +119,21 @@ bool int8_products_exact() {
   }
 }
 
-std::string int8_advisory(const Tensor& w, bool signed_source, bool exact) {
+std::string int8_advisory(const Tensor& w, bool signed_source, bool exact, bool pairs) {
   if (exact || w.dtype() != DType::Int8) return "";
+  // Reached only where `onednn_int8` is switched on past its rule (choice_tables.cpp).
   if (signed_source)
-    return "this CPU has no VNNI: oneDNN runs int8 (s8) sources through halved weights, so "
-           "results may differ slightly from the QDQ model's (uint8 sources with 7-bit weights, "
-           "`polyinfer quantize --reduce-range`, are exact here)";
-  const int8_t* p = w.data<int8_t>();
-  const bool wide = std::any_of(p, p + w.numel(), [](int8_t v) { return v > 63 || v < -63; });
-  if (!wide) return "";
-  return "this CPU has no VNNI: its int8 dot products add u8 x s8 products in pairs that "
-         "saturate at 16 bits, and these weights use 8 bits, so results may differ from the "
-         "QDQ model's; `polyinfer quantize --reduce-range` writes 7-bit weights, exact here";
+    return "this CPU has no VNNI and onednn_int8 is switched on: oneDNN runs int8 (s8) sources "
+           "through halved weights, so results may differ slightly from the QDQ model's; leave "
+           "onednn_int8 at auto for the exact form (onednn_int8_exact)";
+  const int8_t* p = static_cast<const int8_t*>(w.peek_bytes());
+  const bool wide = std::any_of(p, p + w.numel(), [](int8_t v) { return v > 64 || v < -64; });
+  if (!wide || !pairs) return "";
+  return "this CPU has no VNNI and onednn_int8 is switched on: its int8 dot products add u8 x s8 "
+         "products in pairs that saturate at 16 bits, and these weights use 8 bits, so results "
+         "may differ from the QDQ model's; leave onednn_int8 at auto for the exact form "
+         "(onednn_int8_exact: twice the products) or quantize with `polyinfer quantize "
+         "--reduce-range` (7-bit weights, exact here as they are)";
 }
 
 std::string impl_name(const dnnl::primitive_desc_base& pd) {

@@ -96,16 +96,19 @@ inline constexpr int64_t kWinogradMinChannels = 64;
 
 // Whether oneDNN's int8 dot products are exact on this CPU. Without VNNI (SSE4.1, AVX, AVX2,
 // AVX-512 without VNNI) they use VPMADDUBSW, which adds each pair of u8 x s8 products into a
-// saturating int16 (oneDNN's "Nuances of int8 computations"): 2 x 255 x 127 > 32767.
+// saturating int16 (oneDNN's "Nuances of int8 computations"): 2 x 255 x 127 > 32767; and an s8
+// source is shifted to u8 with compensation and the weights halved, which rounds. Where it is
+// false the int8 kernels take their exact form (qlinear.cpp, ExactForm) unless the weights are
+// within +-64 and the source u8 (2 x 255 x 64 fits int16).
 bool int8_products_exact();
 
-// The caveat an int8 kernel reports (Kernel::advisory) when its results may differ from the
-// model's here: "" where the products are exact, and without VNNI where the source is u8 and every
-// |w| <= 63 (2 x 255 x 63 fits int16: what `quantize --reduce-range` writes; polyinfer's
-// qdq-unsigned pass makes activations u8). An s8 source is shifted to u8 with compensation and
-// the weights halved there, which rounds: measured inexact even with 7-bit weights
-// (onednn_qlinear_test). `exact` is int8_products_exact(), a parameter for tests.
-std::string int8_advisory(const Tensor& w, bool signed_source, bool exact);
+// The caveat an int8 kernel on oneDNN's operands as they are (the `onednn_int8` row) reports
+// (Kernel::advisory) when its results may differ from the model's here: "" where the products
+// are exact, and without VNNI where the source is u8 and every |w| <= 64. The row runs such a
+// node only when switched on (`cpu:onednn_int8=on`); by default `onednn_int8_exact` takes it.
+// `exact` is int8_products_exact(), a parameter for tests; `pairs` says the sums run over
+// several input channels (false for a depthwise convolution: no pairs to saturate).
+std::string int8_advisory(const Tensor& w, bool signed_source, bool exact, bool pairs = true);
 
 // "oneDNN 2.6.2, avx512_core_amx": the library's version and the instruction set its JIT kernels
 // use on this CPU (for the provider's description in `providers` and `doctor`).
