@@ -7,9 +7,19 @@
 // and P·V: both operands computed): a batched matmul with NumPy broadcasting of the batch
 // dimensions, no prepacking. Anything else — integer types, 1-D operands, Gemm with a computed
 // B or a C that is not a per-column bias — is left to the reference kernel.
+//
+// Dynamic shapes. A primitive is made per input shape (its JIT code fits the sizes) and kept in a
+// bounded cache (runtime/plan_cache.h). Linear layers share one prepacked copy of the weights
+// among their shapes' primitives: the packed layout depends on K and N alone. Activation products
+// of a shape the node has not run before, other than its first, run on one primitive with
+// run-time dimensions made once (gemm:jit): a decoder's attention products change shape at every
+// generated token, and making a primitive (0.1-0.3 ms) took longer than the product itself; a
+// shape that comes back gets its own primitive (brgemm, up to 1.5x faster on AVX-512).
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "core/shape_util.h"
 #include "providers/cpu/onednn/onednn.h"
@@ -116,14 +126,23 @@ class OnednnMatMul final : public Kernel {
                ": B must be float32 of rank >= 2 here, got ", dtype_name(b->dtype()),
                shape_str(b->shape()));
     }
-    Plan& p = plan_for(a.shape(), b ? b->shape() : Shape{});
-    Tensor& y = ctx.output(0, DType::Float32, p.y_shape);
+    const Shape bs = b ? b->shape() : Shape{};
+    Plan& p = const_b_ ? plan_for(a.shape(), bs) : product_plan(a.shape(), bs);
+    // A plan with run-time dimensions describes this run's operands by their actual shapes.
+    Shape y_shape = p.y_shape;
+    memory::desc src_md = p.src_md, w_md = p.w_md, dst_md = p.dst_md;
+    if (p.runtime_dims) {
+      const Broadcast g = broadcast(a.shape(), bs);
+      y_shape = g.y;
+      src_md = dense(g.a), w_md = dense(g.b), dst_md = dense(g.y);
+    }
+    Tensor& y = ctx.output(0, DType::Float32, y_shape);
     dnnl::stream& s = stream_;
     onednn::guarded(label_, [&] {
       std::unordered_map<int, memory> args{
-          {DNNL_ARG_SRC, onednn::wrap(p.src_md, a)},
-          {DNNL_ARG_WEIGHTS, b ? onednn::wrap(p.w_md, *b) : *p.weights},
-          {DNNL_ARG_DST, memory(p.dst_md, onednn::engine(), y.raw_data())}};
+          {DNNL_ARG_SRC, onednn::wrap(src_md, a)},
+          {DNNL_ARG_WEIGHTS, b ? onednn::wrap(w_md, *b) : p.weights->mem},
+          {DNNL_ARG_DST, memory(dst_md, onednn::engine(), y.raw_data())}};
       if (p.bias) args.emplace(DNNL_ARG_BIAS, *p.bias);
       onednn::add_thread_scratchpad(args, p.scratchpad_md);
       p.prim.execute(s, args);
@@ -133,16 +152,104 @@ class OnednnMatMul final : public Kernel {
   }
 
  private:
+  // Constant weights in one primitive's layout, shared by every plan whose primitive takes it.
+  struct Packed {
+    memory mem;
+    Tensor buf;  // behind `mem`
+  };
+
   struct Plan {
     Shape y_shape;
     dnnl::matmul prim;
     memory::desc src_md, w_md, dst_md, scratchpad_md;
-    std::optional<memory> weights, bias;
-    Tensor weights_buf;  // behind `weights`
+    std::shared_ptr<Packed> weights;
+    std::optional<memory> bias;
+    bool runtime_dims = false;  // the descs hold DNNL_RUNTIME_DIM_VAL: run() describes operands
   };
+
+  // Both operands' shapes at the product's rank (leading 1s), and the result's.
+  struct Broadcast {
+    Shape a, b, y;
+  };
+
+  Broadcast broadcast(const Shape& as, const Shape& bs) const {
+    const size_t r = std::max(as.size(), bs.size());
+    Broadcast g{Shape(r - as.size(), 1), Shape(r - bs.size(), 1), Shape(r)};
+    g.a.insert(g.a.end(), as.begin(), as.end());
+    g.b.insert(g.b.end(), bs.begin(), bs.end());
+    PI_CHECK(g.a[r - 1] == g.b[r - 2], ShapeMismatch, label_, ": A ", shape_str(as), " and B ",
+             shape_str(bs), " do not agree on K");
+    for (size_t i = 0; i + 2 < r; ++i) {
+      PI_CHECK(g.a[i] == g.b[i] || g.a[i] == 1 || g.b[i] == 1, ShapeMismatch, label_, ": A ",
+               shape_str(as), " and B ", shape_str(bs), " do not broadcast");
+      g.y[i] = std::max(g.a[i], g.b[i]);
+    }
+    g.y[r - 2] = g.a[r - 2];
+    g.y[r - 1] = g.b[r - 1];
+    return g;
+  }
+
+  static memory::desc dense(const Shape& s) {
+    const memory::dims d = onednn::dims_of(s);
+    return memory::desc(d, dt::f32, dense_strides(d));
+  }
 
   Plan& plan_for(const Shape& as, const Shape& bs) {
     return plans_.get({as, bs}, label_, [&] { return make_plan(as, bs); });
+  }
+
+  // An activation product's plan: the shape's own primitive when the node runs it for the first
+  // time ever (a static model's only shape) or again, else the shared one with run-time
+  // dimensions.
+  Plan& product_plan(const Shape& as, const Shape& bs) {
+    auto& plans = plans_.plans();
+    const std::pair<Shape, Shape> key{as, bs};
+    if (Plan* p = plans.find(key)) return *p;
+    const bool first = plans.size() == 0 && !runtime_.size();
+    if (plans.seen(key) || first) return plan_for(as, bs);
+    // Batch dimensions the operands share stay run-time; one that broadcasts is part of the key.
+    const Broadcast g = broadcast(as, bs);
+    Shape pattern{static_cast<int64_t>(g.y.size())};
+    for (size_t i = 0; i + 2 < g.y.size(); ++i)
+      pattern.push_back(g.a[i] == g.b[i] ? -1 : g.a[i] * 1000003 + g.b[i]);
+    if (Plan* p = runtime_.find(pattern)) return *p;
+    return runtime_.add(pattern, onednn::guarded(label_, [&] { return make_runtime_plan(g); }));
+  }
+
+  Plan make_runtime_plan(const Broadcast& g) {
+    const memory::dim R = DNNL_RUNTIME_DIM_VAL;
+    const size_t r = g.y.size();
+    memory::dims a(r, R), b(r, R), y(r, R);
+    for (size_t i = 0; i + 2 < r; ++i)
+      if (g.a[i] != g.b[i]) a[i] = g.a[i], b[i] = g.b[i], y[i] = g.y[i];
+    memory::dims strides(r, R);
+    strides.back() = 1;
+    Plan p;
+    p.runtime_dims = true;
+    p.src_md = memory::desc(a, dt::f32, strides);
+    p.w_md = memory::desc(b, dt::f32, strides);
+    p.dst_md = memory::desc(y, dt::f32, strides);
+    dnnl::post_ops ops;
+    onednn::append_activation(ops, act_.post_op);
+    dnnl::primitive_attr attr;
+    onednn::use_own_scratchpad(attr);
+    attr.set_post_ops(ops);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p.src_md, p.w_md, p.dst_md), attr,
+                                    onednn::engine());
+    p.prim = dnnl::matmul(pd);
+    p.scratchpad_md = pd.scratchpad_desc();
+    return p;
+  }
+
+  // The prepacked weights in layout `md`: the copy an earlier plan made, or a new one.
+  std::shared_ptr<Packed> packed_weights(const memory::desc& md, const memory::desc& w_user) {
+    for (const auto& w : packed_)
+      if (w->mem.get_desc() == md) return w;
+    auto w = std::make_shared<Packed>();
+    w->mem = onednn::host_memory(md, &w->buf);
+    onednn::write_weights(weights_.peek_bytes(), w_user, w->mem, stream_);
+    packed_.push_back(w);
+    return w;
   }
 
   Plan make_plan(const Shape& as, const Shape& bs) {
@@ -166,24 +273,11 @@ class OnednnMatMul final : public Kernel {
       if (!gemm_) p.y_shape.push_back(N);
     } else {
       // Both operands computed: batched, with the batch dimensions broadcast.
-      const size_t r = std::max(as.size(), bs.size());
-      Shape a(r - as.size(), 1), b(r - bs.size(), 1);
-      a.insert(a.end(), as.begin(), as.end());
-      b.insert(b.end(), bs.begin(), bs.end());
-      PI_CHECK(a[r - 1] == b[r - 2], ShapeMismatch, label_, ": A ", shape_str(as), " and B ",
-               shape_str(bs), " do not agree on K");
-      Shape y(r);
-      for (size_t i = 0; i + 2 < r; ++i) {
-        PI_CHECK(a[i] == b[i] || a[i] == 1 || b[i] == 1, ShapeMismatch, label_, ": A ",
-                 shape_str(as), " and B ", shape_str(bs), " do not broadcast");
-        y[i] = std::max(a[i], b[i]);
-      }
-      y[r - 2] = a[r - 2];
-      y[r - 1] = b[r - 1];
-      src_d = onednn::dims_of(a);
-      w_d = onednn::dims_of(b);
-      dst_d = onednn::dims_of(y);
-      p.y_shape = y;
+      const Broadcast g = broadcast(as, bs);
+      src_d = onednn::dims_of(g.a);
+      w_d = onednn::dims_of(g.b);
+      dst_d = onednn::dims_of(g.y);
+      p.y_shape = g.y;
     }
     const memory::desc src_md = src_tag == tag::ba
                                     ? memory::desc(src_d, dt::f32, tag::ba)
@@ -217,10 +311,7 @@ class OnednnMatMul final : public Kernel {
     p.prim = dnnl::matmul(pd);
     p.scratchpad_md = pd.scratchpad_desc();
     p.w_md = w_user;
-    if (const_b_) {
-      p.weights = onednn::host_memory(pd.weights_desc(), &p.weights_buf);
-      onednn::write_weights(weights_.peek_bytes(), w_user, *p.weights, stream_);
-    }
+    if (const_b_) p.weights = packed_weights(pd.weights_desc(), w_user);
     if (bias_.defined()) p.bias = onednn::wrap(bias_md, bias_);
     return p;
   }
@@ -233,7 +324,10 @@ class OnednnMatMul final : public Kernel {
   onednn::SplitActivation act_;
   Tensor weights_, bias_;  // weights_: constant B (alpha folded in), bias_: [1, N]
   onednn::PlanCache<std::pair<Shape, Shape>, Plan> plans_;
-  dnnl::stream stream_{onednn::engine()};  // one per kernel, not one per run
+  // Activation products' plans with run-time dimensions, by which batch dimensions broadcast.
+  ShapePlans<Shape, Plan> runtime_;
+  std::vector<std::shared_ptr<Packed>> packed_;  // constant weights, one copy per layout
+  dnnl::stream stream_{onednn::engine()};        // one per kernel, not one per run
   std::string impl_ = "onednn";
 };
 

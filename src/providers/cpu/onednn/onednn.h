@@ -19,6 +19,7 @@
 #include "ops/activation.h"
 #include "polyinfer/tensor.h"
 #include "runtime/kernel.h"
+#include "runtime/plan_cache.h"
 
 namespace polyinfer::cpu::onednn {
 
@@ -125,28 +126,31 @@ template <class F> auto guarded(const std::string& who, F&& f) -> decltype(f()) 
 }
 
 // A kernel's plans (its primitive and what runs with it), one per input shape: made at kernel
-// creation when the shape is static, else on the first run with that shape, then kept.
+// creation when the shape is static, else on the first run with that shape, then kept — the
+// most recently used ShapePlans::kDefaultCapacity of them (runtime/plan_cache.h: a node whose
+// shape changes on every run must not keep a primitive per shape it ever saw).
 template <class Key, class Plan> class PlanCache {
  public:
-  // The plan for `key`, made by `make()` the first time; oneDNN's errors name `who`.
+  // The plan for `key`, made by `make()` when it is not held; oneDNN's errors name `who`.
   template <class Make> Plan& get(const Key& key, const std::string& who, Make&& make) {
-    auto it = plans_.find(key);
-    if (it == plans_.end()) it = plans_.emplace(key, guarded(who, make)).first;
-    return it->second;
+    if (Plan* p = plans_.find(key)) return *p;
+    return plans_.add(key, guarded(who, make));
   }
 
   // At kernel creation, for kernels with a reference tier behind them: a shape oneDNN has no
   // implementation for is a refusal (the next kernel takes the node), not an error.
   template <class Make> void prepare(const KernelInfo& info, const Key& key, Make&& make) {
     try {
-      plans_.emplace(key, make());
+      if (!plans_.find(key)) plans_.add(key, make());
     } catch (const dnnl::error& e) {
       info.unsupported(std::string("oneDNN path: ") + e.what());
     }
   }
 
+  ShapePlans<Key, Plan>& plans() { return plans_; }
+
  private:
-  std::map<Key, Plan> plans_;
+  ShapePlans<Key, Plan> plans_;
 };
 
 }  // namespace polyinfer::cpu::onednn
