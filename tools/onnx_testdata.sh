@@ -2,7 +2,7 @@
 # tools/onnx_testdata.sh — prints the folder of the ONNX backend node test data of the onnx
 # wheel pinned in .venv (newer than Debian's libonnx-testdata), setting .venv up first if needed.
 # The wheels from onnx 1.20 on ship the test cases but not their data: it is generated once
-# from them (tools/gen_onnx_node_tests.py, a minute or two) into .cache/onnx-testdata-VERSION.
+# from them (tools/gen_onnx_node_tests.py, ten seconds) into .cache/onnx-testdata-VERSION-HASH.
 #
 #   polyinfer conformance "$(tools/onnx_testdata.sh)/node"
 #
@@ -23,11 +23,13 @@ if [[ -d "$data/node" ]]; then
   exit 0
 fi
 version="$("$venv/bin/python" -c 'import onnx; print(onnx.__version__)')"
-cache="$root/.cache/onnx-testdata-$version"
+# The generator's hash in the name: data made by an older generator is not reused.
+gen="$root/tools/gen_onnx_node_tests.py"
+cache="$root/.cache/onnx-testdata-$version-$(sha256sum "$gen" | cut -c1-8)"
 if [[ ! -f "$cache/complete" ]]; then
   echo "onnx_testdata: generating the node tests of onnx $version into $cache" >&2
   rm -rf "$cache"
-  "$venv/bin/python" "$root/tools/gen_onnx_node_tests.py" "$cache" >&2
+  "$venv/bin/python" "$gen" "$cache" >&2
   touch "$cache/complete"
 fi
 echo "$cache"
