@@ -120,8 +120,8 @@ TEST(KvCache, EncoderRunsManyShapesInOneSession) {
   SessionOptions ro;
   ro.providers = {"cpu-ref"};
   Session ref = Session::load(path, ro);
-  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 8}, {2, 5}, {3, 16}, {1, 1},
-                                                           {4, 32}, {2, 5}, {1, 8}, {3, 7}};
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 8},  {2, 5}, {3, 16}, {1, 1},
+                                                           {4, 32}, {2, 5}, {1, 8},  {3, 7}};
   int64_t seed = 1;
   for (const auto& [b, l] : shapes) {
     std::vector<int64_t> ids(static_cast<size_t>(b * l)), mask(ids.size(), 1);
