@@ -23,10 +23,11 @@
 // column axis for MatMul's [K, N] B); the product's output read by the QuantizeLinear alone
 // (or by a Relu or constant-bound Clip read by it alone, dropped only where the QuantizeLinear's
 // saturation already clamps at its bounds: a Relu when zy is the type's minimum, a ReLU6 when
-// the 8-bit range is also at most [0, 6]); opset 10-20 (Quantize/DequantizeLinear-21 add types
-// and blocks this pass does not read). The bias (a DequantizeLinear'd int32, or a float constant)
-// is requantized to scale sx·sw[m], zero point 0: for QDQ exporters' biases (scale sx·sw) that is
-// the same integer.
+// the 8-bit range is also at most [0, 6]); Quantize/DequantizeLinear of opset 10 on, in their
+// opset-10 form: 8-bit types, no blocks, no output_dtype or precision (the attributes of opsets
+// 21-25 that change the arithmetic; a node that sets one stays unfused). The bias (a
+// DequantizeLinear'd int32, or a float constant) is requantized to scale sx·sw[m], zero point 0:
+// for QDQ exporters' biases (scale sx·sw) that is the same integer.
 #include <cmath>
 #include <limits>
 
@@ -48,7 +49,7 @@ std::optional<Dq> dequantize_of(const ir::Graph& g, const Uses& u, const std::st
   if (pi < 0) return std::nullopt;
   const ir::Node& n = g.nodes[pi];
   if (n.op_type != "DequantizeLinear" || !n.domain.empty() || n.inputs.size() < 2 ||
-      n.attr("block_size") != nullptr)
+      n.attr("block_size") != nullptr || n.attr("output_dtype") != nullptr)
     return std::nullopt;
   Dq d;
   d.q = n.inputs[0];
@@ -105,7 +106,7 @@ class QdqFusion final : public Pass {
 
   int run(ir::Graph& g) override {
     auto op = g.opsets.find("");
-    if (op == g.opsets.end() || op->second < 10 || op->second > 20) return 0;
+    if (op == g.opsets.end() || op->second < 10) return 0;
     if (!has_op(g, {"DequantizeLinear"})) return 0;
     const Uses u(g);
     NameGen names(g);
@@ -115,7 +116,7 @@ class QdqFusion final : public Pass {
       ir::Node& qn = g.nodes[i];
       if (qn.op_type != "QuantizeLinear" || !qn.domain.empty() || qn.inputs.size() != 3 ||
           qn.outputs.size() != 1 || qn.attr("saturate") || qn.attr("block_size") ||
-          qn.attr("output_dtype"))
+          qn.attr("output_dtype") || qn.attr("precision"))
         continue;
       const std::optional<double> sy = scalar_constant(g, qn.inputs[1]);
       const std::optional<double> zy = scalar_constant(g, qn.inputs[2]);

@@ -30,7 +30,8 @@ class QdqUnsigned final : public Pass {
       ir::Node& q = g.nodes[i];
       if (q.op_type != "QuantizeLinear" || !q.domain.empty() || q.inputs.size() != 3 ||
           q.outputs.size() != 1 || q.attr("saturate") || q.attr("output_dtype") ||
-          constant(g, q.inputs[0]) || !s8_scalar(g, q.inputs[2]))
+          q.attr("block_size") || q.attr("precision") || constant(g, q.inputs[0]) ||
+          !s8_scalar(g, q.inputs[2]))
         continue;
       const std::string& v = q.outputs[0];
       if (u.is_graph_output(v) || u.read_by_subgraph(v) || u.readers(v).empty()) continue;
@@ -38,7 +39,8 @@ class QdqUnsigned final : public Pass {
       for (int r : u.readers(v)) {
         const ir::Node& d = g.nodes[r];
         ok = ok && d.op_type == "DequantizeLinear" && d.domain.empty() && d.inputs.size() == 3 &&
-             d.inputs[0] == v && s8_scalar(g, d.inputs[2]);
+             d.inputs[0] == v && s8_scalar(g, d.inputs[2]) && !d.attr("output_dtype") &&
+             !d.attr("block_size");
       }
       if (!ok) continue;
       q.inputs[2] = unsigned_zero_point(g, names, q.inputs[2]);

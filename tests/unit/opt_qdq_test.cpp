@@ -168,6 +168,26 @@ TEST(OptQdq, MatMulBecomesQLinearMatMul) {
   EXPECT_EQ(test::count_op(*m.graph, "MatMul"), 0);
 }
 
+// Quantize/DequantizeLinear-21 on in their opset-10 form fuse as before (exporters write opset 21
+// for int4 weights elsewhere in the model); a QuantizeLinear that sets `precision` (opset 25:
+// the division rounds to that type) keeps its float product.
+TEST(OptQdq, NewerOpsetsFuseUnlessTheNewAttributesChangeTheArithmetic) {
+  for (bool precision : {false, true}) {
+    SCOPED_TRACE(precision ? "precision set" : "opset-10 form");
+    ModelBuilder b(25);
+    b.input("a", {2, 5, 16}).output("y", {2, 5, 12});
+    quantized_input(b, "a", 0.02f, 5, true);
+    quantized_weights(b, "w", {16, 12}, 1, 5);
+    b.node("MatMul", {"a_dq", "w_dq"}, {"mm"}, "mm");
+    quantized_output(b, "mm", "y", 0.03f, -2, true);
+    auto* g = b.proto().mutable_graph();  // the output's QuantizeLinear: before its DQ
+    if (precision) test::set_int(g->mutable_node(g->node_size() - 2), "precision", 1);
+    Model m = fuse_and_compare(b.bytes(), precision ? 0 : 1, {precision ? 0.f : 0.03f});
+    EXPECT_EQ(test::count_op(*m.graph, "QLinearMatMul"), precision ? 0 : 1);
+    EXPECT_EQ(test::count_op(*m.graph, "MatMul"), precision ? 1 : 0);
+  }
+}
+
 TEST(OptQdq, ResidualAddBecomesQLinearAddExactly) {
   for (bool s8 : {false, true}) {
     SCOPED_TRACE(s8 ? "int8 activations" : "uint8 activations");
