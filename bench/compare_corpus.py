@@ -19,7 +19,8 @@ Then, once per model: the outputs of `polyinfer run` and OpenVINO against ONNX R
 |diff| over max |ORT|, the worst output), ONNX Runtime's own optimized-vs-unoptimized disagreement
 (the issue's tolerance is twice that where it exceeds 1e-4), and a `bench --profile` at 1 thread:
 the share of kernel time in reference kernels (impl "reference...") and in the layout Transposes
-the optimizer inserted (nodes named *_to_nhwc / *_to_nchw), and the top operators.
+the optimizer inserted (`bench --json`'s reference_share and layout_share: nodes of origin
+"channels-last"), and the top operators.
 
 It prints a markdown table with polyinfer/ORT and polyinfer/OpenVINO ratios of median latency and
 their geometric means per thread count, and the errors of any runtime that cannot load or run a
@@ -38,7 +39,6 @@ import json
 import math
 import os
 import platform
-import re
 import resource
 import shutil
 import statistics
@@ -52,8 +52,6 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RUNTIMES = ("ort", "ov", "pi")
-# Transposes the channels-last pass inserts (src/opt/channels_last.cpp names them so).
-LAYOUT_TRANSPOSE = re.compile(r"_to_(nhwc|nchw)(_\d+)?$")
 
 
 def die(msg):
@@ -263,21 +261,17 @@ def max_rel_diff(ref_dir, other_dir):
 
 
 def profile_summary(bench_json, top=4):
-    nodes = bench_json["profile"]["nodes"]
+    prof = bench_json["profile"]
+    nodes = prof["nodes"]
     total = sum(n["total_ms"] for n in nodes) or 1e-30
-    ref = sum(n["total_ms"] for n in nodes if n["impl"].startswith("reference"))
-    layout = sum(n["total_ms"] for n in nodes
-                 if n["op"] == "Transpose" and LAYOUT_TRANSPOSE.search(n["node"]))
-    n_layout = sum(1 for n in nodes
-                   if n["op"] == "Transpose" and LAYOUT_TRANSPOSE.search(n["node"]))
     ref_ops = {}
     for n in nodes:
         if n["impl"].startswith("reference"):
             ref_ops[n["op"]] = ref_ops.get(n["op"], 0.0) + n["total_ms"]
     ops = sorted(bench_json["profile"]["ops"], key=lambda o: -o["share"])[:top]
     return {
-        "reference_share": ref / total, "layout_transpose_share": layout / total,
-        "layout_transposes": n_layout,
+        "reference_share": prof["reference_share"], "layout_transpose_share": prof["layout_share"],
+        "layout_transposes": prof["layout_nodes"],
         "reference_ops": {k: v / total for k, v in sorted(ref_ops.items(), key=lambda kv: -kv[1])},
         "top_ops": [{"op": o["op"], "share": o["share"], "impls": o["impls"]} for o in ops],
     }

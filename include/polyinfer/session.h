@@ -113,7 +113,10 @@ struct NodeProfile {
   std::string node;      // node name
   std::string op;        // op type, as in Placement::NodePlacement
   std::string provider;  // where it ran
-  std::string impl;      // the kernel's implementation
+  std::string impl;      // the kernel's implementation ("reference": the reference tier's)
+  // The optimizer pass that inserted the node ("channels-last": a layout Transpose); "" for the
+  // model's own nodes and the fused nodes that replace them.
+  std::string origin;
   int64_t calls = 0;     // times its kernel ran (0 when profiling is off)
   double total_ms = 0;   // time inside its kernel over all those calls
   double flops = -1;     // estimated FLOPs of one call (runtime/cost.h); -1 when not known

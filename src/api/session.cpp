@@ -415,30 +415,55 @@ Precision parse_precision(const std::string& name) {
   fail(ErrorCode::InvalidArgument, "unknown precision '", name, "' (choose fp32, fp16 or bf16)");
 }
 
-std::vector<NodeProfile> Session::profile() const {
-  const Executor& ex = *impl_->executor;
+namespace {
+
+// The profile rows of `ex`'s nodes, appended to `out`. `where` names the body they sit in ("" at
+// the top level: "If_0.then_branch", nested "If_0.then_branch > Loop_2.body"), added to their
+// names. A node that runs subgraphs (If, Loop, Scan) is followed by its bodies' rows and keeps
+// only the time outside them (the bodies' executors, copies, its own work): the rows add up to
+// the kernels' time of a run, as they do without subgraphs.
+void profile_rows(const Executor& ex, const RuntimeContext& rt,
+                  const std::vector<double>& static_flops, const std::string& where,
+                  std::vector<NodeProfile>& out) {
   // FLOPs from the shapes actually run when known; else from the model's static shapes.
   const std::vector<double>& measured = ex.first_run_flops();
-  std::vector<NodeProfile> out;
-  out.reserve(ex.nodes().size());
   for (size_t i = 0; i < ex.nodes().size(); ++i) {
     const PlacedNode& p = ex.nodes()[i];
     NodeProfile r;
-    r.node = p.node->name;
+    r.node = where.empty() ? p.node->name : p.node->name + " (in " + where + ")";
     r.op = p.node->domain.empty() ? p.node->op_type : p.node->domain + "." + p.node->op_type;
-    r.provider = impl_->rt->providers[p.provider]->name();
+    r.provider = rt.providers[p.provider]->name();
     r.impl = p.kernel->impl();
+    r.origin = p.node->origin;
     r.choice = p.kernel->choice();
     r.create_ms = p.create_ms;
     if (i < ex.timings().size()) {
       r.calls = ex.timings()[i].calls;
       r.total_ms = static_cast<double>(ex.timings()[i].total_ns) * 1e-6;
     }
-    r.flops = i < measured.size()              ? measured[i]
-              : i < impl_->static_flops.size() ? impl_->static_flops[i]
-                                               : -1;
+    r.flops = i < measured.size() ? measured[i] : i < static_flops.size() ? static_flops[i] : -1;
+    const size_t at = out.size();
     out.push_back(std::move(r));
+    for (const CompiledSubgraph& sub : p.subgraphs) {
+      const size_t first = out.size();
+      const std::string inner =
+          (where.empty() ? "" : where + " > ") + p.node->name + "." + sub.attr;
+      profile_rows(*sub.executor, rt, {}, inner, out);
+      for (size_t k = first; k < out.size(); ++k) {
+        // Nested rows are already net of their own bodies: together they are the body's time.
+        out[at].total_ms = std::max(0.0, out[at].total_ms - out[k].total_ms);
+        out[at].create_ms = std::max(0.0, out[at].create_ms - out[k].create_ms);
+      }
+    }
   }
+}
+
+}  // namespace
+
+std::vector<NodeProfile> Session::profile() const {
+  std::vector<NodeProfile> out;
+  out.reserve(impl_->executor->nodes().size());
+  profile_rows(*impl_->executor, *impl_->rt, impl_->static_flops, "", out);
   return out;
 }
 

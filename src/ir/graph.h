@@ -82,6 +82,10 @@ struct Node {
   // The executor treats them as extra inputs after `inputs`, so their lifetimes are right.
   std::vector<std::string> implicit_inputs;
   std::map<std::string, Attribute> attrs;
+  // The optimizer pass that inserted this node ("channels-last" for its layout Transposes); ""
+  // for the model's own nodes and for fused nodes that replace them. Profiles report it, so the
+  // time spent in what the optimizer added is visible (`bench --profile`).
+  std::string origin;
 
   const Attribute* attr(const std::string& key) const;
   // "Conv 'conv1'" — how errors name a node.

@@ -109,10 +109,13 @@ bool convertible_pool(const ir::Graph& g, const ir::Node& n) {
 // Operators that compute the same thing in any layout, given their first input and (for the
 // binary ones) their second in the same layout.
 bool unary_agnostic(const ir::Node& n) {
-  static const std::set<std::string> ops{"Relu",        "Clip",      "Sigmoid", "Tanh", "LeakyRelu",
-                                         "HardSigmoid", "HardSwish", "Elu",     "Selu", "Softplus",
-                                         "Neg",         "Abs",       "Exp",     "Sqrt", "Erf"};
-  return n.domain.empty() && ops.count(n.op_type);
+  static const std::set<std::string> ops{
+      "Relu",     "Clip", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", "HardSwish", "Elu", "Selu",
+      "Softplus", "Neg",  "Abs",     "Exp",  "Sqrt",      "Erf",         "Mish",      "Gelu"};
+  // The later-opset activations the fusions emit below their opsets (docs/optimizer.md).
+  static const std::set<std::string> poly{"Gelu", "HardSwish", "Mish"};
+  return n.domain.empty() ? ops.count(n.op_type) > 0
+                          : n.domain == kPolyDomain && poly.count(n.op_type) > 0;
 }
 bool binary_agnostic(const ir::Node& n) {
   return n.domain.empty() && (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" ||
@@ -506,6 +509,7 @@ class Rewriter {
     ir::Node tr;
     tr.name = fresh(in + "_" + what);
     tr.op_type = "Transpose";
+    tr.origin = "channels-last";
     tr.opset = g_.opsets.count("") ? g_.opsets.at("") : 13;
     tr.inputs = {in};
     tr.outputs = {out};

@@ -40,6 +40,16 @@ for n in nodes:
     assert n["calls"] == 4, n  # measured runs only: warm-up runs are not counted
     assert n["total_ms"] >= 0 and n["impl"] and n["op"], n
 assert sum(o["nodes"] for o in r["profile"]["ops"]) == len(nodes)
+# The shares issue 43 tracks: reference-tier kernels and the optimizer's layout Transposes.
+total = sum(n["total_ms"] for n in nodes)
+ref = [n for n in nodes if n["impl"].startswith("reference")]
+lay = [n for n in nodes if n["origin"] == "channels-last" and n["op"] == "Transpose"]
+p = r["profile"]
+assert p["reference_nodes"] == len(ref) and p["layout_nodes"] == len(lay), p
+assert abs(p["reference_share"] - sum(n["total_ms"] for n in ref) / total) < 1e-6, p
+assert abs(p["layout_share"] - sum(n["total_ms"] for n in lay) / total) < 1e-6, p
+assert lay, "the digits CNN runs channels-last at the default level: Transposes expected"
+assert all(n["origin"] == "" for n in nodes if n["op"] != "Transpose"), nodes
 print("ok   json: keys, percentiles in order, profile covers", len(nodes), "nodes")
 PY
 else
@@ -49,12 +59,25 @@ fi
 # The human report names its sections.
 if "$pi" bench "$model" --duration 0.2 --profile --top 3 >"$tmp/out.txt" 2>"$tmp/err"; then
   for want in "latency over" "throughput:" "(import " ", kernels " "peak RSS" "placement: cpu" \
-      "top 3 of"; do
+      "top 3 of" "reference kernels " "layout Transposes the optimizer inserted"; do
     grep -q "$want" "$tmp/out.txt" || fail "text report lacks '$want'"
   done
   echo "ok   text report"
 else
   fail "text run: exit $?: $(cat "$tmp/err")"
+fi
+
+# cpu-ref runs every node on the reference tier: all of the kernel time is the reference share.
+if "$pi" bench "$model" --providers cpu-ref --iterations 2 --profile --json >"$tmp/ref.json" \
+    2>"$tmp/err"; then
+  python3 - "$tmp/ref.json" <<'PY' || fail "cpu-ref json: reference share not all"
+import json, sys
+p = json.load(open(sys.argv[1]))["profile"]
+assert p["reference_nodes"] == len(p["nodes"]) and abs(p["reference_share"] - 1) < 1e-9, p
+print("ok   cpu-ref: reference share 1 over", p["reference_nodes"], "nodes")
+PY
+else
+  fail "cpu-ref run: exit $?: $(cat "$tmp/err")"
 fi
 
 expect_usage() {  # NAME PATTERN ARGS...
