@@ -7,6 +7,8 @@
 #   POLYINFER_BUILD=build bench/run.sh  # use (and update) another build folder
 #   bench/run.sh --corpus [ARGS]        # instead: the real-model corpus (bench/corpus.md) against
 #                                       # ORT and OpenVINO, bench/compare_corpus.py ARGS
+#   bench/run.sh --trees [ARGS]         # instead: the scikit-learn tree ensembles against ORT at
+#                                       # batch 1 and 1000, bench/trees_vs_ort.py ARGS
 #
 # It makes what is missing: the pinned Python venv (tools/pyenv.sh), the release build of the
 # polyinfer CLI and bench/fma_peak (ninja -j2: machines here are small and shared), and the
@@ -15,8 +17,9 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${POLYINFER_BUILD:-$root/build-release}
 jobs=${POLYINFER_JOBS:-2}
-corpus=0
+corpus=0 trees=0
 if [[ "${1:-}" == "--corpus" ]]; then corpus=1; shift; fi
+if [[ "${1:-}" == "--trees" ]]; then trees=1; shift; fi
 
 "$root/tools/pyenv.sh"
 python="${POLYINFER_VENV:-$root/.venv}/bin/python"
@@ -33,6 +36,11 @@ if ! ninja -j"$jobs" -C "$build" polyinfer_cli fma_peak >"$build/bench-build.log
   tail -n 40 "$build/bench-build.log" >&2
   echo "bench: build failed; full log: $build/bench-build.log" >&2
   exit 1
+fi
+
+if ((trees)); then
+  exec "$python" "$root/bench/trees_vs_ort.py" --polyinfer "$build/polyinfer" \
+    --readme "$root/bench/README.md" "$@"
 fi
 
 if ((corpus)); then
