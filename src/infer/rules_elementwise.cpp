@@ -191,6 +191,8 @@ PI_SAME(GroupNormalization);
 PI_SAME(RMSNormalization);
 PI_SAME(RotaryEmbedding);
 PI_INFER_RULE("ai.polyinfer", Gelu, same_as_input);
+PI_INFER_RULE("ai.polyinfer", HardSwish, same_as_input);
+PI_INFER_RULE("ai.polyinfer", Mish, same_as_input);
 PI_INFER_RULE("ai.polyinfer", RotaryEmbedding, same_as_input);
 #undef PI_SAME
 

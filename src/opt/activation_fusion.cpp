@@ -2,7 +2,8 @@
 // only reader is an activation becomes one ai.polyinfer Fused* node with `activation` set, so
 // fast kernels apply it while the result is still in cache (oneDNN post-ops).
 //
-// Activations: Relu, LeakyRelu, Clip (constant bounds), Sigmoid, HardSigmoid, HardSwish, Tanh,
+// Activations: Relu, LeakyRelu, Clip (constant bounds), Sigmoid, HardSigmoid, HardSwish (also
+// ai.polyinfer's), Tanh,
 // Gelu (the standard op or ai.polyinfer's, erf or tanh form: the GELU pass runs first), Silu
 // written as Mul(x, Sigmoid(x)) and HardSwish written as Mul(x, HardSigmoid(x, 1/6, 0.5)). Only
 // float32 products fuse (the fused ops are float32).
@@ -83,6 +84,8 @@ class ActivationFusion final : public Pass {
   static std::optional<Act> activation(const ir::Graph& g, const Uses& u, const ir::Node& n,
                                        std::string* x) {
     *x = n.inputs[0];
+    if (n.domain == kPolyDomain && n.op_type == "HardSwish" && n.inputs.size() == 1)
+      return Act{"HardSwish", {}};  // HardSwish-14 below opset 14 (fuse-activation-decomposition)
     if (n.domain == kPolyDomain || (n.domain.empty() && n.op_type == "Gelu")) {
       if (n.op_type != "Gelu" || n.inputs.size() != 1) return std::nullopt;
       const std::string mode = attr_string(n, "approximate", "none");

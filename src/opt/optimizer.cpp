@@ -25,6 +25,7 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
   // residual inputs, then the activation that follows (it may be a GELU found just before).
   p.push_back(make_layer_norm_fusion());
   p.push_back(make_gelu_fusion());
+  p.push_back(make_activation_decomposition_fusion());  // HardSwish, HardSigmoid, SiLU, Mish
   p.push_back(make_matmul_bias_fusion());
   p.push_back(make_conv_add_fusion());
   p.push_back(make_activation_fusion());

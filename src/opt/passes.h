@@ -27,6 +27,8 @@ std::unique_ptr<Pass> make_gelu_fusion();         // erf / tanh GELU patterns �
 std::unique_ptr<Pass> make_matmul_bias_fusion();  // MatMul + Add(bias) → FusedMatMul
 std::unique_ptr<Pass> make_conv_add_fusion();     // Conv + Add(residual) → FusedConv with Z
 std::unique_ptr<Pass> make_activation_fusion();   // Conv/Gemm/MatMul + activation → Fused*
+// x·Clip(x+3, 0, 6)/6 and the other spelled-out activations → HardSwish, HardSigmoid, Mish
+std::unique_ptr<Pass> make_activation_decomposition_fusion();
 
 // Level 3 (CPU-only operators), with the fusions above.
 std::unique_ptr<Pass> make_attention_fusion();  // per-head attention → Attention (3-D)

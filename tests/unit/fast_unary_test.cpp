@@ -30,6 +30,7 @@ const std::vector<UnaryCase> kUnary = {
     {"Exp", 13, -100, 88, 1e-37, 1e-6},
     {"Sqrt", 13, 0, 1000, 0, 0},
     {"HardSwish", 14, -8, 8, 1e-7, 1e-6},
+    {"Mish", 18, -30, 30, 1e-7, 1e-6},
 };
 
 TEST(FastUnary, MatchesReference) {
@@ -94,6 +95,35 @@ TEST(FastUnary, GeluBothForms) {
   }
 }
 
+// The later-opset operators the optimizer emits below their opsets (ai.polyinfer HardSwish for
+// HardSwish-14, Mish for Mish-18) run the same fast loops.
+TEST(FastUnary, PolyinferHardSwishAndMish) {
+  for (const auto& [op, opset] : {std::pair{"HardSwish", 14}, std::pair{"Mish", 18}}) {
+    SCOPED_TRACE(op);
+    const auto r = OracleOp(op, 1, "ai.polyinfer")
+                       .reference_as(op, opset)
+                       .random({3, 1000 + 3}, -10, 10)
+                       .check(1e-7, 1e-6);
+    EXPECT_EQ(r.impl.rfind("fast:", 0), 0u);
+  }
+}
+
+// Gelu's tail, x < -3, where the fast kernel takes exp(-x^2 / 2) G(2 / x^2) in vector code.
+// Against the reference, whose float 1 + erf(x / sqrt 2) cancels there (0 from x = -5.5 on):
+// its own error is up to |x| / 2 · 2 · 2^-24 < 1e-6 absolute for |x| <= 16, the tolerance. The
+// relative accuracy is FastMath.GeluTailAndMishAgainstLibm's.
+TEST(FastUnary, GeluTailAndLargeMagnitudes) {
+  const auto tail = OracleOp("Gelu", 20).random({7, 1000 + 3}, -16, -2.5f).check(1e-6, 0);
+  EXPECT_EQ(tail.impl.rfind("fast:", 0), 0u);
+  // Mostly ordinary values with a few in the tail: blocks with and without tail lanes.
+  OracleOp("Gelu", 20).random({5, 1000 + 3}, -3.5f, 3).check(1e-6, 1e-5);
+  const Tensor x =
+      Tensor::from_vector<float>({12}, {-3.0f, -3.0000002f, -2.9999998f, -20.0f, -20.5f, -1e30f,
+                                        1e30f, -1e-30f, 50.0f, -INFINITY, INFINITY, NAN});
+  OracleOp("Gelu", 20).input(x).check(1e-6, 1e-6);
+  OracleOp("Mish", 18).input(x).check(1e-37, 1e-6);
+}
+
 TEST(FastUnary, SpecialValuesMatchTheReference) {
   const float inf = INFINITY;
   const Tensor x = Tensor::from_vector<float>(
@@ -107,6 +137,26 @@ TEST(FastUnary, SpecialValuesMatchTheReference) {
 TEST(FastUnary, DoubleInputsRunTheReferenceKernel) {
   const Tensor x = Tensor::from_vector<double>({3}, {-1.0, 0.5, 2.0});
   EXPECT_EQ(OracleOp("Sigmoid", 13).input(x).check().impl, "reference");
+}
+
+// fast_gelu_erf_tail (x <= -3) and fast_mish against double-precision libm, relative error
+// where the result is a normal float.
+TEST(FastMath, GeluTailAndMishAgainstLibm) {
+  const auto rel = [](double a, double r) { return std::fabs(a - r) / std::fabs(r); };
+  double e_gelu = 0, e_mish = 0;
+  for (double xd = -20; xd <= -3; xd += 0.0001731) {
+    const float x = static_cast<float>(xd);
+    const double want = 0.5 * x * std::erfc(-static_cast<double>(x) / std::sqrt(2.0));
+    if (std::fabs(want) > 1.2e-38)
+      e_gelu = std::max(e_gelu, rel(fast::fast_gelu_erf_tail(x), want));
+  }
+  for (double xd = -85; xd <= 40; xd += 0.000731) {
+    const float x = static_cast<float>(xd);
+    const double v = x, want = v * std::tanh(std::log1p(std::exp(v)));
+    if (std::fabs(want) > 1.2e-38) e_mish = std::max(e_mish, rel(fast::fast_mish(x), want));
+  }
+  EXPECT_LT(e_gelu, 5e-7);
+  EXPECT_LT(e_mish, 1e-6);
 }
 
 // The vector math against double-precision libm over a dense sweep, relative error in the range

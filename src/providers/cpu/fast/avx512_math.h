@@ -108,22 +108,30 @@ PI_AVX512 inline __m512 erf16(__m512 x) {
   return divide(_mm512_mul_ps(xc, p), q);
 }
 
+// avx2::gelu_tail8 for 16 lanes: Gelu (erf form) below x = -3, fast_gelu_erf_tail's formula.
+PI_AVX512 inline __m512 gelu_tail16(__m512 x) {
+  const __m512 xc = max16(x, _mm512_set1_ps(-20.f));
+  const __m512 h = _mm512_mul_ps(xc, xc);
+  const __m512 l = _mm512_fmsub_ps(xc, xc, h);
+  const __m512 e = _mm512_mul_ps(exp16(_mm512_mul_ps(_mm512_set1_ps(-0.5f), h)),
+                                 _mm512_fnmadd_ps(_mm512_set1_ps(0.5f), l, _mm512_set1_ps(1.f)));
+  const __m512 u = _mm512_div_ps(_mm512_set1_ps(2.f), h);
+  __m512 p = _mm512_set1_ps(kGeluTailP[0]);
+#pragma GCC unroll 8
+  for (int i = 1; i < 8; ++i) p = _mm512_fmadd_ps(p, u, _mm512_set1_ps(kGeluTailP[i]));
+  const __m512 y = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(-kInvSqrt2Pi), e), p);
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-20.f), _CMP_LT_OQ), y,
+                              _mm512_mul_ps(x, _mm512_setzero_ps()));
+}
+
 // Gelu (erf form) for the lanes of `live`; as avx2::gelu8, lanes below -3 (where erf16's
-// absolute error would not be small next to 1 + erf) are redone with the C library.
+// absolute error would not be small next to 1 + erf) come from gelu_tail16.
 PI_AVX512 inline __m512 gelu16(__m512 x, __mmask16 live = 0xFFFF) {
   const __m512 half_x = _mm512_mul_ps(_mm512_set1_ps(0.5f), x);
-  __m512 v = _mm512_fmadd_ps(half_x, erf16(_mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f))),
-                             half_x);
+  const __m512 v = _mm512_fmadd_ps(
+      half_x, erf16(_mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f))), half_x);
   const __mmask16 low = _mm512_mask_cmp_ps_mask(live, x, _mm512_set1_ps(-3.f), _CMP_LT_OQ);
-  if (low) {
-    alignas(64) float xs[16], vs[16];
-    _mm512_store_ps(xs, x);
-    _mm512_store_ps(vs, v);
-    for (int i = 0; i < 16; ++i)
-      if (low >> i & 1) vs[i] = 0.5f * xs[i] * (1.f + std::erf(xs[i] * 0.70710678118654752f));
-    v = _mm512_load_ps(vs);
-  }
-  return v;
+  return low ? _mm512_mask_blend_ps(low, v, gelu_tail16(x)) : v;
 }
 
 // avx2::activate_as for 16 lanes (of which `live` are kept), the same formulas and NaN

@@ -216,6 +216,33 @@ PI_FAST_INLINE float fast_erf(float x) {
 // 1 / (1 + exp(-x)) without overflow trouble: exp(-x) = inf gives 0.
 PI_FAST_INLINE float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
 
+// Gelu (erf form) for x <= -3, where 1 + erf(x / sqrt 2) < 2.7e-3 would cancel: as
+// -exp(-x^2 / 2) G(2 / x^2) / sqrt(2 pi) (math_coefficients.h), |rel err| < ~4e-7. x^2 is
+// carried as h + l exactly (x split into 12-bit halves), since h's rounding alone would put
+// x^2 / 2 · 6e-8 (6e-6 at x = -14) into the exponent. Below -20 the result is x · 0 (-0, NaN
+// for -inf), as the reference formula gives.
+PI_FAST_INLINE float fast_gelu_erf_tail(float x) {
+  const float xc = x < -20.0f ? -20.0f : x;
+  const float xh = __builtin_bit_cast(float, __builtin_bit_cast(uint32_t, xc) & 0xFFFFF000u);
+  const float xl = xc - xh;
+  const float h = xc * xc;
+  const float l = ((xh * xh - h) + 2.0f * xh * xl) + xl * xl;
+  const float e = fast_exp(-0.5f * h) * (1.0f - 0.5f * l);
+  const float u = 2.0f / h;
+  float p = kGeluTailP[0];
+#pragma GCC unroll 8
+  for (int i = 1; i < 8; ++i) p = p * u + kGeluTailP[i];
+  return x < -20.0f ? x * 0.0f : -kInvSqrt2Pi * e * p;
+}
+
+// Mish, x tanh(softplus(x)) = x n / (n + 2) with n = e^x (e^x + 2); x itself from 20 on
+// (where n / (n + 2) is 1 in float). NaN stays NaN.
+PI_FAST_INLINE float fast_mish(float x) {
+  const float e = fast_exp(x < 20.0f ? x : 20.0f);
+  const float n = e * (e + 2.0f);
+  return x < 20.0f ? x * n / (n + 2.0f) : x;
+}
+
 PI_FAST_MATH_END
 
 }  // namespace polyinfer::fast

@@ -1,12 +1,14 @@
 // Fast float32 element-wise math and activations: Relu, LeakyRelu, Sigmoid, HardSigmoid,
-// HardSwish, Tanh, Erf, Exp, Sqrt, Clip and Gelu (ONNX opset 20, and ai.polyinfer Gelu).
+// HardSwish, Mish, Tanh, Erf, Exp, Sqrt, Clip and Gelu (ONNX opset 20); ai.polyinfer's Gelu,
+// HardSwish and Mish (the later-opset operators the optimizer emits below their opsets).
 //
 // Each is one `#pragma omp simd` loop compiled per ISA (PI_FAST_CLONES) and split over threads
-// for large tensors. Exp, Sigmoid, Tanh and Erf use fast_util.h's vector approximations (within
-// a few float ulps of the C library; tested in fast_unary_test.cpp). Gelu is computed without
-// cancellation where the reference formula has it: the tanh form as x * sigmoid(2u) (= 0.5 x
-// (1 + tanh u)), the exact form with std::erf for x < -3, where 1 + erf(x / sqrt 2) < 2.7e-3 and
-// fast_erf's absolute error (< 3e-7) would no longer be small next to it.
+// for large tensors. Exp, Sigmoid, Tanh, Erf and Mish use fast_util.h's vector approximations
+// (within a few float ulps of the C library; tested in fast_unary_test.cpp). Gelu is computed
+// without cancellation where the reference formula has it: the tanh form as x * sigmoid(2u)
+// (= 0.5 x (1 + tanh u)), the exact form below x = -3 (where 1 + erf(x / sqrt 2) < 2.7e-3 and
+// fast_erf's absolute error, < 3e-7, would no longer be small next to it) as
+// fast_gelu_erf_tail's exp(-x^2 / 2) series, in vector code too.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -47,7 +49,31 @@ PI_FAST_UNARY_LOOP(clip, (x < p0 ? p0 : x) > p1 ? p1 : (x < p0 ? p0 : x))
 // 0.5 x (1 + tanh(u)) = x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3).
 PI_FAST_UNARY_LOOP(gelu_tanh,
                    x* fast_sigmoid(2.0f * 0.79788456080286535588f * (x + 0.044715f * x * x * x)))
-PI_FAST_UNARY_LOOP(gelu_erf, 0.5f * x * (1.0f + fast_erf(x * 0.70710678118654752440f)))
+PI_FAST_UNARY_LOOP(mish, fast_mish(x))
+
+// Gelu, erf form: 64 at a time, the x < -3 lanes redone by the tail formula where a block has
+// any (0.1% of a unit normal: most blocks skip that loop).
+PI_FAST_CLONES void gelu_erf_loop(const float* __restrict in, float* __restrict out, int64_t n,
+                                  float, float) {
+  constexpr int64_t kBlock = 64;
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t e = b + kBlock < n ? b + kBlock : n;
+    int low = 0;
+#pragma omp simd reduction(| : low)
+    for (int64_t i = b; i < e; ++i) {
+      const float x = in[i];
+      out[i] = 0.5f * x * (1.0f + fast_erf(x * 0.70710678118654752440f));
+      low |= x < -3.0f;
+    }
+    if (!low) continue;
+#pragma omp simd
+    for (int64_t i = b; i < e; ++i) {
+      const float x = in[i];
+      const float t = fast_gelu_erf_tail(x);
+      out[i] = x < -3.0f ? t : out[i];
+    }
+  }
+}
 
 // GCC keeps sqrt's errno path here despite no-math-errno in the pragma (so the loop stays
 // scalar sqrtss); it is still threaded. An intrinsics version would be the next step.
@@ -55,14 +81,6 @@ PI_FAST_UNARY_LOOP(sqrt, __builtin_sqrtf(x))
 #undef PI_FAST_UNARY_LOOP
 
 PI_FAST_MATH_END
-
-// Exact Gelu for x < -3, where fast_erf's absolute error would be large relative to
-// 1 + erf(x / sqrt 2): redone with the C library. Rare for activations (0.1% of a unit normal);
-// the scan for them costs little next to the vector loop.
-void gelu_erf_fixup(const float* in, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    if (in[i] < -3.0f) out[i] = 0.5f * in[i] * (1.0f + std::erf(in[i] * 0.70710678118654752440f));
-}
 
 // The kernel shared by all of them; the per-operator part is which loop and which parameters.
 class FastMapKernel : public Kernel {
@@ -83,10 +101,8 @@ class FastMapKernel : public Kernel {
     Tensor& y = ctx.output(0, DType::Float32, x.shape());
     const float* in = x.data<float>();
     float* out = y.data<float>();
-    parallel_for(x.numel(), ctx.threads(), grain_, [&](int64_t b, int64_t e) {
-      fn_(in + b, out + b, e - b, p0, p1);
-      if (fn_ == &gelu_erf_loop) gelu_erf_fixup(in + b, out + b, e - b);
-    });
+    parallel_for(x.numel(), ctx.threads(), grain_,
+                 [&](int64_t b, int64_t e) { fn_(in + b, out + b, e - b, p0, p1); });
   }
 
  protected:
@@ -115,8 +131,15 @@ struct FastHardSigmoid final : FastMapKernel {
       : FastMapKernel(i, hard_sigmoid_loop, i.attr_float("alpha", 0.2f),
                       i.attr_float("beta", 0.5f)) {}
 };
+// ai.polyinfer HardSwish and Mish are the opset-14 / opset-18 operators (RefFallback's).
 struct FastHardSwish final : FastMapKernel {
-  explicit FastHardSwish(const KernelInfo& i) : FastMapKernel(i, hard_swish_loop) {}
+  explicit FastHardSwish(const KernelInfo& i)
+      : FastMapKernel(i, hard_swish_loop, 0, 0, "HardSwish", 14) {}
+};
+struct FastMish final : FastMapKernel {
+  explicit FastMish(const KernelInfo& i) : FastMapKernel(i, mish_loop, 0, 0, "Mish", 18) {
+    grain_ /= 4;
+  }
 };
 struct FastTanh final : FastMapKernel {
   explicit FastTanh(const KernelInfo& i) : FastMapKernel(i, tanh_loop) { grain_ /= 4; }
@@ -182,6 +205,9 @@ PI_CPU_FAST_KERNEL("", LeakyRelu, 6, 28, FastLeakyRelu);
 PI_CPU_FAST_KERNEL("", Sigmoid, 6, 28, FastSigmoid);
 PI_CPU_FAST_KERNEL("", HardSigmoid, 6, 28, FastHardSigmoid);
 PI_CPU_FAST_KERNEL("", HardSwish, 14, 28, FastHardSwish);
+PI_CPU_FAST_KERNEL("ai.polyinfer", HardSwish, 1, 1, FastHardSwish);
+PI_CPU_FAST_KERNEL("", Mish, 18, 28, FastMish);
+PI_CPU_FAST_KERNEL("ai.polyinfer", Mish, 1, 1, FastMish);
 PI_CPU_FAST_KERNEL("", Tanh, 6, 28, FastTanh);
 PI_CPU_FAST_KERNEL("", Erf, 9, 28, FastErf);
 PI_CPU_FAST_KERNEL("", Exp, 6, 28, FastExp);

@@ -258,6 +258,16 @@ class GeluKernel final : public LaterOpsetKernel {
   explicit GeluKernel(const KernelInfo& info) : LaterOpsetKernel(info, "Gelu", 20) {}
 };
 
+class HardSwishKernel final : public LaterOpsetKernel {
+ public:
+  explicit HardSwishKernel(const KernelInfo& info) : LaterOpsetKernel(info, "HardSwish", 14) {}
+};
+
+class MishKernel final : public LaterOpsetKernel {
+ public:
+  explicit MishKernel(const KernelInfo& info) : LaterOpsetKernel(info, "Mish", 18) {}
+};
+
 class AttentionKernel final : public LaterOpsetKernel {
  public:
   explicit AttentionKernel(const KernelInfo& info) : LaterOpsetKernel(info, "Attention", 23) {}
@@ -270,6 +280,8 @@ PI_CPU_INTERNAL_KERNEL(FusedGemm, 1, 1, FusedGemmKernel);
 PI_CPU_INTERNAL_KERNEL(FusedMatMul, 1, 1, FusedMatMulKernel);
 PI_CPU_INTERNAL_KERNEL(LayerNormalization, 1, 1, LayerNormKernel);
 PI_CPU_INTERNAL_KERNEL(Gelu, 1, 1, GeluKernel);
+PI_CPU_INTERNAL_KERNEL(HardSwish, 1, 1, HardSwishKernel);
+PI_CPU_INTERNAL_KERNEL(Mish, 1, 1, MishKernel);
 PI_CPU_INTERNAL_KERNEL(Attention, 1, 1, AttentionKernel);
 
 }  // namespace polyinfer::cpu
