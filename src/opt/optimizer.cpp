@@ -14,6 +14,7 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
   p.push_back(make_constant_folding());
   p.push_back(make_dead_node_elimination());
   p.push_back(make_conv_bn_folding());
+  p.push_back(make_conv_channel_affine_folding());
   p.push_back(make_pad_fusion());
   p.push_back(make_matmul_add_to_gemm());
   // Quantized products before the float fusions, which would otherwise take the Conv/MatMul
