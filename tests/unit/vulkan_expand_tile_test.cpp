@@ -1,8 +1,8 @@
 // The Vulkan Expand and Tile kernels (strided copies on shaders/copy.comp) against cpu-ref:
 // Expand to a larger rank, bidirectionally (a requested 1 keeps the input's dimension), to the
 // same shape and from a scalar, with the shape at run time and as a constant; Tile with repeats
-// of 0, 1 and more, at run time and as constants; and the refusals falling back with their
-// reasons. Copies are exact: tolerance 0.
+// of 0, 1 and more, at run time and as constants; integer data (moved as bits: copy_b64); and
+// the refusals falling back with their reasons. Copies are exact: tolerance 0.
 #include "oracle.h"
 #include "vulkan_util.h"
 
@@ -39,16 +39,26 @@ TEST(VulkanExpand, ConstantShape) {
 
 TEST(VulkanExpand, RefusalsFallBackWithTheReason) {
   PI_SKIP_WITHOUT_VULKAN();
-  auto r = test::check_with_constants(OracleOp("Expand", 13),
-                                      {test::random_tensor({3}), ints({1, 1, 1, 1, 1, 2, 3})},
-                                      {false, true}, {"vulkan", "cpu"});
+  const auto r = test::check_with_constants(OracleOp("Expand", 13),
+                                            {test::random_tensor({3}), ints({1, 1, 1, 1, 1, 2, 3})},
+                                            {false, true}, {"vulkan", "cpu"});
   EXPECT_EQ(r.provider, "cpu");
   EXPECT_NE(r.reason.find("output rank 7"), std::string::npos) << r.reason;
-  r = test::check_with_constants(OracleOp("Expand", 13),
-                                 {Tensor::from_vector<int64_t>({1}, {7}), ints({3})}, {false, true},
-                                 {"vulkan", "cpu"});
-  EXPECT_EQ(r.provider, "cpu");
-  EXPECT_NE(r.reason.find("dtype int64"), std::string::npos) << r.reason;
+}
+
+// Integer data (the int64 shape arithmetic and masks of exported models) runs on vulkan too,
+// equal to cpu-ref element for element, with cpu behind it and alone.
+TEST(VulkanExpand, Int64Data) {
+  PI_SKIP_WITHOUT_VULKAN();
+  for (const std::vector<std::string>& providers :
+       std::vector<std::vector<std::string>>{{"vulkan", "cpu"}, {"vulkan"}}) {
+    const auto r = OracleOp("Expand", 13)
+                       .providers(providers)
+                       .input(Tensor::from_vector<int64_t>({2, 1}, {7, -(int64_t{1} << 40)}))
+                       .input(ints({3, 2, 3}))
+                       .check(0, 0);
+    EXPECT_EQ(r.provider, "vulkan");
+  }
 }
 
 const std::vector<std::pair<Shape, std::vector<int64_t>>> kTile = {

@@ -329,7 +329,8 @@ TEST(VulkanFp16, CastFloatToHalfRoundsAsTheCpu) {
   EXPECT_TRUE(std::isnan(float(got[14])));
 }
 
-// A Cast to the input's own dtype is a view; other dtypes stay on the CPU with the reason.
+// A Cast to the input's own dtype is a view; integer and bool Casts run on cast_any.comp
+// (vulkan_int_test.cpp tests every pair); bfloat16 and float64 stay on the CPU with the reason.
 TEST(VulkanFp16, CastSameTypeAndRefusals) {
   PI_SKIP_WITHOUT_VULKAN();
   auto r = on_vulkan("Cast", 19).attr("to", int64_t(DType::Float32)).random({3, 4}).check(0, 0);
@@ -338,17 +339,32 @@ TEST(VulkanFp16, CastSameTypeAndRefusals) {
   r = OracleOp("Cast", 19)
           .providers({"vulkan", "cpu"})
           .attr("to", int64_t(DType::Float32))
-          .input(Tensor::from_vector<int64_t>({3}, {1, -2, 3}))
+          .input(Tensor::from_vector<int64_t>({3}, {1, -2, (int64_t{1} << 40) + 1}))
           .check(0, 0);
-  EXPECT_EQ(r.provider, "cpu");
-  const std::string bytes =
-      OracleOp("Cast", 19).attr("to", int64_t(DType::Int64)).random({3}).model();
-  SessionOptions o;
-  o.providers = {"vulkan", "cpu"};
-  Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
-  ASSERT_EQ(s.placement().fallbacks.size(), 1u);
-  EXPECT_NE(s.placement().fallbacks[0].reason.find("float32 <-> float16"), std::string::npos)
-      << s.placement().fallbacks[0].reason;
+  EXPECT_EQ(r.provider, "vulkan");
+  EXPECT_EQ(r.impl, "vulkan:cast_any");
+  r = on_vulkan("Cast", 19).attr("to", int64_t(DType::Int64)).random({7}, -1e3f, 1e3f).check(0, 0);
+  EXPECT_EQ(r.provider, "vulkan");
+  EXPECT_EQ(r.impl, "vulkan:cast_any");
+  for (const auto& [from, to] : std::vector<std::pair<DType, DType>>{
+           {DType::Float32, DType::BFloat16}, {DType::Float64, DType::Float32}}) {
+    const Tensor x = from == DType::Float64 ? Tensor::from_vector<double>({3}, {1.5, -2.0, 1e300})
+                                            : test::random_tensor({3});
+    r = OracleOp("Cast", 19)
+            .providers({"vulkan", "cpu"})
+            .attr("to", int64_t(to))
+            .input(x)
+            .check(0, 0);
+    EXPECT_EQ(r.provider, "cpu");
+    const std::string bytes = OracleOp("Cast", 19).attr("to", int64_t(to)).input(x).model();
+    SessionOptions o;
+    o.providers = {"vulkan", "cpu"};
+    Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
+    ASSERT_EQ(s.placement().fallbacks.size(), 1u);
+    const std::string want = std::string("Cast from ") + dtype_name(from) + " to " + dtype_name(to);
+    EXPECT_NE(s.placement().fallbacks[0].reason.find(want), std::string::npos)
+        << s.placement().fallbacks[0].reason;
+  }
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // The Vulkan Gather kernel (shaders/gather.comp) against cpu-ref: every axis (negative too) of
 // ranks 1 to 4 and a rank-7 input, scalar and multi-dimensional indices, negative indices, int32
 // and int64 indices, at run time and as constants, an embedding-table lookup past a workgroup,
-// empty indices; an out-of-range index failing with the CPU's error; the refusal of integer data
-// falling back with its reason. Gather copies: tolerance 0.
+// empty indices; an out-of-range index failing with the CPU's error; int64 data (gather_b64); the
+// refusal of string data falling back with its reason. Gather copies: tolerance 0.
 #include "oracle.h"
 #include "vulkan_util.h"
 
@@ -78,13 +78,51 @@ TEST(VulkanGather, OutOfRangeFailsAsOnTheCpu) {
   }
 }
 
+// Integer data (the Gathers of shapes and of int64 token tables) runs on vulkan, equal to
+// cpu-ref element for element.
+TEST(VulkanGather, Int64Data) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const auto r = OracleOp("Gather", 13)
+                     .providers({"vulkan", "cpu"})
+                     .input(i64({3, 2}, {5, -6, 7, int64_t{1} << 35, -9, 10}))
+                     .input(i64({3}, {2, -3, 1}))
+                     .check(0, 0);
+  EXPECT_EQ(r.provider, "vulkan");
+}
+
+// Strings never live in device memory: a Gather of strings falls back to cpu with the reason,
+// and strict vulkan fails naming it.
 TEST(VulkanGather, RefusalsFallBackWithTheReason) {
   PI_SKIP_WITHOUT_VULKAN();
-  const auto r =
-      test::check_with_constants(OracleOp("Gather", 13), {i64({3}, {5, 6, 7}), i64({1}, {1})},
-                                 {false, true}, {"vulkan", "cpu"});
-  EXPECT_EQ(r.provider, "cpu");
-  EXPECT_NE(r.reason.find("dtype int64"), std::string::npos) << r.reason;
+  test::ModelBuilder b(13);
+  b.input("x", {3}, onnx::TensorProto::STRING)
+      .int64_initializer("i", {2}, {2, -3})
+      .node("Gather", {"x", "i"}, {"y"}, "gather")
+      .output("y", {2}, onnx::TensorProto::STRING);
+  const std::string bytes = b.bytes();
+  SessionOptions o;
+  o.providers = {"vulkan", "cpu"};
+  o.optimization_level = 0;
+  Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
+  ASSERT_EQ(s.placement().nodes.size(), 1u);
+  EXPECT_EQ(s.placement().nodes[0].provider, "cpu");
+  ASSERT_EQ(s.placement().fallbacks.size(), 1u);
+  EXPECT_NE(s.placement().fallbacks[0].reason.find("dtype string"), std::string::npos)
+      << s.placement().fallbacks[0].reason;
+  Tensor x = Tensor::empty(DType::String, {3});
+  x.data<std::string>()[0] = "zero";
+  x.data<std::string>()[1] = "one";
+  x.data<std::string>()[2] = "two";
+  EXPECT_EQ(s.run({{"x", Value(x)}}).at(0).tensor().to_vector<std::string>(),
+            (std::vector<std::string>{"two", "zero"}));
+  o.providers = {"vulkan"};
+  try {
+    Session::load_bytes(bytes.data(), bytes.size(), o);
+    ADD_FAILURE() << "a Gather of strings loaded on vulkan alone";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::UnsupportedOp) << e.what();
+    EXPECT_NE(std::string(e.what()).find("dtype string"), std::string::npos) << e.what();
+  }
 }
 
 // More elements than 2 workgroups of 256 cover: the shader's grid-stride loop.

@@ -1,7 +1,8 @@
 // The Vulkan data-movement kernels against cpu-ref: Transpose (every permutation of rank 3, the
 // default reversal, rank 6) and Concat (every axis, unequal parts, one part, an empty part) on
 // shaders/copy.comp; Reshape, Flatten, Squeeze, Unsqueeze and Identity as views, with their
-// shape and axes inputs given at run time and as constants. Copies are exact: tolerance 0.
+// shape and axes inputs given at run time and as constants; int64 data (shape arithmetic) on
+// both; the rank refusals falling back. Copies are exact: tolerance 0.
 #include <algorithm>
 
 #include "model_builder.h"
@@ -108,22 +109,43 @@ TEST(VulkanLayout, ViewsWithConstantShapes) {
   EXPECT_EQ(vk.placement().device_copies, 1);  // x only
 }
 
-TEST(VulkanLayout, RefusalsFallBack) {
+// Integer data (the Concats and Reshapes of shape arithmetic) runs on vulkan, equal to cpu-ref.
+TEST(VulkanLayout, Int64Data) {
   PI_SKIP_WITHOUT_VULKAN();
-  // Integer data stays on the CPU, where shape arithmetic runs.
   auto r = OracleOp("Concat", 13)
                .providers({"vulkan", "cpu"})
                .attr("axis", int64_t{0})
-               .input(Tensor::from_vector<int64_t>({2}, {1, 2}))
+               .input(Tensor::from_vector<int64_t>({2}, {1, -(int64_t{1} << 33)}))
                .input(Tensor::from_vector<int64_t>({1}, {3}))
-               .check();
-  EXPECT_EQ(r.provider, "cpu");
+               .check(0, 0);
+  EXPECT_EQ(r.provider, "vulkan");
+  r = OracleOp("Transpose", 13)
+          .providers({"vulkan", "cpu"})
+          .input(Tensor::from_vector<int64_t>({2, 3}, {1, 2, 3, 4, 5, int64_t{1} << 50}))
+          .check(0, 0);
+  EXPECT_EQ(r.provider, "vulkan");
   r = OracleOp("Reshape", 14)
           .providers({"vulkan", "cpu"})
           .input(Tensor::from_vector<int64_t>({2, 2}, {1, 2, 3, 4}))
           .input(Tensor::from_vector<int64_t>({1}, {4}))
-          .check();
+          .check(0, 0);
+  EXPECT_EQ(r.provider, "vulkan");
+}
+
+// Ranks above what the shaders walk fall back to cpu with the reason.
+TEST(VulkanLayout, RefusalsFallBack) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const Shape rank7 = {2, 1, 1, 1, 1, 1, 3};
+  auto r = test::check_with_constants(OracleOp("Concat", 13).attr("axis", int64_t{0}),
+                                      {test::random_tensor(rank7), test::random_tensor(rank7, 2)},
+                                      {false, false}, {"vulkan", "cpu"});
   EXPECT_EQ(r.provider, "cpu");
+  EXPECT_NE(r.reason.find("rank 7"), std::string::npos) << r.reason;
+  r = test::check_with_constants(
+      OracleOp("Reshape", 14), {test::random_tensor(rank7), Tensor::from_vector<int64_t>({1}, {6})},
+      {false, true}, {"vulkan", "cpu"});
+  EXPECT_EQ(r.provider, "cpu");
+  EXPECT_NE(r.reason.find("rank 7"), std::string::npos) << r.reason;
 }
 
 }  // namespace

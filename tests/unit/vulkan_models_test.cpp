@@ -103,6 +103,49 @@ TEST(VulkanModels, DigitsStrictOnVulkanAlone) {
   EXPECT_EQ(nodes_on(vk.placement(), "vulkan"), vk.placement().total_nodes);
 }
 
+// A tiny BERT exported from PyTorch with int64 input_ids and attention_mask and dynamic batch and
+// sequence (tests/data/vulkan_int_mask/make_model.py): its shape arithmetic (Shape, Gather,
+// Concat, Range, Expand, ConstantOfShape of int64) and mask (Equal, Cast, Not, Where) run on
+// vulkan with the rest, strict, and agree with cpu and with PyTorch's output; a second run at
+// another sequence length and a third at the first check the values kept between runs.
+TEST(VulkanModels, Int64MaskBertStrictOnVulkan) {
+  PI_SKIP_WITHOUT_VULKAN();
+  const std::string dir = std::string(POLYINFER_SOURCE_DIR) + "/tests/data/vulkan_int_mask/";
+  Session vk = load(dir + "model.onnx", {"vulkan"});
+  Session cpu = load(dir + "model.onnx", {"cpu"});
+  print_placement("int64-mask bert", vk.placement());
+  EXPECT_EQ(nodes_on(vk.placement(), "vulkan"), vk.placement().total_nodes);
+  const Tensor ids = read_npy(dir + "input_ids.npy"), mask = read_npy(dir + "attention_mask.npy");
+  const auto torch_out = read_npy(dir + "last_hidden_state.npy").to_vector<float>();
+  // The first 5 tokens of each row (the second row's padding starts at 5): [2, 5].
+  const auto first5 = [](const Tensor& t) {
+    std::vector<int64_t> v = t.to_vector<int64_t>(), out;
+    for (int64_t r = 0; r < 2; ++r) out.insert(out.end(), v.begin() + r * 8, v.begin() + r * 8 + 5);
+    return Tensor::from_vector<int64_t>({2, 5}, out);
+  };
+  const std::vector<std::map<std::string, Value>> feeds = {
+      {{"input_ids", Value(ids)}, {"attention_mask", Value(mask)}},
+      {{"input_ids", Value(first5(ids))}, {"attention_mask", Value(first5(mask))}},
+      {{"input_ids", Value(ids)}, {"attention_mask", Value(mask)}}};
+  for (size_t run = 0; run < feeds.size(); ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    const Tensor got_t = vk.run(feeds[run]).at(0).tensor().to(Device::cpu());
+    const Tensor want_t = cpu.run(feeds[run]).at(0).tensor();
+    ASSERT_EQ(got_t.shape(), want_t.shape());
+    const auto got = got_t.to_vector<float>(), want = want_t.to_vector<float>();
+    double worst = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      worst = std::max(worst, std::fabs(double(got[i]) - double(want[i])));
+    EXPECT_LT(worst, 1e-4);
+    if (got.size() == torch_out.size()) {
+      double torch_worst = 0;
+      for (size_t i = 0; i < got.size(); ++i)
+        torch_worst = std::max(torch_worst, std::fabs(double(got[i]) - double(torch_out[i])));
+      EXPECT_LT(torch_worst, 1e-4);
+    }
+  }
+}
+
 std::string bench_models() {
   if (const char* env = std::getenv("POLYINFER_BENCH_MODELS")) return env;
   return std::string(POLYINFER_SOURCE_DIR) + "/bench/models";

@@ -24,9 +24,9 @@ inline std::vector<int64_t> contiguous_strides(const Shape& s) {
   return st;
 }
 
-// Float16 tensors copy 16-bit elements (copy_f16): the copy moves bits and never converts.
+// The copy moves bits and never converts: one variant per element size (move.glsl).
 inline const Pipeline& copy_pipeline(Context& ctx, DType dtype = DType::Float32) {
-  return ctx.pipeline(shader_for("copy", dtype), 2, sizeof(CopyParams));
+  return ctx.pipeline(move_shader_for("copy", dtype), 2, sizeof(CopyParams));
 }
 
 // Records one copy of `dims` elements (rank <= 6) from x (strides sx, from element x0) to y

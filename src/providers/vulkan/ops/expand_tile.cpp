@@ -1,10 +1,10 @@
-// Float32 Expand and Tile on Vulkan: strided copies (shaders/copy.comp). Expand walks the output
-// with the input's broadcast strides (0 on broadcast dimensions), output shape by the CPU's rule
-// (expand_shape in ops/shape_rules.h); Tile walks the output as [repeats, dim] pairs, the
-// repeat's input stride 0 (a repeat of 1 is one dimension). Constant shapes/repeats stay on the
-// host; ones computed at run time are read back, which waits for the recorded work.
-// Refused at creation: data other than float32, more than 6 walked dimensions (Expand: output
-// rank; Tile: rank plus the repeated dimensions) when known then.
+// Expand and Tile on Vulkan, any dtype of 1, 2, 4 or 8 bytes: strided copies (shaders/copy.comp).
+// Expand walks the output with the input's broadcast strides (0 on broadcast dimensions), output
+// shape by the CPU's rule (expand_shape in ops/shape_rules.h); Tile walks the output as [repeats,
+// dim] pairs, the repeat's input stride 0 (a repeat of 1 is one dimension). Constant shapes/repeats
+// stay on the host; ones computed at run time are read back, which waits for the recorded work.
+// Refused at creation: other dtypes (strings, packed types), more than 6 walked dimensions (Expand:
+// output rank; Tile: rank plus the repeated dimensions) when known then.
 #include "ops/shape_rules.h"
 #include "providers/vulkan/ops/copy.h"
 
@@ -14,7 +14,7 @@ namespace {
 class ExpandKernel final : public Kernel {
  public:
   explicit ExpandKernel(const KernelInfo& info) {
-    dtype_ = require_float(info, kMaxRank, 1);
+    dtype_ = require_movable(info, kMaxRank, 1);
     if (const Tensor* s = info.constant_input(1)) {
       const int64_t rank = std::max<int64_t>(s->numel(), known_rank(info, 0));
       if (rank > kMaxRank)
@@ -59,7 +59,7 @@ int64_t tile_walked(int64_t rank, const std::vector<int64_t>& reps) {
 class TileKernel final : public Kernel {
  public:
   explicit TileKernel(const KernelInfo& info) {
-    dtype_ = require_float(info, kMaxRank, 1);
+    dtype_ = require_movable(info, kMaxRank, 1);
     const int rank = known_rank(info, 0);
     if (const Tensor* r = info.constant_input(1)) {
       // One repeat per input dimension (checked at run time).

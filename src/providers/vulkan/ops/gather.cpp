@@ -1,10 +1,11 @@
-// Float32 Gather on Vulkan (shaders/gather.comp), any rank and axis, int32 or int64 indices.
+// Gather on Vulkan (shaders/gather.comp), any rank and axis, int32 or int64 indices, data of any
+// dtype of 1, 2, 4 or 8 bytes (moved as bits: embeddings and the integer Gathers of shapes).
 // The indices are checked on the host with the CPU's rule and error (read_indices in
 // ops/gather.h: negative ones count from the end, anything outside [-dim, dim) is an
 // InvalidArgument naming the node); the shader reads them from the device. Constant indices are
 // uploaded once and their host copy kept for the check; indices computed at run time are copied
-// to the host for it, which waits for the recorded work. Refused at creation: data other than
-// float32 (integer Gathers of shapes stay on the CPU), indices of unknown dtype.
+// to the host for it, which waits for the recorded work. Refused at creation: other data dtypes
+// (strings, packed types), indices of unknown dtype.
 #include "ops/gather.h"
 #include "ops/shape_rules.h"
 #include "providers/vulkan/ops/common.h"
@@ -19,7 +20,7 @@ struct GatherParams {
 class GatherKernel final : public Kernel {
  public:
   explicit GatherKernel(const KernelInfo& info) : axis_(info.attr_int("axis", 0)) {
-    dtype_ = require_float(info, -1, 1);
+    dtype_ = require_movable(info, -1, 1);
     if (const Tensor* c = info.constant_input(1)) {
       if (c->dtype() != DType::Int64 && c->dtype() != DType::Int32)
         info.unsupported(std::string("indices of dtype ") + dtype_name(c->dtype()));
@@ -35,7 +36,7 @@ class GatherKernel final : public Kernel {
                          " (the Vulkan Gather takes int32 or int64 known at load time)");
     }
     ctx_ = Context::get();
-    pipeline_ = &ctx_->pipeline(shader_for("gather", dtype_), 3, sizeof(GatherParams));
+    pipeline_ = &ctx_->pipeline(move_shader_for("gather", dtype_), 3, sizeof(GatherParams));
   }
   std::string impl() const override { return "vulkan:gather"; }
   bool prepacked(size_t i) const override { return i == 1 && host_.defined(); }

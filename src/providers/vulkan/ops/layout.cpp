@@ -1,6 +1,7 @@
-// Float32 Transpose and Concat on Vulkan: both are strided copies (shaders/copy.comp), one
-// dispatch for Transpose and one per input for Concat. Ranks up to 6; other dtypes are refused
-// at creation (integer Concats of shapes belong on the CPU, where their consumers are).
+// Transpose and Concat on Vulkan: both are strided copies (shaders/copy.comp), one dispatch for
+// Transpose and one per input for Concat, of any dtype of 1, 2, 4 or 8 bytes (moved as bits:
+// the integer Concats of shape arithmetic too). Ranks up to 6; other dtypes are refused at
+// creation.
 #include "core/shape_util.h"
 #include "ops/shape_rules.h"
 #include "providers/vulkan/ops/copy.h"
@@ -12,7 +13,7 @@ class TransposeKernel final : public Kernel {
  public:
   explicit TransposeKernel(const KernelInfo& info)
       : perm_(info.attr_ints("perm")), has_perm_(info.has_attr("perm")) {
-    dtype_ = require_float(info);
+    dtype_ = require_movable(info);
     ctx_ = Context::get();
     pipeline_ = &copy_pipeline(*ctx_, dtype_);
   }
@@ -58,7 +59,7 @@ class ConcatKernel final : public Kernel {
  public:
   explicit ConcatKernel(const KernelInfo& info)
       : axis_(info.opset() < 4 ? info.attr_int("axis", 1) : info.attr_int("axis")) {
-    dtype_ = require_float(info);
+    dtype_ = require_movable(info);
     ctx_ = Context::get();
     pipeline_ = &copy_pipeline(*ctx_, dtype_);
   }

@@ -1,9 +1,9 @@
-// Float32 Slice on Vulkan: one strided copy (shaders/copy.comp) from the first selected element
-// with each dimension's step times its stride (negative steps walk backwards). Every version:
-// starts/ends/axes as attributes before opset 10, as inputs (with steps) from 10. The clamping
-// and the errors are the CPU kernels' (plan_slice in ops/slice.h). Constant inputs
-// stay on the host; ones computed at run time are read back, which waits for the recorded work.
-// Refused at creation: data other than float32, rank > 6.
+// Slice on Vulkan, any dtype of 1, 2, 4 or 8 bytes: one strided copy (shaders/copy.comp) from the
+// first selected element with each dimension's step times its stride (negative steps walk
+// backwards). Every version: starts/ends/axes as attributes before opset 10, as inputs (with steps)
+// from 10. The clamping and the errors are the CPU kernels' (plan_slice in ops/slice.h). Constant
+// inputs stay on the host; ones computed at run time are read back, which waits for the recorded
+// work. Refused at creation: other dtypes (strings, packed types), rank > 6.
 #include "ops/slice.h"
 #include "providers/vulkan/ops/copy.h"
 
@@ -13,7 +13,7 @@ namespace {
 class SliceKernel final : public Kernel {
  public:
   explicit SliceKernel(const KernelInfo& info) : attrs_(info) {
-    dtype_ = require_float(info, kMaxRank, 1);
+    dtype_ = require_movable(info, kMaxRank, 1);
     constants_.keep(info, 1);
     ctx_ = Context::get();
     pipeline_ = &copy_pipeline(*ctx_, dtype_);

@@ -1,9 +1,9 @@
-// Float32 Split on Vulkan: one strided copy (shaders/copy.comp) per output, of the output's shape
-// with the input's strides from the part's start along the axis. Every version: sizes from the
-// 'split' attribute (before 13) or input (1, 13+), equal parts, num_outputs (18+) with a smaller
-// last part; the rules and errors are the CPU kernel's (plan_split in ops/split.h).
-// Constant sizes stay on the host; sizes computed at run time are read back, which waits for the
-// recorded work. Refused at creation: data other than float32, rank > 6.
+// Split on Vulkan, any dtype of 1, 2, 4 or 8 bytes: one strided copy (shaders/copy.comp) per
+// output, of the output's shape with the input's strides from the part's start along the axis.
+// Every version: sizes from the 'split' attribute (before 13) or input (1, 13+), equal parts,
+// num_outputs (18+) with a smaller last part; the rules and errors are the CPU kernel's (plan_split
+// in ops/split.h). Constant sizes stay on the host; sizes computed at run time are read back, which
+// waits for the recorded work. Refused at creation: other dtypes (strings, packed types), rank > 6.
 #include "ops/split.h"
 #include "providers/vulkan/ops/copy.h"
 
@@ -13,7 +13,7 @@ namespace {
 class SplitKernel final : public Kernel {
  public:
   explicit SplitKernel(const KernelInfo& info) : attrs_(info) {
-    dtype_ = require_float(info, kMaxRank, 1);
+    dtype_ = require_movable(info, kMaxRank, 1);
     constants_.keep(info, 1);
     ctx_ = Context::get();
     pipeline_ = &copy_pipeline(*ctx_, dtype_);

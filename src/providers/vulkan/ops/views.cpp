@@ -1,5 +1,6 @@
-// Reshape, Flatten, Squeeze, Unsqueeze and Identity of float32 and float16 tensors on Vulkan: no
-// dispatch, the output is a view of the input's device memory with another shape. The shape
+// Reshape, Flatten, Squeeze, Unsqueeze and Identity on Vulkan, of tensors of any dtype but
+// strings (the integer ones of masks and shape arithmetic too): no dispatch, the output is a view
+// of the input's device memory with another shape. The shape
 // arithmetic is the CPU reference kernel's, which this kernel creates and runs (its only effect is
 // set_output(x.reshaped(...)), which works on any device), so both agree on every rule
 // (0 and -1 in Reshape, allowzero, negative axes).
@@ -16,8 +17,16 @@ namespace {
 class ViewKernel final : public Kernel {
  public:
   explicit ViewKernel(const KernelInfo& info) {
-    // The data input only: shapes and axes are int64 and stay where they are.
-    dtype_ = require_float(info, kMaxRank, 1);
+    // The data input only: shapes and axes are int64 and stay where they are. A view needs no
+    // shader, so no dtype is refused but strings (which never live in device memory) and one not
+    // known at load time (a refusal at run time could not fall back).
+    dtype_ = known_dtype(info, 0);
+    if (dtype_ == DType::Undefined || dtype_ == DType::String)
+      info.unsupported(std::string("dtype ") + dtype_name(dtype_) +
+                       " (the Vulkan views take any dtype but strings, known at load time)");
+    if (known_rank(info, 0) > kMaxRank)
+      info.unsupported("rank " + std::to_string(known_rank(info, 0)) +
+                       " (this Vulkan kernel takes rank <= 6)");
     const ir::Node& n = info.node();
     for (const KernelDef* d : find_kernels("cpu", n.domain, n.op_type, n.opset))
       if (d->tier == KernelTier::Reference) {

@@ -1,8 +1,9 @@
-// Float32 Where on Vulkan (shaders/where.comp): out = condition ? X : Y with numpy broadcasting
-// of all three up to rank 6; the bool condition is read a byte at a time. Constant inputs come
-// on the device from the executor, copied there once. Refused at creation: a condition not known to
-// be bool, X or Y not known to be float32, ranks above 6. Needs 4 storage buffers, which every
-// device allows.
+// Where on Vulkan (shaders/where.comp): out = condition ? X : Y with numpy broadcasting of all
+// three up to rank 6; the bool condition is read a byte at a time, X and Y are moved as bits (any
+// dtype of 1, 2, 4 or 8 bytes: the masks' float and integer selects alike). Constant inputs come
+// on the device from the executor, copied there once. Refused at creation: a condition not known
+// to be bool, X and Y not of one known movable dtype, ranks above 6. Needs 4 storage buffers,
+// which every device allows.
 #include "core/shape_util.h"
 #include "providers/vulkan/ops/common.h"
 
@@ -22,25 +23,26 @@ class WhereKernel final : public Kernel {
     if (dc != DType::Bool)
       info.unsupported(std::string("condition of dtype ") + dtype_name(dc) +
                        " (the Vulkan Where takes a bool condition known at load time)");
-    // X and Y: both float32, or both float16 on a device with 16-bit storage.
-    for (size_t i = 1; i < 3; ++i)
-      if (known_dtype(info, i) == DType::Float16) dtype_ = DType::Float16;
+    // X and Y: one dtype of 1, 2, 4 or 8 bytes (2 on a device with 16-bit storage).
+    dtype_ = known_dtype(info, 1);
+    const auto& ok = movable_dtypes();
     for (size_t i = 1; i < 3; ++i) {
       const DType d = known_dtype(info, i);
-      if (d != dtype_)
-        info.unsupported(std::string("dtype ") + dtype_name(d) +
-                         " (the Vulkan Where takes float32 or float16 X and Y of one dtype)");
+      if (d != dtype_ || std::find(ok.begin(), ok.end(), d) == ok.end())
+        info.unsupported(std::string("X ") + dtype_name(dtype_) + ", Y " +
+                         dtype_name(known_dtype(info, 2)) +
+                         " (the Vulkan Where takes X and Y of one dtype of 1, 2, 4 or 8 bytes, "
+                         "known at load time)");
     }
-    if (dtype_ == DType::Float16 && !Context::get()->storage16())
-      info.unsupported(
-          "float16 tensors on a device without 16-bit storage "
-          "(storageBuffer16BitAccess)");
+    if (dtype_size(dtype_) == 2 && !Context::get()->storage16())
+      info.unsupported(std::string(dtype_name(dtype_)) +
+                       " tensors on a device without 16-bit storage (storageBuffer16BitAccess)");
     for (size_t i = 0; i < 3; ++i)
       if (known_rank(info, i) > kMaxRank)
         info.unsupported("rank " + std::to_string(known_rank(info, i)) +
                          " (this Vulkan kernel takes rank <= 6)");
     ctx_ = Context::get();
-    pipeline_ = &ctx_->pipeline(shader_for("where", dtype_), 4, sizeof(WhereParams));
+    pipeline_ = &ctx_->pipeline(move_shader_for("where", dtype_), 4, sizeof(WhereParams));
   }
   std::string impl() const override { return "vulkan:where"; }
 

@@ -1,14 +1,14 @@
-// Float32 strided copy (ops/layout.cpp): walks an iteration shape `dims` (rank <= 6) and copies
-// element (coords) from x at sum(coords * sx) to y at sum(coords * sy). Transpose is the output
-// shape with the input's strides permuted; each Concat input is its own shape with the
-// output's strides, starting at its offset along the axis.
+// Strided copy of elements of any size (move.glsl; ops/copy.h): walks an iteration shape `dims`
+// (rank <= 6) and copies element (coords) from x at sum(coords * sx) to y at sum(coords * sy).
+// Transpose is the output shape with the input's strides permuted; each Concat input is its own
+// shape with the output's strides, starting at its offset along the axis.
 #version 450
 #extension GL_GOOGLE_include_directive : require
-#include "storage.glsl"
+#include "move.glsl"
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer In { PI_T x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Out { PI_T y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer In { PI_M x[]; };
+layout(std430, set = 0, binding = 1) PI_WRITEONLY buffer Out { PI_M y[]; };
 
 layout(push_constant) uniform Params {
   uint n;
@@ -31,6 +31,6 @@ void main() {
       ix += coord * p.sx[k];
       iy += coord * p.sy[k];
     }
-    y[iy] = x[ix];
+    PI_PUT(y, iy, PI_GET(x, ix));
   }
 }

@@ -1,14 +1,14 @@
-// Float32 Pad (ops/pad.cpp), rank <= 6: each output coordinate minus the dimension's pad before
-// is mapped to an input coordinate as pad_source does (src/ops/pad.h): constant
-// (outside: the value), reflect (period 2(dim-1), the edge not repeated), edge, wrap. Negative
-// pads crop.
+// Pad of elements of any size (move.glsl; ops/pad.cpp), rank <= 6: each output coordinate minus
+// the dimension's pad before is mapped to an input coordinate as pad_source does (src/ops/pad.h):
+// constant (outside: the value, as bits), reflect (period 2(dim-1), the edge not repeated), edge,
+// wrap. Negative pads crop.
 #version 450
 #extension GL_GOOGLE_include_directive : require
-#include "storage.glsl"
+#include "move.glsl"
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer In { PI_T x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Out { PI_T y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer In { PI_M x[]; };
+layout(std430, set = 0, binding = 1) PI_WRITEONLY buffer Out { PI_M y[]; };
 
 layout(push_constant) uniform Params {
   uint rank;
@@ -16,7 +16,8 @@ layout(push_constant) uniform Params {
   uint off_x;
   uint off_y;
   uint mode;    // 0 constant, 1 reflect, 2 edge, 3 wrap (cpu::PadMode)
-  float value;
+  uint value_lo;  // the constant's bits (PI_BITS)
+  uint value_hi;
   uint odims[6];
   int before[6];
   uint idims[6];
@@ -48,6 +49,6 @@ void main() {
       inside = inside && s >= 0;
       ix += uint(max(s, 0)) * p.xs[k];
     }
-    y[p.off_y + i] = inside ? x[ix] : PI_ST(p.value);
+    PI_PUT(y, p.off_y + i, inside ? PI_GET(x, ix) : PI_BITS(p.value_lo, p.value_hi));
   }
 }

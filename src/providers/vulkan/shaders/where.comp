@@ -1,16 +1,16 @@
-// Float32 Where with numpy broadcasting of all three inputs up to rank 6 (ops/where.cpp). The
-// condition is a bool tensor, one byte per element: it is read as 32-bit words and the byte
-// picked out (storage buffers are allocated in whole words, so the last word is inside the
-// buffer). Its offset is in bytes, the others' in elements.
+// Where of elements of any size (move.glsl) with numpy broadcasting of all three inputs up to
+// rank 6 (ops/where.cpp). The condition is a bool tensor, one byte per element: it is read as
+// 32-bit words and the byte picked out (storage buffers are allocated in whole words, so the last
+// word is inside the buffer). Its offset is in bytes, the others' in elements.
 #version 450
 #extension GL_GOOGLE_include_directive : require
-#include "storage.glsl"
+#include "move.glsl"
 layout(local_size_x = 256) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer Cond { uint c[]; };
-layout(std430, set = 0, binding = 1) readonly buffer InX { PI_T x[]; };
-layout(std430, set = 0, binding = 2) readonly buffer InY { PI_T y[]; };
-layout(std430, set = 0, binding = 3) writeonly buffer Out { PI_T o[]; };
+layout(std430, set = 0, binding = 1) readonly buffer InX { PI_M x[]; };
+layout(std430, set = 0, binding = 2) readonly buffer InY { PI_M y[]; };
+layout(std430, set = 0, binding = 3) PI_WRITEONLY buffer Out { PI_M o[]; };
 
 layout(push_constant) uniform Params {
   uint rank;
@@ -38,6 +38,6 @@ void main() {
       iy += coord * p.sy[k];
     }
     const bool cond = ((c[ic >> 2] >> ((ic & 3u) * 8u)) & 0xffu) != 0u;
-    o[p.off_o + i] = cond ? x[ix] : y[iy];
+    PI_PUT(o, p.off_o + i, cond ? PI_GET(x, ix) : PI_GET(y, iy));
   }
 }
