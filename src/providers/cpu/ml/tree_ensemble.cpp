@@ -6,10 +6,16 @@
 // comparison, the two successors; a successor below zero is a leaf), laid out depth first so a
 // walk mostly moves forward, with float thresholds when the model's are float and the input is
 // not double. Leaves hold their (target, weight) pairs, one weight inline when no leaf has more.
-// A run takes a block of rows through one tree after another (the tree stays in cache), eight
-// walks at a time (eight rows down one tree, or one row down eight trees: independent loads
-// overlap), splits the rows among threads when there are many and the trees when there are few
-// rows and many trees, and sums in double.
+// A shallow tree whose nodes all compare the same way (<= or <, > and >= being those with the
+// successors swapped) is also laid out as a perfect binary tree, breadth first: a walk is then
+// `depth` steps of i = 2i + 1 + (comparison), with no test for a leaf (a leaf above the last
+// level fills the slots below it) and a NaN's direction folded into the comparison; under SUM
+// and AVERAGE its leaf slots hold their weights for every target in a row. Other trees are
+// walked node by node. A run takes a block of rows through one tree after another (the tree
+// stays in cache), several walks at a time (sixteen rows down a perfect tree; eight rows down
+// another, or one row down eight of them: independent loads overlap), splits the rows among
+// threads when there are many and the trees when there are few rows and many trees, and sums in
+// double.
 //
 // A model's trees are checked when the kernel is created: every successor exists, no walk can
 // loop (a cycle is refused), every target or class is in range; at run time the input must
@@ -19,6 +25,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
 
 #include "providers/cpu/ml/ml_common.h"
@@ -57,8 +64,17 @@ template <class C> struct FlatNode {
   int32_t next[2];  // [false, true]: >= 0 a node of the same array, < 0 ~leaf
 };
 
+// A node of a perfect tree: its successors are 2i + 1 (comparison false) and 2i + 2 (true).
+template <class C> struct PerfectNode {
+  C value;
+  int32_t feature;  // with kNanUp: a NaN feature goes to 2i + 2
+};
+constexpr int32_t kNanUp = std::numeric_limits<int32_t>::min();
+
 template <class C> struct FlatTrees {
   std::vector<FlatNode<C>> nodes;
+  // The perfect trees' nodes, one tree after another.
+  std::vector<PerfectNode<C>> perfect;
   // Per node, where a BRANCH_MEMBER node's sorted set lies in `members` (empty without any).
   std::vector<std::pair<int32_t, int32_t>> member_range;
   std::vector<C> members;
@@ -97,6 +113,21 @@ inline int32_t step(const FlatTrees<C>& t, int32_t i, const C* x) {
   return n.next[c];
 }
 
+// One step down a perfect tree (comparison <, or <=): the next node's index.
+template <class C, bool Lt, bool Missing>
+inline uint32_t perfect_step(const PerfectNode<C>* nodes, uint32_t i, const C* x) {
+  const PerfectNode<C>& n = nodes[i];
+  if constexpr (Missing) {
+    const C v = x[n.feature & ~kNanUp];
+    const uint32_t up = (Lt ? v < n.value : v <= n.value) |
+                        ((static_cast<uint32_t>(n.feature) >> 31) & std::isnan(v));
+    return 2 * i + 1 + up;
+  } else {
+    const C v = x[n.feature];
+    return 2 * i + 1 + (Lt ? v < n.value : v <= n.value);
+  }
+}
+
 template <class C, Kind K, bool Missing>
 inline int32_t find_leaf(const FlatTrees<C>& t, int32_t i, const C* x) {
   while (i >= 0) i = step<C, K, Missing>(t, i, x);
@@ -114,42 +145,81 @@ class Ensemble {
   int64_t n_trees() const { return static_cast<int64_t>(roots_.size()); }
 
   // scores and has ([r.n, n_targets], zeroed by the caller) receive each row's aggregated leaf
-  // weights and whether any leaf gave a target a weight.
+  // weights and whether any leaf gave a target a weight (always set under SUM and AVERAGE, where
+  // a target without weights sums to 0).
   void evaluate(const Tensor& x, Rows r, double* scores, uint8_t* has, int threads,
                 const ir::Node& node) const;
 
  private:
+  void build_perfect(const TreeSource& s);
   template <class C> void build_nodes(const TreeSource& s, FlatTrees<C>& out) const;
   template <class C>
   void run_rows(const FlatTrees<C>& t, const Tensor& x, Rows r, int64_t row_begin, int64_t row_end,
                 int64_t tree_begin, int64_t tree_end, double* scores, uint8_t* has) const;
-  template <class C, Kind K, bool M>
+  template <class C, Kind K, bool M, Aggregate A>
   void walk(const FlatTrees<C>& t, const C* x, int64_t c, int64_t rows, int64_t tree_begin,
             int64_t tree_end, double* scores, uint8_t* has) const;
+  template <class C, bool Lt, bool M, Aggregate A>
+  void walk_perfect(const FlatTrees<C>& t, const C* x, int64_t c, int64_t rows, int64_t tree_begin,
+                    int64_t tree_end, double* scores, uint8_t* has) const;
   template <class C>
   void evaluate_as(const FlatTrees<C>& t, const Tensor& x, Rows r, double* scores, uint8_t* has,
                    int threads) const;
 
-  void add(double& s, uint8_t& h, double w) const {
-    switch (agg) {
-      case Aggregate::Average:
-      case Aggregate::Sum: s += w; break;
-      case Aggregate::Min: s = h ? std::min(s, w) : w; break;
-      case Aggregate::Max: s = h ? std::max(s, w) : w; break;
+  // A is Sum (for AVERAGE too, which leaves `has` alone), Min or Max.
+  template <Aggregate A> static void add(double& s, uint8_t& h, double w) {
+    if constexpr (A == Aggregate::Min) {
+      s = h ? std::min(s, w) : w;
+      h = 1;
+    } else if constexpr (A == Aggregate::Max) {
+      s = h ? std::max(s, w) : w;
+      h = 1;
+    } else {
+      s += w;
     }
-    h = 1;
   }
-  void add_leaf(int32_t leaf, double* s, uint8_t* h) const {
+  template <Aggregate A> void add_leaf(int32_t leaf, double* s, uint8_t* h) const {
     if (single_) {
       const int32_t t = leaf_target_[static_cast<size_t>(leaf)];
-      if (t >= 0) add(s[t], h[t], leaf_weight_[static_cast<size_t>(leaf)]);
+      if (t >= 0) add<A>(s[t], h[t], leaf_weight_[static_cast<size_t>(leaf)]);
       return;
     }
     for (int32_t j = leaf_begin_[static_cast<size_t>(leaf)],
                  e = leaf_begin_[static_cast<size_t>(leaf) + 1];
          j < e; ++j)
-      add(s[w_target_[static_cast<size_t>(j)]], h[w_target_[static_cast<size_t>(j)]],
-          w_value_[static_cast<size_t>(j)]);
+      add<A>(s[w_target_[static_cast<size_t>(j)]], h[w_target_[static_cast<size_t>(j)]],
+             w_value_[static_cast<size_t>(j)]);
+  }
+  template <int N> static void add_n(double* s, const double* w) {
+    for (int k = 0; k < N; ++k) s[k] += w[k];
+  }
+  // A perfect tree's leaf slot: under SUM and AVERAGE its weights for every target (0 where
+  // none) when there are those, else its leaf's.
+  template <Aggregate A> void add_slot(size_t slot, double* s, uint8_t* h) const {
+    if constexpr (A == Aggregate::Sum) {
+      if (!slot_weights_.empty()) {
+        const size_t nt = static_cast<size_t>(n_targets_);
+        const double* w = slot_weights_.data() + slot * nt;
+        switch (nt) {
+          case 1: s[0] += w[0]; break;
+          case 2: add_n<2>(s, w); break;
+          case 3: add_n<3>(s, w); break;
+          case 4: add_n<4>(s, w); break;
+          default:
+            for (size_t k = 0; k < nt; ++k) s[k] += w[k];
+        }
+        return;
+      }
+    }
+    add_leaf<A>(slot_leaf_[slot], s, h);
+  }
+  // Calls f with the aggregate as a std::integral_constant (AVERAGE as SUM).
+  template <class F> void with_aggregate(F&& f) const {
+    if (agg == Aggregate::Min) f(std::integral_constant<Aggregate, Aggregate::Min>{});
+    else if (agg == Aggregate::Max)
+      f(std::integral_constant<Aggregate, Aggregate::Max>{});
+    else
+      f(std::integral_constant<Aggregate, Aggregate::Sum>{});
   }
 
   // The nodes with float thresholds (when the model's are float and the input may not be
@@ -173,6 +243,16 @@ class Ensemble {
   int64_t max_feature_ = -1;
   Kind kind_ = Kind::Mixed;
   bool missing_ = false;
+  // Per tree, where its perfect layout lies (depth -1: walked node by node); per slot of the
+  // perfect trees, its leaf. The perfect trees compare with < (else <=), some NaN goes up.
+  struct PerfectTree {
+    int32_t node_begin = 0, slot_begin = 0, depth = -1;
+  };
+  std::vector<PerfectTree> perfect_;
+  std::vector<int32_t> slot_leaf_;
+  std::vector<double> slot_weights_;  // [slot, target]
+  bool perfect_lt_ = false, perfect_missing_ = false;
+  std::vector<PerfectNode<double>> perfect_src_;  // while building
   double visits_per_tree_ = 1;  // mean depth of the nodes, a guess at one walk's length
   // While building: the source node of each flat node, and the flat successors.
   std::vector<int64_t> order_;
@@ -267,6 +347,7 @@ void Ensemble::build(const TreeSource& s, const KernelInfo& info) {
     max_feature_ = std::max(max_feature_, s.feature[i]);
   }
   kind_ = all_leq ? Kind::AllLeq : all_lt ? Kind::AllLt : Kind::Mixed;
+  build_perfect(s);
 
   // Leaves.
   const size_t nl = static_cast<size_t>(s.n_leaves);
@@ -298,6 +379,36 @@ void Ensemble::build(const TreeSource& s, const KernelInfo& info) {
     }
   }
 
+  // SUM and AVERAGE over few targets, with no leaf giving a target two weights: each slot's
+  // weights for every target in a row.
+  slot_weights_.clear();
+  constexpr int64_t kDenseTargets = 16;
+  bool dense = (agg == Aggregate::Sum || agg == Aggregate::Average) &&
+               n_targets_ <= kDenseTargets && (n_targets_ == 1 || !single_);
+  if (dense && !single_)
+    for (size_t l = 0; l < nl && dense; ++l) {
+      uint32_t seen = 0;
+      for (int32_t j = leaf_begin_[l]; j < leaf_begin_[l + 1] && dense; ++j) {
+        const uint32_t bit = 1u << w_target_[static_cast<size_t>(j)];
+        dense = !(seen & bit);
+        seen |= bit;
+      }
+    }
+  if (dense) {
+    const size_t nt = static_cast<size_t>(n_targets_);
+    slot_weights_.assign(slot_leaf_.size() * nt, 0.0);
+    for (size_t slot = 0; slot < slot_leaf_.size(); ++slot) {
+      const size_t l = static_cast<size_t>(slot_leaf_[slot]);
+      double* w = slot_weights_.data() + slot * nt;
+      if (single_) {
+        if (leaf_target_[l] >= 0) w[leaf_target_[l]] = leaf_weight_[l];
+      } else {
+        for (int32_t j = leaf_begin_[l]; j < leaf_begin_[l + 1]; ++j)
+          w[w_target_[static_cast<size_t>(j)]] = w_value_[static_cast<size_t>(j)];
+      }
+    }
+  }
+
   const ir::TypeInfo* in = info.input_type(0);
   const bool input_double =
       in && in->kind == ir::TypeInfo::Kind::Tensor && in->elem == DType::Float64;
@@ -312,6 +423,72 @@ void Ensemble::build(const TreeSource& s, const KernelInfo& info) {
   order_.shrink_to_fit();
   flat_next_[0].clear();
   flat_next_[1].clear();
+  perfect_src_.clear();
+  perfect_src_.shrink_to_fit();
+}
+
+void Ensemble::build_perfect(const TreeSource& s) {
+  // (10 levels: 1023 nodes, 12 KB of float nodes, still in L1; a tree padded to more than 4
+  // times its nodes walks node by node.)
+  constexpr int kMaxDepth = 10;
+  bool leq = true, lt = true;
+  for (int64_t i : order_) {
+    leq = leq && (s.mode[i] == kLeq || s.mode[i] == kGt);
+    lt = lt && (s.mode[i] == kLt || s.mode[i] == kGte);
+  }
+  perfect_.assign(roots_.size(), PerfectTree{});
+  slot_leaf_.clear();
+  perfect_src_.clear();
+  perfect_lt_ = lt && !leq;
+  perfect_missing_ = false;
+  if (!leq && !lt) return;
+  for (size_t t = 0; t < roots_.size(); ++t) {
+    // The depth and the number of nodes of the walks (a node two trees share counts in each).
+    int depth = 0;
+    int64_t interior = 0;
+    std::vector<std::pair<int32_t, int>> stack{{roots_[t], 0}};
+    while (!stack.empty() && depth <= kMaxDepth) {
+      const auto [j, level] = stack.back();
+      stack.pop_back();
+      depth = std::max(depth, level);
+      if (j < 0) continue;
+      ++interior;
+      for (int k = 0; k < 2; ++k)
+        stack.push_back({flat_next_[k][static_cast<size_t>(j)], level + 1});
+    }
+    const int64_t nodes = (int64_t{1} << depth) - 1;
+    if (depth > kMaxDepth || nodes > std::max<int64_t>(4 * interior, 15)) continue;
+    PerfectTree& p = perfect_[t];
+    p.depth = depth;
+    p.node_begin = static_cast<int32_t>(perfect_src_.size());
+    p.slot_begin = static_cast<int32_t>(slot_leaf_.size());
+    perfect_src_.resize(perfect_src_.size() + static_cast<size_t>(nodes));
+    slot_leaf_.resize(slot_leaf_.size() + static_cast<size_t>(nodes + 1));
+    // Node j (or ~leaf) at position pos of level `level`; a leaf above the last level fills the
+    // positions below it, their nodes reading the feature of the leaf's parent.
+    auto place = [&](auto& self, int32_t j, int64_t pos, int level, int32_t feature) -> void {
+      if (level == depth) {
+        slot_leaf_[static_cast<size_t>(p.slot_begin + pos - nodes)] = ~j;
+        return;
+      }
+      PerfectNode<double>& n = perfect_src_[static_cast<size_t>(p.node_begin + pos)];
+      int32_t lo = j, hi = j;
+      if (j < 0) {
+        n = {0.0, feature};
+      } else {
+        const int64_t i = order_[static_cast<size_t>(j)];
+        const bool swap = s.mode[i] == kGt || s.mode[i] == kGte;
+        const bool nan_up = (s.missing_true[i] != 0) != swap;
+        n = {s.value[i], static_cast<int32_t>(s.feature[i]) | (nan_up ? kNanUp : 0)};
+        perfect_missing_ = perfect_missing_ || nan_up;
+        lo = flat_next_[swap ? 1 : 0][static_cast<size_t>(j)];
+        hi = flat_next_[swap ? 0 : 1][static_cast<size_t>(j)];
+      }
+      self(self, lo, 2 * pos + 1, level + 1, n.feature & ~kNanUp);
+      self(self, hi, 2 * pos + 2, level + 1, n.feature & ~kNanUp);
+    };
+    place(place, roots_[t], 0, 0, 0);
+  }
 }
 
 template <class C> void Ensemble::build_nodes(const TreeSource& s, FlatTrees<C>& out) const {
@@ -328,6 +505,11 @@ template <class C> void Ensemble::build_nodes(const TreeSource& s, FlatTrees<C>&
     f.next[1] = flat_next_[1][j];
     any_member = any_member || f.mode == kMember;
   }
+  out.perfect.resize(perfect_src_.size());
+  for (size_t j = 0; j < perfect_src_.size(); ++j) {
+    const PerfectNode<double>& a = perfect_src_[j];
+    out.perfect[j] = {static_cast<C>(a.value), a.feature};
+  }
   if (!any_member) return;
   out.member_range.assign(order_.size(), {0, 0});
   for (size_t j = 0; j < order_.size(); ++j) {
@@ -341,7 +523,7 @@ template <class C> void Ensemble::build_nodes(const TreeSource& s, FlatTrees<C>&
   }
 }
 
-template <class C, Kind K, bool M>
+template <class C, Kind K, bool M, Aggregate A>
 void Ensemble::walk(const FlatTrees<C>& t, const C* x, int64_t c, int64_t rows, int64_t tree_begin,
                     int64_t tree_end, double* scores, uint8_t* has) const {
   const int64_t nt = n_targets_;
@@ -365,7 +547,8 @@ void Ensemble::walk(const FlatTrees<C>& t, const C* x, int64_t c, int64_t rows, 
           more = more || at[j] >= 0;
         }
       }
-      for (int j = 0; j < kLanes; ++j) add_leaf(~at[j], scores + (r + j) * nt, has + (r + j) * nt);
+      for (int j = 0; j < kLanes; ++j)
+        add_leaf<A>(~at[j], scores + (r + j) * nt, has + (r + j) * nt);
     }
   }
   for (int64_t r = full; r < rows; ++r) {
@@ -385,10 +568,54 @@ void Ensemble::walk(const FlatTrees<C>& t, const C* x, int64_t c, int64_t rows, 
           more = more || at[j] >= 0;
         }
       }
-      for (int j = 0; j < kLanes; ++j) add_leaf(~at[j], s, h);
+      for (int j = 0; j < kLanes; ++j) add_leaf<A>(~at[j], s, h);
     }
     for (; tr < tree_end; ++tr)
-      add_leaf(find_leaf<C, K, M>(t, roots_[static_cast<size_t>(tr)], xr), s, h);
+      add_leaf<A>(find_leaf<C, K, M>(t, roots_[static_cast<size_t>(tr)], xr), s, h);
+  }
+}
+
+template <class C, bool Lt, bool M, Aggregate A>
+void Ensemble::walk_perfect(const FlatTrees<C>& t, const C* x, int64_t c, int64_t rows,
+                            int64_t tree_begin, int64_t tree_end, double* scores,
+                            uint8_t* has) const {
+  const int64_t nt = n_targets_;
+  constexpr int kLanes = 16;
+  // Few rows: each row down every tree, the walks of one row independent of each other.
+  if (rows < kLanes) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const C* xr = x + r * c;
+      for (int64_t tr = tree_begin; tr < tree_end; ++tr) {
+        const PerfectTree& p = perfect_[static_cast<size_t>(tr)];
+        const PerfectNode<C>* nodes = t.perfect.data() + p.node_begin;
+        uint32_t i = 0;
+        for (int d = 0; d < p.depth; ++d) i = perfect_step<C, Lt, M>(nodes, i, xr);
+        const uint32_t first = (1u << p.depth) - 1;  // the first slot's position
+        add_slot<A>(static_cast<size_t>(p.slot_begin) + (i - first), scores + r * nt, has + r * nt);
+      }
+    }
+    return;
+  }
+  for (int64_t tr = tree_begin; tr < tree_end; ++tr) {
+    const PerfectTree& p = perfect_[static_cast<size_t>(tr)];
+    const PerfectNode<C>* nodes = t.perfect.data() + p.node_begin;
+    const size_t slot = static_cast<size_t>(p.slot_begin) - ((size_t{1} << p.depth) - 1);
+    int64_t r = 0;
+    for (; r + kLanes <= rows; r += kLanes) {
+      uint32_t at[kLanes] = {};
+      for (int d = 0; d < p.depth; ++d) {
+#pragma GCC unroll 16
+        for (int j = 0; j < kLanes; ++j)
+          at[j] = perfect_step<C, Lt, M>(nodes, at[j], x + (r + j) * c);
+      }
+      for (int j = 0; j < kLanes; ++j)
+        add_slot<A>(slot + at[j], scores + (r + j) * nt, has + (r + j) * nt);
+    }
+    for (; r < rows; ++r) {
+      uint32_t i = 0;
+      for (int d = 0; d < p.depth; ++d) i = perfect_step<C, Lt, M>(nodes, i, x + r * c);
+      add_slot<A>(slot + i, scores + r * nt, has + r * nt);
+    }
   }
 }
 
@@ -414,18 +641,37 @@ void Ensemble::run_rows(const FlatTrees<C>& t, const Tensor& x, Rows r, int64_t 
     }
     double* s = scores + (b - row_begin) * n_targets_;
     uint8_t* h = has + (b - row_begin) * n_targets_;
-    if (kind_ == Kind::AllLeq && !missing_)
-      walk<C, Kind::AllLeq, false>(t, xp, r.c, rows, tree_begin, tree_end, s, h);
-    else if (kind_ == Kind::AllLeq)
-      walk<C, Kind::AllLeq, true>(t, xp, r.c, rows, tree_begin, tree_end, s, h);
-    else if (kind_ == Kind::AllLt && !missing_)
-      walk<C, Kind::AllLt, false>(t, xp, r.c, rows, tree_begin, tree_end, s, h);
-    else if (kind_ == Kind::AllLt)
-      walk<C, Kind::AllLt, true>(t, xp, r.c, rows, tree_begin, tree_end, s, h);
-    else if (!missing_)
-      walk<C, Kind::Mixed, false>(t, xp, r.c, rows, tree_begin, tree_end, s, h);
-    else
-      walk<C, Kind::Mixed, true>(t, xp, r.c, rows, tree_begin, tree_end, s, h);
+    // Runs of trees laid out perfect, or not.
+    for (int64_t tb = tree_begin, te; tb < tree_end; tb = te) {
+      const bool perfect = perfect_[static_cast<size_t>(tb)].depth >= 0;
+      for (te = tb + 1; te < tree_end && (perfect_[static_cast<size_t>(te)].depth >= 0) == perfect;)
+        ++te;
+      with_aggregate([&](auto a) {
+        constexpr Aggregate A = decltype(a)::value;
+        if (perfect) {
+          if (!perfect_lt_ && !perfect_missing_)
+            walk_perfect<C, false, false, A>(t, xp, r.c, rows, tb, te, s, h);
+          else if (!perfect_lt_)
+            walk_perfect<C, false, true, A>(t, xp, r.c, rows, tb, te, s, h);
+          else if (!perfect_missing_)
+            walk_perfect<C, true, false, A>(t, xp, r.c, rows, tb, te, s, h);
+          else
+            walk_perfect<C, true, true, A>(t, xp, r.c, rows, tb, te, s, h);
+        } else if (kind_ == Kind::AllLeq && !missing_) {
+          walk<C, Kind::AllLeq, false, A>(t, xp, r.c, rows, tb, te, s, h);
+        } else if (kind_ == Kind::AllLeq) {
+          walk<C, Kind::AllLeq, true, A>(t, xp, r.c, rows, tb, te, s, h);
+        } else if (kind_ == Kind::AllLt && !missing_) {
+          walk<C, Kind::AllLt, false, A>(t, xp, r.c, rows, tb, te, s, h);
+        } else if (kind_ == Kind::AllLt) {
+          walk<C, Kind::AllLt, true, A>(t, xp, r.c, rows, tb, te, s, h);
+        } else if (!missing_) {
+          walk<C, Kind::Mixed, false, A>(t, xp, r.c, rows, tb, te, s, h);
+        } else {
+          walk<C, Kind::Mixed, true, A>(t, xp, r.c, rows, tb, te, s, h);
+        }
+      });
+    }
   }
 }
 
@@ -462,15 +708,16 @@ void Ensemble::evaluate_as(const FlatTrees<C>& t, const Tensor& x, Rows r, doubl
   for (int p = 1; p < parts; ++p) {
     const double* s = part_s.data() + size * static_cast<size_t>(p - 1);
     const uint8_t* h = part_h.data() + size * static_cast<size_t>(p - 1);
-    for (size_t i = 0; i < size; ++i)
-      if (h[i]) {
-        if (agg == Aggregate::Sum || agg == Aggregate::Average) {
-          scores[i] += s[i];
-          has[i] = 1;
-        } else {
-          add(scores[i], has[i], s[i]);
+    if (agg == Aggregate::Min || agg == Aggregate::Max) {
+      for (size_t i = 0; i < size; ++i)
+        if (h[i]) {
+          if (agg == Aggregate::Min) add<Aggregate::Min>(scores[i], has[i], s[i]);
+          else
+            add<Aggregate::Max>(scores[i], has[i], s[i]);
         }
-      }
+    } else {
+      for (size_t i = 0; i < size; ++i) scores[i] += s[i];
+    }
   }
 }
 
@@ -488,14 +735,20 @@ void Ensemble::evaluate(const Tensor& x, Rows r, double* scores, uint8_t* has, i
           const FlatNode<float>& a = f_.nodes[j];
           d_.nodes[j] = {a.value, a.feature, a.mode, a.missing_true, {a.next[0], a.next[1]}};
         }
+        d_.perfect.resize(f_.perfect.size());
+        for (size_t j = 0; j < f_.perfect.size(); ++j)
+          d_.perfect[j] = {f_.perfect[j].value, f_.perfect[j].feature};
         d_.member_range = f_.member_range;
         d_.members.assign(f_.members.begin(), f_.members.end());
         have_d_ = true;
       }
     }
-    return evaluate_as(d_, x, r, scores, has, threads);
+    evaluate_as(d_, x, r, scores, has, threads);
+  } else {
+    evaluate_as(f_, x, r, scores, has, threads);
   }
-  evaluate_as(f_, x, r, scores, has, threads);
+  if (agg == Aggregate::Sum || agg == Aggregate::Average)
+    std::fill(has, has + r.n * n_targets_, uint8_t{1});
 }
 
 // ---- the opset 1 and 3 attribute layout ----
@@ -695,14 +948,18 @@ class TreeEnsembleClassifierKernel final : public Kernel {
     std::vector<uint8_t> h(s.size(), 0);
     ens_.evaluate(x, r, s.data(), h.data(), ctx.threads(), ctx.node());
     Tensor& y = ctx.output(0, labels_.dtype(), {r.n});
-    Tensor* z = ctx.wants_output(1) ? &ctx.output(1, DType::Float32, {r.n, k}) : nullptr;
+    float* z =
+        ctx.wants_output(1) ? ctx.output(1, DType::Float32, {r.n, k}).data<float>() : nullptr;
+    int64_t* ints = labels_.is_string ? nullptr : y.data<int64_t>();
     for (int64_t i = 0; i < r.n; ++i) {
       double* row = s.data() + i * k;
       const uint8_t* has = h.data() + i * k;
       const int64_t label = binary_ ? finish_binary(row, has) : finish_classes(row, has, k);
-      labels_.write(y, i, label);
+      if (ints) ints[i] = labels_.ints[static_cast<size_t>(label)];
+      else
+        labels_.write(y, i, label);
       if (z)
-        for (int64_t c = 0; c < k; ++c) z->data<float>()[i * k + c] = static_cast<float>(row[c]);
+        for (int64_t c = 0; c < k; ++c) z[i * k + c] = static_cast<float>(row[c]);
     }
   }
 
