@@ -118,7 +118,7 @@ class ConstantFolding final : public Pass {
     one->opsets = g.opsets;
     one->nodes.push_back(n);
     for (const auto& in : n.inputs)
-      if (!in.empty()) one->initializers[in] = g.initializers.at(in);
+      if (!in.empty()) one->initializers[in] = *constant(g, in);  // a body's: maybe outer
     for (const auto& o : n.outputs) one->outputs.push_back({o, ir::TypeInfo{}});
     try {
       if (!rt_) {

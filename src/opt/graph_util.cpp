@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "core/dispatch.h"
 
@@ -46,9 +47,98 @@ bool has_op(const ir::Graph& g, std::initializer_list<const char*> ops) {
   return false;
 }
 
+namespace {
+
+thread_local const Scope* current_scope = nullptr;
+
+// Every name `g` uses (values, nodes), and with `nested` those of its subgraphs too.
+void collect_names(const ir::Graph& g, bool nested, std::unordered_set<std::string>& out) {
+  for (const auto& v : g.inputs) out.insert(v.name);
+  for (const auto& v : g.outputs) out.insert(v.name);
+  for (const auto& [name, t] : g.initializers) out.insert(name);
+  for (const auto& [name, t] : g.value_types) out.insert(name);
+  for (const auto& n : g.nodes) {
+    out.insert(n.name);
+    out.insert(n.outputs.begin(), n.outputs.end());
+    out.insert(n.inputs.begin(), n.inputs.end());
+    out.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
+    if (!nested) continue;
+    for (const auto& [key, a] : n.attrs) {
+      if (a.g) collect_names(*a.g, true, out);
+      for (const auto& sg : a.graphs)
+        if (sg) collect_names(*sg, true, out);
+    }
+  }
+}
+
+// The names `g` itself defines: its inputs and its nodes' outputs (initializers aside).
+std::unordered_set<std::string> defined_values(const ir::Graph& g) {
+  std::unordered_set<std::string> d;
+  for (const auto& v : g.inputs) d.insert(v.name);
+  for (const auto& n : g.nodes) d.insert(n.outputs.begin(), n.outputs.end());
+  return d;
+}
+
+}  // namespace
+
+ScopeGuard::ScopeGuard(const Scope* s) : saved_(current_scope) { current_scope = s; }
+ScopeGuard::~ScopeGuard() { current_scope = saved_; }
+
+Scope make_scope(const ir::Graph& parent, const Scope* outer, const ir::Graph& body) {
+  Scope s;
+  s.body = &body;
+  s.parent = &parent;
+  s.outer = outer;
+  for (const auto& [name, t] : parent.initializers) s.constants[name] = &t;
+  if (outer) {
+    const auto hidden = defined_values(parent);
+    for (const auto& [name, t] : outer->constants)
+      if (!hidden.count(name) && !parent.initializers.count(name)) s.constants.emplace(name, t);
+  }
+  for (const auto& name : defined_values(body)) s.constants.erase(name);
+  for (const auto& name : body.free_values()) {
+    const ir::TypeInfo* t = parent.type_of(name);
+    if (!t && outer) {
+      auto it = outer->types.find(name);
+      if (it != outer->types.end()) t = it->second;
+    }
+    if (t) s.types[name] = t;
+  }
+  return s;
+}
+
+const ir::TypeInfo* type_of(const ir::Graph& g, const std::string& v) {
+  if (const ir::TypeInfo* t = g.type_of(v)) return t;
+  if (current_scope && current_scope->body == &g) {
+    auto it = current_scope->types.find(v);
+    if (it != current_scope->types.end()) return it->second;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> subgraph_reads(const ir::Node& n) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& [key, a] : n.attrs) {
+    auto add = [&](const ir::Graph& sub) {
+      for (const auto& v : sub.free_values())
+        if (seen.insert(v).second) out.push_back(v);
+    };
+    if (a.g) add(*a.g);
+    for (const auto& sg : a.graphs)
+      if (sg) add(*sg);
+  }
+  return out;
+}
+
 const Tensor* constant(const ir::Graph& g, const std::string& v) {
   auto it = g.initializers.find(v);
-  return it == g.initializers.end() ? nullptr : &it->second;
+  if (it != g.initializers.end()) return &it->second;
+  if (current_scope && current_scope->body == &g) {
+    auto c = current_scope->constants.find(v);
+    if (c != current_scope->constants.end()) return c->second;
+  }
+  return nullptr;
 }
 
 std::vector<double> to_doubles(const Tensor& t) {
@@ -110,7 +200,7 @@ Tensor float_tensor(const Shape& shape, const std::vector<double>& values) {
 
 std::optional<Shape> static_shape(const ir::Graph& g, const std::string& v) {
   if (const Tensor* t = constant(g, v)) return t->shape();
-  const ir::TypeInfo* t = g.type_of(v);
+  const ir::TypeInfo* t = type_of(g, v);
   if (!t || t->kind != ir::TypeInfo::Kind::Tensor || !t->has_shape) return std::nullopt;
   for (size_t i = 0; i < t->dims.size(); ++i)
     if (t->dims[i] < 0) return std::nullopt;
@@ -119,21 +209,21 @@ std::optional<Shape> static_shape(const ir::Graph& g, const std::string& v) {
 
 int known_rank(const ir::Graph& g, const std::string& v) {
   if (const Tensor* t = constant(g, v)) return t->rank();
-  const ir::TypeInfo* t = g.type_of(v);
+  const ir::TypeInfo* t = type_of(g, v);
   if (!t || t->kind != ir::TypeInfo::Kind::Tensor || !t->has_shape) return -1;
   return static_cast<int>(t->dims.size());
 }
 
 DType elem_type(const ir::Graph& g, const std::string& v) {
   if (const Tensor* t = constant(g, v)) return t->dtype();
-  const ir::TypeInfo* t = g.type_of(v);
+  const ir::TypeInfo* t = type_of(g, v);
   if (!t || t->kind != ir::TypeInfo::Kind::Tensor) return DType::Undefined;
   return t->elem;
 }
 
 bool same_shape(const ir::Graph& g, const std::string& a, const std::string& b) {
-  const ir::TypeInfo* ta = g.type_of(a);
-  const ir::TypeInfo* tb = g.type_of(b);
+  const ir::TypeInfo* ta = type_of(g, a);
+  const ir::TypeInfo* tb = type_of(g, b);
   if (!ta || !tb || !ta->has_shape || !tb->has_shape || ta->dims.size() != tb->dims.size())
     return false;
   for (size_t i = 0; i < ta->dims.size(); ++i) {
@@ -226,16 +316,11 @@ std::string other_input(const ir::Node& n, const std::string& v) {
 std::string NameGen::fresh(const std::string& base) {
   if (!gathered_) {
     gathered_ = true;
-    for (const auto& v : g_.inputs) used_.insert(v.name);
-    for (const auto& v : g_.outputs) used_.insert(v.name);
-    for (const auto& [name, t] : g_.initializers) used_.insert(name);
-    for (const auto& [name, t] : g_.value_types) used_.insert(name);
-    for (const auto& n : g_.nodes) {
-      used_.insert(n.name);
-      for (const auto& o : n.outputs) used_.insert(o);
-      for (const auto& i : n.inputs) used_.insert(i);
-      for (const auto& i : n.implicit_inputs) used_.insert(i);
-    }
+    // Subgraphs' names too, and the enclosing graphs': ONNX wants a name defined once across
+    // nested scopes, so that a body never hides a value of its enclosing graph.
+    collect_names(g_, true, used_);
+    if (current_scope && current_scope->body == &g_)
+      for (const Scope* s = current_scope; s; s = s->outer) collect_names(*s->parent, false, used_);
   }
   std::string name = base;
   for (int i = 1; used_.count(name); ++i) name = base + "_" + std::to_string(i);

@@ -49,7 +49,39 @@ class Uses {
   std::unordered_set<std::string> outputs_, subgraph_reads_;
 };
 
-// The initializer named `v`, or nullptr.
+// Where a subgraph (an If/Loop/Scan body) being optimized sits: optimize() installs one for
+// the passes' run on a body (ScopeGuard), so that constant() sees the initializers of the
+// enclosing graphs the body reads (it reads them implicitly, by name) and NameGen hands out no
+// name an enclosing graph uses. Passes never see it; they take the body as a graph like any.
+struct Scope {
+  const ir::Graph* body = nullptr;    // the graph the passes rewrite
+  const ir::Graph* parent = nullptr;  // the graph whose node owns `body`
+  const Scope* outer = nullptr;       // the parent's own scope (nullptr: it is the top level)
+  // Initializers of the enclosing graphs that `body` can read: neither it nor a graph between
+  // defines a value of that name.
+  std::unordered_map<std::string, const Tensor*> constants;
+  // Types the enclosing graphs know of the values `body` reads from them.
+  std::unordered_map<std::string, const ir::TypeInfo*> types;
+};
+// Scope `s` (for s->body) is current until the guard goes; guards nest.
+class ScopeGuard {
+ public:
+  explicit ScopeGuard(const Scope* s);
+  ~ScopeGuard();
+  ScopeGuard(const ScopeGuard&) = delete;
+  ScopeGuard& operator=(const ScopeGuard&) = delete;
+
+ private:
+  const Scope* saved_;
+};
+// The scope of `body` nested in `parent` (whose own scope is `outer`, or nullptr at the top).
+Scope make_scope(const ir::Graph& parent, const Scope* outer, const ir::Graph& body);
+// The values of enclosing graphs that the subgraphs of `n` read: what ONNX calls their
+// outer-scope references, in first-read order (ir::Node::implicit_inputs).
+std::vector<std::string> subgraph_reads(const ir::Node& n);
+
+// The initializer named `v`, or nullptr; inside a body (Scope), also an initializer of an
+// enclosing graph that the body reads as `v`.
 const Tensor* constant(const ir::Graph& g, const std::string& v);
 // The value of a one-element numeric constant, as double; nullopt if `v` is not one.
 std::optional<double> scalar_constant(const ir::Graph& g, const std::string& v);
@@ -66,6 +98,9 @@ float to_float(double v);
 // A float32 tensor of `shape` with `values` (converted with to_float).
 Tensor float_tensor(const Shape& shape, const std::vector<double>& values);
 
+// The type known for `v`: g.type_of(v), or inside a body (Scope) the enclosing graph's type of a
+// value the body reads from there; nullptr when none is known.
+const ir::TypeInfo* type_of(const ir::Graph& g, const std::string& v);
 // The full static shape of `v` (an initializer's, or a declared/inferred type whose every
 // dimension is a number); nullopt when any dimension or the rank is unknown.
 std::optional<Shape> static_shape(const ir::Graph& g, const std::string& v);
@@ -98,8 +133,8 @@ bool has_subgraph(const ir::Node& n);
 // For a binary node (Add, Mul, ...) with input `v`: the other input (inputs[1] when both are `v`).
 std::string other_input(const ir::Node& n, const std::string& v);
 
-// Unique value names: "base", else "base_1", "base_2", ... never clashing with any name the graph
-// (or a name handed out before) uses.
+// Unique value names: "base", else "base_1", "base_2", ... never clashing with any name the graph,
+// its subgraphs, the graphs enclosing it (Scope) or a name handed out before use.
 // (The graph's names are gathered at the first fresh(): most passes make one and never ask.)
 class NameGen {
  public:

@@ -65,7 +65,7 @@ class QdqUnsigned final : public Pass {
   std::string unsigned_zero_point(ir::Graph& g, NameGen& names, const std::string& z) {
     auto it = made_.find(z);
     if (it != made_.end() && g.initializers.count(it->second)) return it->second;
-    const Tensor& t = g.initializers.at(z);
+    const Tensor& t = *constant(g, z);  // s8_scalar found it (in a body: maybe outer)
     const std::string name = names.fresh(z + "_u8");
     g.initializers[name] = Tensor::from_vector<uint8_t>(
         t.shape(), {static_cast<uint8_t>(int(t.data<int8_t>()[0]) + 128)});

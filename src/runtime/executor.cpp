@@ -193,6 +193,8 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
 void Executor::set_profiling(bool on) {
   profiling_ = on;
   timings_.assign(on ? nodes_.size() : 0, NodeTiming{});
+  for (PlacedNode& p : nodes_)
+    for (CompiledSubgraph& sub : p.subgraphs) sub.executor->set_profiling(on);
   // A replay would bypass the per-kernel timing: profiled runs run as usual.
   if (capture_wanted_) {
     capture_.reset();
@@ -201,7 +203,11 @@ void Executor::set_profiling(bool on) {
   }
 }
 
-void Executor::reset_timings() { timings_.assign(timings_.size(), NodeTiming{}); }
+void Executor::reset_timings() {
+  timings_.assign(timings_.size(), NodeTiming{});
+  for (PlacedNode& p : nodes_)
+    for (CompiledSubgraph& sub : p.subgraphs) sub.executor->reset_timings();
+}
 
 int Executor::slot_of(const std::string& name) const {
   auto it = slots_.find(name);
@@ -446,9 +452,10 @@ std::vector<Value> Executor::replay(const std::vector<Value>& inputs) {
 }
 
 std::unique_ptr<Executor> compile_graph(std::shared_ptr<const ir::Graph> graph,
-                                        std::shared_ptr<const RuntimeContext> rt) {
+                                        std::shared_ptr<const RuntimeContext> rt,
+                                        const OuterScope* outer) {
   WeightRelease weights(*graph, {});
-  std::vector<PlacedNode> nodes = partition(graph, rt, weights);
+  std::vector<PlacedNode> nodes = partition(graph, rt, weights, 1, outer);
   return std::make_unique<Executor>(graph, rt, std::move(nodes), weights);
 }
 

@@ -15,6 +15,7 @@
 #include "ir/graph.h"
 #include "polyinfer/session.h"
 #include "runtime/kernel.h"
+#include "runtime/kernel_info.h"
 #include "runtime/memory_pool.h"
 #include "runtime/provider.h"
 
@@ -36,6 +37,8 @@ struct PlacedNode {
   std::unique_ptr<Kernel> kernel;
   std::string declined;  // why earlier providers declined it ("" when the first took it)
   double create_ms = 0;  // placing it and creating its kernel, on whichever thread did
+  // The subgraphs its kernel compiled (If, Loop, Scan bodies), in the order it asked for them.
+  std::vector<CompiledSubgraph> subgraphs;
 };
 
 class WeightRelease;
@@ -64,8 +67,8 @@ class Executor final : public SubgraphRunner {
 
   // Per-node timing of the kernels (not of the executor's bookkeeping around them), for
   // Session::profile(). Off by default; when off the only cost is one untaken branch per node.
-  // Subgraph executors (If/Loop/Scan bodies) are never profiled: their time counts toward the
-  // node that runs them.
+  // It reaches the executors of the nodes' subgraphs (PlacedNode::subgraphs): a body node's time
+  // is also inside the time of the node that runs its body.
   struct NodeTiming {
     int64_t calls = 0;
     int64_t total_ns = 0;
@@ -144,7 +147,10 @@ class Executor final : public SubgraphRunner {
 
 // Partitions `graph` on rt's providers and plans its execution: a session's two last steps, for
 // subgraphs (If, Loop, Scan bodies) and the optimizer's one-node evaluations. Weights stay.
+// `outer`: where a subgraph sits (runtime/kernel_info.h), so its kernels see the enclosing graphs'
+// weights as constants.
 std::unique_ptr<Executor> compile_graph(std::shared_ptr<const ir::Graph> graph,
-                                        std::shared_ptr<const RuntimeContext> rt);
+                                        std::shared_ptr<const RuntimeContext> rt,
+                                        const OuterScope* outer = nullptr);
 
 }  // namespace polyinfer

@@ -6,21 +6,59 @@
 
 namespace polyinfer {
 
+namespace {
+
+// The kernel's handle on its subgraph: the executor is shared with the node's CompiledSubgraph.
+class SharedRunner final : public SubgraphRunner {
+ public:
+  explicit SharedRunner(std::shared_ptr<Executor> ex) : ex_(std::move(ex)) {}
+  std::vector<Value> run(const std::vector<Value>& inputs,
+                         const std::map<std::string, Value>& scope) override {
+    return ex_->run(inputs, scope);
+  }
+  const ir::Graph& graph() const override { return ex_->graph(); }
+
+ private:
+  std::shared_ptr<Executor> ex_;
+};
+
+}  // namespace
+
 GraphKernelInfo::GraphKernelInfo(const ir::Node& node, std::shared_ptr<const ir::Graph> graph,
                                  std::shared_ptr<const RuntimeContext> rt,
-                                 std::shared_mutex* weights_mu)
-    : node_(node), graph_(std::move(graph)), rt_(std::move(rt)), weights_mu_(weights_mu) {}
+                                 std::shared_mutex* weights_mu, const OuterScope* outer,
+                                 std::vector<CompiledSubgraph>* compiled)
+    : node_(node),
+      graph_(std::move(graph)),
+      rt_(std::move(rt)),
+      weights_mu_(weights_mu),
+      outer_(outer),
+      compiled_(compiled) {}
+
+const Tensor* GraphKernelInfo::find_constant(const std::string& name) const {
+  {
+    std::shared_lock<std::shared_mutex> lock;
+    if (weights_mu_) lock = std::shared_lock<std::shared_mutex>(*weights_mu_);
+    auto it = graph_->initializers.find(name);
+    if (it != graph_->initializers.end()) return &it->second;
+  }
+  if (outer_ && outer_->owner && outer_->reads.count(name))
+    return outer_->owner->find_constant(name);
+  return nullptr;
+}
+
+const ir::TypeInfo* GraphKernelInfo::find_type(const std::string& name) const {
+  if (const ir::TypeInfo* t = graph_->type_of(name)) return t;
+  if (outer_ && outer_->owner && outer_->reads.count(name)) return outer_->owner->find_type(name);
+  return nullptr;
+}
 
 const Tensor* GraphKernelInfo::constant_input(size_t i) const {
-  if (!has_input(i)) return nullptr;
-  std::shared_lock<std::shared_mutex> lock;
-  if (weights_mu_) lock = std::shared_lock<std::shared_mutex>(*weights_mu_);
-  auto it = graph_->initializers.find(node_.inputs[i]);
-  return it == graph_->initializers.end() ? nullptr : &it->second;
+  return has_input(i) ? find_constant(node_.inputs[i]) : nullptr;
 }
 
 const ir::TypeInfo* GraphKernelInfo::input_type(size_t i) const {
-  return has_input(i) ? graph_->type_of(node_.inputs[i]) : nullptr;
+  return has_input(i) ? find_type(node_.inputs[i]) : nullptr;
 }
 
 const ir::TypeInfo* GraphKernelInfo::output_type(size_t i) const {
@@ -34,7 +72,12 @@ std::unique_ptr<SubgraphRunner> GraphKernelInfo::subgraph(const std::string& att
   // The subgraph is owned by this node's attribute, which the outer graph keeps alive; the
   // aliasing constructor ties the subgraph's lifetime to the outer graph's.
   std::shared_ptr<const ir::Graph> sub(graph_, a->g.get());
-  return compile_graph(sub, rt_);
+  OuterScope scope;
+  scope.owner = this;
+  for (const auto& name : sub->free_values()) scope.reads.insert(name);
+  std::shared_ptr<Executor> ex = compile_graph(sub, rt_, &scope);
+  if (compiled_) compiled_->push_back({attr, ex});
+  return std::make_unique<SharedRunner>(std::move(ex));
 }
 
 int GraphKernelInfo::threads() const { return rt_->threads; }

@@ -16,11 +16,12 @@ namespace {
 
 // Places one node: the first provider that can create its kernel takes it.
 PlacedNode place(const ir::Node& node, const std::shared_ptr<const ir::Graph>& graph,
-                 const std::shared_ptr<const RuntimeContext>& rt_ptr, WeightRelease& weights) {
+                 const std::shared_ptr<const RuntimeContext>& rt_ptr, WeightRelease& weights,
+                 const OuterScope* outer) {
   const auto started = std::chrono::steady_clock::now();
   const RuntimeContext& rt = *rt_ptr;
-  const GraphKernelInfo info(node, graph, rt_ptr, &weights.mutex());
   PlacedNode p;
+  const GraphKernelInfo info(node, graph, rt_ptr, &weights.mutex(), outer, &p.subgraphs);
   p.node = &node;
   // Pass 1: first provider that can create the kernel.
   for (size_t i = 0; i < rt.providers.size() && !p.kernel; ++i) {
@@ -28,6 +29,7 @@ PlacedNode place(const ir::Node& node, const std::shared_ptr<const ir::Graph>& g
       p.kernel = rt.providers[i]->create_kernel(info);
       p.provider = static_cast<int>(i);
     } catch (const Error& e) {
+      p.subgraphs.clear();  // compiled for a kernel that declined
       if (e.code() != ErrorCode::UnsupportedOp) throw;
       if (!p.declined.empty()) p.declined += "; ";
       p.declined += rt.providers[i]->name() + ": " + e.what();
@@ -53,7 +55,7 @@ constexpr size_t kMinNodesPerWorker = 8;
 
 std::vector<PlacedNode> partition(std::shared_ptr<const ir::Graph> graph_ptr,
                                   std::shared_ptr<const RuntimeContext> rt_ptr,
-                                  WeightRelease& weights, int workers) {
+                                  WeightRelease& weights, int workers, const OuterScope* outer) {
   const ir::Graph& graph = *graph_ptr;
   const RuntimeContext& rt = *rt_ptr;
   const size_t n = graph.nodes.size();
@@ -62,7 +64,7 @@ std::vector<PlacedNode> partition(std::shared_ptr<const ir::Graph> graph_ptr,
   for (const auto& pr : rt.providers) concurrent = concurrent && pr->concurrent_kernel_creation();
   if (!concurrent) {
     for (size_t i = 0; i < n; ++i) {
-      placed[i] = place(graph.nodes[i], graph_ptr, rt_ptr, weights);
+      placed[i] = place(graph.nodes[i], graph_ptr, rt_ptr, weights, outer);
       weights.placed(placed[i]);
     }
     return placed;
@@ -78,7 +80,7 @@ std::vector<PlacedNode> partition(std::shared_ptr<const ir::Graph> graph_ptr,
   auto work = [&] {
     for (size_t i; !failed.load() && (i = next.fetch_add(1)) < n;) {
       try {
-        placed[i] = place(graph.nodes[i], graph_ptr, rt_ptr, weights);
+        placed[i] = place(graph.nodes[i], graph_ptr, rt_ptr, weights, outer);
         std::lock_guard<std::mutex> lock(placed_mu);
         weights.placed(placed[i]);
       } catch (...) {

@@ -21,8 +21,9 @@ namespace polyinfer {
 // (Provider::concurrent_kernel_creation) and the graph is big enough to pay for the threads:
 // placement and the error raised are the same as in order, and `weights` sees one node at a
 // time but not in node order.
+// `outer` is set where `graph` is a subgraph (runtime/kernel_info.h: OuterScope).
 std::vector<PlacedNode> partition(std::shared_ptr<const ir::Graph> graph,
                                   std::shared_ptr<const RuntimeContext> rt, WeightRelease& weights,
-                                  int workers = 1);
+                                  int workers = 1, const OuterScope* outer = nullptr);
 
 }  // namespace polyinfer

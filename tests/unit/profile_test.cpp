@@ -106,7 +106,7 @@ TEST(Profile, DynamicShapesGetTheirFlopsFromTheFirstRun) {
   EXPECT_EQ(after[0].calls, 1);
 }
 
-TEST(Profile, SubgraphNodesCountTowardTheNodeThatRunsThem) {
+TEST(Profile, SubgraphNodesFollowTheNodeThatRunsThem) {
   test::ModelBuilder b;
   b.input("c", {}, 9).input("x", {2}).output("y", {2});
   auto* ifn = b.proto().mutable_graph()->add_node();
@@ -141,11 +141,20 @@ TEST(Profile, SubgraphNodesCountTowardTheNodeThatRunsThem) {
     cond.data<bool>()[0] = c;
     s.run({{"c", Value(cond)}, {"x", x}});
   }
+  // The If, then each branch's node, named with where it sits; the If keeps the time outside
+  // its branches' kernels, so the rows add up to the run.
   const auto prof = s.profile();
-  ASSERT_EQ(prof.size(), 1u);
+  ASSERT_EQ(prof.size(), 3u);
   EXPECT_EQ(prof[0].node, "branch");
   EXPECT_EQ(prof[0].op, "If");
   EXPECT_EQ(prof[0].calls, 3);
+  EXPECT_EQ(prof[1].node, "then_branch_op (in branch.then_branch)");
+  EXPECT_EQ(prof[1].op, "Neg");
+  EXPECT_EQ(prof[1].calls, 2);
+  EXPECT_EQ(prof[2].node, "else_branch_op (in branch.else_branch)");
+  EXPECT_EQ(prof[2].calls, 1);
+  s.reset_profile();
+  EXPECT_EQ(s.profile()[1].calls, 0) << "reset reaches the bodies";
 }
 
 }  // namespace
