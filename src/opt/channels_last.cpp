@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -167,6 +168,9 @@ class Rewriter {
         convert(n, out, {0, 1}, false);
         continue;
       }
+      if (binary_agnostic(n) && n.inputs.size() == 2 && n.outputs.size() == 1 &&
+          constant_operand_nhwc(n, out))
+        continue;
       // ai.polyinfer QLinearAdd (the QDQ pass's residual add): elementwise over A and B.
       if (is(n, "QLinearAdd", "ai.polyinfer") && n.inputs.size() == 8 && nhwc_.count(n.inputs[0]) &&
           nhwc_.count(n.inputs[3])) {
@@ -175,6 +179,7 @@ class Rewriter {
       }
       if (is(n, "Slice") && nhwc_.count(n.inputs[0]) && slice_nhwc(n, out)) continue;
       if (is(n, "Pad") && nhwc_.count(n.inputs[0]) && pad_nhwc(n, out)) continue;
+      if (is(n, "Split") && nhwc_.count(n.inputs[0]) && split_nhwc(n, out)) continue;
       if (is(n, "Concat") && concat_channels(n)) {
         convert(n, out, all_inputs(n), false);
         out.back().attrs["axis"].i = 3;  // convert() pushes the rewritten node last
@@ -266,6 +271,45 @@ class Rewriter {
     out.push_back(std::move(a));
   }
 
+  // A binary elementwise node of an NHWC value and a float32 constant of rank <= 4 (Paddle's
+  // learnable scale and shift after an activation, x·w + b with one-element w and b; a
+  // per-channel [1, C, 1, 1]): the constant, aligned to rank 4 from the right as broadcasting
+  // aligns it, permuted like the value, so the node runs channels-last instead of between two
+  // layout Transposes. A one-element constant broadcasts the same in both layouts and stays.
+  bool constant_operand_nhwc(ir::Node& n, std::vector<ir::Node>& out) {
+    const int side = nhwc_.count(n.inputs[0]) ? 0 : nhwc_.count(n.inputs[1]) ? 1 : -1;
+    if (side < 0) return false;
+    const std::string& k = n.inputs[1 - side];
+    const Tensor* c = constant(g_, k);
+    if (!c || c->dtype() != DType::Float32 || c->rank() > 4) return false;
+    std::string name = k;
+    if (c->numel() != 1) {
+      auto it = nhwc_constants_.find(k);
+      if (it == nhwc_constants_.end()) {
+        Shape s4(4 - c->rank(), 1);
+        for (int64_t d : c->shape()) s4.push_back(d);
+        const Shape t4 = {s4[0], s4[2], s4[3], s4[1]};
+        std::vector<float> v(static_cast<size_t>(c->numel()));
+        // Copied out first: a weight still in the mapped model file may be unaligned.
+        std::vector<float> src(v.size());
+        std::memcpy(src.data(), c->peek_bytes(), c->nbytes());
+        for (int64_t a = 0; a < s4[0]; ++a)
+          for (int64_t ch = 0; ch < s4[1]; ++ch)
+            for (int64_t h = 0; h < s4[2]; ++h)
+              for (int64_t w = 0; w < s4[3]; ++w)
+                v[static_cast<size_t>(((a * s4[2] + h) * s4[3] + w) * s4[1] + ch)] =
+                    src[((a * s4[1] + ch) * s4[2] + h) * s4[3] + w];
+        const std::string fresh_name = fresh(k + "_nhwc");
+        g_.initializers[fresh_name] = Tensor::from_vector<float>(t4, v);
+        it = nhwc_constants_.emplace(k, fresh_name).first;
+      }
+      name = it->second;
+    }
+    convert(n, out, {static_cast<size_t>(side)}, false);
+    out.back().inputs[1 - side] = name;
+    return true;
+  }
+
   // Two rank-4 operands broadcast alike in either layout: broadcasting pairs their axes by
   // position, and both are permuted the same way. So a squeeze-and-excitation block's scale
   // ([N, C, 1, 1], from a pooled and convolved branch) multiplies the feature map ([N, C, H, W])
@@ -317,6 +361,27 @@ class Rewriter {
       if (m.inputs.size() < 4) m.inputs.resize(4);
       m.inputs[3] = name;
     }
+    return true;
+  }
+
+  // Split of an NHWC value: the same Split along the renumbered axis, every output NHWC. The
+  // channel splits of YOLO-style blocks (C2f, CSP) then need no layout Transposes: in and out
+  // of each such Split there were three. The sizes (input or attribute) do not change.
+  bool split_nhwc(ir::Node& n, std::vector<ir::Node>& out) {
+    const int64_t axis = attr_int(n, "axis", 0);
+    if (axis < -4 || axis > 3) return false;  // the kernel reports the bad axis on the original
+    ir::Node m = n;
+    m.inputs[0] = nhwc_of(n.inputs[0], out);
+    if (n.attr("axis")) m.attrs["axis"].i = kToNchw[axis < 0 ? axis + 4 : axis];
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      const std::string& y = n.outputs[i];
+      if (y.empty()) continue;
+      m.outputs[i] = fresh(y + "_nhwc");
+      if (const ir::TypeInfo* t = g_.type_of(y); t && t->has_shape && t->dims.size() == 4)
+        g_.value_types[m.outputs[i]] = permuted(*t, kToNhwc);
+      nhwc_[y] = m.outputs[i];
+    }
+    out.push_back(std::move(m));
     return true;
   }
 
@@ -542,10 +607,11 @@ class Rewriter {
 
   ir::Graph& g_;
   std::set<std::string> used_;
-  std::map<std::string, std::string> nhwc_;  // NCHW name → its NHWC version
-  std::set<std::string> nchw_ready_;         // NCHW names that exist as values
-  std::map<std::string, int> readers_;       // value → nodes (and graph outputs) reading it
-  std::set<size_t> skip_;                    // nodes already rewritten with an earlier one
+  std::map<std::string, std::string> nhwc_;            // NCHW name → its NHWC version
+  std::map<std::string, std::string> nhwc_constants_;  // constant → its permuted copy
+  std::set<std::string> nchw_ready_;                   // NCHW names that exist as values
+  std::map<std::string, int> readers_;  // value → nodes (and graph outputs) reading it
+  std::set<size_t> skip_;               // nodes already rewritten with an earlier one
   bool changed_ = false;
 };
 

@@ -231,6 +231,46 @@ TEST(ChannelsLast, ChannelSlicesStayChannelsLast) {
   }
 }
 
+// A channel Split between convolutions (YOLO's C2f blocks), sizes as an input (opset 13) or an
+// attribute (opset 11), the axis as 1 or -3: no layout Transposes around it.
+TEST(ChannelsLast, ChannelSplitsStayChannelsLast) {
+  for (int opset : {13, 11}) {
+    SCOPED_TRACE(opset);
+    ModelBuilder m(opset);
+    m.input("x", {2, 3, 6, 5}).output("y", {2, 8, 6, 5});
+    m.initializer("w1", {8, 3, 3, 3}, random_values(8 * 27, 81));
+    m.initializer("w2", {4, 3, 1, 1}, random_values(12, 82));
+    m.initializer("w3", {4, 5, 1, 1}, random_values(20, 83));
+    m.node("Conv", {"x", "w1"}, {"c1"}, "conv1");
+    add_ints(m, "pads", {1, 1, 1, 1});
+    if (opset >= 13) {
+      add_int_initializer(m, "sizes", {3, 5});
+      m.node("Split", {"c1", "sizes"}, {"s0", "s1"}, "split");
+      add_int(m, "axis", 1);
+    } else {
+      m.node("Split", {"c1"}, {"s0", "s1"}, "split");
+      add_int(m, "axis", -3);
+      add_ints(m, "split", {3, 5});
+    }
+    m.node("Conv", {"s0", "w2"}, {"y0"}, "conv2");
+    m.node("Relu", {"s1"}, {"r1"}, "relu");
+    m.node("Conv", {"r1", "w3"}, {"y1"}, "conv3");
+    m.node("Concat", {"y0", "y1"}, {"y"}, "concat");
+    add_int(m, "axis", 1);
+    const std::string original = m.bytes();
+    Model model = import_onnx_bytes(original.data(), original.size(), "");
+    infer::infer_types(model);
+    ASSERT_TRUE(opt::to_channels_last(*model.graph));
+    model.opsets["ai.polyinfer"] = 1;
+    int transposes = 0;
+    for (const auto& n : model.graph->nodes) transposes += n.op_type == "Transpose";
+    EXPECT_EQ(transposes, 2);  // x in and y out
+    const std::string rewritten = export_onnx_bytes(model);
+    const Tensor x = Tensor::from_vector<float>({2, 3, 6, 5}, random_values(2 * 3 * 6 * 5, 84));
+    expect_same_results(original, rewritten, x);
+  }
+}
+
 // ShuffleNet's channel shuffle between two convolutions: Reshape to [N, g, C/g, H, W],
 // Transpose [0,2,1,3,4], Reshape back (with a -1, as torch exports it).
 std::string channel_shuffle_model(int64_t groups) {
@@ -361,12 +401,45 @@ TEST(ChannelsLast, BroadcastBinaryOpsOfTwoRank4ValuesStayChannelsLast) {
     model.opsets["ai.polyinfer"] = 1;
     int transposes = 0;
     for (const auto& n : model.graph->nodes) transposes += n.op_type == "Transpose";
-    // x in and y out; the rank-3 constant's Mul runs NCHW between a pair more.
-    EXPECT_EQ(transposes, rank3 ? 4 : 2);
+    // x in and y out: the rank-3 constant is aligned to rank 4 and permuted like the value.
+    EXPECT_EQ(transposes, 2);
     const std::string rewritten = export_onnx_bytes(model);
     const Tensor x = Tensor::from_vector<float>({2, 3, 6, 5}, random_values(2 * 3 * 6 * 5, 65));
     expect_same_results(original, rewritten, x);
   }
+}
+
+// Constant operands of every rank up to 4, on either side: a one-element one (Paddle's scale and
+// shift after an activation), [1, C, 1, 1], a rank-2 [H, 1] that varies along H; each binary
+// node stays channels-last, and the results are the original's.
+TEST(ChannelsLast, BinaryOpsWithConstantOperandsStayChannelsLast) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 6, 5}).output("y", {2, 8, 6, 5});
+  m.initializer("w1", {8, 3, 3, 3}, random_values(8 * 27, 71));
+  m.initializer("w2", {8, 8, 1, 1}, random_values(64, 72));
+  m.initializer("scale", {1}, {1.5f});
+  m.initializer("shift", {}, {-0.25f});
+  m.initializer("per_channel", {1, 8, 1, 1}, random_values(8, 73));
+  m.initializer("per_row", {6, 1}, random_values(6, 74));
+  m.node("Conv", {"x", "w1"}, {"c1"}, "conv1");
+  add_ints(m, "pads", {1, 1, 1, 1});
+  m.node("Relu", {"c1"}, {"r"}, "relu");
+  m.node("Mul", {"scale", "r"}, {"a"}, "scale_left");
+  m.node("Add", {"a", "shift"}, {"b"}, "shift");
+  m.node("Sub", {"b", "per_channel"}, {"c"}, "per_channel");
+  m.node("Max", {"per_row", "c"}, {"d"}, "per_row");
+  m.node("Conv", {"d", "w2"}, {"y"}, "conv2");
+  const std::string original = m.bytes();
+  Model model = import_onnx_bytes(original.data(), original.size(), "");
+  infer::infer_types(model);
+  ASSERT_TRUE(opt::to_channels_last(*model.graph));
+  model.opsets["ai.polyinfer"] = 1;
+  int transposes = 0;
+  for (const auto& n : model.graph->nodes) transposes += n.op_type == "Transpose";
+  EXPECT_EQ(transposes, 2);  // x in and y out
+  const std::string rewritten = export_onnx_bytes(model);
+  const Tensor x = Tensor::from_vector<float>({2, 3, 6, 5}, random_values(2 * 3 * 6 * 5, 75));
+  expect_same_results(original, rewritten, x);
 }
 
 TEST(ChannelsLast, LeavesGraphsWithoutConvolutionsAlone) {
