@@ -117,9 +117,9 @@ struct NodeProfile {
   // The optimizer pass that inserted the node ("channels-last": a layout Transpose); "" for the
   // model's own nodes and the fused nodes that replace them.
   std::string origin;
-  int64_t calls = 0;     // times its kernel ran (0 when profiling is off)
-  double total_ms = 0;   // time inside its kernel over all those calls
-  double flops = -1;     // estimated FLOPs of one call (runtime/cost.h); -1 when not known
+  int64_t calls = 0;    // times its kernel ran (0 when profiling is off)
+  double total_ms = 0;  // time inside its kernel over all those calls
+  double flops = -1;    // estimated FLOPs of one call (runtime/cost.h); -1 when not known
   // Why the provider chose this kernel among the operator's candidates (Placement's choice).
   std::string choice;
   // Time its kernel took to create at session creation (weights prepacked, oneDNN's JIT...),
