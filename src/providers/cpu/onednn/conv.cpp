@@ -1,14 +1,15 @@
 // Conv and ai.polyinfer FusedConv / NhwcFusedConv through oneDNN (fast tier; the plain kernels
 // in reference/conv.cpp and reference/fused.cpp are the reference).
 //
-// Covers float32 1-D and 2-D convolutions of any group, stride, dilation and padding whose
-// weights (and bias) are constants — everything torchvision-style models use. FusedConv adds a
-// residual input Z (oneDNN's sum post-op: dst holds Z before the convolution accumulates into
-// it) and an activation (eltwise post-ops, or a pass after the primitive where that is faster:
-// onednn::split_activation); NhwcFusedConv has X, Z and Y in NHWC, which
-// oneDNN's brgconv reads and writes directly. NCHW tensors are reordered to the primitive's blocked
-// layout and back on every run, which costs as much as a small convolution — hence the
-// optimizer's channels-last pass at level 3 (opt/channels_last.h).
+// Covers float32 1-D, 2-D and 3-D convolutions of any group, stride, dilation and padding whose
+// weights (and bias) are constants — everything torchvision-style models use; 1-D ones run as
+// 2-D of height 1, 3-D ones whose window leaves the depth alone as 2-D over the depth slices
+// (conv_plan.h). FusedConv adds a residual input Z (oneDNN's sum post-op: dst holds Z before the
+// convolution accumulates into it) and an activation (eltwise post-ops, or a pass after the
+// primitive where that is faster: onednn::split_activation); NhwcFusedConv (2-D) has X, Z and Y
+// in NHWC, which oneDNN's brgconv reads and writes directly. NCHW tensors are reordered to the
+// primitive's blocked layout and back on every run, which costs as much as a small convolution
+// — hence the optimizer's channels-last pass at level 3 (opt/channels_last.h).
 #include <map>
 #include <optional>
 
@@ -29,7 +30,7 @@ class OnednnConv final : public Kernel {
     const bool fused = info.node().domain == "ai.polyinfer";
     const Tensor* w = info.constant_input(1);
     if (!w || w->dtype() != DType::Float32) info.unsupported("oneDNN path: non-constant weights");
-    if (w->rank() != 3 && w->rank() != 4) info.unsupported("oneDNN path: 3-D convolution");
+    if (w->rank() < 3 || w->rank() > 5) info.unsupported("oneDNN path: 4-D and higher");
     const ir::TypeInfo* xt = info.input_type(0);
     if (xt && xt->elem != DType::Undefined && xt->elem != DType::Float32)
       info.unsupported("oneDNN path: dtype other than float32");
@@ -46,6 +47,7 @@ class OnednnConv final : public Kernel {
     if (fused) {
       act_ = onednn::split_activation(FusedActivation::from(info));
       channels_last_ = info.node().op_type == "NhwcFusedConv";
+      if (channels_last_ && w->rank() != 4) info.unsupported("oneDNN path: NhwcFusedConv not 2-D");
       has_z_ = info.has_input(3);
     }
     dnnl::post_ops probe;
@@ -101,7 +103,10 @@ class OnednnConv final : public Kernel {
   Plan make_plan(const Shape& xs) {
     PI_CHECK(weights_.defined(), Internal, label_, ": input shape ", shape_str(xs),
              " differs from the statically known one the weights were prepacked for");
-    const onednn::ConvDims d = onednn::conv_dims(xs, w_shape_, attrs_, channels_last_, label_);
+    // A 3-D window of depth 1 runs as 2-D over the depth slices: as fast as oneDNN's 3-D kernel,
+    // and Winograd's where the slices are 3x3 (docs/kernels.md).
+    const onednn::ConvDims d =
+        onednn::conv_dims(xs, w_shape_, attrs_, channels_last_, label_, /*fold_depth=*/true);
     const tag act_tag = channels_last_ ? tag::nhwc : tag::any;
     const memory::desc bias_md =
         bias_.defined() ? memory::desc({d.M}, dt::f32, tag::x) : memory::desc();
@@ -123,9 +128,9 @@ class OnednnConv final : public Kernel {
     // used; so it is below kWinogradMinChannels input channels on AVX-512 (onednn.h).
     const bool few_channels = d.src[1] < onednn::kWinogradMinChannels && onednn::avx512_kernels();
     std::optional<dnnl::convolution_forward::primitive_desc> chosen;
-    const bool winograd_shape =
-        w_shape_.size() == 4 && attrs_.group == 1 && d.kernel_hw == memory::dims{3, 3} &&
-        d.strides == memory::dims{1, 1} && d.dilation == memory::dims{0, 0} && !few_channels;
+    const bool winograd_shape = attrs_.group == 1 && d.kernel == memory::dims{3, 3} &&
+                                d.strides == memory::dims{1, 1} &&
+                                d.dilation == memory::dims{0, 0} && !few_channels;
     if (winograd_shape) {
       try {
         chosen.emplace(desc_for(dnnl::algorithm::convolution_winograd, tag::any), attr,

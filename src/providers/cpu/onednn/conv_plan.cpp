@@ -33,8 +33,11 @@ bool non_overlapping(const memory::dims& dims, const memory::dims& strides) {
 }  // namespace
 
 ConvDims conv_dims(const Shape& xs, const Shape& ws, const WindowAttrs& attrs, bool channels_last,
-                   const std::string& label) {
-  const bool one_d = ws.size() == 3;
+                   const std::string& label, bool fold_depth) {
+  const size_t rank = ws.size() - 2;  // spatial axes: 1, 2 or 3
+  PI_CHECK(rank >= 1 && rank <= 3 && xs.size() == ws.size(), ShapeMismatch, label, ": X ",
+           shape_str(xs), " and weights ", shape_str(ws), " are not a 1-D to 3-D convolution");
+  PI_CHECK(!channels_last || rank <= 2, Internal, label, ": channels-last 3-D convolution");
   const int64_t N = xs[0], C = channels_last ? xs.back() : xs[1], M = ws[0], G = attrs.group;
   PI_CHECK(C == ws[1] * G, ShapeMismatch, label, ": X has ", C, " channels but weights ",
            shape_str(ws), " with group ", G, " expect ", ws[1] * G);
@@ -49,30 +52,47 @@ ConvDims conv_dims(const Shape& xs, const Shape& ws, const WindowAttrs& attrs, b
            ": kernel_shape ", shape_str(attrs.kernel_shape), " does not match the weights ",
            shape_str(ws));
   const WindowGeometry g = window_geometry(attrs, spatial, kernel, label);
-  auto two_d = [&](const std::vector<int64_t>& v, int64_t pad) {
-    return one_d ? memory::dims{pad, v[0]} : memory::dims{v[0], v[1]};
+  // 1-D runs as 2-D of height 1; a 3-D convolution that never mixes depths, where asked, as 2-D
+  // over its depth slices, which are then further images.
+  const bool flat = rank == 3 && fold_depth && kernel[0] == 1 && g.strides[0] == 1 &&
+                    g.pad_begin[0] == 0 && g.pad_end[0] == 0 && (N == 1 || g.in[0] == 1);
+  auto axes = [&](const std::vector<int64_t>& v, int64_t pad) {
+    memory::dims out(v.begin() + (flat ? 1 : 0), v.end());
+    if (rank == 1) out.insert(out.begin(), pad);
+    return out;
   };
   ConvDims d;
-  const memory::dims in_hw = two_d(g.in, 1), out_hw = two_d(g.out, 1);
-  d.kernel_hw = two_d(kernel, 1);
-  d.strides = two_d(g.strides, 1);
-  d.pad_l = two_d(g.pad_begin, 0);
-  d.pad_r = two_d(g.pad_end, 0);
-  d.dilation = two_d(g.dilations, 1);
+  const memory::dims in_sp = axes(g.in, 1), out_sp = axes(g.out, 1);
+  d.kernel = axes(kernel, 1);
+  d.strides = axes(g.strides, 1);
+  d.pad_l = axes(g.pad_begin, 0);
+  d.pad_r = axes(g.pad_end, 0);
+  d.dilation = axes(g.dilations, 1);
   for (auto& v : d.dilation) v -= 1;
-  d.src = {N, C, in_hw[0], in_hw[1]};
-  d.dst = {N, M, out_hw[0], out_hw[1]};
-  d.weights = G == 1 ? memory::dims{M, C, d.kernel_hw[0], d.kernel_hw[1]}
-                     : memory::dims{G, M / G, C / G, d.kernel_hw[0], d.kernel_hw[1]};
+  const int64_t D = flat ? g.in[0] : 1;
+  d.src = {N * D, C};
+  d.dst = {N * D, M};
+  d.src.insert(d.src.end(), in_sp.begin(), in_sp.end());
+  d.dst.insert(d.dst.end(), out_sp.begin(), out_sp.end());
+  d.weights = G == 1 ? memory::dims{M, C} : memory::dims{G, M / G, C / G};
+  d.weights.insert(d.weights.end(), d.kernel.begin(), d.kernel.end());
   d.M = M;
   d.y_shape = channels_last ? Shape{N} : Shape{N, M};
   for (int64_t o : g.out) d.y_shape.push_back(o);
   if (channels_last) d.y_shape.push_back(M);
-  const bool pointwise = d.kernel_hw == memory::dims{1, 1};
+  if (flat && D > 1) {
+    // One image of D slices: slice z of [1, C, D, H, W] is image z, its channels D*H*W apart.
+    const int64_t hw = in_sp[0] * in_sp[1], ohw = out_sp[0] * out_sp[1];
+    d.src_strides = {hw, D * hw, in_sp[1], 1};
+    d.dst_strides = {ohw, D * ohw, out_sp[1], 1};
+    return d;
+  }
+  if (d.kernel.size() != 2) return d;
+  const bool pointwise = d.kernel == memory::dims{1, 1};
   const bool unpadded = d.pad_l == memory::dims{0, 0} && d.pad_r == memory::dims{0, 0};
   if (pointwise && unpadded && d.strides != memory::dims{1, 1}) {
-    const int64_t H = in_hw[0], W = in_hw[1], sh = d.strides[0], sw = d.strides[1];
-    const memory::dims view{N, C, out_hw[0], out_hw[1]};
+    const int64_t NB = d.src[0], H = in_sp[0], W = in_sp[1], sh = d.strides[0], sw = d.strides[1];
+    const memory::dims view{NB, C, out_sp[0], out_sp[1]};
     const memory::dims strides = channels_last ? memory::dims{H * W * C, 1, sh * W * C, sw * C}
                                                : memory::dims{C * H * W, H * W, sh * W, sw};
     if (non_overlapping(view, strides)) {
@@ -91,12 +111,17 @@ ConvPlan make_conv_plan(const dnnl::convolution_forward::primitive_desc& pd, con
   ConvPlan p;
   p.y_shape = dims.y_shape;
   p.prim = dnnl::convolution_forward(pd);
-  const tag user_tag = channels_last ? tag::nhwc : tag::nchw;
+  const bool three_d = dims.src.size() == 5;
+  const tag user_tag =
+      three_d ? (channels_last ? tag::ndhwc : tag::ncdhw) : (channels_last ? tag::nhwc : tag::nchw);
   p.user_src = dims.src_strides.empty() ? memory::desc(dims.src, src_type, user_tag)
                                         : memory::desc(dims.src, src_type, dims.src_strides);
-  p.user_dst = memory::desc(dims.dst, dst_type, user_tag);
-  const memory::desc user_wd(dims.weights, weight_type,
-                             dims.weights.size() == 4 ? tag::oihw : tag::goihw);
+  p.user_dst = dims.dst_strides.empty() ? memory::desc(dims.dst, dst_type, user_tag)
+                                        : memory::desc(dims.dst, dst_type, dims.dst_strides);
+  const bool grouped = dims.weights.size() == dims.src.size() + 1;
+  const tag w_tag =
+      three_d ? (grouped ? tag::goidhw : tag::oidhw) : (grouped ? tag::goihw : tag::oihw);
+  const memory::desc user_wd(dims.weights, weight_type, w_tag);
   p.weights = host_memory(pd.weights_desc(), &p.weights_buf);
   write_weights(weights, user_wd, p.weights, s);
   p.bias = std::move(bias);

@@ -17,21 +17,25 @@ namespace polyinfer::cpu::onednn {
 // oneDNN counts dilation from 0.
 struct ConvDims {
   dnnl::memory::dims src, dst, weights, strides, dilation, pad_l, pad_r;
-  dnnl::memory::dims kernel_hw;
+  dnnl::memory::dims kernel;  // the window: [kH, kW] or [kD, kH, kW]
   // Empty: X is dense `src`. Else X's element strides for `src`, which is then a view of every
   // stride-th pixel of X: a 1x1 convolution with strides and no padding reads only those, so it
   // runs as a stride-1 convolution of that view, gathered into a dense copy by the reorder into
   // the primitive's layout: oneDNN's strided brgconv_1x1 runs well below its stride-1 speed
   // (docs/kernels.md has the figures).
   dnnl::memory::dims src_strides;
-  Shape y_shape;  // the output tensor's shape, in the tensors' layout
-  int64_t M = 0;  // output channels
+  dnnl::memory::dims dst_strides;  // empty: Y is dense `dst`; else Y's strides (a folded depth)
+  Shape y_shape;                   // the output tensor's shape, in the tensors' layout
+  int64_t M = 0;                   // output channels
 };
 
-// The dimensions for input shape `xs` and weights `ws` ([M, C/group, kW] or [M, C/group, kH, kW]);
-// X and Y are [N, H, W, C] when `channels_last`. Shape errors name `label`.
+// The dimensions for input shape `xs` and weights `ws` ([M, C/group, k...], 1 to 3 spatial
+// axes); X and Y are [N, H, W, C] when `channels_last` (2-D only). Shape errors name `label`.
+// `fold_depth`: a 3-D convolution whose window neither spans, strides nor pads the depth axis
+// runs as a 2-D one over the depth slices, as N*D images, where X is one image or D is 1 (the
+// slices are then one stride apart); else it stays 3-D.
 ConvDims conv_dims(const Shape& xs, const Shape& ws, const WindowAttrs& attrs, bool channels_last,
-                   const std::string& label);
+                   const std::string& label, bool fold_depth = false);
 
 struct ConvPlan {
   Shape y_shape;
