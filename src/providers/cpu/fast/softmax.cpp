@@ -1,10 +1,13 @@
-// Fast float32 Softmax and LogSoftmax over contiguous rows.
+// Fast float32 Softmax and LogSoftmax along any axis.
 //
-// Opset 13+ normalizes along `axis`; the fast path takes the last axis (the common case:
-// attention scores, classifier heads) and hands any other axis to the reference kernel. Opsets
-// 1-12 flatten to 2-D at `axis`, which always gives contiguous rows. Rows are split over threads;
-// each row is max-subtracted (no overflow), exponentiated with fast_exp and scaled by 1/sum,
-// summed in float (the reference sums in double: results agree to ~1e-6 relative).
+// Opsets 1-12 flatten to 2-D at `axis`, and opset 13+ along the last axis (attention scores,
+// classifier heads) gives contiguous rows: rows are split over threads; each row is
+// max-subtracted (no overflow), exponentiated with fast_exp and scaled by 1/sum, summed in float
+// (the reference sums in double: results agree to ~1e-6 relative). Opset 13+ along another axis
+// (a YOLO head's distribution over 16 bins, [1, 4, 16, 8400] along axis 2) sees the input as
+// [outer, d, inner] and works on blocks of up to kCols inner positions at once, vectorized
+// across them: the max, the sum of exponentials and the scaling each one pass down the d rows of
+// the block, one value per column kept in a small array.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -57,6 +60,49 @@ PI_FAST_CLONES void shift(const float* __restrict x, float* __restrict y, int64_
   for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - ls;
 }
 
+constexpr int64_t kCols = 256;
+
+// Softmax (or LogSoftmax) down the d rows (`stride` apart) of w <= kCols columns.
+template <bool Log>
+PI_FAST_CLONES void softmax_cols(const float* __restrict x, float* __restrict y, int64_t d,
+                                 int64_t stride, int64_t w) {
+  float m[kCols], s[kCols];
+#pragma omp simd
+  for (int64_t j = 0; j < w; ++j) m[j] = x[j], s[j] = 0;
+  for (int64_t k = 1; k < d; ++k) {
+    const float* xr = x + k * stride;
+#pragma omp simd
+    for (int64_t j = 0; j < w; ++j) m[j] = xr[j] > m[j] ? xr[j] : m[j];
+  }
+  for (int64_t k = 0; k < d; ++k) {
+    const float* xr = x + k * stride;
+    float* yr = y + k * stride;
+#pragma omp simd
+    for (int64_t j = 0; j < w; ++j) {
+      const float e = fast_exp(xr[j] - m[j]);
+      if constexpr (!Log) yr[j] = e;
+      s[j] += e;
+    }
+  }
+  if constexpr (Log) {
+    for (int64_t j = 0; j < w; ++j) s[j] = __builtin_logf(s[j]);
+    for (int64_t k = 0; k < d; ++k) {
+      const float* xr = x + k * stride;
+      float* yr = y + k * stride;
+#pragma omp simd
+      for (int64_t j = 0; j < w; ++j) yr[j] = (xr[j] - m[j]) - s[j];
+    }
+  } else {
+#pragma omp simd
+    for (int64_t j = 0; j < w; ++j) s[j] = 1.0f / s[j];
+    for (int64_t k = 0; k < d; ++k) {
+      float* yr = y + k * stride;
+#pragma omp simd
+      for (int64_t j = 0; j < w; ++j) yr[j] *= s[j];
+    }
+  }
+}
+
 PI_FAST_MATH_END
 
 template <bool Log> class FastSoftmaxKernel final : public Kernel {
@@ -77,7 +123,7 @@ template <bool Log> class FastSoftmaxKernel final : public Kernel {
     // The reference kernel reports a bad axis (and the scalar case) in its own words.
     if (rank == 0 || axis_ < -rank || axis_ >= rank) return ref_.run(ctx);
     const int64_t axis = normalize_axis(axis_, rank, who.c_str());
-    if (!flatten_ && axis != rank - 1) return ref_.run(ctx);
+    if (!flatten_ && axis != rank - 1) return run_axis(ctx, x, axis);
     int64_t cols = 1;
     for (int d = static_cast<int>(axis); d < rank; ++d) cols *= x.shape()[d];
     Tensor& y = ctx.output(0, DType::Float32, x.shape());
@@ -101,6 +147,28 @@ template <bool Log> class FastSoftmaxKernel final : public Kernel {
   }
 
  private:
+  // Along a middle axis: [outer, d, inner], blocks of kCols columns split over threads.
+  void run_axis(KernelContext& ctx, const Tensor& x, int64_t axis) {
+    const Shape& xs = x.shape();
+    int64_t outer = 1, inner = 1;
+    for (int64_t k = 0; k < axis; ++k) outer *= xs[k];
+    for (size_t k = static_cast<size_t>(axis) + 1; k < xs.size(); ++k) inner *= xs[k];
+    const int64_t d = xs[axis];
+    Tensor& y = ctx.output(0, DType::Float32, xs);
+    if (x.numel() == 0) return;
+    const int64_t blocks = (inner + kCols - 1) / kCols;
+    const float* in = x.data<float>();
+    float* out = y.data<float>();
+    const int64_t grain = std::max<int64_t>(1, kGrain / 4 / (d * std::min(inner, kCols)));
+    parallel_for(outer * blocks, ctx.threads(), grain, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t o = t / blocks, j = (t % blocks) * kCols;
+        const int64_t off = o * d * inner + j;
+        softmax_cols<Log>(in + off, out + off, d, inner, std::min(kCols, inner - j));
+      }
+    });
+  }
+
   RefFallback ref_;
   bool flatten_;
   int64_t axis_;
