@@ -28,6 +28,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -221,6 +223,20 @@ class OracleOp {
         EXPECT_EQ(g.to_vector<uint8_t>(), w.to_vector<uint8_t>()) << op_ << " output " << o;
       } else if (w.dtype() == DType::Int8) {
         EXPECT_EQ(g.to_vector<int8_t>(), w.to_vector<int8_t>()) << op_ << " output " << o;
+      } else if (w.dtype() == DType::Float64) {
+        const auto gd = g.to_vector<double>(), wd = w.to_vector<double>();
+        compare_floats(std::vector<float>(gd.begin(), gd.end()),
+                       std::vector<float>(wd.begin(), wd.end()), atol, rtol, o, r);
+      } else if (w.dtype() == DType::String) {
+        EXPECT_EQ(g.to_vector<std::string>(), w.to_vector<std::string>()) << op_ << " output " << o;
+      } else {
+        // Every other type (bool, int32, uint16, ..., the packed ones) must match exactly: an
+        // output this harness did not compare would let a wrong kernel pass.
+        const Tensor gh = g.to(Device::cpu()), wh = w.to(Device::cpu());
+        const auto* gb = static_cast<const uint8_t*>(gh.raw_data());
+        const auto* wb = static_cast<const uint8_t*>(wh.raw_data());
+        EXPECT_TRUE(std::equal(gb, gb + gh.nbytes(), wb))
+            << op_ << " output " << o << " (" << dtype_name(w.dtype()) << ") differs";
       }
     }
     return r;
