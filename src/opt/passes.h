@@ -16,9 +16,9 @@ std::unique_ptr<Pass> make_dead_node_elimination();  // nodes whose outputs noth
 std::unique_ptr<Pass> make_conv_bn_folding();        // Conv + BatchNormalization → Conv
 // Conv + per-channel constant Add/Sub/Mul/Div → Conv with folded weights and bias
 std::unique_ptr<Pass> make_conv_channel_affine_folding();
-std::unique_ptr<Pass> make_pad_fusion();             // zero Pad + Conv/AveragePool → their pads
-std::unique_ptr<Pass> make_matmul_add_to_gemm();     // 2-D MatMul + Add → Gemm
-std::unique_ptr<Pass> make_reduce_mean_to_pool();    // spatial ReduceMean → GlobalAveragePool
+std::unique_ptr<Pass> make_pad_fusion();           // zero Pad + Conv/AveragePool → their pads
+std::unique_ptr<Pass> make_matmul_add_to_gemm();   // 2-D MatMul + Add → Gemm
+std::unique_ptr<Pass> make_reduce_mean_to_pool();  // spatial ReduceMean → GlobalAveragePool
 
 // Level 2: ai.polyinfer operators (and other rewrites that change results within rounding).
 std::unique_ptr<Pass> make_qdq_unsigned();        // int8 activation Q/DQ pairs → uint8 (exact)
