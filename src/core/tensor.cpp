@@ -369,20 +369,7 @@ Tensor& Value::tensor() {
 
 namespace {
 
-bool is_key_dtype(DType t) {
-  switch (t) {
-    case DType::Int8:
-    case DType::Int16:
-    case DType::Int32:
-    case DType::Int64:
-    case DType::UInt8:
-    case DType::UInt16:
-    case DType::UInt32:
-    case DType::UInt64:
-    case DType::String: return true;
-    default: return false;
-  }
-}
+bool is_key_dtype(DType t) { return is_integer(t) || t == DType::String; }
 
 }  // namespace
 

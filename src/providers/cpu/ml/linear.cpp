@@ -10,7 +10,7 @@ namespace {
 void linear_scores(const Tensor& x, Rows r, const std::vector<double>& w,
                    const std::vector<double>& b, int64_t k, double* out, int threads) {
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, k * r.c));
-  parallel_chunks(r.n, threads, grain, [&](int64_t begin, int64_t end) {
+  fast::parallel_for(r.n, threads, grain, [&](int64_t begin, int64_t end) {
     std::vector<double> row(static_cast<size_t>(r.c));
     for (int64_t i = begin; i < end; ++i) {
       read_as<double>(x, i * r.c, r.c, row.data());

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/dispatch.h"
+#include "providers/cpu/fast/fast_util.h"
 #include "runtime/kernel.h"
 
 namespace polyinfer::ml {
@@ -115,23 +116,7 @@ std::vector<double> tensor_values(const Tensor& t);
 void check_range(const KernelInfo& info, const std::vector<int64_t>& v, int64_t lo, int64_t hi,
                  const char* what);
 
-// ---- threads ----
-
-// f(begin, end) over [0, n) in contiguous chunks on up to `threads` OpenMP threads, each chunk
-// at least `grain` long; serial (on the caller's thread) when one chunk is all there is.
-template <class F> void parallel_chunks(int64_t n, int threads, int64_t grain, const F& f) {
-  const int64_t by_size = grain > 0 ? n / grain : n;
-  const int nt = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, by_size)));
-  if (nt <= 1) {
-    if (n > 0) f(int64_t{0}, n);
-    return;
-  }
-#pragma omp parallel num_threads(nt)
-  {
-    const int64_t t = omp_get_thread_num(), k = omp_get_num_threads();
-    const int64_t b = n * t / k, e = n * (t + 1) / k;
-    if (b < e) f(b, e);
-  }
-}
+// Threads: fast::parallel_for (providers/cpu/fast/fast_util.h): contiguous chunks of at least a
+// grain each, serial when one chunk is all there is.
 
 }  // namespace polyinfer::ml

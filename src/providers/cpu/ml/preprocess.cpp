@@ -37,7 +37,7 @@ class ScalerKernel final : public Kernel {
     check_per_feature(ctx, scale_.size(), c, "scale");
     float* y = ctx.output(0, DType::Float32, x.shape()).data<float>();
     const bool one_o = offset_.size() == 1, one_s = scale_.size() == 1;
-    parallel_chunks(x.numel(), ctx.threads(), kGrain, [&](int64_t b, int64_t e) {
+    fast::parallel_for(x.numel(), ctx.threads(), kGrain, [&](int64_t b, int64_t e) {
       std::vector<double> v(static_cast<size_t>(e - b));
       read_as<double>(x, b, e - b, v.data());
       for (int64_t i = b; i < e; ++i) {
@@ -82,32 +82,33 @@ class NormalizerKernel final : public Kernel {
     }
     float* y = ctx.output(0, DType::Float32, x.shape()).data<float>();
     const int64_t rows = outer * inner;
-    parallel_chunks(rows, ctx.threads(), std::max<int64_t>(1, kGrain / std::max<int64_t>(1, len)),
-                    [&](int64_t b, int64_t e) {
-                      std::vector<double> v(static_cast<size_t>(len));
-                      for (int64_t r = b; r < e; ++r) {
-                        const int64_t base = (r / inner) * len * inner + r % inner;
-                        if (inner == 1) {
-                          read_as<double>(x, base, len, v.data());
-                        } else {
-                          for (int64_t k = 0; k < len; ++k)
-                            read_as<double>(x, base + k * inner, 1, &v[static_cast<size_t>(k)]);
-                        }
-                        double d = 0;
-                        for (double a : v) {
-                          if (norm_ == 0) d = std::max(d, std::fabs(a));
-                          else if (norm_ == 1)
-                            d += std::fabs(a);
-                          else
-                            d += a * a;
-                        }
-                        if (norm_ == 2) d = std::sqrt(d);
-                        for (int64_t k = 0; k < len; ++k) {
-                          const double a = v[static_cast<size_t>(k)];
-                          y[base + k * inner] = static_cast<float>(d != 0 ? a / d : a);
-                        }
-                      }
-                    });
+    fast::parallel_for(rows, ctx.threads(),
+                       std::max<int64_t>(1, kGrain / std::max<int64_t>(1, len)),
+                       [&](int64_t b, int64_t e) {
+                         std::vector<double> v(static_cast<size_t>(len));
+                         for (int64_t r = b; r < e; ++r) {
+                           const int64_t base = (r / inner) * len * inner + r % inner;
+                           if (inner == 1) {
+                             read_as<double>(x, base, len, v.data());
+                           } else {
+                             for (int64_t k = 0; k < len; ++k)
+                               read_as<double>(x, base + k * inner, 1, &v[static_cast<size_t>(k)]);
+                           }
+                           double d = 0;
+                           for (double a : v) {
+                             if (norm_ == 0) d = std::max(d, std::fabs(a));
+                             else if (norm_ == 1)
+                               d += std::fabs(a);
+                             else
+                               d += a * a;
+                           }
+                           if (norm_ == 2) d = std::sqrt(d);
+                           for (int64_t k = 0; k < len; ++k) {
+                             const double a = v[static_cast<size_t>(k)];
+                             y[base + k * inner] = static_cast<float>(d != 0 ? a / d : a);
+                           }
+                         }
+                       });
   }
 
  private:

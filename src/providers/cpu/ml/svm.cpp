@@ -181,7 +181,7 @@ class SVMClassifierKernel final : public Kernel {
     std::vector<double> scores(count_of(r.n, cols));
     std::vector<int64_t> label(static_cast<size_t>(r.n));
     const int64_t work = (svc ? vectors_ : k_) * features_ + k_ * k_;
-    parallel_chunks(r.n, ctx.threads(), row_grain(work), [&](int64_t b, int64_t e) {
+    fast::parallel_for(r.n, ctx.threads(), row_grain(work), [&](int64_t b, int64_t e) {
       std::vector<double> row(static_cast<size_t>(features_)), kv(static_cast<size_t>(vectors_));
       std::vector<double> dec(svc ? static_cast<size_t>(pairs) : 0);
       std::vector<double> pw(proba ? static_cast<size_t>(k_ * k_) : 0);
@@ -283,7 +283,7 @@ class SVMRegressorKernel final : public Kernel {
              " features per row but the model's vectors have ", features_);
     float* out = ctx.output(0, DType::Float32, {r.n, 1}).data<float>();
     const int64_t work = std::max<int64_t>(1, vectors_) * features_;
-    parallel_chunks(r.n, ctx.threads(), row_grain(work), [&](int64_t b, int64_t e) {
+    fast::parallel_for(r.n, ctx.threads(), row_grain(work), [&](int64_t b, int64_t e) {
       std::vector<double> row(static_cast<size_t>(features_));
       for (int64_t i = b; i < e; ++i) {
         read_as<double>(x, i * features_, features_, row.data());

@@ -687,7 +687,7 @@ void Ensemble::evaluate_as(const FlatTrees<C>& t, const Tensor& x, Rows r, doubl
   if (useful <= 1) return run_rows(t, x, r, 0, r.n, 0, trees, scores, has);
   if (r.n >= 2 * useful) {
     // Many rows: contiguous shares of rows, every tree.
-    parallel_chunks(r.n, useful, 1, [&](int64_t b, int64_t e) {
+    fast::parallel_for(r.n, useful, 1, [&](int64_t b, int64_t e) {
       run_rows(t, x, r, b, e, 0, trees, scores + b * nt, has + b * nt);
     });
     return;
@@ -697,7 +697,7 @@ void Ensemble::evaluate_as(const FlatTrees<C>& t, const Tensor& x, Rows r, doubl
   const size_t size = static_cast<size_t>(r.n * nt);
   std::vector<double> part_s(size * static_cast<size_t>(parts - 1), 0.0);
   std::vector<uint8_t> part_h(size * static_cast<size_t>(parts - 1), 0);
-  parallel_chunks(parts, parts, 1, [&](int64_t pb, int64_t pe) {
+  fast::parallel_for(parts, parts, 1, [&](int64_t pb, int64_t pe) {
     for (int64_t p = pb; p < pe; ++p) {
       const int64_t tb = trees * p / parts, te = trees * (p + 1) / parts;
       double* s = p == 0 ? scores : part_s.data() + size * static_cast<size_t>(p - 1);
