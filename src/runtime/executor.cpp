@@ -14,67 +14,64 @@ namespace polyinfer {
 
 namespace {
 
+// A node's view of its inputs and outputs: addresses of the executor's slots (no handle is
+// copied), the node's scope and its provider's allocator.
 class KernelContextImpl final : public KernelContext {
  public:
-  KernelContextImpl(const ir::Node& node, const std::vector<Value>& inputs,
-                    std::vector<Value>& outputs, const std::map<std::string, Value>& scope,
-                    std::shared_ptr<Allocator> alloc, int threads, const Tensor* donated)
+  KernelContextImpl(const ir::Node& node, const std::vector<const Value*>& inputs,
+                    const std::vector<Value*>& outputs, const std::map<std::string, Value>& scope,
+                    const std::shared_ptr<Allocator>& alloc, int threads, const Tensor* donated)
       : node_(node),
         inputs_(inputs),
         outputs_(outputs),
         scope_(scope),
-        alloc_(std::move(alloc)),
+        alloc_(alloc),
         threads_(threads),
         donated_(donated) {}
 
   const ir::Node& node() const override { return node_; }
   const Value& value(size_t i) const override {
     static const Value kNone;
-    return i < inputs_.size() ? inputs_[i] : kNone;
+    return i < inputs_.size() ? *inputs_[i] : kNone;
   }
   Tensor& output(size_t i, DType dtype, const Shape& shape) override {
     PI_CHECK(i < outputs_.size(), Internal, node_.label(), " wrote output ", i, " of ",
              outputs_.size());
     // Output 0 takes over a donated input's memory when it fits exactly (Step::donor).
+    Value& out = *outputs_[i];
     if (i == 0 && donated_ && donated_->dtype() == dtype && donated_->shape() == shape)
-      outputs_[i] = Value(*donated_);
+      out = Value(*donated_);
     else
-      outputs_[i] = Value(Tensor::empty(dtype, shape, alloc_));
-    return outputs_[i].tensor();
+      out = Value(Tensor::empty(dtype, shape, alloc_));
+    return out.tensor();
   }
   void set_output(size_t i, Value value) override {
     PI_CHECK(i < outputs_.size(), Internal, node_.label(), " wrote output ", i, " of ",
              outputs_.size());
-    outputs_[i] = std::move(value);
+    *outputs_[i] = std::move(value);
   }
   const std::map<std::string, Value>& scope() const override { return scope_; }
   int threads() const override { return threads_; }
 
  private:
   const ir::Node& node_;
-  const std::vector<Value>& inputs_;
-  std::vector<Value>& outputs_;
+  const std::vector<const Value*>& inputs_;
+  const std::vector<Value*>& outputs_;
   const std::map<std::string, Value>& scope_;
-  std::shared_ptr<Allocator> alloc_;
+  const std::shared_ptr<Allocator>& alloc_;
   int threads_;
   const Tensor* donated_;
 };
 
-Value to_device(const Value& v, Device device, int* copies) {
-  if (!v.is_tensor() || v.tensor().device() == device) return v;
-  ++*copies;
-  return Value(v.tensor().to(device));
-}
-
 // FLOPs of a node from the shapes it ran with; a released weight's recorded shape stands in
 // for its value.
-double measured_flops(const ir::Node& node, const std::vector<Value>& in,
+double measured_flops(const ir::Node& node, const std::vector<const Value*>& in,
                       const std::vector<int>& in_slots, const std::map<int, Shape>& released,
-                      const std::vector<Value>& out) {
-  auto shapes = [](const std::vector<Value>& v) {
+                      const std::vector<Value*>& out) {
+  auto shapes = [](const auto& v) {
     std::vector<const Shape*> s(v.size(), nullptr);
     for (size_t i = 0; i < v.size(); ++i)
-      if (v[i].is_tensor()) s[i] = &v[i].tensor().shape();
+      if (v[i]->is_tensor()) s[i] = &v[i]->tensor().shape();
     return s;
   };
   std::vector<const Shape*> si = shapes(in);
@@ -131,8 +128,10 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
   std::map<std::pair<int, std::string>, Value> on_device;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Device dev = rt_->providers[nodes_[i].provider]->device();
-    if (dev.is_cpu()) continue;
     Step& s = steps_[i];
+    s.device = dev;
+    for (const auto& name : nodes_[i].node->implicit_inputs) s.scope[name] = Value();
+    if (dev.is_cpu()) continue;
     s.device_in.assign(s.in.size(), Value());
     for (size_t k = 0; k < s.in.size(); ++k) {
       auto c = constant_of.find(s.in[k]);
@@ -188,6 +187,25 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
       continue;
     s.donor = k;
   }
+
+  // The slots a run reuses: constants bound now, for good.
+  values_.assign(num_slots_, Value());
+  std::vector<bool> constant(num_slots_, false);
+  for (const auto& [sl, v] : constants_) {
+    values_[sl] = v;
+    constant[sl] = true;
+  }
+  for (int sl = 0; sl < num_slots_; ++sl)
+    if (!constant[sl]) transient_.push_back(sl);
+  size_t max_in = 0, max_out = 0;
+  for (const Step& s : steps_) {
+    max_in = std::max(max_in, s.in.size());
+    max_out = std::max(max_out, s.out.size());
+  }
+  in_.reserve(max_in);
+  out_.reserve(max_out);
+  conv_.resize(max_in);
+  unused_.resize(max_out);
 }
 
 void Executor::set_profiling(bool on) {
@@ -231,18 +249,25 @@ std::vector<Value> Executor::run(const std::vector<Value>& inputs,
     std::vector<Value> result;
     if (signature == last_signature_ && capture_run(inputs, &result)) return result;
   }
-  std::vector<Value> slots(num_slots_);
-  for (const auto& [sl, v] : constants_) slots[sl] = v;
-  for (size_t i = 0; i < inputs.size(); ++i) slots[input_slots_[i]] = inputs[i];
+  // Whatever happens, the slots hold only the constants once the run is over: the outputs go
+  // to the caller, and nothing of this run stays alive until the next.
+  struct Clear {
+    Executor& ex;
+    ~Clear() {
+      for (int sl : ex.transient_)
+        if (!ex.values_[sl].is_none()) ex.values_[sl] = Value();
+    }
+  } clear{*this};
+  for (size_t i = 0; i < inputs.size(); ++i) values_[input_slots_[i]] = inputs[i];
   for (const auto& [sl, name] : outer_) {
     auto it = scope.find(name);
     PI_CHECK(it != scope.end(), InvalidModel, "graph '", g.name, "' reads '", name,
              "' from an enclosing graph, which does not provide it");
-    slots[sl] = it->second;
+    values_[sl] = it->second;
   }
-  run_nodes(slots, /*release=*/true);
+  run_nodes(values_, /*release=*/true);
   last_signature_ = std::move(signature);
-  return outputs_of(slots);
+  return outputs_of(values_);
 }
 
 std::vector<Value> Executor::outputs_of(const std::vector<Value>& slots) const {
@@ -256,32 +281,42 @@ void Executor::run_nodes(std::vector<Value>& slots, bool release) {
   copies_ = 0;
   const bool measure = run_flops_.empty() && !nodes_.empty();
   std::vector<double> flops;
-  std::vector<Value> in, out;
   static const std::map<std::string, Value> kNoScope;
+  static const Value kNone;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const PlacedNode& p = nodes_[i];
-    const Step& s = steps_[i];
-    const Device dev = rt_->providers[p.provider]->device();
-    // Decided before `in` copies the handle: only a value nothing else holds is lent.
-    const bool donate = s.donor >= 0 && slots[s.in[s.donor]].is_tensor() &&
-                        slots[s.in[s.donor]].tensor().sole_owner() &&
-                        slots[s.in[s.donor]].tensor().device() == dev;
-    in.clear();
+    Step& s = steps_[i];
+    // Only a value nothing else holds is lent (the slot's handle is the only one).
+    const Tensor* donated = nullptr;
+    if (s.donor >= 0) {
+      const Value& d = slots[s.in[s.donor]];
+      if (d.is_tensor() && d.tensor().sole_owner() && d.tensor().device() == s.device)
+        donated = &d.tensor();
+    }
+    in_.clear();
+    bool converted = false;
     for (size_t k = 0; k < s.in.size(); ++k) {
       const int sl = s.in[k];
-      if (sl < 0) in.push_back(Value());
-      else if (!s.device_in.empty() && !s.device_in[k].is_none())
-        in.push_back(s.device_in[k]);
-      else
-        in.push_back(to_device(slots[sl], dev, &copies_));
+      if (sl < 0) {
+        in_.push_back(&kNone);
+      } else if (!s.device_in.empty() && !s.device_in[k].is_none()) {
+        in_.push_back(&s.device_in[k]);
+      } else if (slots[sl].is_tensor() && slots[sl].tensor().device() != s.device) {
+        conv_[k] = Value(slots[sl].tensor().to(s.device));
+        ++copies_;
+        converted = true;
+        in_.push_back(&conv_[k]);
+      } else {
+        in_.push_back(&slots[sl]);
+      }
     }
-    std::map<std::string, Value> node_scope;
+    out_.clear();
+    for (size_t k = 0; k < s.out.size(); ++k)
+      out_.push_back(s.out[k] >= 0 ? &slots[s.out[k]] : &unused_[k]);
     for (size_t k = 0; k < s.implicit.size(); ++k)
-      node_scope[p.node->implicit_inputs[k]] = slots[s.implicit[k]];
-    out.assign(s.out.size(), Value());
-    KernelContextImpl ctx(*p.node, in, out, s.implicit.empty() ? kNoScope : node_scope,
-                          rt_->pools[p.provider], rt_->threads,
-                          donate ? &in[s.donor].tensor() : nullptr);
+      s.scope[p.node->implicit_inputs[k]] = slots[s.implicit[k]];
+    KernelContextImpl ctx(*p.node, in_, out_, s.implicit.empty() ? kNoScope : s.scope,
+                          rt_->pools[p.provider], rt_->threads, donated);
     try {
       if (profiling_) {
         const auto t0 = std::chrono::steady_clock::now();
@@ -297,13 +332,18 @@ void Executor::run_nodes(std::vector<Value>& slots, bool release) {
         p.kernel->run(ctx);
       }
     } catch (const Error& e) {
+      for (auto& [name, v] : s.scope) v = Value();
+      for (Value& v : conv_) v = Value();
       const std::string msg = e.what();
       if (msg.find(p.node->label()) != std::string::npos) throw;
       throw Error(e.code(), p.node->label() + ": " + msg);
     }
-    if (measure) flops.push_back(measured_flops(*p.node, in, s.in, released_shapes_, out));
+    if (measure) flops.push_back(measured_flops(*p.node, in_, s.in, released_shapes_, out_));
+    if (converted)
+      for (size_t k = 0; k < s.in.size(); ++k) conv_[k] = Value();
     for (size_t k = 0; k < s.out.size(); ++k)
-      if (s.out[k] >= 0) slots[s.out[k]] = std::move(out[k]);
+      if (s.out[k] < 0) unused_[k] = Value();
+    for (auto& [name, v] : s.scope) v = Value();
     if (release)
       for (int sl : s.release) slots[sl] = Value();
   }

@@ -104,6 +104,7 @@ class Executor final : public SubgraphRunner {
   std::vector<int> input_slots_, output_slots_;
   std::vector<std::pair<int, std::string>> outer_;  // outer-scope slot ← name
   struct Step {
+    Device device;  // the node's provider's
     std::vector<int> in, implicit, out;
     std::vector<int> release;  // slots whose last reader is this step
     // Per input: a copy, made once at creation, of a constant input on the node's device (not
@@ -112,15 +113,28 @@ class Executor final : public SubgraphRunner {
     // The input position whose memory output 0 may take over (Kernel::inplace_input) when the
     // value is held by nothing else at run time; -1 where the graph rules it out.
     int donor = -1;
+    // The node's implicit inputs by name, the names made once: run_nodes fills in the values
+    // before the node runs and empties them after (nodes with subgraphs only).
+    std::map<std::string, Value> scope;
   };
   std::vector<Step> steps_;
+  // The value slots of a run, kept from run to run so that constants are bound once: every other
+  // slot is None between runs (transient_ lists them). Inputs and outputs of the node running,
+  // by address into the slots (in_, out_), so that the executor copies no handle; conv_ holds
+  // the copies made at provider borders and unused_ the outputs the graph leaves unnamed.
+  std::vector<Value> values_;
+  std::vector<int> transient_;
+  std::vector<const Value*> in_;
+  std::vector<Value*> out_;
+  std::vector<Value> conv_, unused_;
   int copies_ = 0;
   std::vector<double> run_flops_;
   std::map<int, Shape> released_shapes_;  // slot → shape of a released initializer
   bool profiling_ = false;
   std::vector<NodeTiming> timings_;
 
-  // Runs every node over `slots` (inputs, constants and outer values already bound). `release`
+  // Runs every node over `slots` (inputs, constants and outer values already bound), writing
+  // each node's outputs straight into their slots. Not reentrant (nor is run()). `release`
   // drops each value after its last reader; a capture run keeps them all (the recording will
   // write them again on every replay, so no one else may have their memory).
   void run_nodes(std::vector<Value>& slots, bool release);

@@ -25,14 +25,15 @@ void* MemoryPool::allocate(size_t bytes) {
       const size_t off = events_[n].offset;
       // The block must not overlap an arena block still alive (it would if this run freed
       // something later than the recorded one did).
-      auto next = arena_live_.lower_bound(off);
+      auto next = std::lower_bound(arena_live_.begin(), arena_live_.end(),
+                                   std::pair<size_t, size_t>(off, 0));
       ok = next == arena_live_.end() || next->first >= off + cls;
       if (ok && next != arena_live_.begin()) {
         auto prev = std::prev(next);
         ok = prev->first + prev->second <= off;
       }
       if (ok) {
-        arena_live_[off] = cls;
+        arena_live_.insert(next, {off, cls});
         stats_.in_use += cls;
         stats_.peak_in_use = std::max(stats_.peak_in_use, stats_.in_use);
         ++stats_.planned_allocs;
@@ -76,8 +77,10 @@ void MemoryPool::deallocate(void* ptr, size_t) {
   std::lock_guard<std::mutex> lock(mu_);
   char* c = static_cast<char*>(ptr);
   if (arena_ && c >= arena_ && c < arena_ + stats_.arena) {
-    auto a = arena_live_.find(static_cast<size_t>(c - arena_));
-    if (a != arena_live_.end()) {
+    const size_t off = static_cast<size_t>(c - arena_);
+    auto a =
+        std::lower_bound(arena_live_.begin(), arena_live_.end(), std::pair<size_t, size_t>(off, 0));
+    if (a != arena_live_.end() && a->first == off) {
       stats_.in_use -= a->second;
       arena_live_.erase(a);
     }

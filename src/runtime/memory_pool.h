@@ -71,7 +71,9 @@ class MemoryPool final : public Allocator {
   std::map<void*, size_t> recording_;  // live recorded buffer → its event
   size_t clock_ = 0, cursor_ = 0;
   char* arena_ = nullptr;
-  std::map<size_t, size_t> arena_live_;  // offset → size of arena blocks in use
+  // Arena blocks in use as (offset, size), sorted by offset: a handful at a time, so a sorted
+  // vector costs no allocation per run where a map would cost one per tensor.
+  std::vector<std::pair<size_t, size_t>> arena_live_;
   struct Held {
     size_t held = 0;   // the buffer's size class
     size_t asked = 0;  // the request's (smaller where a larger cached buffer served it)

@@ -29,6 +29,10 @@ const std::vector<BinaryCase> kCases = {
     {{5, 3}, {5, 1}},                  // short inner runs
     {{2, 3, 1, 5}, {3, 4, 1}},         // mixed
     {{1, 1, 1}, {1}},                  // all ones
+    {{3, 4}, {1, 1}},                  // vector op a one-value tensor of the same rank
+    {{1}, {3, 4}},                     // a one-value tensor of lower rank op vector
+    {{1, 1, 1}, {5}},                  // a one-value tensor of higher rank: broadcast
+    {{300 * 211}, {1}},                // threaded vector op scalar
     {{0, 5}, {5}},                     // empty output
     {{64, 1000 + 3}, {1000 + 3}},      // above the threading grain, with a tail
     {{300, 211}, {300, 211}},          // threaded same-shape

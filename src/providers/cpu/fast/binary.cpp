@@ -115,6 +115,7 @@ template <const OpLoops& L> class FastArithKernel final : public Kernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (a.dtype() != DType::Float32 || b.dtype() != DType::Float32) return ref_.run(ctx);
+    if (run_flat(ctx, a, b)) return;
     const std::string who = ctx.node().label();
     const Shape shape = broadcast_shapes(a.shape(), b.shape(), who.c_str());
     Tensor& y = ctx.output(0, DType::Float32, shape);
@@ -174,6 +175,28 @@ template <const OpLoops& L> class FastArithKernel final : public Kernel {
   }
 
  private:
+  // Equal shapes, or one side a single value of no higher rank: the output has the other's
+  // shape and is one run, with nothing to broadcast, collapse or name (the per-node cost of a
+  // tiny tensor). False for any other pair.
+  static bool run_flat(KernelContext& ctx, const Tensor& a, const Tensor& b) {
+    const Shape &sa = a.shape(), &sb = b.shape();
+    const int kind = sa == sb                                   ? 0
+                     : b.numel() == 1 && sb.size() <= sa.size() ? 1
+                     : a.numel() == 1 && sa.size() <= sb.size() ? 2
+                                                                : -1;
+    if (kind < 0) return false;
+    Tensor& y = ctx.output(0, DType::Float32, kind == 2 ? sb : sa);
+    const RowsFn fn = L.run[kind];
+    const float* pa = a.data<float>();
+    const float* pb = b.data<float>();
+    float* py = y.data<float>();
+    parallel_for(y.numel(), ctx.threads(), kGrain, [&](int64_t begin, int64_t end) {
+      fn(pa + (kind == 2 ? 0 : begin), 0, pb + (kind == 1 ? 0 : begin), 0, py + begin, 1,
+         end - begin);
+    });
+    return true;
+  }
+
   RefFallback ref_;
 };
 
