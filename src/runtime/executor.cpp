@@ -20,7 +20,7 @@ class KernelContextImpl final : public KernelContext {
  public:
   KernelContextImpl(const ir::Node& node, const std::vector<const Value*>& inputs,
                     const std::vector<Value*>& outputs, const std::map<std::string, Value>& scope,
-                    const std::shared_ptr<Allocator>& alloc, int threads, const Tensor* donated)
+                    const std::shared_ptr<MemoryPool>& alloc, int threads, const Tensor* donated)
       : node_(node),
         inputs_(inputs),
         outputs_(outputs),
@@ -58,7 +58,9 @@ class KernelContextImpl final : public KernelContext {
   const std::vector<const Value*>& inputs_;
   const std::vector<Value*>& outputs_;
   const std::map<std::string, Value>& scope_;
-  const std::shared_ptr<Allocator>& alloc_;
+  // The provider's pool itself, not a shared_ptr<Allocator> made from it: that would be a
+  // temporary, gone before the kernel runs.
+  const std::shared_ptr<MemoryPool>& alloc_;
   int threads_;
   const Tensor* donated_;
 };
