@@ -12,7 +12,7 @@ if [ -z "$cf" ]; then
   echo "check_format: clang-format is missing (apt-get install clang-format)" >&2
   exit 1
 fi
-mapfile -t cpp < <(git ls-files -- '*.cpp' '*.h' '*.cu' '*.cuh' | grep -v '^tests/data/')
+mapfile -t cpp < <(git ls-files -- '*.c' '*.cpp' '*.h' '*.cu' '*.cuh' | grep -v '^tests/data/')
 if [ "${1:-}" = "--fix" ]; then
   "$cf" -i "${cpp[@]}"
   exit 0
@@ -28,8 +28,8 @@ fi
 rm -f /tmp/check_format.$$
 # Line length in characters (not bytes: comments hold arrows and dots) of the C++ sources,
 # shaders, scripts and CMake files; docs are prose and tables, not checked.
-long=$(git ls-files -- '*.cpp' '*.h' '*.cu' '*.cuh' '*.comp' '*.glsl' '*.py' '*.sh' '*.cmake' \
-         'CMakeLists.txt' | grep -v '^tests/data/' | python3 -c '
+long=$(git ls-files -- '*.c' '*.cpp' '*.h' '*.cu' '*.cuh' '*.comp' '*.glsl' '*.py' '*.sh' \
+         '*.cmake' 'CMakeLists.txt' | grep -v '^tests/data/' | python3 -c '
 import sys
 for name in sys.stdin.read().split():
     for number, line in enumerate(open(name, encoding="utf-8"), 1):

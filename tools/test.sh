@@ -27,8 +27,8 @@ if [ -x /usr/local/cuda/bin/nvcc ]; then cuda=(-DPOLYINFER_CUDA=ON); fi
 # time of -O2 -g (the tests are built at -O0, tests/CMakeLists.txt). At -O1 clang's loop
 # vectorizer does not run, so every `#pragma omp simd` loop would warn that it was not
 # vectorized (-Wpass-failed): true of this build, and no news about the code.
-CXX=${CXX:-clang++} "$root/tools/build.sh" "$build" -DPOLYINFER_WERROR=ON -DPOLYINFER_SANITIZE=ON \
-  -DPOLYINFER_FUZZ=ON "${cuda[@]}" \
+CC=${CC:-clang} CXX=${CXX:-clang++} "$root/tools/build.sh" "$build" -DPOLYINFER_WERROR=ON \
+  -DPOLYINFER_SANITIZE=ON -DPOLYINFER_FUZZ=ON "${cuda[@]}" \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG -Wno-pass-failed"
 
 step tests

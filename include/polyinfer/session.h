@@ -9,9 +9,11 @@
 //   std::cout << session.placement().summary() << "\n";   // where every node ran
 //
 // Creating a session imports and checks the model, places every node on a provider (the first
-// listed provider that can run it), and creates each node's kernel once. run() is thread-compatible
-// (one run at a time per session). Weights are shared, never copied per run; intermediate buffers
-// return to a per-session pool as soon as their last reader has run.
+// listed provider that can run it), and creates each node's kernel once. run() may be called
+// from many threads at once: the runs of one session take turns, each on the session's intra-op
+// threads (for runs side by side, make a session per thread). Weights are shared, never copied
+// per run; intermediate buffers return to a per-session pool as soon as their last reader has
+// run.
 #pragma once
 
 #include <map>
@@ -178,6 +180,12 @@ struct Placement {
 
   // One line: "placement: cpu 12/12 nodes (100% of FLOPs); 0 fell back; 0 device copies".
   std::string summary() const;
+  // All of it as one JSON object (`polyinfer run --json`'s "placement", the C API's
+  // pi_session_placement_json): "summary", "providers" [{name, nodes, flops_share}], "nodes"
+  // [{node, op, provider, impl, choice}], "fallbacks" [{node, op, provider, reason}], "skipped"
+  // [{provider, reason}], "notes", "auto_choice", "total_nodes", "device_copies", "flops_basis",
+  // "capture".
+  std::string to_json() const;
 };
 
 // Where Session::load's wall time went, in milliseconds. The first session of a process also

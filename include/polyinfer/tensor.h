@@ -58,6 +58,12 @@ class Tensor {
   static Tensor zeros(DType dtype, Shape shape);
   // Copies `nbytes` bytes of host memory; nbytes must equal the tensor's byte size.
   static Tensor from_host(DType dtype, Shape shape, const void* data, size_t nbytes);
+  // A host tensor over memory the caller owns, without a copy: `data` holds `nbytes` bytes (the
+  // tensor's byte size), aligned to the element size. The memory must stay valid while any
+  // handle to the tensor exists; `owner`, when given, is held until then (a Python array's
+  // reference, say). A run reads such an input where it lies and never writes to it.
+  static Tensor borrow(DType dtype, Shape shape, void* data, size_t nbytes,
+                       std::shared_ptr<void> owner = nullptr);
   template <class T> static Tensor from_vector(Shape shape, const std::vector<T>& values);
   template <class T> static Tensor scalar(T value) { return from_vector<T>({}, {value}); }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -33,6 +34,8 @@ struct Session::Impl {
   int level = 0;                     // the optimization level the graph was rewritten at
   Precision precision = Precision::Fp32;
   CreationTimes creation;
+  // Runs take turns: the executor keeps its slots from run to run (runtime/executor.h).
+  std::mutex run_mu;
 };
 
 namespace {
@@ -461,19 +464,27 @@ void profile_rows(const Executor& ex, const RuntimeContext& rt,
 }  // namespace
 
 std::vector<NodeProfile> Session::profile() const {
+  std::lock_guard<std::mutex> lock(impl_->run_mu);
   std::vector<NodeProfile> out;
   out.reserve(impl_->executor->nodes().size());
   profile_rows(*impl_->executor, *impl_->rt, impl_->static_flops, "", out);
   return out;
 }
 
-void Session::reset_profile() { impl_->executor->reset_timings(); }
+void Session::reset_profile() {
+  std::lock_guard<std::mutex> lock(impl_->run_mu);
+  impl_->executor->reset_timings();
+}
 
 std::vector<Value> Session::run(const std::map<std::string, Value>& inputs) {
+  // A misspelled name first: it is why the right one looks missing.
   std::set<std::string> known;
+  for (const auto& spec : impl_->inputs) known.insert(spec.name);
+  for (const auto& [name, v] : inputs)
+    PI_CHECK(known.count(name), InvalidArgument, "the model has no input named '", name,
+             "'; its inputs are: ", list_inputs(impl_->inputs));
   std::vector<Value> ordered;
   for (const auto& spec : impl_->inputs) {
-    known.insert(spec.name);
     auto it = inputs.find(spec.name);
     if (it == inputs.end()) {
       PI_CHECK(spec.kind == "optional", InvalidArgument, "input '", spec.name, "' (", spec.type,
@@ -484,9 +495,7 @@ std::vector<Value> Session::run(const std::map<std::string, Value>& inputs) {
     check_input(spec, it->second);
     ordered.push_back(it->second);
   }
-  for (const auto& [name, v] : inputs)
-    PI_CHECK(known.count(name), InvalidArgument, "the model has no input named '", name,
-             "'; its inputs are: ", list_inputs(impl_->inputs));
+  std::lock_guard<std::mutex> lock(impl_->run_mu);
   omp_set_num_threads(impl_->rt->threads);
   const bool first = impl_->executor->first_run_flops().empty();
   // The pools record the first run's allocations and replay them from a planned arena after.

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/json_text.h"
+
 namespace polyinfer::cli {
 
 std::string Args::get(const std::string& name, const std::string& def) const {
@@ -104,26 +106,6 @@ SessionOptions session_options(const Args& args) {
   return o;
 }
 
-std::string json_str(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string json_str(const std::string& s) { return json_quote(s); }
 
 }  // namespace polyinfer::cli

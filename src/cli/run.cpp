@@ -164,26 +164,7 @@ int cmd_run(const std::vector<std::string>& argv) {
       std::cout << (i ? ", " : "") << "{\"name\": " << json_str(session.outputs()[i].name)
                 << ", \"value\": " << json_str(outputs[i].describe())
                 << ", \"summary\": " << json_str(summarize(outputs[i])) << "}";
-    std::cout << "], \"placement\": {\"summary\": " << json_str(pl.summary())
-              << ", \"providers\": [";
-    for (size_t i = 0; i < pl.providers.size(); ++i)
-      std::cout << (i ? ", " : "") << "{\"name\": " << json_str(pl.providers[i].provider)
-                << ", \"nodes\": " << pl.providers[i].nodes
-                << ", \"flops_share\": " << pl.providers[i].flops_share << "}";
-    std::cout << "], \"notes\": [";
-    for (size_t i = 0; i < pl.notes.size(); ++i)
-      std::cout << (i ? ", " : "") << json_str(pl.notes[i]);
-    std::cout << "], \"nodes\": [";
-    for (size_t i = 0; i < pl.nodes.size(); ++i) {
-      const Placement::NodePlacement& n = pl.nodes[i];
-      std::cout << (i ? ", " : "") << "{\"node\": " << json_str(n.node)
-                << ", \"op\": " << json_str(n.op) << ", \"provider\": " << json_str(n.provider)
-                << ", \"impl\": " << json_str(n.impl) << ", \"choice\": " << json_str(n.choice)
-                << "}";
-    }
-    std::cout << "], \"auto_choice\": " << json_str(pl.auto_choice)
-              << ", \"fallbacks\": " << pl.fallbacks.size()
-              << ", \"device_copies\": " << pl.device_copies << "}}\n";
+    std::cout << "], \"placement\": " << pl.to_json() << "}\n";
     return kExitOk;
   }
   for (const auto& n : notes) std::cout << "note: " << n << "\n";

@@ -255,6 +255,42 @@ Tensor Tensor::from_host(DType dtype, Shape shape, const void* data, size_t nbyt
   return t;
 }
 
+namespace {
+// Memory a tensor borrows: nothing to allocate or free, only an owner to keep alive.
+class BorrowedMemory final : public Allocator {
+ public:
+  explicit BorrowedMemory(std::shared_ptr<void> owner) : owner_(std::move(owner)) {}
+  Device device() const override { return Device::cpu(); }
+  void* allocate(size_t) override { fail(ErrorCode::Internal, "borrowed memory cannot allocate"); }
+  void deallocate(void*, size_t) override {}
+
+ private:
+  std::shared_ptr<void> owner_;
+};
+}  // namespace
+
+Tensor Tensor::borrow(DType dtype, Shape shape, void* data, size_t nbytes,
+                      std::shared_ptr<void> owner) {
+  PI_CHECK(dtype != DType::Undefined && dtype != DType::Complex64 && dtype != DType::Complex128,
+           InvalidArgument, "tensors of dtype ", dtype_name(dtype), " are not supported");
+  PI_CHECK(dtype != DType::String && !is_packed(dtype), InvalidArgument,
+           "a tensor can borrow memory of whole-byte elements only, not ", dtype_name(dtype),
+           "; copy it with from_host");
+  Tensor t = TensorAccess::make(dtype, std::move(shape), std::make_shared<Storage>());
+  PI_CHECK(nbytes == t.nbytes(), InvalidArgument, "borrow: ", nbytes, " bytes given for ",
+           t.describe(), " which needs ", t.nbytes());
+  PI_CHECK(data || nbytes == 0, InvalidArgument, "borrow: no memory given for ", t.describe());
+  PI_CHECK(reinterpret_cast<uintptr_t>(data) % dtype_size(dtype) == 0, InvalidArgument,
+           "borrow: memory for ", t.describe(), " is not aligned to its ", dtype_size(dtype),
+           "-byte elements; copy it with from_host");
+  Storage& st = *TensorAccess::storage(t);
+  st.allocator = std::make_shared<BorrowedMemory>(std::move(owner));
+  st.device = Device::cpu();
+  st.data = nbytes ? data : nullptr;
+  st.bytes = nbytes;
+  return t;
+}
+
 int64_t Tensor::dim(int i) const {
   const int r = rank();
   PI_CHECK(i >= -r && i < r, InvalidArgument, "dimension ", i, " of a rank-", r, " tensor");
