@@ -29,34 +29,16 @@
 namespace polyinfer {
 namespace {
 
+using attention_math::from_double;
 using attention_math::Round;
 using attention_math::rounding;
+using attention_math::to_double;
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-// The float types Attention's T1/T2 allow (all_float_types_ir4), spelled out so that a type
-// added to FloatTypes later is refused here rather than half-supported.
-using AttentionFloats = TypeList<float, double, Float16, BFloat16>;
+// What an attention mask may hold: the float types and the whole-byte integers.
 using MaskTypes = TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int32_t, int64_t,
                            uint8_t, uint16_t, uint32_t, uint64_t>;
-
-std::vector<double> to_double(const Tensor& t, const char* who) {
-  return dispatch(AttentionFloats{}, t.dtype(), who, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = t.data<T>();
-    std::vector<double> v(static_cast<size_t>(t.numel()));
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(compute_t<T>(p[i]));
-    return v;
-  });
-}
-
-void from_double(Tensor& t, const std::vector<double>& v, const char* who) {
-  dispatch(AttentionFloats{}, t.dtype(), who, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* p = t.data<T>();
-    for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<T>(static_cast<compute_t<T>>(v[i]));
-  });
-}
 
 // A [B, H, S, D] block of values laid out row-major.
 struct Heads {

@@ -1,5 +1,6 @@
-// What the reference attention kernels (Attention, FlexAttention) share: rounding a double to a
-// float dtype's precision, and a softmax computed at such a precision step by step.
+// What the reference attention kernels (Attention, FlexAttention) share: their float tensors
+// held as doubles, rounding a double to a float dtype's precision, and a softmax computed at
+// such a precision step by step.
 //
 // The spec's references compute in the tensors' own dtypes: every elementary step of a float16
 // or bfloat16 computation is rounded to that type. Holding values in double and rounding them at
@@ -12,9 +13,33 @@
 #include <limits>
 #include <vector>
 
+#include "core/dispatch.h"
 #include "polyinfer/dtype.h"
+#include "polyinfer/tensor.h"
 
 namespace polyinfer::attention_math {
+
+// The float types attention's T1/T2 allow (all_float_types_ir4), spelled out so that a type
+// added to FloatTypes later is refused here rather than half-supported.
+using Floats = TypeList<float, double, Float16, BFloat16>;
+
+// A float tensor's values as doubles, and back (rounded once to the tensor's dtype).
+inline std::vector<double> to_double(const Tensor& t, const char* who) {
+  return dispatch(Floats{}, t.dtype(), who, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = t.data<T>();
+    std::vector<double> v(static_cast<size_t>(t.numel()));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(compute_t<T>(p[i]));
+    return v;
+  });
+}
+inline void from_double(Tensor& t, const std::vector<double>& v, const char* who) {
+  dispatch(Floats{}, t.dtype(), who, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = t.data<T>();
+    for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<T>(static_cast<compute_t<T>>(v[i]));
+  });
+}
 
 // x rounded to a float dtype's precision, as a double (double itself: unchanged).
 using Round = double (*)(double);

@@ -23,27 +23,10 @@
 namespace polyinfer {
 namespace {
 
+using attention_math::from_double;
 using attention_math::Round;
 using attention_math::rounding;
-using FlexFloats = TypeList<float, double, Float16, BFloat16>;  // all_float_types_ir4
-
-std::vector<double> to_double(const Tensor& t, const char* who) {
-  return dispatch(FlexFloats{}, t.dtype(), who, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = t.data<T>();
-    std::vector<double> v(static_cast<size_t>(t.numel()));
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(compute_t<T>(p[i]));
-    return v;
-  });
-}
-
-void from_double(Tensor& t, const std::vector<double>& v, const char* who) {
-  dispatch(FlexFloats{}, t.dtype(), who, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* p = t.data<T>();
-    for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<T>(static_cast<compute_t<T>>(v[i]));
-  });
-}
+using attention_math::to_double;
 
 class FlexAttentionKernel final : public Kernel {
  public:
