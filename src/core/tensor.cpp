@@ -375,7 +375,10 @@ Tensor Tensor::reshaped(Shape shape) const {
 
 Tensor Tensor::clone() const {
   if (!defined()) return {};
-  Tensor t = empty(dtype_, shape_, storage_->allocator);
+  // Memory lent by the caller (borrow) has no allocator of its own to make more from.
+  const bool borrowed = dynamic_cast<const BorrowedMemory*>(storage_->allocator.get()) != nullptr;
+  Tensor t =
+      borrowed ? empty(dtype_, shape_, device()) : empty(dtype_, shape_, storage_->allocator);
   t.copy_from(*this);
   return t;
 }

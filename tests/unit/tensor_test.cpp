@@ -61,6 +61,20 @@ TEST(Tensor, CopyFromWritesIntoSharedMemoryAndChecksTheMatch) {
   EXPECT_EQ(s.to_vector<std::string>(), (std::vector<std::string>{"x"}));
 }
 
+TEST(Tensor, BorrowedMemoryIsReadInPlaceAndClonedIntoItsOwn) {
+  std::vector<float> lent{1, 2, 3, 4, 5, 6};
+  const Tensor b = Tensor::borrow(DType::Float32, {2, 3}, lent.data(), lent.size() * sizeof(float));
+  EXPECT_EQ(b.data<float>(), lent.data());
+  // A view of it (an output that is an input, reshaped) cloned: new memory, same values.
+  const Tensor c = b.reshaped({3, 2}).clone();
+  ASSERT_NE(c.data<float>(), lent.data());
+  lent[0] = 100;
+  EXPECT_EQ(c.data<float>()[0], 1.f);
+  EXPECT_EQ(c.shape(), (Shape{3, 2}));
+  EXPECT_EQ(c.data<float>()[5], 6.f);
+  EXPECT_THROW(Tensor::borrow(DType::Float32, {2, 3}, lent.data(), 5 * sizeof(float)), Error);
+}
+
 TEST(Tensor, ToUnknownDeviceIsAClearError) {
   auto t = Tensor::from_vector<float>({1}, {1});
   try {
