@@ -13,6 +13,11 @@ step "format (.clang-format, 100 columns) and layering (docs/design.md)"
 "$root/tools/check_format.sh"
 python3 "$root/tools/check_layers.py"
 
+# The Python package's extension is built in the same tree (its tests preload the sanitizer
+# runtime into python): nanobind and pytest come from the pinned venv.
+step "python venv (tools/requirements.txt)"
+"$root/tools/pyenv.sh"
+
 # One clang build serves the tests and the fuzzers: the library carries libFuzzer's coverage
 # instrumentation beside the sanitizers, so CI compiles it once instead of once per compiler.
 # (Developers' own builds use g++, with -DPOLYINFER_WERROR=ON, so both compilers' warnings are
@@ -29,6 +34,7 @@ if [ -x /usr/local/cuda/bin/nvcc ]; then cuda=(-DPOLYINFER_CUDA=ON); fi
 # vectorized (-Wpass-failed): true of this build, and no news about the code.
 CC=${CC:-clang} CXX=${CXX:-clang++} "$root/tools/build.sh" "$build" -DPOLYINFER_WERROR=ON \
   -DPOLYINFER_SANITIZE=ON -DPOLYINFER_FUZZ=ON "${cuda[@]}" \
+  -DPOLYINFER_PYTHON=ON "-DPython_EXECUTABLE=$root/.venv/bin/python" \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG -Wno-pass-failed"
 
 step tests

@@ -1,0 +1,28 @@
+"""polyinfer: run ONNX models fast on whatever chip is here, and say where they ran.
+
+A drop-in for ONNX Runtime's Python API::
+
+    import polyinfer as ort
+    sess = ort.InferenceSession("model.onnx", providers=["CPUExecutionProvider"])
+    outputs = sess.run(None, {sess.get_inputs()[0].name: x})
+    print(sess.placement["summary"])      # polyinfer's own: where every node ran
+
+Errors are polyinfer.Error subclasses (InvalidArgument, ShapeMismatch, ...), which also derive
+from the built-in exception one would catch for them (ValueError, OSError, ...).
+"""
+
+from ._errors import (Error, InvalidArgument, InvalidModel, Internal, Io, NoSuchFile,
+                      OutOfMemory, ProviderUnavailable, ShapeMismatch, UnsupportedOp)
+from . import _polyinfer
+from ._session import (ExecutionMode, GraphOptimizationLevel, InferenceSession, ModelMetadata,
+                       NodeArg, RunOptions, SessionOptions, get_all_providers,
+                       get_available_providers, get_device)
+
+__version__ = _polyinfer.version()
+
+__all__ = [
+    "Error", "InvalidArgument", "InvalidModel", "Internal", "Io", "NoSuchFile", "OutOfMemory",
+    "ProviderUnavailable", "ShapeMismatch", "UnsupportedOp", "ExecutionMode",
+    "GraphOptimizationLevel", "InferenceSession", "ModelMetadata", "NodeArg", "RunOptions",
+    "SessionOptions", "get_all_providers", "get_available_providers", "get_device",
+]
