@@ -2,8 +2,10 @@
 
 #include <nanobind/stl/string.h>
 
+#include <cstring>
 #include <optional>
 
+#include "core/low_precision.h"
 #include "polyinfer/status.h"
 
 namespace nb = nanobind;
@@ -62,6 +64,9 @@ std::optional<nb::dlpack::dtype> to_numpy(DType d) {
   }
 }
 
+nb::object tensor_to_python(Tensor t);
+nb::object codes_to_python(const Tensor& t);
+
 nb::object numpy_attr(const char* name) { return nb::module_::import_("numpy").attr(name); }
 
 nb::object tensor_to_python(Tensor t) {
@@ -75,14 +80,35 @@ nb::object tensor_to_python(Tensor t) {
     return a.attr("reshape")(nb::tuple(shape));
   }
   const std::optional<nb::dlpack::dtype> dt = to_numpy(t.dtype());
-  PI_CHECK(dt, InvalidArgument, "an output is ", t.describe(), ", a dtype numpy has no type for",
-           "; Cast it to float32 in the model to read it from Python");
+  if (!dt) return codes_to_python(t);
   if (t.numel() == 0) return numpy_attr("empty")(nb::tuple(shape), dtype_name(t.dtype()));
   std::vector<size_t> dims(t.shape().begin(), t.shape().end());
   auto* held = new Tensor(std::move(t));
   nb::capsule owner(held, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
   return nb::ndarray<nb::numpy>(held->raw_data(), dims.size(), dims.data(), owner, nullptr, *dt)
       .cast();
+}
+
+// A tensor of a type numpy lacks, as (dtype, its codes one per byte, or bfloat16's 16 bits):
+// what ml_dtypes holds, for the Python layer to view as such.
+nb::object codes_to_python(const Tensor& t) {
+  const DType d = t.dtype();
+  PI_CHECK(d == DType::BFloat16 || is_low_precision_float(d) || is_low_precision_integer(d),
+           InvalidArgument, "an output is ", t.describe(),
+           ", which the Python API cannot pass yet; Cast it in the model");
+  Tensor codes = Tensor::empty(d == DType::BFloat16 ? DType::UInt16 : DType::UInt8, t.shape());
+  if (!is_packed(d)) {
+    std::memcpy(codes.raw_data(), t.raw_data(), codes.nbytes());
+  } else {
+    auto* out = codes.data<uint8_t>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const uint32_t c = lowp::get(d, t.raw_data(), i);
+      // ml_dtypes keeps a signed sub-byte integer as the int8 of its value.
+      out[i] = is_low_precision_integer(d) ? static_cast<uint8_t>(lowp::int_value(d, c))
+                                           : static_cast<uint8_t>(c);
+    }
+  }
+  return nb::make_tuple(static_cast<int>(d), tensor_to_python(std::move(codes)));
 }
 
 nb::object scalar(const Tensor& t, int64_t i) {
@@ -114,29 +140,65 @@ void own_tensor(Tensor& t) {
 
 }  // namespace
 
-Tensor borrow_array(const std::string& name, const InputArray& a) {
-  const std::optional<DType> dt = from_dlpack(a.dtype());
-  PI_CHECK(dt, InvalidArgument, "input '", name, "' is an array of ", int(a.dtype().bits),
-           "-bit elements of a kind polyinfer has no dtype for (complex?); give it in the dtype "
-           "the model declares");
+Tensor Feeds::tensor(const std::string& name, const InputArray& a, int dtype) {
   Shape shape(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) shape[i] = static_cast<int64_t>(a.shape(i));
   void* data = const_cast<void*>(a.data());
   const size_t nbytes = a.nbytes();
+  held_.push_back(a);
+  if (dtype != 0) {
+    PI_CHECK(dtype > 0 && dtype <= kMaxDType, InvalidArgument, "input '", name, "': dtype code ",
+             dtype, " is not a polyinfer dtype");
+    const DType d = static_cast<DType>(dtype);
+    if (is_packed(d)) {
+      // One code per byte (ml_dtypes) into ONNX's packed storage.
+      PI_CHECK(nbytes == static_cast<size_t>(shape_numel(shape)), InvalidArgument, "input '", name,
+               "': ", nbytes, " bytes for ", shape_numel(shape), " ", dtype_name(d),
+               " elements (one byte each, as ml_dtypes holds them)");
+      Tensor t = Tensor::zeros(d, std::move(shape));
+      const auto* codes = static_cast<const uint8_t*>(data);
+      const uint32_t mask = (1u << dtype_bits(d)) - 1;
+      for (int64_t i = 0; i < t.numel(); ++i) lowp::set(d, t.raw_data(), i, codes[i] & mask);
+      return t;
+    }
+    PI_CHECK(nbytes == dtype_nbytes(d, shape_numel(shape)), InvalidArgument, "input '", name,
+             "': ", nbytes, " bytes for ", dtype_name(d), shape_str(shape));
+    return Tensor::borrow(d, std::move(shape), data, nbytes);
+  }
+  const std::optional<DType> dt = from_dlpack(a.dtype());
+  PI_CHECK(dt, InvalidArgument, "input '", name, "' is an array of ", int(a.dtype().bits),
+           "-bit elements of a kind polyinfer has no dtype for (complex?); give it in the dtype "
+           "the model declares");
   if (reinterpret_cast<uintptr_t>(data) % dtype_size(*dt) != 0)
     return Tensor::from_host(*dt, std::move(shape), data, nbytes);  // misaligned: a copy
   return Tensor::borrow(*dt, std::move(shape), data, nbytes);
 }
 
-Tensor string_tensor(const std::string& name, const Shape& shape,
-                     const std::vector<std::string>& items) {
+void Feeds::add_array(const std::string& name, const InputArray& a, int dtype) {
+  values_.insert_or_assign(name, Value(tensor(name, a, dtype)));
+}
+
+void Feeds::add_strings(const std::string& name, const Shape& shape,
+                        const std::vector<std::string>& items) {
   Tensor t = Tensor::empty(DType::String, shape);
   PI_CHECK(static_cast<size_t>(t.numel()) == items.size(), InvalidArgument, "input '", name,
            "': ", items.size(), " strings for shape ", shape_str(shape));
   std::string* out = t.data<std::string>();
   for (size_t i = 0; i < items.size(); ++i) out[i] = items[i];
-  return t;
+  values_.insert_or_assign(name, Value(std::move(t)));
 }
+
+void Feeds::add_sequence(const std::string& name, const std::vector<InputArray>& items,
+                         const std::vector<int>& dtypes, int elem) {
+  std::vector<Tensor> tensors;
+  for (size_t i = 0; i < items.size(); ++i)
+    tensors.push_back(tensor(name, items[i], i < dtypes.size() ? dtypes[i] : 0));
+  DType e = elem > 0 && elem <= kMaxDType ? static_cast<DType>(elem) : DType::Undefined;
+  if (!tensors.empty()) e = tensors[0].dtype();
+  values_.insert_or_assign(name, Value::sequence(std::move(tensors), e));
+}
+
+void Feeds::add_none(const std::string& name) { values_.insert_or_assign(name, Value()); }
 
 void own_memory(Value& v) {
   if (v.is_tensor()) own_tensor(v.tensor());

@@ -102,29 +102,17 @@ nb::list specs(const std::vector<ValueSpec>& v) {
   return out;
 }
 
-// run(): `arrays` are numeric inputs (C-contiguous, native-endian), `strings` the string inputs
-// as (name, shape, items). Returns the outputs named (all when `outputs` is empty), in order.
-nb::list run(const PySession& ps, const std::vector<std::string>& names,
-             const std::vector<nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>>& arrays,
-             const std::vector<std::string>& string_names, const std::vector<Shape>& string_shapes,
-             const std::vector<std::vector<std::string>>& string_items,
-             const std::vector<std::string>& outputs) {
+// Runs with `feeds`; returns the outputs named (all when `outputs` is empty), in order.
+nb::list run(const PySession& ps, const Feeds& feeds, const std::vector<std::string>& outputs) {
   Session s = ps.get();
-  std::map<std::string, Value> feeds;
-  for (size_t i = 0; i < names.size(); ++i)
-    feeds.emplace(names[i], borrow_array(names[i], arrays[i]));
-  for (size_t i = 0; i < string_names.size(); ++i)
-    feeds.emplace(string_names[i],
-                  string_tensor(string_names[i], string_shapes[i], string_items[i]));
   std::vector<Value> results;
   {
     nb::gil_scoped_release unlocked;
-    results = outputs.empty() ? s.run(feeds) : s.run(feeds, outputs);
+    results = outputs.empty() ? s.run(feeds.values()) : s.run(feeds.values(), outputs);
     // While the inputs are still held, a result that shares their memory (or a weight's) is
     // not its memory's sole owner: it is copied, so that what Python gets is its own.
     for (Value& v : results) own_memory(v);
   }
-  feeds.clear();
   nb::list out;
   for (Value& v : results) out.append(to_python(std::move(v)));
   return out;
@@ -171,6 +159,13 @@ NB_MODULE(_polyinfer, m) {
   m.doc() = "polyinfer's C++ runtime; use the polyinfer package, not this module";
   register_errors();
 
+  nb::class_<Feeds>(m, "Feeds")
+      .def(nb::init<>())
+      .def("add_array", &Feeds::add_array, "name"_a, "array"_a, "dtype"_a)
+      .def("add_strings", &Feeds::add_strings, "name"_a, "shape"_a, "items"_a)
+      .def("add_sequence", &Feeds::add_sequence, "name"_a, "items"_a, "dtypes"_a, "elem"_a)
+      .def("add_none", &Feeds::add_none, "name"_a);
+
   nb::class_<PySession>(m, "Session")
       .def_prop_ro("inputs", [](const PySession& s) { return specs(s.get().inputs()); })
       .def_prop_ro("outputs", [](const PySession& s) { return specs(s.get().outputs()); })
@@ -180,8 +175,7 @@ NB_MODULE(_polyinfer, m) {
       .def_prop_ro("closed", &PySession::closed)
       .def("placement", &placement)
       .def("creation_times", &creation_times)
-      .def("run", &run, "names"_a, "arrays"_a, "string_names"_a, "string_shapes"_a,
-           "string_items"_a, "outputs"_a)
+      .def("run", &run, "feeds"_a, "outputs"_a)
       .def("close", &PySession::close);
 
   m.def(

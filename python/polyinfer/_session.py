@@ -31,6 +31,12 @@ _NUMPY = {
     7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64,
 }
 _STRING = 8
+# ml_dtypes' names of the types numpy lacks, by ONNX type code.
+_ML_CODES = {
+    "bfloat16": 16, "float8_e4m3fn": 17, "float8_e4m3fnuz": 18, "float8_e5m2": 19,
+    "float8_e5m2fnuz": 20, "uint4": 21, "int4": 22, "float4_e2m1fn": 23, "float8_e8m0fnu": 24,
+    "uint2": 25, "int2": 26, "float6_e2m3fn": 27, "float6_e3m2fn": 28,
+}
 
 
 class GraphOptimizationLevel(enum.IntEnum):
@@ -232,22 +238,27 @@ class InferenceSession:
 
     def run(self, output_names, input_feed, run_options=None):
         """Runs the model. ``input_feed`` maps input names to numpy arrays (or values numpy
-        turns into arrays); ``output_names`` lists the outputs to return, None for all.
-        Returns a list of numpy arrays (lists and dicts for sequence and map outputs)."""
-        names, arrays, snames, sshapes, sitems = [], [], [], [], []
+        turns into arrays; lists of arrays for sequence inputs, None for an absent optional
+        one); ``output_names`` lists the outputs to return, None for all. Returns a list of
+        numpy arrays (lists and dicts for sequence and map outputs)."""
+        feeds = _ext.Feeds()
         for name, value in input_feed.items():
             arg = self._input_index.get(name)
-            if arg is not None and arg._dtype == _STRING:
+            if value is None:
+                feeds.add_none(name)
+            elif (arg is not None and arg._kind == "sequence") or (
+                    isinstance(value, list) and (arg is None or arg._kind == "optional")):
+                items = [_array(name, v, None) for v in value]
+                feeds.add_sequence(name, [a for a, _ in items], [c for _, c in items],
+                                   arg._dtype if arg is not None else 0)
+            elif arg is not None and arg._dtype == _STRING:
                 a = np.asarray(value, dtype=object)
-                snames.append(name)
-                sshapes.append(list(a.shape))
-                sitems.append([str(s) for s in a.reshape(-1)])
-                continue
-            a = _array(name, value, arg)
-            names.append(name)
-            arrays.append(a)
+                feeds.add_strings(name, list(a.shape), [str(s) for s in a.reshape(-1)])
+            else:
+                a, code = _array(name, value, arg)
+                feeds.add_array(name, a, code)
         wanted = list(output_names) if output_names else []
-        return self._session.run(names, arrays, snames, sshapes, sitems, wanted)
+        return [_output(v) for v in self._session.run(feeds, wanted)]
 
     def end_profiling(self):
         return ""
@@ -281,21 +292,49 @@ class InferenceSession:
 
 
 def _array(name, value, arg):
-    """`value` as an array the extension can lend to the run: numpy's, C-contiguous, native
-    byte order, of the dtype the model declares (checked here, with ONNX Runtime's words)."""
+    """`value` as (array, dtype code) for the extension to lend to the run: numpy's array,
+    C-contiguous, native byte order, of the dtype the model declares (checked here, with ONNX
+    Runtime's words); an ml_dtypes array (bfloat16, float8, int4, ...) as a view of its bytes
+    and its ONNX type's code, else code 0."""
     a = value if isinstance(value, np.ndarray) else np.asarray(value)
-    if arg is not None and arg._kind == "tensor":
+    code = _ML_CODES.get(a.dtype.name, 0)
+    if arg is not None and arg._kind == "tensor" and arg._dtype in _TYPE_NAMES:
         want = _NUMPY.get(arg._dtype)
-        if want is not None and a.dtype.newbyteorder("=") != want:
-            got = _TYPE_NAMES.get(_code_of(a.dtype), str(a.dtype))
+        if code:
+            ok = code == arg._dtype
+        else:
+            ok = want is not None and (a.dtype == want or a.dtype.newbyteorder("=") == want)
+        if not ok:
+            got = _TYPE_NAMES.get(code or _code_of(a.dtype), str(a.dtype))
+            fix = (f"; convert it with .astype(numpy.{np.dtype(want).name})" if want else
+                   f"; give an ml_dtypes.{_ml_name(arg._dtype)} array")
             raise _errors.InvalidArgument(
                 f"Unexpected input data type for '{name}'. Actual: (tensor({got})), expected: "
-                f"({arg.type}); convert it with .astype(numpy.{np.dtype(want).name})")
+                f"({arg.type}){fix}")
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
     if not a.flags.c_contiguous:
         a = np.ascontiguousarray(a)
-    return a
+    if code:
+        a = a.view(np.uint16 if a.dtype.itemsize == 2 else np.uint8)
+    return a, code
+
+
+def _ml_name(code):
+    return next((n for n, c in _ML_CODES.items() if c == code), "?")
+
+
+def _output(value):
+    """An output from the extension: (code, codes array) for a type numpy lacks becomes an
+    ml_dtypes array; lists are walked."""
+    if isinstance(value, tuple):
+        code, codes = value
+        import ml_dtypes  # onnx's dependency; only the types numpy lacks need it
+
+        return codes.view(getattr(ml_dtypes, _ml_name(code)))
+    if isinstance(value, list):
+        return [_output(v) for v in value]
+    return value
 
 
 def _code_of(dtype):
