@@ -1291,5 +1291,35 @@ TEST(ConvOnednnStridedPointwise, MatchesReference) {
   }
 }
 
+// 1-D convolutions over [N, H, 1, C] (Keras Conv1D exports after the channels-last pass) run on
+// oneDNN as over [N, 1, H, C] with the same bytes (onednn::conv_dims): windows, pads, strides and
+// dilations along H, a residual, groups, the strided 1x1 view; and a height-1 case, as before.
+TEST(ConvOnednnWidthOne, MatchesReference) {
+  const CpuProviderOptions no_im2col = switches({{"im2col", kOff}});
+  for (const Case& c :
+       {Case{"k5", {1, 20, 1, 16}, 24, 5, 1, {}, {2, 0, 2, 0}, {}, true, false, "Relu", {}},
+        Case{"k3_stride2_dilated",
+             {2, 23, 1, 8},
+             12,
+             3,
+             1,
+             {2, 1},
+             {1, 0, 2, 0},
+             {2, 1},
+             true,
+             true,
+             "",
+             {}},
+        Case{"width_stride", {1, 17, 1, 8}, 16, 3, 1, {1, 2}, {}, {}, false, false, "", {}},
+        Case{"pointwise_stride2", {1, 11, 1, 16}, 8, 1, 1, {2, 1}, {}, {}, false, true, "", {}},
+        Case{"grouped", {1, 14, 1, 12}, 6, 3, 1, {}, {1, 0, 1, 0}, {}, true, false, "", {}, 3},
+        Case{"height1_k5", {1, 1, 20, 16}, 24, 1, 5, {}, {0, 2, 0, 2}, {}, true, false, "", {}}}) {
+    SCOPED_TRACE(c.name);
+    const std::string impl = conv_impl(c, 0, no_im2col);
+    EXPECT_EQ(impl.rfind("onednn:", 0), 0u) << impl;
+    expect_matches_reference(c, impl, {1, 2}, no_im2col);
+  }
+}
+
 }  // namespace
 }  // namespace polyinfer

@@ -37,6 +37,14 @@ ConvShape conv(int64_t m, int64_t c, int64_t k, int64_t stride = 1, int64_t grou
   return s;
 }
 
+// A k x 1 window over [H, 1], unpadded (a Keras Conv1D export): oneDNN runs it over [1, H]
+// (onednn::conv_dims), as fast as a 1-D convolution.
+ConvShape tall(int64_t m, int64_t c, int64_t k) {
+  ConvShape s = conv(m, c, 1, 1, 1, true);
+  s.kh = k;
+  return s;
+}
+
 std::string first(const ConvShape& s, const CpuFeatures& cpu, const CpuProviderOptions& o = {}) {
   const cpu::ChoiceTable* t = cpu::choice_table("ai.polyinfer", "NhwcFusedConv");
   EXPECT_NE(t, nullptr);
@@ -76,6 +84,7 @@ TEST(CpuChoice, NhwcFusedConvTablePinsRepresentativeShapes) {
       {"RegNet groups of 8", conv(48, 8, 3, 2, 6), "grouped_avx512", "grouped", "onednn_conv"},
       {"2 in, 8 out per group", conv(32, 2, 3, 1, 4), "grouped", "grouped", "onednn_conv"},
       {"64 per group", conv(128, 64, 3, 1, 2), "onednn_conv", "onednn_conv", "onednn_conv"},
+      {"Keras Conv1D 5x1 256->512", tall(512, 256, 5), "onednn_conv", "im2col", "onednn_conv"},
   };
   for (const Pin& p : pins) {
     SCOPED_TRACE(p.what);

@@ -167,6 +167,16 @@ INSTANTIATE_TEST_SUITE_P(
                  true},
         ConvCase{
             "depth1_k3x3_winograd", {1, 64, 2, 12, 12}, {64, 64, 1, 3, 3}, {}, {0, 1, 1, 0, 1, 1}},
+        // Depth slices of width 1: over [1, H] too (onednn::conv_dims), the slices' strides
+        // swapped with them.
+        ConvCase{"depth1_width1_slices",
+                 {1, 4, 3, 12, 1},
+                 {6, 4, 1, 3, 1},
+                 {1, 2, 1},
+                 {0, 1, 0, 0, 1, 0},
+                 {}},
+        ConvCase{
+            "depth1_width1_batch2", {2, 4, 1, 12, 1}, {6, 4, 1, 5, 1}, {}, {0, 2, 0, 0, 2, 0}, {}},
         // 1-D.
         ConvCase{"conv1d_k3", {1, 80, 50}, {96, 80, 3}, {}, {1, 1}},
         ConvCase{"conv1d_stride2", {2, 16, 41}, {24, 16, 3}, {2}, {1, 1}},

@@ -111,7 +111,30 @@ INSTANTIATE_TEST_SUITE_P(
                  {},
                  1,
                  ""},
-        ConvCase{"conv1d_pointwise_stride2", {2, 6, 30}, {10, 6, 1}, {2}, {}, {}, 1, ""}),
+        ConvCase{"conv1d_pointwise_stride2", {2, 6, 30}, {10, 6, 1}, {2}, {}, {}, 1, ""},
+        // 1-D convolutions written over [H, 1] (Keras Conv1D exports) run as over [1, H]
+        // (onednn::conv_dims): windows, strides, pads and dilations along H, groups, the strided
+        // 1x1 view; the width's stride and dilation change nothing there.
+        ConvCase{"width1_k5", {1, 16, 20, 1}, {24, 16, 5, 1}, {}, {}, {}, 1, ""},
+        ConvCase{
+            "width1_stride2_pads", {2, 8, 17, 1}, {12, 8, 3, 1}, {2, 1}, {1, 0, 2, 0}, {}, 1, ""},
+        ConvCase{"width1_dilated", {1, 8, 19, 1}, {8, 8, 3, 1}, {}, {2, 0, 2, 0}, {3, 1}, 1, ""},
+        ConvCase{"width1_width_stride_dilation",
+                 {1, 8, 15, 1},
+                 {16, 8, 3, 1},
+                 {2, 3},
+                 {1, 0, 1, 0},
+                 {1, 2},
+                 1,
+                 ""},
+        ConvCase{"width1_grouped", {1, 12, 14, 1}, {6, 4, 3, 1}, {}, {1, 0, 1, 0}, {}, 3, ""},
+        ConvCase{"width1_depthwise", {1, 8, 14, 1}, {8, 1, 5, 1}, {2, 1}, {2, 0, 2, 0}, {}, 8, ""},
+        ConvCase{"width1_pointwise_stride2", {2, 16, 11, 1}, {24, 16, 1, 1}, {2, 1}, {}, {}, 1, ""},
+        ConvCase{"width1_same_upper", {1, 6, 13, 1}, {8, 6, 4, 1}, {2, 1}, {}, {}, 1, "SAME_UPPER"},
+        // Not that form: a padded width, a window two wide, height 1 (as before).
+        ConvCase{"width1_width_padded", {1, 8, 10, 1}, {8, 8, 3, 1}, {}, {1, 1, 1, 1}, {}, 1, ""},
+        ConvCase{"width1_window_wider", {1, 8, 10, 1}, {8, 8, 3, 2}, {}, {1, 1, 1, 0}, {}, 1, ""},
+        ConvCase{"height1_k5", {1, 16, 1, 20}, {24, 16, 1, 5}, {}, {0, 2, 0, 2}, {}, 1, ""}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // ConvTranspose (onednn/conv_transpose.cpp, oneDNN's deconvolution) against the reference
@@ -214,6 +237,57 @@ TEST(OnednnConv, DynamicBatchPlansPerShape) {
   m.input("x", {-1, 4, 9, 9}).output("y", {}).initializer("w", {6, 4, 3, 3}, random_values(216, 3));
   m.node("Conv", {"x", "w"}, {"y"}, "conv");
   expect_matches_reference(m, {{"x", {3, 4, 9, 9}}});
+}
+
+// Keras Conv1D layers over [N, C, H, 1] at level 3: the channels-last pass makes them
+// NhwcFusedConv over [N, H, 1, C], which oneDNN runs as over [N, 1, H, C] (onednn::conv_dims),
+// windows, pads, a stride and a dilation along H; what the table picks by default, and oneDNN
+// where the other rows are off.
+TEST(OnednnConv, WidthOneConvolutionsThroughTheChannelsLastPath) {
+  ModelBuilder m(17);
+  m.input("x", {2, 32, 40, 1}).output("y", {});
+  m.initializer("w1", {48, 32, 5, 1}, random_values(48 * 32 * 5, 3));
+  m.initializer("b1", {48}, random_values(48, 4));
+  m.initializer("w2", {16, 48, 3, 1}, random_values(16 * 48 * 3, 5));
+  m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1");
+  attr_ints(m, "pads", {2, 0, 2, 0});
+  m.node("Relu", {"c1"}, {"r1"}, "relu1");
+  m.node("Conv", {"r1", "w2"}, {"y"}, "conv2");
+  attr_ints(m, "strides", {2, 1});
+  attr_ints(m, "dilations", {2, 1});
+  attr_ints(m, "pads", {1, 0, 2, 0});
+  const std::string bytes = m.bytes();
+  const Shape xs{2, 32, 40, 1};
+  const Tensor x = Tensor::from_vector<float>(xs, random_values(numel(xs), 1));
+  SessionOptions ref;
+  ref.optimization_level = 0;
+  ref.providers = {"cpu-ref"};
+  const Tensor want =
+      Session::load_bytes(bytes.data(), bytes.size(), ref).run({{"x", x}})[0].tensor();
+  for (bool only_onednn : {false, true}) {
+    SCOPED_TRACE(only_onednn ? "other rows off" : "default choice");
+    SessionOptions o;
+    o.optimization_level = 3;
+    if (only_onednn)
+      for (const char* k : {"im2col", "stem", "grouped", "grouped_avx512", "winograd"})
+        o.cpu.kernels[k] = KernelSwitch::Off;
+    Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
+    int convs = 0;
+    for (const auto& n : s.placement().nodes) {
+      if (n.op != "ai.polyinfer.NhwcFusedConv") continue;
+      ++convs;
+      if (only_onednn) {
+        EXPECT_EQ(n.impl.rfind("onednn", 0), 0u) << n.node << ": " << n.impl;
+      }
+    }
+    EXPECT_EQ(convs, 2);
+    const Tensor got = s.run({{"x", x}})[0].tensor();
+    ASSERT_EQ(got.shape(), want.shape());
+    for (int64_t i = 0; i < got.numel(); ++i)
+      ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i],
+                  1e-4f * (1.f + std::fabs(want.data<float>()[i])))
+          << "at flat index " << i;
+  }
 }
 
 TEST(OnednnConv, AWeightAnotherNodeAlsoReadsIsKept) {

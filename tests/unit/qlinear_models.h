@@ -82,7 +82,7 @@ struct QConvCase {
 inline void PrintTo(const QConvCase& c, std::ostream* os) { *os << c.name; }
 
 // Shapes that reach every path: pointwise (strided too), padded, strided, asymmetric pads,
-// depthwise, grouped, 1-D.
+// depthwise, grouped, 1-D (also as 2-D of width 1).
 inline std::vector<QConvCase> qconv_cases() {
   return {
       {"pointwise_u8", {1, 17, 9, 7}, {33, 17, 1, 1}, {}, {}, 1, false, false, true, true},
@@ -130,6 +130,17 @@ inline std::vector<QConvCase> qconv_cases() {
        true},
       {"grouped", {1, 12, 8, 8}, {9, 4, 3, 3}, {}, {1, 1, 1, 1}, 3, false, false, true, true},
       {"conv1d", {2, 6, 31}, {10, 6, 5}, {2}, {2, 2}, 1, true, true, true, true},
+      // 1-D written over [H, 1] (Keras Conv1D): oneDNN runs it over [1, H].
+      {"width1_k5_stride2",
+       {2, 16, 21, 1},
+       {24, 16, 5, 1},
+       {2, 1},
+       {2, 0, 1, 0},
+       1,
+       false,
+       true,
+       true,
+       true},
   };
 }
 

@@ -30,6 +30,14 @@ bool non_overlapping(const memory::dims& dims, const memory::dims& strides) {
   return true;
 }
 
+// A 1-D convolution written as 2-D over [H, 1] (TF/Keras Conv1D exports): X [h, w] of width
+// 1 under a window one wide, unpadded along the width.
+bool width_one(const memory::dims& in, const memory::dims& kernel, const memory::dims& pad_l,
+               const memory::dims& pad_r) {
+  return kernel.size() == 2 && in[0] > 1 && in[1] == 1 && kernel[1] == 1 && pad_l[1] == 0 &&
+         pad_r[1] == 0;
+}
+
 }  // namespace
 
 ConvDims conv_dims(const Shape& xs, const Shape& ws, const WindowAttrs& attrs, bool channels_last,
@@ -62,13 +70,25 @@ ConvDims conv_dims(const Shape& xs, const Shape& ws, const WindowAttrs& attrs, b
     return out;
   };
   ConvDims d;
-  const memory::dims in_sp = axes(g.in, 1), out_sp = axes(g.out, 1);
+  memory::dims in_sp = axes(g.in, 1), out_sp = axes(g.out, 1);
   d.kernel = axes(kernel, 1);
   d.strides = axes(g.strides, 1);
   d.pad_l = axes(g.pad_begin, 0);
   d.pad_r = axes(g.pad_end, 0);
   d.dilation = axes(g.dilations, 1);
   for (auto& v : d.dilation) v -= 1;
+  if (width_one(in_sp, d.kernel, d.pad_l, d.pad_r)) {
+    // brgconv blocks on the output width, so each of its products would get one pixel (2.3x
+    // slower than the same convolution over [1, H] on AVX-512). Described as over [1, H]:
+    // a 1-wide axis adds no stride to the other, so X, Y (NCHW and NHWC alike, depth slices
+    // too) and the weights keep their bytes, and y_shape stays in the tensors' layout.
+    for (memory::dims* v :
+         {&in_sp, &out_sp, &d.kernel, &d.strides, &d.pad_l, &d.pad_r, &d.dilation})
+      std::swap((*v)[0], (*v)[1]);
+    // The new height is one pixel under a one-tap window: its stride and dilation are moot.
+    d.strides[0] = 1;
+    d.dilation[0] = 0;
+  }
   const int64_t D = flat ? g.in[0] : 1;
   d.src = {N * D, C};
   d.dst = {N * D, M};
