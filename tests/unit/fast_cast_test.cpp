@@ -1,6 +1,7 @@
 // Fast Cast (src/providers/cpu/fast/cast.cpp) against the reference kernel: integers to float32
 // exactly (int32 values past 2^24 round the same way), every pair among float32, int32, int64
-// and bool with NaN, infinities and the saturation bounds, other casts on the reference kernel.
+// and bool with NaN, infinities and the saturation bounds, bool as bytes, other casts on the
+// reference kernel.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -70,6 +71,21 @@ TEST(FastCast, AmongFloatIntsAndBool) {
           test::check_bytes(OracleOp("Cast", 13).attr("to", to).input(x).threads(2), {x}, 2);
       EXPECT_EQ(impl.rfind("fast:", 0), 0u) << impl;
     }
+}
+
+// Bool read as its bytes (cast.cpp): a mask of magika's shape, an odd length split between
+// threads, to each target; to bool the input itself.
+TEST(FastCast, FromBoolAsBytes) {
+  const Shape shape{1, 2048, 257};
+  std::vector<uint8_t> b(static_cast<size_t>(shape_numel(shape)));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = (i * 2654435761u >> 7) % 3 == 0;
+  const Tensor x = Tensor::from_host(DType::Bool, shape, b.data(), b.size());
+  for (int64_t to : {1, 6, 7, 9}) {
+    SCOPED_TRACE("bool to " + std::to_string(to));
+    const std::string impl =
+        test::check_bytes(OracleOp("Cast", 13).attr("to", to).input(x).threads(2), {x}, 2);
+    EXPECT_EQ(impl.rfind("fast:", 0), 0u) << impl;
+  }
 }
 
 TEST(FastCast, OtherSourcesAndTargetsAreTheReferenceKernels) {
