@@ -1,6 +1,9 @@
 // GELU fusion: the decomposed GELU that exporters write becomes one Gelu node.
 //   erf form:  0.5 · x · (1 + erf(x / √2))          (x / √2 may be written x · 0.70710678)
-//   tanh form: 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))   (x³ as Pow(x, 3) or x·x·x)
+//   tanh form: 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))
+//              (0.044715 · x³ as a product of x, x, x and the constant in any order and
+//              grouping, x·x as Pow(x, 2) and x·x·x as Pow(x, 3) included: tf2onnx writes
+//              x · (x · (0.044715 · x)))
 // The final products come in three orders, all matched: ((x · a) · 0.5), ((x · 0.5) · a) and
 // (x · (a · 0.5)) with a = 1 + erf(...), operands of each Mul/Add in either position.
 // At default-domain opset >= 20 the standard Gelu is emitted, below it ai.polyinfer.Gelu (the
@@ -117,33 +120,38 @@ class GeluFusion final : public Pass {
     for (int side = 0; side < 2; ++side) {
       const std::string& x = add->inputs[side];
       const size_t mark = m.nodes.size();
-      const ir::Node* q = m.inner(add->inputs[1 - side], "Mul");
-      const std::string p = q ? m.with_const(*q, 0.044715) : "";
-      if (!p.empty() && is_cube(m, p, x)) return x;
+      Factors f;
+      if (factors(m, add->inputs[1 - side], x, f) && f.x_power == 3 && f.others.size() == 1 &&
+          m.is_const(f.others[0], 0.044715))
+        return x;
       m.nodes.resize(mark);
     }
     return "";
   }
 
-  // p = Pow(x, 3), Mul(x, Mul(x, x)) or Mul(Mul(x, x), x).
-  static bool is_cube(Matcher& m, const std::string& p, const std::string& x) {
+  // A product's factors: the power of x, and the others.
+  struct Factors {
+    int x_power = 0;
+    std::vector<std::string> others;
+  };
+
+  // Adds the factors of `v` to `f`: Mul nodes read by the pattern alone are opened, x and
+  // Pow(x, 2 or 3) count as powers of x, anything else is one factor. False (and `m` keeps the
+  // nodes it opened, for the caller to drop) once f holds more than x³ and one constant.
+  static bool factors(Matcher& m, const std::string& v, const std::string& x, Factors& f) {
+    if (v == x) return ++f.x_power <= 3;
     const size_t mark = m.nodes.size();
-    if (const ir::Node* pw = m.inner(p, "Pow")) {
-      if (pw->inputs.size() == 2 && pw->inputs[0] == x && m.with_const(*pw, 3.0) == x) return true;
+    if (const ir::Node* pw = m.inner(v, "Pow")) {
+      for (int e : {2, 3})
+        if (pw->inputs.size() == 2 && pw->inputs[0] == x && m.with_const(*pw, e) == x)
+          return (f.x_power += e) <= 3;
       m.nodes.resize(mark);
-      return false;
+    } else if (const ir::Node* mul = m.inner(v, "Mul")) {
+      if (mul->inputs.size() != 2) return false;
+      return factors(m, mul->inputs[0], x, f) && factors(m, mul->inputs[1], x, f);
     }
-    const ir::Node* outer = m.inner(p, "Mul");
-    if (!outer || outer->inputs.size() != 2) return false;
-    for (int side = 0; side < 2; ++side) {
-      if (outer->inputs[side] != x) continue;
-      const size_t mark2 = m.nodes.size();
-      const ir::Node* sq = m.inner(outer->inputs[1 - side], "Mul");
-      if (sq && sq->inputs.size() == 2 && sq->inputs[0] == x && sq->inputs[1] == x) return true;
-      m.nodes.resize(mark2);
-    }
-    m.nodes.resize(mark);
-    return false;
+    f.others.push_back(v);
+    return f.others.size() <= 1;
   }
 
   // From f = erf(...) or tanh(...): 0.5 · x · (1 + f). The index of the last node, or -1.

@@ -3,6 +3,8 @@
 // Tolerances: the fused kernels compute the same float32 operations in the same order except
 // where noted (LayerNorm's statistics, GELU's formula), so differences stay near float epsilon
 // relative to the output's scale.
+#include <functional>
+
 #include "opt_test_util.h"
 
 namespace polyinfer {
@@ -200,6 +202,111 @@ TEST(OptTransformer, GeluPatternsBecomeGelu) {
   Model m = test::import_bytes(bert_block(20, false).bytes());
   EXPECT_EQ(opt::make_gelu_fusion()->run(*m.graph), 1);
   EXPECT_EQ(test::count_op(*m.graph, "Gelu", ""), 1);
+}
+
+// A tanh GELU of input x whose 0.044715·x³ term `cube` writes into "q" (nodes of its own,
+// from x, "c" = 0.044715 and "two" = 2): tf2onnx's tail, 0.5 as (a · 0.5) · x.
+std::string tanh_gelu_model(const std::function<void(ModelBuilder&)>& cube) {
+  ModelBuilder b(13);
+  b.input("x", {2, 3, 8}).input("y2", {2, 3, 8}).output("y", {2, 3, 8});
+  b.initializer("c", {}, {0.044715f}).initializer("k", {}, {0.7978845608f});
+  b.initializer("half", {}, {0.5f}).initializer("one", {}, {1.0f}).initializer("two", {}, {2.0f});
+  b.initializer("c1", {}, {0.2f}).initializer("c2", {}, {0.223575f});
+  cube(b);
+  b.node("Add", {"x", "q"}, {"r"}).node("Mul", {"k", "r"}, {"s"}).node("Tanh", {"s"}, {"t"});
+  b.node("Add", {"one", "t"}, {"a"}).node("Mul", {"half", "a"}, {"ah"});
+  b.node("Mul", {"x", "ah"}, {"g"}).node("Add", {"g", "y2"}, {"y"});
+  return b.bytes();
+}
+
+TEST(OptTransformer, TanhGeluCubeInAnyOrderBecomesGelu) {
+  const std::map<std::string, std::function<void(ModelBuilder&)>> spellings = {
+      {"x*(x*(c*x)) (tf2onnx)",
+       [](ModelBuilder& b) {
+         b.node("Mul", {"c", "x"}, {"q0"}).node("Mul", {"x", "q0"}, {"q1"});
+         b.node("Mul", {"x", "q1"}, {"q"});
+       }},
+      {"((c*x)*x)*x",
+       [](ModelBuilder& b) {
+         b.node("Mul", {"c", "x"}, {"q0"}).node("Mul", {"q0", "x"}, {"q1"});
+         b.node("Mul", {"q1", "x"}, {"q"});
+       }},
+      {"((x*x)*x)*c",
+       [](ModelBuilder& b) {
+         b.node("Mul", {"x", "x"}, {"q0"}).node("Mul", {"q0", "x"}, {"q1"});
+         b.node("Mul", {"q1", "c"}, {"q"});
+       }},
+      {"(x*c)*(x*x)",
+       [](ModelBuilder& b) {
+         b.node("Mul", {"x", "c"}, {"q0"}).node("Mul", {"x", "x"}, {"q1"});
+         b.node("Mul", {"q0", "q1"}, {"q"});
+       }},
+      {"Pow(x,2)*(c*x)",
+       [](ModelBuilder& b) {
+         b.node("Pow", {"x", "two"}, {"q0"}).node("Mul", {"c", "x"}, {"q1"});
+         b.node("Mul", {"q0", "q1"}, {"q"});
+       }},
+      {"x*(c*(x*x))",
+       [](ModelBuilder& b) {
+         b.node("Mul", {"x", "x"}, {"q0"}).node("Mul", {"c", "q0"}, {"q1"});
+         b.node("Mul", {"x", "q1"}, {"q"});
+       }},
+  };
+  for (const auto& [name, cube] : spellings) {
+    SCOPED_TRACE(name);
+    auto pass = opt::make_gelu_fusion();
+    // The Gelu's formula against the decomposed one's operations: ~1e-6.
+    Model m = test::run_pass_and_compare(tanh_gelu_model(cube), *pass, 1, 1e-5);
+    ASSERT_EQ(test::count_op(*m.graph, "Gelu", kPoly), 1);
+    for (const auto& n : m.graph->nodes) {
+      if (n.op_type == "Gelu") {
+        EXPECT_EQ(attr_s(n, "approximate"), "tanh");
+      }
+    }
+    // Gelu and the Add after it.
+    EXPECT_EQ(m.graph->nodes.size(), 2u);
+  }
+}
+
+TEST(OptTransformer, TanhGeluCubeOfOtherFactorsStays) {
+  const std::map<std::string, std::function<void(ModelBuilder&)>> spellings = {
+      {"x*(x*(c*y2)): another value",
+       [](ModelBuilder& b) {
+         b.node("Mul", {"c", "y2"}, {"q0"}).node("Mul", {"x", "q0"}, {"q1"});
+         b.node("Mul", {"x", "q1"}, {"q"});
+       }},
+      {"x^4*c",
+       [](ModelBuilder& b) {
+         b.node("Mul", {"x", "x"}, {"q0"}).node("Mul", {"q0", "q0"}, {"q1"});
+         b.node("Mul", {"q1", "c"}, {"q"});
+       }},
+      {"x*x*c: a square",
+       [](ModelBuilder& b) {
+         b.node("Mul", {"x", "x"}, {"q0"}).node("Mul", {"q0", "c"}, {"q"});
+       }},
+      {"(c1*x)*(c2*(x*x)): two constants",
+       [](ModelBuilder& b) {
+         b.node("Mul", {"c1", "x"}, {"q0"}).node("Mul", {"x", "x"}, {"q1"});
+         b.node("Mul", {"c2", "q1"}, {"q2"}).node("Mul", {"q0", "q2"}, {"q"});
+       }},
+      {"x*(x*(k*x)): another constant",
+       [](ModelBuilder& b) {
+         b.node("Mul", {"k", "x"}, {"q0"}).node("Mul", {"x", "q0"}, {"q1"});
+         b.node("Mul", {"x", "q1"}, {"q"});
+       }},
+  };
+  for (const auto& [name, cube] : spellings) {
+    SCOPED_TRACE(name);
+    Model m = test::import_bytes(tanh_gelu_model(cube));
+    EXPECT_EQ(opt::make_gelu_fusion()->run(*m.graph), 0);
+  }
+  // An intermediate of the cube that is a graph output too.
+  Model m = test::import_bytes(tanh_gelu_model([](ModelBuilder& b) {
+    b.output("q1", {2, 3, 8});
+    b.node("Mul", {"c", "x"}, {"q0"}).node("Mul", {"x", "q0"}, {"q1"});
+    b.node("Mul", {"x", "q1"}, {"q"});
+  }));
+  EXPECT_EQ(opt::make_gelu_fusion()->run(*m.graph), 0);
 }
 
 TEST(OptTransformer, WholeBlockFusesToFourNodes) {
