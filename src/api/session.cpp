@@ -20,6 +20,7 @@
 #include "runtime/cost.h"
 #include "runtime/executor.h"
 #include "runtime/partitioner.h"
+#include "runtime/shared_prepack.h"
 #include "runtime/weight_release.h"
 
 namespace polyinfer {
@@ -144,6 +145,7 @@ std::shared_ptr<RuntimeContext> make_runtime(const SessionOptions& requested,
   rt->threads = opts.threads > 0 ? opts.threads : default_thread_count();
   rt->allow_tf32 = opts.allow_tf32;
   rt->options = {opts.cpu, opts.cuda};
+  rt->prepacks = std::make_shared<SharedPrepacks>();
   std::set<std::string> seen;
   std::vector<std::shared_ptr<Provider>> listed;
   for (const auto& entry : opts.providers) {

@@ -21,6 +21,8 @@
 
 namespace polyinfer {
 
+class SharedPrepacks;
+
 // What a session shares with every executor it builds (its subgraphs' too).
 struct RuntimeContext {
   std::vector<std::shared_ptr<Provider>> providers;  // usable, in preference order
@@ -28,6 +30,9 @@ struct RuntimeContext {
   int threads = 1;
   bool allow_tf32 = false;  // SessionOptions::allow_tf32
   ProviderOptions options;  // SessionOptions::cpu and ::cuda, with the list's text options
+  // Weights packed once for all the kernels that pack them alike (KernelInfo::shared_prepack);
+  // null where kernels are made one at a time (constant folding) and nothing is shared.
+  std::shared_ptr<SharedPrepacks> prepacks;
 };
 
 // A node with its provider and its kernel.

@@ -100,6 +100,11 @@ const ProviderOptions& KernelInfo::options() const {
   return defaults;
 }
 
+std::shared_ptr<const Tensor> KernelInfo::shared_prepack(
+    size_t, const std::string&, const std::function<Tensor()>& make) const {
+  return std::make_shared<const Tensor>(make());
+}
+
 int64_t KernelInfo::attr_int(const std::string& name) const {
   return get_attr(*this, name, AT::Int, "an int").i;
 }

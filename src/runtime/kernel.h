@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -62,6 +63,16 @@ class KernelInfo {
   // The session's provider options (SessionOptions::cpu, ::cuda): what a kernel varies beyond
   // the choice among kernels (the CPU's GEMM tiles). Defaults outside a session.
   virtual const ProviderOptions& options() const;
+  // Constant input `i` in the form `key` names, packed once per session and shared: the first
+  // kernel to ask for this weight under this key runs `make` (which packs constant_input(i)),
+  // and every later one, on any thread, gets the same tensor (those asking meanwhile wait).
+  // Nodes that read one weight in turn (an unrolled LSTM's steps) then hold one copy and find
+  // it in cache. `key` names all that shapes the packed bytes beyond the weight itself: the
+  // kernel family, layout, tile width, transpose, a folded scale. Never write into the result.
+  // Outside a session, or where input `i` is no weight, each caller gets make()'s own result.
+  // Once every kernel exists, use_count() > 1 on the result says that it is shared.
+  virtual std::shared_ptr<const Tensor> shared_prepack(size_t i, const std::string& key,
+                                                       const std::function<Tensor()>& make) const;
 
   int opset() const { return node().opset; }
   size_t num_inputs() const { return node().inputs.size(); }

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "runtime/executor.h"
+#include "runtime/shared_prepack.h"
 
 namespace polyinfer {
 
@@ -45,6 +46,27 @@ const Tensor* GraphKernelInfo::find_constant(const std::string& name) const {
   if (outer_ && outer_->owner && outer_->reads.count(name))
     return outer_->owner->find_constant(name);
   return nullptr;
+}
+
+std::shared_ptr<const Tensor> GraphKernelInfo::shared_prepack(
+    size_t i, const std::string& key, const std::function<Tensor()>& make) const {
+  // The weight's identity: the graph that holds it (this one, or an enclosing one whose weight
+  // a subgraph reads) and its name. Unlike the storage's address, it stays unique after the
+  // original is released (runtime/weight_release.h).
+  if (!has_input(i) || !rt_->prepacks) return KernelInfo::shared_prepack(i, key, make);
+  const std::string& name = node_.inputs[i];
+  const GraphKernelInfo* holder = this;
+  while (holder) {
+    {
+      std::shared_lock<std::shared_mutex> lock;
+      if (holder->weights_mu_) lock = std::shared_lock<std::shared_mutex>(*holder->weights_mu_);
+      if (holder->graph_->initializers.count(name)) break;
+    }
+    const OuterScope* outer = holder->outer_;
+    holder = outer && outer->owner && outer->reads.count(name) ? outer->owner : nullptr;
+  }
+  if (!holder) return KernelInfo::shared_prepack(i, key, make);
+  return rt_->prepacks->get(holder->graph_.get(), name, key, make);
 }
 
 const ir::TypeInfo* GraphKernelInfo::find_type(const std::string& name) const {

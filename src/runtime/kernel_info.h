@@ -54,6 +54,10 @@ class GraphKernelInfo final : public KernelInfo {
   int threads() const override;
   bool allow_tf32() const override;
   const ProviderOptions& options() const override;
+  // Shared through the session's SharedPrepacks (runtime/shared_prepack.h), by the graph that
+  // holds the weight and its name.
+  std::shared_ptr<const Tensor> shared_prepack(size_t i, const std::string& key,
+                                               const std::function<Tensor()>& make) const override;
 
   // The initializer `name` of this node's graph, or of an enclosing one where this graph reads
   // it from there; nullptr otherwise. The same for a value's type.

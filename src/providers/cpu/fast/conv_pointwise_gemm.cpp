@@ -39,8 +39,7 @@ class NhwcPointwiseGemmConv final : public Kernel {
     if (a_.M % 8 != 0 && !wide)
       info.unsupported("pointwise GEMM convolution: outputs not a multiple of 8 on the ymm tile");
     // W [M, C, 1, 1] is B transposed ([N, K]); read in place from the model file.
-    gemm_ = PackedGemm(info.options().cpu, a_.weights.at(0), a_.C, a_.M, /*trans_b=*/true, 1.f,
-                       a_.bias, 1.f);
+    gemm_ = PackedGemm(info, 1, a_.weights.at(0), a_.C, a_.M, /*trans_b=*/true, 1.f, a_.bias, 1.f);
     split_ = a_.C * a_.M * 4 > kRowSplitBytes ? PackedGemm::Split::Panels : PackedGemm::Split::Rows;
   }
 
@@ -48,7 +47,8 @@ class NhwcPointwiseGemmConv final : public Kernel {
   // Each output reads its own element of Z just before it is written.
   int inplace_input() const override { return a_.has_z ? 3 : -1; }
   std::string impl() const override {
-    return std::string("fast:") + gemm_.isa() + "-pointwise-gemm";
+    return std::string("fast:") + gemm_.isa() + "-pointwise-gemm" +
+           (gemm_.shared() ? "+shared" : "");
   }
 
   void run(KernelContext& ctx) override {

@@ -50,13 +50,16 @@ class PackedMatMul final : public Kernel {
           (bias->rank() == 2 && bias->shape()[0] != 1))
         info.unsupported("packed MatMul: a bias that is not a constant vector of N values");
     }
-    // Read in place: a weight still in the model file is never copied whole first.
-    packed_ = PackedGemm(info.options().cpu, b->peek_bytes(), K, N, trans_b, alpha,
+    // Read in place: a weight still in the model file is never copied whole first. Nodes that
+    // read one weight (an unrolled recurrence's steps) share its panels.
+    packed_ = PackedGemm(info, 1, b->peek_bytes(), K, N, trans_b, alpha,
                          bias ? bias->data<float>() : nullptr, beta);
   }
 
   bool prepacked(size_t i) const override { return i == 1 || i == 2; }
-  std::string impl() const override { return std::string("fast:") + packed_.isa() + "-packed"; }
+  std::string impl() const override {
+    return std::string("fast:") + packed_.isa() + "-packed" + (packed_.shared() ? "+shared" : "");
+  }
 
   void run(KernelContext& ctx) override {
     const Tensor& a = ctx.input(0);

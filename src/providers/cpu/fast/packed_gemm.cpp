@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "core/unaligned.h"
 #include "providers/cpu/fast/avx2_util.h"
@@ -158,8 +159,8 @@ bool PackedGemm::wide(const CpuProviderOptions& options) {
 #endif
 }
 
-PackedGemm::PackedGemm(const CpuProviderOptions& options, const void* b, int64_t K, int64_t N,
-                       bool trans_b, float alpha, const float* bias, float beta)
+PackedGemm::PackedGemm(const CpuProviderOptions& options, int64_t K, int64_t N, const float* bias,
+                       float beta)
     : K_(K), N_(N) {
 #ifdef PI_X86_AVX2
   if (wide(options)) {
@@ -169,13 +170,41 @@ PackedGemm::PackedGemm(const CpuProviderOptions& options, const void* b, int64_t
 #endif
   PI_CHECK(N % 8 == 0 || width_ != kBlock, Internal, "PackedGemm: N = ", N,
            " is not a multiple of 8 on the AVX2 tile (the kernel should have declined)");
+  const int64_t panels = (N_ + width_ - 1) / width_;
+  bias_ = Tensor::zeros(DType::Float32, {panels * width_});
+  if (bias) {
+    float* bp = bias_.data<float>();
+    std::memcpy(bp, bias, static_cast<size_t>(N_) * sizeof(float));
+    if (beta != 1.f)
+      for (int64_t j = 0; j < N_; ++j) bp[j] *= beta;
+  }
+}
+
+PackedGemm::PackedGemm(const CpuProviderOptions& options, const void* b, int64_t K, int64_t N,
+                       bool trans_b, float alpha, const float* bias, float beta)
+    : PackedGemm(options, K, N, bias, beta) {
+  w_ = std::make_shared<const Tensor>(pack(b, trans_b, alpha));
+}
+
+PackedGemm::PackedGemm(const KernelInfo& info, size_t input, const void* b, int64_t K, int64_t N,
+                       bool trans_b, float alpha, const float* bias, float beta)
+    : PackedGemm(info.options().cpu, K, N, bias, beta) {
+  // Everything the panels depend on besides the weight; alpha by its bits (folded in exactly).
+  uint32_t alpha_bits = 0;
+  std::memcpy(&alpha_bits, &alpha, sizeof alpha_bits);
+  const std::string key = "fast.packed_gemm:" + std::to_string(K) + "x" + std::to_string(N) + ":w" +
+                          std::to_string(width_) + (trans_b ? ":t" : ":n") + ":a" +
+                          std::to_string(alpha_bits);
+  w_ = info.shared_prepack(input, key, [&] { return pack(b, trans_b, alpha); });
+}
+
+Tensor PackedGemm::pack(const void* b, bool trans_b, float alpha) const {
   const UnalignedFloats src(b);
   const int64_t W = width_, panels = (N_ + W - 1) / W;
   // Panel by panel, so the writes run in order (row by row they went to N/W places at once);
   // N is a multiple of 8, so only the last panel may be part full (zeros past N).
-  w_ = Tensor::empty(DType::Float32, {panels * K_ * W});
-  bias_ = Tensor::zeros(DType::Float32, {panels * W});
-  float* d = w_.data<float>();
+  Tensor w = Tensor::empty(DType::Float32, {panels * K_ * W});
+  float* d = w.data<float>();
   for (int64_t nb = 0; nb < panels; ++nb, d += K_ * W) {
     const int64_t n0 = nb * W, cols = std::min(W, N_ - n0);
     if (trans_b) {
@@ -192,12 +221,7 @@ PackedGemm::PackedGemm(const CpuProviderOptions& options, const void* b, int64_t
     if (alpha != 1.f)
       for (int64_t i = 0; i < K_ * W; ++i) d[i] *= alpha;
   }
-  if (bias) {
-    float* bp = bias_.data<float>();
-    std::memcpy(bp, bias, static_cast<size_t>(N_) * sizeof(float));
-    if (beta != 1.f)
-      for (int64_t j = 0; j < N_; ++j) bp[j] *= beta;
-  }
+  return w;
 }
 
 const char* PackedGemm::isa() const { return width_ == kBlock ? "avx2" : "avx512"; }
@@ -208,7 +232,7 @@ void PackedGemm::run(const float* a, const float* z, float* y, int64_t P,
   Plan q{a,
          z,
          y,
-         w_.data<float>(),
+         w_->data<float>(),
          bias_.data<float>(),
          act,
          P,

@@ -23,10 +23,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "ops/activation.h"
 #include "polyinfer/provider_options.h"
 #include "polyinfer/tensor.h"
+#include "runtime/kernel.h"
 
 namespace polyinfer::fast {
 
@@ -44,6 +46,11 @@ class PackedGemm {
   // first); N a multiple of 8 unless wide().
   PackedGemm(const CpuProviderOptions& options, const void* b, int64_t K, int64_t N, bool trans_b,
              float alpha, const float* bias, float beta);
+  // The same where B is constant input `input` of `info`'s node, read at `b`: packed once for
+  // every kernel of the session that packs that weight alike (KernelInfo::shared_prepack).
+  // The bias stays the kernel's own: nodes that share a weight may add different ones.
+  PackedGemm(const KernelInfo& info, size_t input, const void* b, int64_t K, int64_t N,
+             bool trans_b, float alpha, const float* bias, float beta);
 
   // How threads share a run of fewer row blocks than two per thread: by groups of panels, each
   // taken by the next thread free (a MatMul whose weights stream from memory: each thread
@@ -61,12 +68,20 @@ class PackedGemm {
   const char* isa() const;
   int64_t K() const { return K_; }
   int64_t N() const { return N_; }
+  // Whether other kernels hold the same packed B (asked once every kernel exists).
+  bool shared() const { return w_.use_count() > 1; }
 
  private:
+  // K, N, the tile and the bias; B is packed by pack().
+  PackedGemm(const CpuProviderOptions& options, int64_t K, int64_t N, const float* bias,
+             float beta);
+  Tensor pack(const void* b, bool trans_b, float alpha) const;
+
   int64_t K_ = 0, N_ = 0;
-  int64_t width_ = 16;  // columns per packed panel
-  bool pairs_ = false;  // two panels per tile (avx512::gemm_rows_pair)
-  Tensor w_, bias_;
+  int64_t width_ = 16;               // columns per packed panel
+  bool pairs_ = false;               // two panels per tile (avx512::gemm_rows_pair)
+  std::shared_ptr<const Tensor> w_;  // B's panels, possibly shared with other kernels
+  Tensor bias_;
 };
 
 }  // namespace polyinfer::fast

@@ -16,9 +16,11 @@
 // generated token, and making a primitive (0.1-0.3 ms) took longer than the product itself; a
 // shape that comes back gets its own primitive (brgemm, up to 1.5x faster on AVX-512).
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/shape_util.h"
@@ -37,6 +39,26 @@ memory::dims dense_strides(const memory::dims& d) {
   memory::dims s(d.size(), 1);
   for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * d[i + 1];
   return s;
+}
+
+// A blocked layout as text, for the key of weights shared among kernels; "" for another kind
+// of layout (then each kernel packs its own).
+std::string layout_key(const memory::desc& md) {
+  const dnnl_memory_desc_t& d = md.data;
+  if (d.format_kind != dnnl_blocked || d.extra.flags != 0) return "";
+  const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+  std::string k = std::to_string(d.data_type) + ":" + std::to_string(d.offset0);
+  const auto list = [&k](const char* what, const dnnl_dim_t* v, int n) {
+    k += what;
+    for (int i = 0; i < n; ++i) k += std::to_string(v[i]) + ",";
+  };
+  list(" dims ", d.dims, d.ndims);
+  list(" padded ", d.padded_dims, d.ndims);
+  list(" offsets ", d.padded_offsets, d.ndims);
+  list(" strides ", b.strides, d.ndims);
+  list(" blocks ", b.inner_blks, b.inner_nblks);
+  list(" idxs ", b.inner_idxs, b.inner_nblks);
+  return k;
 }
 
 int static_rank(const KernelInfo& info, size_t i) {
@@ -62,11 +84,13 @@ class OnednnMatMul final : public Kernel {
     const Tensor* b = info.constant_input(1);
     if (b && b->dtype() != DType::Float32) info.unsupported("oneDNN path: non-float weights");
     float alpha = 1.f, beta = 1.f;
+    uint32_t alpha_bits = 0;
     if (gemm_) {
       trans_a_ = info.attr_int("transA", 0) != 0;
       const bool trans_b = info.attr_int("transB", 0) != 0;
       alpha = info.attr_float("alpha", 1.f);
       beta = info.attr_float("beta", 1.f);
+      std::memcpy(&alpha_bits, &alpha, sizeof alpha_bits);
       if (!b || b->rank() != 2 || ra != 2) info.unsupported("oneDNN path: Gemm with computed B");
       // B as given ([N, K] under transB: the prepack reorder reads it through a transposed
       // layout); copied only to fold alpha in.
@@ -101,7 +125,11 @@ class OnednnMatMul final : public Kernel {
     const ir::TypeInfo* at = info.input_type(0);
     if (const_b_ && at && at->has_shape &&
         std::all_of(at->dims.begin(), at->dims.end(), [](int64_t d) { return d > 0; })) {
+      // The only shape: its weights may be packed once for every node that reads them alike.
+      share_ = {&info,
+                std::string(b_transposed_ ? ":t" : ":n") + ":a" + std::to_string(alpha_bits)};
       plan_for(at->dims, {});
+      share_.info = nullptr;
       weights_ = Tensor();  // prepacked for the only possible shape (see prepacked())
     }
   }
@@ -111,7 +139,11 @@ class OnednnMatMul final : public Kernel {
            (i == 2 && bias_.defined());
   }
 
-  std::string impl() const override { return impl_; }
+  std::string impl() const override {
+    const bool shared = std::any_of(packed_.begin(), packed_.end(),
+                                    [](const auto& w) { return w->shared.use_count() > 1; });
+    return impl_ + (shared ? "+shared" : "");
+  }
 
   void run(KernelContext& ctx) override {
     const Tensor& a = ctx.input(0);
@@ -155,7 +187,8 @@ class OnednnMatMul final : public Kernel {
   // Constant weights in one primitive's layout, shared by every plan whose primitive takes it.
   struct Packed {
     memory mem;
-    Tensor buf;  // behind `mem`
+    Tensor buf;                            // behind `mem`
+    std::shared_ptr<const Tensor> shared;  // buf, where other kernels may hold it too
   };
 
   struct Plan {
@@ -246,8 +279,20 @@ class OnednnMatMul final : public Kernel {
     for (const auto& w : packed_)
       if (w->mem.get_desc() == md) return w;
     auto w = std::make_shared<Packed>();
-    w->mem = onednn::host_memory(md, &w->buf);
-    onednn::write_weights(weights_.peek_bytes(), w_user, w->mem, stream_);
+    const std::string layout = share_.info ? layout_key(md) : "";
+    if (layout.empty()) {
+      w->mem = onednn::host_memory(md, &w->buf);
+      onednn::write_weights(weights_.peek_bytes(), w_user, w->mem, stream_);
+    } else {
+      w->shared = share_.info->shared_prepack(1, "onednn.matmul:" + layout + share_.key, [&] {
+        Tensor buf;
+        onednn::write_weights(weights_.peek_bytes(), w_user, onednn::host_memory(md, &buf),
+                              stream_);
+        return buf;
+      });
+      w->buf = *w->shared;
+      w->mem = onednn::wrap(md, w->buf);
+    }
     packed_.push_back(w);
     return w;
   }
@@ -327,7 +372,13 @@ class OnednnMatMul final : public Kernel {
   // Activation products' plans with run-time dimensions, by which batch dimensions broadcast.
   ShapePlans<Shape, Plan> runtime_;
   std::vector<std::shared_ptr<Packed>> packed_;  // constant weights, one copy per layout
-  dnnl::stream stream_{onednn::engine()};        // one per kernel, not one per run
+  // While the constructor plans the one static shape: the node's info and the key's part that
+  // the layout does not tell (transB, alpha), to share the packed weights (shared_prepack).
+  struct {
+    const KernelInfo* info = nullptr;
+    std::string key;
+  } share_;
+  dnnl::stream stream_{onednn::engine()};  // one per kernel, not one per run
   std::string impl_ = "onednn";
 };
 
