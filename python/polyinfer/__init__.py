@@ -7,6 +7,9 @@ A drop-in for ONNX Runtime's Python API::
     outputs = sess.run(None, {sess.get_inputs()[0].name: x})
     print(sess.placement["summary"])      # polyinfer's own: where every node ran
 
+polyinfer's tools are functions returning the CLI's JSON as dicts: doctor(), info(), plan(),
+bench(), compare(), quantize().
+
 Errors are polyinfer.Error subclasses (InvalidArgument, ShapeMismatch, ...), which also derive
 from the built-in exception one would catch for them (ValueError, OSError, ...).
 """
@@ -14,6 +17,7 @@ from the built-in exception one would catch for them (ValueError, OSError, ...).
 from ._errors import (Error, InvalidArgument, InvalidModel, Internal, Io, NoSuchFile,
                       OutOfMemory, ProviderUnavailable, ShapeMismatch, UnsupportedOp)
 from . import _polyinfer
+from ._tools import bench, compare, doctor, info, plan, quantize
 from ._session import (ExecutionMode, GraphOptimizationLevel, InferenceSession, ModelMetadata,
                        NodeArg, RunOptions, SessionOptions, get_all_providers,
                        get_available_providers, get_device)
@@ -24,5 +28,6 @@ __all__ = [
     "Error", "InvalidArgument", "InvalidModel", "Internal", "Io", "NoSuchFile", "OutOfMemory",
     "ProviderUnavailable", "ShapeMismatch", "UnsupportedOp", "ExecutionMode",
     "GraphOptimizationLevel", "InferenceSession", "ModelMetadata", "NodeArg", "RunOptions",
-    "SessionOptions", "get_all_providers", "get_available_providers", "get_device",
+    "SessionOptions", "get_all_providers", "get_available_providers", "get_device", "bench",
+    "compare", "doctor", "info", "plan", "quantize",
 ]
