@@ -1,8 +1,9 @@
-// The fast NhwcMaxPool / NhwcAveragePool loops (src/providers/cpu/fast/pool.cpp) against the
-// reference kernels (which transpose around the NCHW ones): strides, dilations,
-// asymmetric pads, ceil_mode, auto_pad, count_include_pad, odd channel counts, windows with no
-// valid tap, NaN, 8-bit max pooling, threading. The loops visit the reference's taps in its
-// order, so results are exact (atol 0).
+// The fast NhwcMaxPool / NhwcAveragePool loops (src/providers/cpu/fast/pool.cpp) and the NCHW
+// global pools (fast/global_pool.cpp) against the reference kernels (which transpose around the
+// NCHW ones): strides, dilations, asymmetric pads, ceil_mode, auto_pad, count_include_pad, odd
+// channel counts, windows with no valid tap, NaN, 8-bit max pooling, threading. The loops visit
+// the reference's taps in its order, so results are exact (atol 0); averages of the global
+// pools sum in another order.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -182,6 +183,36 @@ TEST(FastPool, NhwcGlobalAverage) {
                          .check(1e-6, 1e-5);
       EXPECT_EQ(r.impl.rfind("fast:", 0), 0u) << r.impl;
     }
+}
+
+// GlobalMaxPool / GlobalAveragePool on NCHW (fast/global_pool.cpp): rows shorter than the 16
+// lanes, with tails, 1-D to 3-D spatial, magika's [1, 128, 2048], threads; the maximum exact
+// (NaN skipped, a row of NaN -infinity, as the reference), the average within float rounding.
+TEST(FastPool, GlobalPoolRowsNchw) {
+  for (const Shape& x : std::vector<Shape>{
+           {1, 3, 5}, {2, 5, 7, 7}, {1, 128, 2048}, {2, 17, 3, 4, 5}, {1, 64, 56, 56}})
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(shape_str(x) + " threads " + std::to_string(threads));
+      auto mx = OracleOp("GlobalMaxPool", 1).random(x).threads(threads).check(0, 0);
+      EXPECT_TRUE(fast(mx.impl)) << mx.impl;
+      auto avg = OracleOp("GlobalAveragePool", 1).random(x).threads(threads).check(1e-6, 1e-5);
+      EXPECT_TRUE(fast(avg.impl)) << avg.impl;
+    }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> v(3 * 40);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 37) % 23) - 11.f;
+  v[0] = nan;                                    // row 0: first, as in a lane's start
+  v[40 + 17] = nan;                              // row 1: within a lane
+  for (size_t i = 80; i < 120; ++i) v[i] = nan;  // row 2: all NaN
+  auto r =
+      OracleOp("GlobalMaxPool", 1).input(Tensor::from_vector<float>({1, 3, 40}, v)).check(0, 0);
+  EXPECT_TRUE(fast(r.impl)) << r.impl;
+  // 8-bit maxima stay on oneDNN (the table's next row).
+  std::vector<uint8_t> u(2 * 3 * 9);
+  for (size_t i = 0; i < u.size(); ++i) u[i] = static_cast<uint8_t>((i * 91) % 256);
+  auto q =
+      OracleOp("GlobalMaxPool", 1).input(Tensor::from_vector<uint8_t>({2, 3, 9}, u)).check(0, 0);
+  EXPECT_EQ(q.impl.rfind("onednn", 0), 0u) << q.impl;
 }
 
 }  // namespace

@@ -191,6 +191,15 @@ const ChoiceTable kGlobalAveragePool = {
         {"onednn_pool", Isa::Any, nullptr, nullptr, false, "oneDNN's global pooling"},
     }};
 
+const ChoiceTable kGlobalPool = {
+    {{"", "GlobalAveragePool"}, {"", "GlobalMaxPool"}},
+    {
+        {"global_pool", Isa::Any, nullptr, nullptr, false,
+         "float32 NCHW: each channel's pixels are contiguous, one vectorized reduction a "
+         "channel, threads over channels (oneDNN has only its scalar simple_nchw there)"},
+        {"onednn_pool", Isa::Any, nullptr, nullptr, false, "oneDNN's global pooling"},
+    }};
+
 // ---- int8 products ----
 
 // Without VNNI (onednn::int8_products_exact), oneDNN's int8 products are off the model's: an
@@ -231,7 +240,8 @@ const ChoiceTable kInt8 = {
 
 const std::vector<ChoiceTable>& choice_tables() {
   static const std::vector<ChoiceTable> tables = {
-      kNhwcFusedConv, kMatMul, kPointwiseDepthwise, kAttention, kGlobalAveragePool, kInt8};
+      kNhwcFusedConv, kMatMul, kPointwiseDepthwise, kAttention, kGlobalAveragePool,
+      kGlobalPool,    kInt8};
   return tables;
 }
 

@@ -102,8 +102,8 @@ class OnednnPool final : public Kernel {
   std::string impl_ = "onednn";
 };
 
-PI_CPU_FAST_KERNEL("", GlobalAveragePool, 1, 28, OnednnPool);
-PI_CPU_FAST_KERNEL("", GlobalMaxPool, 1, 28, OnednnPool);
+PI_CPU_CANDIDATE("", GlobalAveragePool, 1, 28, "onednn_pool", OnednnPool);
+PI_CPU_CANDIDATE("", GlobalMaxPool, 1, 28, "onednn_pool", OnednnPool);
 PI_CPU_CANDIDATE("ai.polyinfer", NhwcGlobalAveragePool, 1, 1, "onednn_pool", OnednnPool);
 PI_CPU_FAST_KERNEL("ai.polyinfer", NhwcGlobalMaxPool, 1, 1, OnednnPool);
 
