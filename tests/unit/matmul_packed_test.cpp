@@ -161,11 +161,14 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return std::string(info.param.name); });
 
 // What the packed kernel leaves to oneDNN: activations it does not apply in registers,
-// column counts that are not multiples of 8, and, switched off, everything.
+// column counts that are not multiples of 8 on the AVX2 tile, and, switched off, everything.
 TEST(PackedMatMulSelection, DeclinesWhatItDoesNotCover) {
   if (!fast::avx2::supported()) GTEST_SKIP() << "the packed MatMul needs AVX2 and FMA";
   EXPECT_FALSE(packed(run_and_compare(Case{"tanh", {6, 32}, {32, 16}, true, true, "Tanh", {}}, 1)));
-  EXPECT_FALSE(packed(run_and_compare(Case{"n12", {6, 32}, {32, 12}, false, false, "", {}}, 1)));
+  SessionOptions avx2;
+  avx2.cpu.gemm_tile = GemmTile::Avx2;
+  EXPECT_FALSE(
+      packed(run_and_compare(Case{"n12", {6, 32}, {32, 12}, false, false, "", {}}, 1, avx2)));
   // A C of N values that is not a per-column bias: [N, 1] broadcasts along the rows.
   EXPECT_FALSE(packed(run_and_compare(
       Case{"c_column", {16, 32}, {32, 16}, false, true, "", {}, true, false, 1.f, 1.f, {16, 1}},
@@ -174,6 +177,27 @@ TEST(PackedMatMulSelection, DeclinesWhatItDoesNotCover) {
   off.cpu.kernels["packed_matmul"] = KernelSwitch::Off;
   EXPECT_FALSE(
       packed(run_and_compare(Case{"off", {6, 32}, {32, 16}, false, false, "", {}}, 1, off)));
+}
+
+// Column counts that are not multiples of 8 (a 10-class head, 1001 ImageNet classes, 3 and 1):
+// packed on the zmm tiles, whose last panel stores under a mask, against the reference; left to
+// oneDNN on the AVX2 tile.
+TEST(PackedMatMulSelection, AnyColumnCountOnTheZmmTiles) {
+  if (!fast::avx2::supported()) GTEST_SKIP() << "the packed MatMul needs AVX2 and FMA";
+  for (const Case& c : {Case{"head10_gemm", {1, 64}, {10, 64}, false, true, "", {}, true, true},
+                        Case{"n1001_rows", {5, 40}, {40, 1001}, true, true, "Relu", {}},
+                        Case{"n3_rows_200", {200, 24}, {24, 3}, true, true, "", {}},
+                        Case{"n1_vector", {33}, {33, 1}, false, false, "", {}}}) {
+    for (const test::Tile& tile : test::gemm_tiles()) {
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(std::string(c.name) + " " + tile.isa + " " + std::to_string(threads));
+        const std::string impl = run_and_compare(c, threads, tile.session());
+        if (std::string(tile.isa) == "avx2") EXPECT_FALSE(packed(impl)) << impl;
+        else
+          EXPECT_EQ(impl, tile.impl("packed"));
+      }
+    }
+  }
 }
 
 // With the packed kernel off, oneDNN's matmul takes FusedMatMul; SiLU and Sigmoid then run as

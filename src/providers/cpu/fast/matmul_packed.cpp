@@ -1,8 +1,9 @@
 // MatMul and ai.polyinfer FusedMatMul with constant 2-D weights on AVX2+FMA: Y [..., N] =
 // act(A [..., K] x B [K, N] + bias), every leading dimension of A flattened into rows (a 1-D A
-// is one row, and Y is then [N]), N a multiple of 8, float32. Gemm and FusedGemm too when they
-// are such a product: transA 0, a constant B ([K, N], or [N, K] under transB: transposed while
-// packing, alpha folded in) and a C that is a per-column bias (beta folded in).
+// is one row, and Y is then [N]), float32; any N on the AVX-512 tiles, N a multiple of 8 on the
+// AVX2 one. Gemm and FusedGemm too when they are such a product: transA 0, a constant B
+// ([K, N], or [N, K] under transB: transposed while packing, alpha folded in) and a C that is a
+// per-column bias (beta folded in).
 //
 // Why: these are a transformer's projection and feed-forward layers, most of its run; oneDNN 2.6's
 // gemm:jit ran them well below this tile's speed on AVX2, and a classifier's last layer (one
@@ -39,7 +40,9 @@ class PackedMatMul final : public Kernel {
       beta = info.attr_float("beta", 1.f);
     }
     const int64_t K = b->shape()[trans_b ? 1 : 0], N = b->shape()[trans_b ? 0 : 1];
-    if (N % 8 != 0 || K == 0) info.unsupported("packed MatMul: N a multiple of 8 only");
+    // The zmm tiles store their last panel under a mask; the AVX2 tile stores whole vectors.
+    if (K == 0 || (N % 8 != 0 && !PackedGemm::wide(info.options().cpu)))
+      info.unsupported("packed MatMul: N a multiple of 8 only on the AVX2 tile");
     if (info.node().domain == "ai.polyinfer") act_ = FusedActivation::from(info);
     if (!avx2::covers(act_.kind)) info.unsupported("packed MatMul: this activation");
     const Tensor* bias = nullptr;
