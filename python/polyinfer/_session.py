@@ -6,15 +6,22 @@ objects: ``InferenceSession.placement`` (where every node ran, and why), ``creat
 ``close()``, and ``SessionOptions.precision`` / ``allow_fallback``.
 """
 
+from __future__ import annotations
+
 import enum
 import json
 import os
 import warnings
 
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
 import numpy as np
 
 from . import _errors, _providers
 from . import _polyinfer as _ext
+
+# A provider by name ("cpu", "CPUExecutionProvider"), or with its options.
+Provider = Union[str, Tuple[str, Dict[str, Any]]]
 
 # ONNX element types (TensorProto.DataType) by polyinfer's dtype code, as ONNX Runtime writes them
 # in NodeArg.type ("tensor(float)").
@@ -101,10 +108,10 @@ class SessionOptions:
         self.allow_fallback = False
         self._config = {}
 
-    def add_session_config_entry(self, key, value):
+    def add_session_config_entry(self, key: str, value: str) -> None:
         self._config[str(key)] = str(value)
 
-    def get_session_config_entry(self, key):
+    def get_session_config_entry(self, key: str) -> str:
         if key not in self._config:
             raise _errors.InvalidArgument(f"no session config entry {key!r}")
         return self._config[key]
@@ -173,8 +180,10 @@ class InferenceSession:
     too, and warns. Run from many threads at once: the runs take turns.
     """
 
-    def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None,
-                 **kwargs):
+    def __init__(self, path_or_bytes: Union[str, os.PathLike, bytes],
+                 sess_options: Optional[SessionOptions] = None,
+                 providers: Optional[Sequence[Provider]] = None,
+                 provider_options: Optional[Sequence[Dict[str, Any]]] = None, **kwargs: Any):
         options = sess_options if sess_options is not None else SessionOptions()
         self._options = options
         names, ort_names = _providers.resolve(providers, provider_options)
@@ -211,32 +220,33 @@ class InferenceSession:
 
     # --- ONNX Runtime's API ---
 
-    def get_inputs(self):
+    def get_inputs(self) -> List[NodeArg]:
         return list(self._inputs)
 
-    def get_outputs(self):
+    def get_outputs(self) -> List[NodeArg]:
         return list(self._outputs)
 
-    def get_overridable_initializers(self):
+    def get_overridable_initializers(self) -> List[NodeArg]:
         return []
 
-    def get_modelmeta(self):
+    def get_modelmeta(self) -> ModelMetadata:
         return ModelMetadata(_ext.model_metadata(self._model))
 
-    def get_providers(self):
+    def get_providers(self) -> List[str]:
         """The session's providers (those of its list usable here), ONNX Runtime's names where
         they mean the same."""
         skipped = {s["provider"] for s in self._placement["skipped"]}
         return [_providers.ort_name(p.split(":")[0]) for p in self._requested
                 if p.split(":")[0] not in skipped and p not in skipped]
 
-    def get_provider_options(self):
+    def get_provider_options(self) -> Dict[str, Dict[str, str]]:
         return {_providers.ort_name(p.split(":")[0]): {} for p in self._requested}
 
-    def get_session_options(self):
+    def get_session_options(self) -> SessionOptions:
         return self._options
 
-    def run(self, output_names, input_feed, run_options=None):
+    def run(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any],
+            run_options: Optional[RunOptions] = None) -> List[Any]:
         """Runs the model. ``input_feed`` maps input names to numpy arrays (or values numpy
         turns into arrays; lists of arrays for sequence inputs, None for an absent optional
         one); ``output_names`` lists the outputs to return, None for all. Returns a list of
@@ -260,34 +270,35 @@ class InferenceSession:
         wanted = list(output_names) if output_names else []
         return [_output(v) for v in self._session.run(feeds, wanted)]
 
-    def end_profiling(self):
+    def end_profiling(self) -> str:
         return ""
 
-    def set_providers(self, providers=None, provider_options=None):
+    def set_providers(self, providers: Optional[Sequence[Provider]] = None,
+                      provider_options: Optional[Sequence[Dict[str, Any]]] = None) -> None:
         """Re-creates the session with other providers (as ONNX Runtime does)."""
         self.__init__(self._model, self._options, providers, provider_options)
 
     # --- polyinfer's own ---
 
     @property
-    def placement(self):
+    def placement(self) -> Dict[str, Any]:
         """Where every node runs: {"summary", "providers", "nodes": [{node, op, provider,
         impl, choice}], "fallbacks", "skipped", "notes", ...} (``polyinfer run --json``)."""
         return self._placement
 
     @property
-    def creation_times(self):
+    def creation_times(self) -> Dict[str, float]:
         """Where the session's creation went, in ms: import, optimize, kernels, total."""
         return self._session.creation_times()
 
-    def close(self):
+    def close(self) -> None:
         """Frees the session's memory now; later calls raise InvalidArgument."""
         self._session.close()
 
-    def __enter__(self):
+    def __enter__(self) -> InferenceSession:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
 
@@ -344,18 +355,18 @@ def _code_of(dtype):
     return None
 
 
-def get_available_providers():
+def get_available_providers() -> List[str]:
     """The providers usable on this machine, best first as ``--providers auto`` ranks them,
     ONNX Runtime's names where they mean the same."""
     return [_providers.ort_name(p["name"]) for p in _ext.available_providers() if p["usable"]]
 
 
-def get_all_providers():
+def get_all_providers() -> List[str]:
     """Every provider built into this polyinfer, usable here or not."""
     return [_providers.ort_name(p["name"]) for p in _ext.available_providers()]
 
 
-def get_device():
+def get_device() -> str:
     """"GPU" when a GPU provider is usable here, else "CPU" (as onnxruntime.get_device())."""
     usable = [p["name"] for p in _ext.available_providers() if p["usable"]]
     return "GPU" if any(n != "cpu" for n in usable) else "CPU"

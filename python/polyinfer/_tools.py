@@ -12,9 +12,14 @@ polyinfer.Error subclass of the CLI's exit status, with its message.
     polyinfer.bench("model.onnx", threads=1, iterations=100)["latency_ms"]["median"]
 """
 
+from __future__ import annotations
+
 import json
 import os
 import subprocess
+from typing import Any, Dict, Optional, Sequence, Union
+
+Path = Union[str, os.PathLike]
 
 from . import _errors
 
@@ -27,7 +32,7 @@ _BY_STATUS = {
 }
 
 
-def cli_path():
+def cli_path() -> str:
     """The polyinfer executable beside this package (the wheel's, or the build tree's)."""
     return os.path.join(_HERE, "bin", "polyinfer")
 
@@ -66,19 +71,21 @@ def _run(args, ok=(0,)):
     return json.loads(p.stdout)
 
 
-def doctor():
+def doctor() -> Dict[str, Any]:
     """What compute is here, which providers can use it, each problem with its cause and fix:
     ``polyinfer doctor --json`` (docs/doctor.md)."""
     return _run(["doctor"])
 
 
-def info(model):
+def info(model: Path) -> Dict[str, Any]:
     """Inputs, outputs, opsets, operator histogram and parameters of a model file."""
     return _run(["info", os.fspath(model)])
 
 
-def plan(model=None, target=None, precision=None, batch=None, context=None, shape=None,
-         dim=None, threads=None):
+def plan(model: Optional[Path] = None, target: Union[str, Sequence[str], None] = None,
+         precision: Optional[str] = None, batch: Optional[int] = None,
+         context: Optional[int] = None, shape: Optional[Dict[str, Sequence[int]]] = None,
+         dim: Optional[Dict[str, int]] = None, threads: Optional[int] = None) -> Any:
     """Whether a model fits a chip and how fast it could run there (docs/plan.md). ``target``: a
     catalog id, a list of them, or "this" (measure this machine); ``shape``/``dim``: dicts of
     input name/symbol to dims. plan() without a model lists the targets."""
@@ -90,8 +97,13 @@ def plan(model=None, target=None, precision=None, batch=None, context=None, shap
          "shape": shape, "dim": dim, "threads": threads}))
 
 
-def bench(model, providers=None, threads=None, iterations=None, duration=None, warmup=None,
-          precision=None, profile=False, inputs=None, shape=None, level=None):
+def bench(model: Path, providers: Union[str, Sequence[str], None] = None,
+          threads: Optional[int] = None, iterations: Optional[int] = None,
+          duration: Optional[float] = None, warmup: Optional[int] = None,
+          precision: Optional[str] = None, profile: bool = False,
+          inputs: Optional[Dict[str, Path]] = None,
+          shape: Optional[Dict[str, Sequence[int]]] = None,
+          level: Optional[int] = None) -> Dict[str, Any]:
     """Times session creation, the first run and repeated runs: latency percentiles,
     throughput, memory; with ``profile``, per operator. ``providers``: a list or "a,b" text;
     ``inputs``: {input name: .npy path}."""
@@ -103,8 +115,10 @@ def bench(model, providers=None, threads=None, iterations=None, duration=None, w
          "inputs": inputs, "shape": shape, "level": level}))
 
 
-def compare(model_a, model_b, data=None, samples=None, per_layer=False, providers=None,
-            inputs=None, shape=None):
+def compare(model_a: Path, model_b: Path, data: Optional[Path] = None,
+            samples: Optional[int] = None, per_layer: bool = False,
+            providers: Optional[str] = None, inputs: Optional[Dict[str, Path]] = None,
+            shape: Optional[Dict[str, Sequence[int]]] = None) -> Dict[str, Any]:
     """Model B judged against model A on the same inputs: error, cosine, SNR, top-1/5 per
     output; with ``per_layer``, which nodes add the error."""
     return _run(["compare", os.fspath(model_a), os.fspath(model_b)] + _flags(
@@ -112,9 +126,11 @@ def compare(model_a, model_b, data=None, samples=None, per_layer=False, provider
          "inputs": inputs, "shape": shape}), ok=(0, 2))
 
 
-def quantize(model, output, calibration=None, dynamic=False, fp16=False, method=None,
-             per_channel=False, exclude=None, samples=None, target_accuracy=None,
-             validation=None):
+def quantize(model: Path, output: Path, calibration: Optional[Path] = None,
+             dynamic: bool = False, fp16: bool = False, method: Optional[str] = None,
+             per_channel: bool = False, exclude: Optional[Sequence[str]] = None,
+             samples: Optional[int] = None, target_accuracy: Optional[str] = None,
+             validation: Optional[Path] = None) -> Dict[str, Any]:
     """Writes an INT8 (static with ``calibration``, or ``dynamic``) or fp16 model to
     ``output`` and returns what it did (docs/quantization.md)."""
     return _run(["quantize", os.fspath(model), "-o", os.fspath(output)] + _flags(
