@@ -4,15 +4,17 @@ their outputs, so that the same program under both runtimes can be compared.
 
     python examples/python/run_like_ort.py --runtime onnxruntime ort.npz FOLDER...
     python examples/python/run_like_ort.py --runtime polyinfer ours.npz FOLDER...
+        [--corpus bench/corpus]
 
-Each FOLDER holds model.onnx and its inputs as in_<input name>.npy (the layout of tests/data/
-and of bench/corpus via --corpus). Outputs are saved as "<folder>/<output name>": tensors as
-they are, sequences of maps (ZipMap) as one array of their values in key order.
-tests/python/test_drop_in.py runs it both ways and compares.
+Each FOLDER holds model.onnx and its inputs as in_<input name>.npy (the layout of tests/data/);
+--corpus adds the real-model corpus that bench/fetch_corpus.py writes. Outputs are saved as
+"<model>/<output name>": tensors as they are, sequences of maps (ZipMap) as one array of their
+values in key order. tests/python/test_drop_in.py runs it both ways and compares.
 """
 
 import argparse
 import importlib
+import json
 import os
 
 import numpy as np
@@ -30,23 +32,33 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runtime", choices=["onnxruntime", "polyinfer"], required=True)
     p.add_argument("out")
-    p.add_argument("folders", nargs="+")
+    p.add_argument("folders", nargs="*")
+    p.add_argument("--corpus", help="also every model of this bench/corpus folder "
+                   "(its manifest.json: NAME.onnx and NAME.<input>.npy)")
     args = p.parse_args()
     ort = importlib.import_module(args.runtime)
 
-    saved = {}
+    models = []  # (name, model path, {input name: .npy path})
     for folder in args.folders:
+        name = os.path.basename(os.path.normpath(folder))
+        models.append((name, os.path.join(folder, "model.onnx"),
+                       lambda arg, f=folder: os.path.join(f, f"in_{arg}.npy")))
+    if args.corpus:
+        with open(os.path.join(args.corpus, "manifest.json")) as f:
+            for m in json.load(f)["models"]:
+                files = {i["name"]: os.path.join(args.corpus, i["file"]) for i in m["inputs"]}
+                models.append((m["name"], os.path.join(args.corpus, m["onnx"]), files.get))
+
+    saved = {}
+    for name, path, input_file in models:
         so = ort.SessionOptions()
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        sess = ort.InferenceSession(os.path.join(folder, "model.onnx"), sess_options=so,
-                                    providers=["CPUExecutionProvider"])
-        feeds = {}
-        for arg in sess.get_inputs():
-            feeds[arg.name] = np.load(os.path.join(folder, f"in_{arg.name}.npy"),
-                                      allow_pickle=True)
-        names = [o.name for o in sess.get_outputs()]
-        for name, value in zip(names, sess.run(names, feeds)):
-            saved[f"{os.path.basename(os.path.normpath(folder))}/{name}"] = as_array(value)
+        sess = ort.InferenceSession(path, sess_options=so, providers=["CPUExecutionProvider"])
+        feeds = {arg.name: np.load(input_file(arg.name), allow_pickle=True)
+                 for arg in sess.get_inputs()}
+        outputs = [o.name for o in sess.get_outputs()]
+        for output, value in zip(outputs, sess.run(outputs, feeds)):
+            saved[f"{name}/{output}"] = as_array(value)
     np.savez(args.out, **saved)
 
 
