@@ -141,7 +141,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataPolic
   if (is_packed(dt)) {
     // 4- and 2-bit types: the packed bytes; the 6-bit floats: one element per entry (onnx.proto).
     auto* out = static_cast<unsigned char*>(t.raw_data());
-    std::memset(out, 0, bytes);
+    if (bytes) std::memset(out, 0, bytes);  // an empty tensor has no memory (null)
     const bool per_element = dtype_bits(dt) == 6;
     for (int i = 0; i < proto.int32_data_size(); ++i) {
       const auto v = static_cast<uint32_t>(proto.int32_data(i));

@@ -424,6 +424,18 @@ TEST(DTypeSubByte, TensorProtoImportMatchesOnnx) {
     const Tensor t = parse_tensor_pb(bytes.data(), bytes.size(), "test");
     EXPECT_EQ(values_of(t), c.values);
   }
+  // Empty tensors of every packed type (CastLike's "like" input in the onnx 1.23 node tests): no
+  // memory to zero, nothing read.
+  for (DType t : {DType::Int4, DType::UInt2, DType::Float4E2M1, DType::Float6E3M2}) {
+    SCOPED_TRACE(std::string("empty ") + dtype_name(t));
+    onnx::TensorProto p;  // neither raw_data nor int32_data, as onnx writes it
+    p.add_dims(0);
+    p.set_data_type(static_cast<int>(t));
+    const std::string bytes = p.SerializeAsString();
+    const Tensor e = parse_tensor_pb(bytes.data(), bytes.size(), "empty");
+    EXPECT_EQ(e.dtype(), t);
+    EXPECT_EQ(e.shape(), Shape{0});
+  }
   // A count that does not match the shape is refused (3 int4 take 2 packed entries).
   const std::string bad = proto_bytes({3}, DType::Int4, {}, {225, 3, 0});
   EXPECT_THROW(parse_tensor_pb(bad.data(), bad.size(), "bad"), Error);
