@@ -59,12 +59,27 @@ def _flags(options):
     return out
 
 
+def _cli_environment():
+    """This process's environment less a preloaded AddressSanitizer runtime: python loads a
+    sanitized build's extension only with the runtime preloaded (python/CMakeLists.txt), while
+    the CLI links its own, and two runtimes in one process refuse to start."""
+    env = dict(os.environ)
+    kept = [p for p in env.get("LD_PRELOAD", "").split()
+            if not os.path.basename(p).startswith(("libasan", "libclang_rt.asan"))]
+    if kept:
+        env["LD_PRELOAD"] = " ".join(kept)
+    else:
+        env.pop("LD_PRELOAD", None)
+    return env
+
+
 def _run(args, ok=(0,)):
     exe = cli_path()
     if not os.path.exists(exe):
         raise _errors.Io(f"the polyinfer CLI is not at {exe}; reinstall the package "
                          "(pip install .) or rebuild the build tree")
-    p = subprocess.run([exe] + args + ["--json"], capture_output=True, text=True)
+    p = subprocess.run([exe] + args + ["--json"], capture_output=True, text=True,
+                       env=_cli_environment())
     if p.returncode not in ok:
         message = p.stderr.strip().removeprefix("error: ") or f"exit status {p.returncode}"
         raise _BY_STATUS.get(p.returncode, _errors.Internal)(message)
