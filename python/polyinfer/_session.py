@@ -33,10 +33,10 @@ _TYPE_NAMES = {
     25: "uint2", 26: "int2",
 }
 # The numpy dtype of each code numpy has a type for; strings are arrays of str objects.
-_NUMPY = {
+_NUMPY = {code: np.dtype(t) for code, t in {
     1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32,
     7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64,
-}
+}.items()}
 _STRING = 8
 # ml_dtypes' names of the types numpy lacks, by ONNX type code.
 _ML_CODES = {
@@ -308,7 +308,9 @@ def _array(name, value, arg):
     Runtime's words); an ml_dtypes array (bfloat16, float8, int4, ...) as a view of its bytes
     and its ONNX type's code, else code 0."""
     a = value if isinstance(value, np.ndarray) else np.asarray(value)
-    code = _ML_CODES.get(a.dtype.name, 0)
+    # ml_dtypes' types are numpy user types (numbers from 256, NPY_USERDEF); dtype.name costs
+    # microseconds, so it is read only for them.
+    code = _ML_CODES.get(a.dtype.name, 0) if a.dtype.num >= 256 else 0
     if arg is not None and arg._kind == "tensor" and arg._dtype in _TYPE_NAMES:
         want = _NUMPY.get(arg._dtype)
         if code:
@@ -317,7 +319,7 @@ def _array(name, value, arg):
             ok = want is not None and (a.dtype == want or a.dtype.newbyteorder("=") == want)
         if not ok:
             got = _TYPE_NAMES.get(code or _code_of(a.dtype), str(a.dtype))
-            fix = (f"; convert it with .astype(numpy.{np.dtype(want).name})" if want else
+            fix = (f"; convert it with .astype(numpy.{want.name})" if want is not None else
                    f"; give an ml_dtypes.{_ml_name(arg._dtype)} array")
             raise _errors.InvalidArgument(
                 f"Unexpected input data type for '{name}'. Actual: (tensor({got})), expected: "
@@ -350,7 +352,7 @@ def _output(value):
 
 def _code_of(dtype):
     for code, t in _NUMPY.items():
-        if np.dtype(t) == dtype.newbyteorder("="):
+        if t == dtype.newbyteorder("="):
             return code
     return None
 
