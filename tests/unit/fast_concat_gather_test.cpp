@@ -44,6 +44,52 @@ TEST(FastConcat, EveryAxisAndEmptyPieces) {
             0u);
 }
 
+// A few bytes per input and row (concat.cpp's scattered rows): eight [2, 40, 33, 1] stacked
+// along the last axis (basic_pitch's harmonic stacking; 2640 rows, several blocks, threads),
+// mixed piece widths, 1-, 3- and 8-byte pieces, an empty piece.
+TEST(FastConcat, SmallPiecesPerRow) {
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    OracleOp stack("Concat", 13);
+    stack.attr("axis", int64_t{-1}).threads(threads);
+    for (int i = 0; i < 8; ++i) stack.random({2, 40, 33, 1});
+    EXPECT_EQ(stack.check(0, 0).impl.rfind("fast:", 0), 0u);
+    EXPECT_EQ(OracleOp("Concat", 13)
+                  .attr("axis", int64_t{2})
+                  .threads(threads)
+                  .random({3, 700, 1})
+                  .random({3, 700, 2})
+                  .random({3, 700, 0})
+                  .random({3, 700, 4})
+                  .check(0, 0)
+                  .impl.rfind("fast:", 0),
+              0u);
+  }
+  std::vector<int8_t> b(1500 * 3);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<int8_t>(i * 7);
+  const Tensor bytes = Tensor::from_vector<int8_t>({1500, 3}, b);
+  const Tensor one =
+      Tensor::from_vector<int8_t>({1500, 1}, std::vector<int8_t>(b.begin(), b.begin() + 1500));
+  EXPECT_EQ(OracleOp("Concat", 13)
+                .attr("axis", int64_t{1})
+                .input(bytes)
+                .input(one)
+                .input(bytes)
+                .check(0, 0)
+                .impl.rfind("fast:", 0),
+            0u);
+  std::vector<int64_t> l(2000);
+  for (size_t i = 0; i < l.size(); ++i) l[i] = static_cast<int64_t>(i) * 1000003;
+  const Tensor longs = Tensor::from_vector<int64_t>({2000, 1}, l);
+  EXPECT_EQ(OracleOp("Concat", 13)
+                .attr("axis", int64_t{1})
+                .input(longs)
+                .input(longs)
+                .check(0, 0)
+                .impl.rfind("fast:", 0),
+            0u);
+}
+
 TEST(FastConcat, MismatchedShapesAreTheReferenceKernelsError) {
   auto op = OracleOp("Concat", 13).attr("axis", int64_t{0}).random({2, 3}).random({2, 4});
   EXPECT_THROW(op.check(), Error);
