@@ -163,6 +163,25 @@ TEST(FastPad, ConstantBordersCropsAndFill) {
   EXPECT_EQ(r.impl.rfind("fast:", 0), 0u) << r.impl;
 }
 
+// Rows span the last padded axis and the unpadded ones after it (fast/pad.cpp): basic_pitch's
+// [1, T, F, 1] padded along F, a crop before unpadded axes, nothing padded, a middle axis only,
+// and threads.
+TEST(FastPad, UnpaddedTrailingAxesJoinTheRow) {
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    for (const auto& [shape, p] : std::vector<std::pair<Shape, std::vector<int64_t>>>{
+             {{1, 300, 88, 1}, {0, 0, 0, 0, 0, 0, 101, 0}},
+             {{2, 7, 5, 3}, {0, 1, -2, 0, 0, 2, 1, 0}},
+             {{3, 4, 5}, {0, 0, 0, 0, 0, 0}},
+             {{2, 6, 4, 2}, {0, 0, 3, 0, 0, 0, 0, 0}},
+             {{2, 6, 4, 2}, {1, 0, 0, 0, 0, 0, 0, 0}}}) {
+      SCOPED_TRACE(shape_str(shape));
+      const auto r = OracleOp("Pad", 13).threads(threads).random(shape).input(pads(p)).check(0, 0);
+      EXPECT_EQ(r.impl.rfind("fast:", 0), 0u) << r.impl;
+    }
+  }
+}
+
 TEST(FastPad, OtherModesAndDtypesAreTheReferenceKernels) {
   auto r = OracleOp("Pad", 13)
                .attr("mode", std::string("reflect"))

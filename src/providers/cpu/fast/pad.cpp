@@ -1,5 +1,6 @@
-// Fast constant-mode Pad for float32: each output row (all dimensions but the last) is either all
-// fill value, or fill / one memcpy of an input row / fill, and rows are split over threads. The
+// Fast constant-mode Pad for float32: each output row (the last padded axis with the unpadded
+// ones after it) is either all fill value, or fill / one memcpy of an input row / fill, and rows
+// are split over threads. The
 // reference kernel maps every element through per-dimension tables; a DenseNet or YOLO border pad
 // is a few row copies here. Shapes, pads and their errors come from src/ops/pad.h, shared with
 // the reference kernel; other modes and dtypes, and a constant_value input that is not one float,
@@ -34,7 +35,14 @@ class FastPadKernel final : public Kernel {
     Tensor& y = ctx.output(0, x.dtype(), p.out);
     if (y.numel() == 0) return;
     const int r = x.rank();
-    const int64_t in_w = x.shape()[r - 1], out_w = p.out[r - 1], lead = p.before[r - 1];
+    // A row spans the last padded axis and the unpadded ones after it ([N, T, F, 1] padded along
+    // F: rows of F values, not of one), so each row is one copy however thin the last axis.
+    int k = r - 1;
+    while (k > 0 && p.before[k] == 0 && p.out[k] == x.shape()[k]) --k;
+    int64_t inner = 1;
+    for (int d = k + 1; d < r; ++d) inner *= x.shape()[d];
+    const int64_t in_w = x.shape()[k] * inner, out_w = p.out[k] * inner;
+    const int64_t lead = p.before[k] * inner;
     // Output columns [c0, c1) come from input columns [c0 - lead, c1 - lead); the rest is fill.
     const int64_t c0 = std::clamp<int64_t>(lead, 0, out_w);
     const int64_t c1 = std::clamp<int64_t>(lead + in_w, 0, out_w);
@@ -49,7 +57,7 @@ class FastPadKernel final : public Kernel {
         // The input row this output row reads: its index digit by digit, shifted by the pads.
         int64_t rest = row, off = 0;
         bool inside = c1 > c0;
-        for (int d = r - 2; d >= 0 && inside; --d) {
+        for (int d = k - 1; d >= 0 && inside; --d) {
           const int64_t i = rest % p.out[d] - p.before[d];
           rest /= p.out[d];
           inside = i >= 0 && i < x.shape()[d];
