@@ -267,6 +267,9 @@ class InferenceSession:
             else:
                 a, code = _array(name, value, arg)
                 feeds.add_array(name, a, code)
+        # One name as a str (not a list of its characters, each then "no output named 'l'").
+        if isinstance(output_names, str):
+            output_names = [output_names]
         wanted = list(output_names) if output_names else []
         return [_output(v) for v in self._session.run(feeds, wanted)]
 

@@ -140,6 +140,10 @@ def test_bad_inputs_raise_clear_errors():
         s.run(None, {"pixel": x})
     with pytest.raises(polyinfer.InvalidArgument, match="'probs'.*logits"):
         s.run(["probs"], {"pixels": x})
+    (one,) = s.run("logits", {"pixels": x})  # one output name as a str
+    assert one.shape == (2, 10)
+    with pytest.raises(polyinfer.InvalidArgument, match="must be a tensor"):  # None, not optional
+        s.run(None, {"pixels": None})
     with pytest.raises(FileNotFoundError, match="nowhere.onnx"):
         polyinfer.InferenceSession("nowhere.onnx")
     with pytest.raises(polyinfer.InvalidModel):
