@@ -15,6 +15,7 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
   p.push_back(make_identity_elimination());
   p.push_back(make_shape_folding());
   p.push_back(make_constant_folding());
+  p.push_back(make_loop_invariant_motion());  // its moved nodes fold in the next round
   p.push_back(make_dead_node_elimination());
   p.push_back(make_conv_bn_folding());
   p.push_back(make_conv_channel_affine_folding());

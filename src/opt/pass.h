@@ -10,7 +10,8 @@
 //   - graph inputs and outputs keep their names, and every value a subgraph (If/Loop body) reads
 //     from outside stays defined under its name;
 //   - value_types stay right: a rewritten value keeps its type, a new value gets its own;
-//   - the bodies of the graph's nodes are not touched (optimize() takes them one by one).
+//   - the bodies of the graph's nodes are not touched (optimize() takes them one by one), but
+//     by loop-invariant motion, whose rewrite is moving nodes out of a Loop's body.
 // Passes are matched to levels (docs/optimizer.md): a pass runs when the level is >= min_level().
 #pragma once
 

@@ -13,7 +13,9 @@ std::unique_ptr<Pass> make_constant_folding();       // all-constant nodes → i
 std::unique_ptr<Pass> make_shape_folding();          // Shape/Size of a static shape → initializer
 std::unique_ptr<Pass> make_identity_elimination();   // Identity, inference Dropout
 std::unique_ptr<Pass> make_dead_node_elimination();  // nodes whose outputs nothing reads
-std::unique_ptr<Pass> make_conv_bn_folding();        // Conv + BatchNormalization → Conv
+// Loop body nodes whose inputs are the same every iteration → before the Loop
+std::unique_ptr<Pass> make_loop_invariant_motion();
+std::unique_ptr<Pass> make_conv_bn_folding();  // Conv + BatchNormalization → Conv
 // Conv + per-channel constant Add/Sub/Mul/Div → Conv with folded weights and bias
 std::unique_ptr<Pass> make_conv_channel_affine_folding();
 std::unique_ptr<Pass> make_pad_fusion();           // zero Pad + Conv/AveragePool → their pads

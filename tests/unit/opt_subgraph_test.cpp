@@ -12,24 +12,8 @@ namespace {
 
 using test::ModelBuilder;
 
-// Makes the graph of `body` graph attribute `attr` of node `n`.
-void attach(onnx::NodeProto* n, const std::string& attr, ModelBuilder& body) {
-  auto* a = n->add_attribute();
-  a->set_name(attr);
-  a->set_type(onnx::AttributeProto::GRAPH);
-  *a->mutable_g() = body.proto().graph();
-  a->mutable_g()->set_name(attr);
-}
-
-// A body of an optimized graph: graph attribute `attr` of the node of type `op`.
-const ir::Graph& body_of(const ir::Graph& g, const std::string& op, const std::string& attr) {
-  for (const auto& n : g.nodes)
-    if (n.op_type == op)
-      if (const ir::Attribute* a = n.attr(attr); a && a->g) return *a->g;
-  ADD_FAILURE() << "no " << op << " with a graph attribute " << attr;
-  static const ir::Graph kEmpty;
-  return kEmpty;
-}
+using test::attach;
+using test::body_of;
 
 Value boolean(bool v) { return Value(Tensor::scalar<bool>(v)); }
 

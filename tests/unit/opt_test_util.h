@@ -52,6 +52,26 @@ inline std::string export_bytes(Model m) {
   return export_onnx_bytes(m);
 }
 
+// Makes the graph of `body` graph attribute `attr` of node `n`.
+inline void attach(onnx::NodeProto* n, const std::string& attr, ModelBuilder& body) {
+  auto* a = n->add_attribute();
+  a->set_name(attr);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  *a->mutable_g() = body.proto().graph();
+  a->mutable_g()->set_name(attr);
+}
+
+// A body of an optimized graph: graph attribute `attr` of the node of type `op`.
+inline const ir::Graph& body_of(const ir::Graph& g, const std::string& op,
+                                const std::string& attr) {
+  for (const auto& n : g.nodes)
+    if (n.op_type == op)
+      if (const ir::Attribute* a = n.attr(attr); a && a->g) return *a->g;
+  ADD_FAILURE() << "no " << op << " with a graph attribute " << attr;
+  static const ir::Graph kEmpty;
+  return kEmpty;
+}
+
 inline int count_op(const ir::Graph& g, const std::string& op, const std::string& domain = "") {
   int n = 0;
   for (const auto& node : g.nodes) n += node.op_type == op && node.domain == domain;
