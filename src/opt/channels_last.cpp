@@ -180,6 +180,8 @@ class Rewriter {
       if (is(n, "Slice") && nhwc_.count(n.inputs[0]) && slice_nhwc(n, out)) continue;
       if (is(n, "Pad") && nhwc_.count(n.inputs[0]) && pad_nhwc(n, out)) continue;
       if (is(n, "Split") && nhwc_.count(n.inputs[0]) && split_nhwc(n, out)) continue;
+      if (is(n, "Resize") && nhwc_.count(n.inputs[0]) && resize_nhwc(n, out)) continue;
+      if (is(n, "Shape") && nhwc_.count(n.inputs[0]) && shape_nhwc(n, out)) continue;
       if (is(n, "Concat") && concat_channels(n)) {
         convert(n, out, all_inputs(n), false);
         out.back().attrs["axis"].i = 3;  // convert() pushes the rewritten node last
@@ -382,6 +384,102 @@ class Rewriter {
       nhwc_[y] = m.outputs[i];
     }
     out.push_back(std::move(m));
+    return true;
+  }
+
+  // Resize of an NHWC value: the same Resize with its scales or sizes reordered for NHWC (a
+  // constant permuted here, a computed one through a Gather before the Resize), so a feature
+  // pyramid's upsampling (Paddle's detectors: Resize, then Add with the lateral branch) runs
+  // channels-last instead of between layout Transposes (ppocr's detector had 12 ms of them).
+  // Every other attribute keeps its meaning per axis. Not with tf_crop_and_resize (its roi is
+  // per axis too), an axes attribute, a keep_aspect_ratio_policy other than stretch, or a
+  // computed scales/sizes whose length is not known to be 4.
+  bool resize_nhwc(ir::Node& n, std::vector<ir::Node>& out) {
+    if (n.outputs.size() != 1 || n.attr("axes") ||
+        attr_string(n, "coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize" ||
+        attr_string(n, "keep_aspect_ratio_policy", "stretch") != "stretch")
+      return false;
+    // Resize-10 takes (X, scales); from 11 (X, roi, scales, sizes), one of the last two given.
+    const std::vector<size_t> params =
+        n.opset < 11 ? std::vector<size_t>{1} : std::vector<size_t>{2, 3};
+    size_t which = SIZE_MAX;
+    for (size_t i : params) {
+      if (i >= n.inputs.size() || n.inputs[i].empty()) continue;
+      if (const Tensor* c = constant(g_, n.inputs[i]); c && c->numel() == 0) continue;
+      if (which != SIZE_MAX) return false;  // both given: the kernel reports it on the original
+      which = i;
+    }
+    if (which == SIZE_MAX) return false;
+    const std::string& v = n.inputs[which];
+    std::string permuted_name;
+    if (const Tensor* c = constant(g_, v)) {
+      if (c->rank() != 1 || c->numel() != 4) return false;
+      const std::vector<double> d = to_doubles(*c);
+      const std::vector<double> p = {d[0], d[2], d[3], d[1]};
+      permuted_name = fresh(v + "_nhwc");
+      if (c->dtype() == DType::Float32)
+        g_.initializers[permuted_name] =
+            Tensor::from_vector<float>({4}, {float(p[0]), float(p[1]), float(p[2]), float(p[3])});
+      else if (c->dtype() == DType::Int64)
+        g_.initializers[permuted_name] = Tensor::from_vector<int64_t>(
+            {4}, {int64_t(p[0]), int64_t(p[1]), int64_t(p[2]), int64_t(p[3])});
+      else
+        return false;
+    } else {
+      const auto shape = static_shape(g_, v);
+      if (!shape || *shape != Shape{4}) return false;
+      const std::string idx = fresh(n.name + "_nhwc_order");
+      g_.initializers[idx] = Tensor::from_vector<int64_t>({4}, {0, 2, 3, 1});
+      ir::Node gather;
+      gather.name = fresh(v + "_to_nhwc");
+      gather.op_type = "Gather";
+      gather.origin = "channels-last";
+      gather.opset = g_.opsets.count("") ? g_.opsets.at("") : 13;
+      gather.inputs = {v, idx};
+      permuted_name = fresh(v + "_nhwc");
+      gather.outputs = {permuted_name};
+      gather.attrs["axis"] = make_int(0);
+      if (const ir::TypeInfo* t = g_.type_of(v)) g_.value_types[permuted_name] = *t;
+      out.push_back(std::move(gather));
+    }
+    convert(n, out, {0}, false);
+    out.back().inputs[which] = permuted_name;
+    return true;
+  }
+
+  // Shape of an NHWC value: Shape of the NHWC version, its entries gathered back into NCHW order
+  // (start and end, opset 15, pick which), instead of a layout Transpose that only a Shape reads
+  // (slanet's decoder sizes each Resize from the Shape of a convolution's output).
+  bool shape_nhwc(const ir::Node& n, std::vector<ir::Node>& out) {
+    if (n.outputs.size() != 1 || n.outputs[0].empty()) return false;
+    // ONNX Shape: negative bounds count from the end; both are clamped to [0, rank].
+    const auto bound = [](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + 4 : v, 0, 4); };
+    const int64_t start = bound(attr_int(n, "start", 0)), end = bound(attr_int(n, "end", 4));
+    std::vector<int64_t> order;
+    for (int64_t i = start; i < end; ++i) order.push_back(kToNchw[i]);
+    ir::Node sh = n;
+    sh.attrs.erase("start");
+    sh.attrs.erase("end");
+    sh.inputs = {nhwc_.at(n.inputs[0])};
+    sh.outputs = {fresh(n.outputs[0] + "_nhwc")};
+    ir::TypeInfo t;
+    t.elem = DType::Int64;
+    t.has_shape = true;
+    t.dims = {4};
+    g_.value_types[sh.outputs[0]] = t;
+    const std::string idx = fresh(n.name + "_nchw_order");
+    g_.initializers[idx] =
+        Tensor::from_vector<int64_t>({static_cast<int64_t>(order.size())}, order);
+    ir::Node gather;
+    gather.name = fresh(n.name + "_nchw");
+    gather.op_type = "Gather";
+    gather.origin = "channels-last";
+    gather.opset = g_.opsets.count("") ? g_.opsets.at("") : 13;
+    gather.inputs = {sh.outputs[0], idx};
+    gather.outputs = {n.outputs[0]};
+    gather.attrs["axis"] = make_int(0);
+    out.push_back(std::move(sh));
+    out.push_back(std::move(gather));
     return true;
   }
 

@@ -271,6 +271,96 @@ TEST(ChannelsLast, ChannelSplitsStayChannelsLast) {
   }
 }
 
+// A feature pyramid's top-down step, as Paddle's detectors have it: a coarse map upsampled by
+// Resize and added to the lateral branch, then convolved. One Resize has constant scales
+// (nearest), the other sizes computed from the lateral map's Shape (linear). Resize and Shape run
+// on the NHWC values: the only layout Transposes left are x's and y's.
+TEST(ChannelsLast, ResizeAndShapeStayChannelsLast) {
+  ModelBuilder m(13);
+  m.input("x", {1, 3, 8, 10}).output("y", {1, 8, 8, 10});
+  m.initializer("w0", {8, 3, 1, 1}, random_values(24, 91));
+  m.initializer("w1", {8, 3, 3, 3}, random_values(8 * 27, 92));
+  m.initializer("w2", {4, 8, 3, 3}, random_values(4 * 72, 93));
+  m.initializer("w3", {4, 8, 3, 3}, random_values(4 * 72, 94));
+  m.initializer("scales", {4}, {1, 1, 2, 2});
+  m.initializer("no_roi", {0}, {});
+  m.initializer("no_scales", {0}, {});
+  m.node("Conv", {"x", "w0"}, {"lat"}, "lateral");
+  m.node("Conv", {"x", "w1"}, {"coarse"}, "coarse");
+  add_ints(m, "pads", {1, 1, 1, 1});
+  add_ints(m, "strides", {2, 2});
+  m.node("Resize", {"coarse", "no_roi", "scales"}, {"up"}, "up_nearest");
+  test::set_string(test::last_node(m), "coordinate_transformation_mode", "asymmetric");
+  test::set_string(test::last_node(m), "nearest_mode", "floor");
+  m.node("Add", {"lat", "up"}, {"s0"}, "merge0");
+  m.node("Conv", {"s0", "w2"}, {"y0"}, "smooth0");
+  add_ints(m, "pads", {1, 1, 1, 1});
+  m.node("Shape", {"lat"}, {"lat_shape"}, "lat_shape");
+  m.node("Resize", {"coarse", "no_roi", "no_scales", "lat_shape"}, {"up2"}, "up_linear");
+  test::set_string(test::last_node(m), "mode", "linear");
+  m.node("Add", {"lat", "up2"}, {"s1"}, "merge1");
+  m.node("Conv", {"s1", "w3"}, {"y1"}, "smooth1");
+  add_ints(m, "pads", {1, 1, 1, 1});
+  m.node("Concat", {"y0", "y1"}, {"y"}, "concat");
+  add_int(m, "axis", 1);
+  const std::string original = m.bytes();
+  Model model = import_onnx_bytes(original.data(), original.size(), "");
+  infer::infer_types(model);
+  ASSERT_TRUE(opt::to_channels_last(*model.graph));
+  model.opsets["ai.polyinfer"] = 1;
+  std::map<std::string, int> ops;
+  for (const auto& n : model.graph->nodes) ops[n.op_type]++;
+  EXPECT_EQ(ops["Transpose"], 2);  // x in and y out
+  EXPECT_EQ(ops["Resize"], 2);
+  EXPECT_EQ(ops["Shape"], 1);
+  EXPECT_EQ(ops["Gather"], 2);  // the Shape's entries back to NCHW, the sizes on to NHWC
+  for (const auto& n : model.graph->nodes)
+    if (n.op_type == "Resize" && n.name == "up_nearest") {
+      const Tensor& sc = model.graph->initializers.at(n.inputs[2]);
+      EXPECT_EQ(sc.to_vector<float>(), (std::vector<float>{1, 2, 2, 1}));
+    }
+  const std::string rewritten = export_onnx_bytes(model);
+  const Tensor x = Tensor::from_vector<float>({1, 3, 8, 10}, random_values(240, 95));
+  expect_same_results(original, rewritten, x);
+}
+
+// Shape with start and end (opset 15) of an NHWC value picks the same NCHW entries.
+TEST(ChannelsLast, ShapeWithBoundsOfAChannelsLastValue) {
+  for (const auto& [start, end] :
+       std::vector<std::pair<int64_t, int64_t>>{{-2, 4}, {1, 3}, {3, 1}}) {
+    ModelBuilder m(15);
+    m.input("x", {1, 3, 6, 5}).output("y", {1, 4, 6, 5}).output("dims", {-1}, 7);
+    m.initializer("w", {4, 3, 3, 3}, random_values(108, 96));
+    m.node("Conv", {"x", "w"}, {"c"}, "conv");
+    add_ints(m, "pads", {1, 1, 1, 1});
+    m.node("Relu", {"c"}, {"y"}, "relu");
+    m.node("Shape", {"c"}, {"dims"}, "dims");
+    add_int(m, "start", start);
+    add_int(m, "end", end);
+    const std::string original = m.bytes();
+    Model model = import_onnx_bytes(original.data(), original.size(), "");
+    infer::infer_types(model);
+    ASSERT_TRUE(opt::to_channels_last(*model.graph));
+    model.opsets["ai.polyinfer"] = 1;
+    int transposes = 0;
+    for (const auto& n : model.graph->nodes) transposes += n.op_type == "Transpose";
+    EXPECT_EQ(transposes, 2) << "x in and y out; none for the Shape";
+    const std::string rewritten = export_onnx_bytes(model);
+    const Tensor x = Tensor::from_vector<float>({1, 3, 6, 5}, random_values(90, 97));
+    for (const std::string& bytes : {original, rewritten}) {
+      SessionOptions o;
+      o.providers = {"cpu-ref"};
+      o.optimization_level = 0;
+      Session sess = Session::load_bytes(bytes.data(), bytes.size(), o);
+      const auto out = sess.run({{"x", Value(x)}});
+      std::vector<int64_t> want;
+      const std::vector<int64_t> full = {1, 4, 6, 5};
+      for (int64_t i = start < 0 ? start + 4 : start; i < end; ++i) want.push_back(full[i]);
+      EXPECT_EQ(out[1].tensor().to_vector<int64_t>(), want) << start << ".." << end;
+    }
+  }
+}
+
 // ShuffleNet's channel shuffle between two convolutions: Reshape to [N, g, C/g, H, W],
 // Transpose [0,2,1,3,4], Reshape back (with a -1, as torch exports it).
 std::string channel_shuffle_model(int64_t groups) {

@@ -1,8 +1,8 @@
 // The fast Resize kernel (src/providers/cpu/fast/resize.cpp) against the reference one: nearest
 // with every nearest_mode, linear and cubic under every coordinate_transformation_mode it takes,
 // up- and downsampling by fractional scales, sizes, exclude_outside, rank 2 and 4, Resize-10,
-// threading; and what it leaves to the reference (a resized channel axis, tf_crop_and_resize,
-// antialias, integer images).
+// threading, NHWC (the two axes before the channels); and what it leaves to the reference (three
+// resized axes, tf_crop_and_resize, antialias, integer images).
 //
 // Tolerance: nearest copies (exact). Linear and cubic: the reference interpolates in double and
 // rounds once, the fast kernel in float32 with the same taps and weights rounded to float: a few
@@ -65,6 +65,46 @@ TEST(FastResize, LinearAndCubicEveryMode) {
         }
 }
 
+// Channels last, as the channels-last layout gives Resize: axes 1 and 2 resized, the last kept.
+TEST(FastResize, NhwcEveryModeAndThreads) {
+  const std::vector<std::vector<float>> scales = {
+      {1, 2, 3, 1}, {1, 0.6f, 1.7f, 1}, {1, 0.5f, 0.34f, 1}, {1, 1, 2, 1}, {1, 2, 1, 1}};
+  for (const char* mode : {"nearest", "linear", "cubic"})
+    for (const char* ctm : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"})
+      for (const auto& s : scales) {
+        const bool nearest = std::string(mode) == "nearest";
+        auto r = OracleOp("Resize", 19)
+                     .attr("mode", std::string(mode))
+                     .attr("coordinate_transformation_mode", std::string(ctm))
+                     .attr("nearest_mode", std::string("floor"))
+                     .random({2, 5, 7, 19})
+                     .input(Tensor())
+                     .input(floats(s))
+                     .check(nearest ? 0 : 4e-6, nearest ? 0 : 1e-6);
+        EXPECT_TRUE(fast(r.impl)) << mode << " " << ctm << " " << s[1] << ": " << r.impl;
+      }
+  auto r = OracleOp("Resize", 13)
+               .attr("mode", std::string("nearest"))
+               .threads(2)
+               .random({1, 20, 24, 48})
+               .input(Tensor())
+               .input(Tensor())
+               .input(ints({1, 40, 48, 48}))
+               .check(0, 0);
+  EXPECT_TRUE(fast(r.impl)) << r.impl;
+  // tf_half_pixel_for_nn maps a kept axis one step over under round_prefer_ceil ((x + 0.5) / 1
+  // rounds up): the last axis is then not as it was, and the reference takes it.
+  r = OracleOp("Resize", 11)
+          .attr("mode", std::string("nearest"))
+          .attr("coordinate_transformation_mode", std::string("tf_half_pixel_for_nn"))
+          .attr("nearest_mode", std::string("round_prefer_ceil"))
+          .random({1, 3, 4, 5})
+          .input(Tensor())
+          .input(floats({1, 2, 2, 1}))
+          .check(0, 0);
+  EXPECT_EQ(r.impl, "reference (fast path declined)");
+}
+
 TEST(FastResize, SizesRanksOpsetsAndThreads) {
   // sizes instead of scales, rank 2, Resize-10 (scales as input 1), and a tensor large enough
   // to be split over threads.
@@ -125,12 +165,12 @@ TEST(FastResize, ResizingAnEmptyAxisIsAnError) {
 }
 
 TEST(FastResize, LeavesTheRestToTheReference) {
-  // A resized channel axis: the reference kernel, with the same results.
+  // Axes 1 and 3 resized (no pair before a kept last axis): the reference kernel, alike.
   auto r = OracleOp("Resize", 13)
                .attr("mode", std::string("linear"))
                .random({1, 4, 5, 5})
                .input(Tensor())
-               .input(floats({1, 2, 1, 1}))
+               .input(floats({1, 2, 1, 2}))
                .check(0, 0);
   EXPECT_EQ(r.impl, "reference (fast path declined)");
   r = OracleOp("Resize", 13)
