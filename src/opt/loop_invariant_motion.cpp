@@ -82,13 +82,11 @@ bool defines(const ir::Graph& g, const std::string& name) {
 }
 
 bool movable_op(const ir::Node& n) {
-  static const std::set<std::string> kRandom = {"RandomNormal",     "RandomUniform",
-                                                "RandomNormalLike", "RandomUniformLike",
-                                                "Multinomial",      "Bernoulli",
-                                                "Dropout"};
+  static const std::set<std::string> kRandom = {
+      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+      "Multinomial",  "Bernoulli",     "Dropout"};
   return (n.domain.empty() || n.domain == "ai.onnx") && !kRandom.count(n.op_type) &&
-         !has_subgraph(n) && !n.outputs.empty() &&
-         (!n.inputs.empty() || n.op_type == "Constant");
+         !has_subgraph(n) && !n.outputs.empty() && (!n.inputs.empty() || n.op_type == "Constant");
 }
 
 class LoopInvariantMotion final : public Pass {

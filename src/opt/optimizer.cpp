@@ -17,6 +17,7 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
   p.push_back(make_constant_folding());
   p.push_back(make_loop_invariant_motion());  // its moved nodes fold in the next round
   p.push_back(make_dead_node_elimination());
+  p.push_back(make_transpose_cancellation());
   p.push_back(make_conv_bn_folding());
   p.push_back(make_conv_channel_affine_folding());
   p.push_back(make_pad_fusion());
@@ -42,6 +43,8 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
 
 std::vector<std::unique_ptr<Pass>> after_layout_passes() {
   std::vector<std::unique_ptr<Pass>> p;
+  // The layout's border Transposes next to the model's own (tf2onnx's 1-D convolutions).
+  p.push_back(make_transpose_cancellation());
   p.push_back(make_concat_affine_fusion());
   p.push_back(make_channel_shuffle_fusion());
   p.push_back(make_pointwise_depthwise_fusion());
@@ -184,8 +187,10 @@ OptimizeReport optimize(ir::Graph& g, int level, std::unique_ptr<Pass> after_cle
     if (after_cleanups)
       order.insert(std::find(order.begin(), order.end(), "dead-nodes") + 1, after_cleanups->name());
     if (level >= 3) order.push_back("channels-last");
-    for (const auto& p : after_layout_passes())
-      if (p->min_level() <= level) order.push_back(p->name());
+    for (const auto& p : after_layout_passes())  // one row per name: the counts add up
+      if (p->min_level() <= level &&
+          std::find(order.begin(), order.end(), p->name()) == order.end())
+        order.push_back(p->name());
     Counts counts;
     const int rounds = optimize_graph(g, level, std::move(after_cleanups), nullptr, counts).rounds;
     r.rounds = rounds;

@@ -15,6 +15,8 @@ std::unique_ptr<Pass> make_identity_elimination();   // Identity, inference Drop
 std::unique_ptr<Pass> make_dead_node_elimination();  // nodes whose outputs nothing reads
 // Loop body nodes whose inputs are the same every iteration → before the Loop
 std::unique_ptr<Pass> make_loop_invariant_motion();
+// Transpose → order-agnostic chain → Transpose: the pair cancels or becomes one Transpose
+std::unique_ptr<Pass> make_transpose_cancellation();
 std::unique_ptr<Pass> make_conv_bn_folding();  // Conv + BatchNormalization → Conv
 // Conv + per-channel constant Add/Sub/Mul/Div → Conv with folded weights and bias
 std::unique_ptr<Pass> make_conv_channel_affine_folding();

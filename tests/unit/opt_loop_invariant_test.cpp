@@ -89,8 +89,8 @@ TEST(OptLoopInvariant, CarriedWeightsBecomeConstantsAndInvariantNodesMoveOut) {
   const ir::Graph& body = body_of(g, "Loop", "body");
   EXPECT_EQ(test::count_op(body, "Transpose"), 0) << ops(body);
   EXPECT_EQ(test::count_op(g, "Transpose"), 0) << "Transpose(W) folded before the Loop";
-  EXPECT_EQ(test::count_op(g, "MatMul"), 1) << "MatMul(X, W2) runs once, before the Loop: "
-                                            << ops(g);
+  EXPECT_EQ(test::count_op(g, "MatMul"), 1)
+      << "MatMul(X, W2) runs once, before the Loop: " << ops(g);
   // The body's remaining product reads the folded weight from outside: a constant there.
   int products = 0;
   for (const auto& n : body.nodes) {
@@ -152,11 +152,11 @@ TEST(OptLoopInvariant, VariantRandomReturnedAndSubgraphNodesStay) {
   body.output("cond_out", {}, 9).output("h_out", {2, 4}).output("x_in", {2, 4});
   body.output("neg", {2, 4}).output("noise_t", {2, 4}).output("pick", {2, 4});
   body.node("Identity", {"cond_in"}, {"cond_out"});
-  body.node("Add", {"h_in", "x_in"}, {"h_out"}, "update");         // reads the state: stays
-  body.node("Neg", {"x_in"}, {"neg"}, "returned");                 // a formal output: stays
-  body.node("RandomNormalLike", {"x_in"}, {"r"}, "random");        // random: stays
-  body.node("Mul", {"r", "r"}, {"noise_t"}, "square");             // reads the random value
-  body.node("If", {"c"}, {"pick"}, "branch");                      // has a subgraph: stays
+  body.node("Add", {"h_in", "x_in"}, {"h_out"}, "update");   // reads the state: stays
+  body.node("Neg", {"x_in"}, {"neg"}, "returned");           // a formal output: stays
+  body.node("RandomNormalLike", {"x_in"}, {"r"}, "random");  // random: stays
+  body.node("Mul", {"r", "r"}, {"noise_t"}, "square");       // reads the random value
+  body.node("If", {"c"}, {"pick"}, "branch");                // has a subgraph: stays
   onnx::NodeProto* inner = test::last_node(body);
   ModelBuilder then_b(13), else_b(13);
   then_b.output("t", {2, 4});
