@@ -20,7 +20,8 @@ Then, once per model: the outputs of `polyinfer run` and OpenVINO against ONNX R
 (the issue's tolerance is twice that where it exceeds 1e-4), and a `bench --profile` at 1 thread:
 the share of kernel time in reference kernels (impl "reference...") and in the layout Transposes
 the optimizer inserted (`bench --json`'s reference_share and layout_share: nodes of origin
-"channels-last"), and the top operators.
+"channels-last"), the control flow's own (If/Loop/Scan outside their bodies' kernels:
+control_flow_share), and the top operators.
 
 It prints a markdown table with polyinfer/ORT and polyinfer/OpenVINO ratios of median latency and
 their geometric means per thread count, and the errors of any runtime that cannot load or run a
@@ -53,6 +54,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RUNTIMES = ("ort", "ov", "pi")
 
+
+# Operators whose profile rows are their bodies' bookkeeping (bench --json control_flow_share).
+CONTROL_FLOW = ("If", "Loop", "Scan", "SequenceMap")
 
 def die(msg):
     print(f"compare_corpus: error: {msg}", file=sys.stderr)
@@ -266,11 +270,12 @@ def profile_summary(bench_json, top=4):
     total = sum(n["total_ms"] for n in nodes) or 1e-30
     ref_ops = {}
     for n in nodes:
-        if n["impl"].startswith("reference"):
+        if n["impl"].startswith("reference") and n["op"] not in CONTROL_FLOW:
             ref_ops[n["op"]] = ref_ops.get(n["op"], 0.0) + n["total_ms"]
     ops = sorted(bench_json["profile"]["ops"], key=lambda o: -o["share"])[:top]
     return {
         "reference_share": prof["reference_share"], "layout_transpose_share": prof["layout_share"],
+        "control_flow_share": prof.get("control_flow_share", 0.0),
         "layout_transposes": prof["layout_nodes"],
         "reference_ops": {k: v / total for k, v in sorted(ref_ops.items(), key=lambda kv: -kv[1])},
         "top_ops": [{"op": o["op"], "share": o["share"], "impls": o["impls"]} for o in ops],
@@ -374,8 +379,8 @@ def diff_cell(c):
 def timing_table(rows, checks):
     head = ("| model | threads | ORT ms | OpenVINO ms | polyinfer ms | polyinfer/ORT "
             "| polyinfer/OpenVINO | create ms ORT / OV / pi | reference share "
-            "| layout Transposes | max rel diff vs ORT |")
-    lines = [head, "|" + "---|" * 11]
+            "| layout Transposes | control flow | max rel diff vs ORT |")
+    lines = [head, "|" + "---|" * 12]
     for r in rows:
         c = checks.get(r["model"], {})
         lines.append(
@@ -384,7 +389,8 @@ def timing_table(rows, checks):
             f"{fmt(r.get('pi_ov'), '.2f', 'x')} | "
             f"{fmt(r.get('ort_create_ms'), '.0f')} / {fmt(r.get('ov_create_ms'), '.0f')} / "
             f"{fmt(r.get('pi_create_ms'), '.0f')} | {pct(c.get('reference_share'))} | "
-            f"{pct(c.get('layout_transpose_share'))} | {diff_cell(c)} |")
+            f"{pct(c.get('layout_transpose_share'))} | {pct(c.get('control_flow_share'))} | "
+            f"{diff_cell(c)} |")
     threads = sorted({r["threads"] for r in rows})
     for t in threads:
         sel = [r for r in rows if r["threads"] == t]
@@ -395,7 +401,7 @@ def timing_table(rows, checks):
         n_ov = sum(1 for r in sel if r.get("pi_ov"))
         lines.append(f"| **geometric mean** ({n_ort} / {n_ov} models) | {t} | | | | "
                      f"**{fmt(g_ort, '.2f', 'x')}** | **{fmt(g_ov, '.2f', 'x')}** | "
-                     f"pi/ORT {fmt(g_cr, '.2f', 'x')} | | | |")
+                     f"pi/ORT {fmt(g_cr, '.2f', 'x')} | | | | |")
     return "\n".join(lines)
 
 

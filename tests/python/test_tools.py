@@ -47,6 +47,42 @@ def test_info_plan_bench_compare_quantize(tmp_path):
     assert np.mean(got.argmax(1) == want.argmax(1)) > 0.95
 
 
+def test_bench_profile_shares_count_control_flow_apart(tmp_path):
+    """A Loop's own row (its body's bookkeeping) is control flow, not a reference kernel; the
+    body's nodes are profiled with their kernels. The shares are fractions of the kernel time."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Relu", ["v_in"], ["r"]),
+         helper.make_node("Add", ["r", "v_in"], ["v_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [4, 64])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [4, 64])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["m", "", "v0"], ["v"], body=body)], "loop",
+        [helper.make_tensor_value_info("v0", TensorProto.FLOAT, [4, 64])],
+        [helper.make_tensor_value_info("v", TensorProto.FLOAT, [4, 64])],
+        [helper.make_tensor("m", TensorProto.INT64, [], [5])])
+    path = tmp_path / "loop.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    p = polyinfer.bench(path, threads=1, iterations=3, profile=True)["profile"]
+    nodes = p["nodes"]
+    total = sum(n["total_ms"] for n in nodes)
+    loop = [n for n in nodes if n["op"] == "Loop"]
+    assert len(loop) == 1 and loop[0]["impl"] == "reference"
+    assert p["control_flow_nodes"] == 1
+    assert abs(p["control_flow_share"] - loop[0]["total_ms"] / total) < 1e-6
+    ref = [n for n in nodes if n["impl"].startswith("reference") and n["op"] != "Loop"]
+    assert p["reference_nodes"] == len(ref)
+    assert abs(p["reference_share"] - sum(n["total_ms"] for n in ref) / total) < 1e-6
+    assert any("(in " in n["node"] for n in nodes), "the body's nodes are listed"
+
+
 def test_tool_errors_keep_their_class():
     with pytest.raises(polyinfer.Io, match="nowhere.onnx"):
         polyinfer.info("nowhere.onnx")
