@@ -25,6 +25,7 @@
 #include "model_file.h"
 #include "polyinfer/session.h"
 #include "polyinfer/status.h"
+#include "tensor.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -158,6 +159,7 @@ NB_MODULE(_polyinfer, m) {
   using namespace polyinfer::python;
   m.doc() = "polyinfer's C++ runtime; use the polyinfer package, not this module";
   register_errors();
+  register_tensor(m);
 
   nb::class_<Feeds>(m, "Feeds")
       .def(nb::init<>())

@@ -8,7 +8,8 @@ A drop-in for ONNX Runtime's Python API::
     print(sess.placement["summary"])      # polyinfer's own: where every node ran
 
 polyinfer's tools are functions returning the CLI's JSON as dicts: doctor(), info(), plan(),
-bench(), compare(), quantize().
+bench(), compare(), quantize(). polyinfer.Tensor is an array on a device (to("vulkan:0")), and
+polyinfer.ops runs operators eagerly where the tensors are.
 
 Errors are polyinfer.Error subclasses (InvalidArgument, ShapeMismatch, ...), which also derive
 from the built-in exception one would catch for them (ValueError, OSError, ...).
@@ -18,6 +19,8 @@ from ._errors import (Error, InvalidArgument, InvalidModel, Internal, Io, NoSuch
                       OutOfMemory, ProviderUnavailable, ShapeMismatch, UnsupportedOp)
 from . import _polyinfer
 from ._tools import bench, compare, doctor, info, plan, quantize
+from ._tensor import Tensor
+from . import ops
 from ._session import (ExecutionMode, GraphOptimizationLevel, InferenceSession, ModelMetadata,
                        NodeArg, RunOptions, SessionOptions, get_all_providers,
                        get_available_providers, get_device)
@@ -29,5 +32,5 @@ __all__ = [
     "ProviderUnavailable", "ShapeMismatch", "UnsupportedOp", "ExecutionMode",
     "GraphOptimizationLevel", "InferenceSession", "ModelMetadata", "NodeArg", "RunOptions",
     "SessionOptions", "get_all_providers", "get_available_providers", "get_device", "bench",
-    "compare", "doctor", "info", "plan", "quantize",
+    "compare", "doctor", "info", "plan", "quantize", "Tensor", "ops",
 ]
