@@ -1,6 +1,8 @@
 #include "convert.h"
 
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/variant.h>
+#include <nanobind/stl/vector.h>
 
 #include <cstring>
 #include <optional>
@@ -199,6 +201,38 @@ void Feeds::add_sequence(const std::string& name, const std::vector<InputArray>&
 }
 
 void Feeds::add_none(const std::string& name) { values_.insert_or_assign(name, Value()); }
+
+Value Feeds::map(const std::string& name, const Items& keys, const Items& values) {
+  const auto side = [&](const Items& items) {
+    if (const auto* a = std::get_if<InputArray>(&items)) return tensor(name, *a, 0);
+    const auto& strings = std::get<std::vector<std::string>>(items);
+    Tensor t = Tensor::empty(DType::String, {static_cast<int64_t>(strings.size())});
+    std::string* out = t.data<std::string>();
+    for (size_t i = 0; i < strings.size(); ++i) out[i] = strings[i];
+    return t;
+  };
+  try {
+    return Value::map(side(keys), side(values));
+  } catch (const Error& e) {
+    fail(e.code(), "input '", name, "': ", e.what());
+  }
+}
+
+void Feeds::add_map(const std::string& name, const Items& keys, const Items& values) {
+  values_.insert_or_assign(name, map(name, keys, values));
+}
+
+void Feeds::add_map_sequence(const std::string& name, const std::vector<Items>& keys,
+                             const std::vector<Items>& values, int key, int value) {
+  PI_CHECK(keys.size() == values.size(), InvalidArgument, "input '", name, "': ", keys.size(),
+           " key lists for ", values.size(), " value lists");
+  std::vector<Value> maps;
+  for (size_t i = 0; i < keys.size(); ++i) maps.push_back(map(name, keys[i], values[i]));
+  const auto dtype = [](int code) {
+    return code > 0 && code <= kMaxDType ? static_cast<DType>(code) : DType::Undefined;
+  };
+  values_.insert_or_assign(name, Value::map_sequence(std::move(maps), dtype(key), dtype(value)));
+}
 
 void own_memory(Value& v) {
   if (v.is_tensor()) own_tensor(v.tensor());

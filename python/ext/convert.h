@@ -14,6 +14,7 @@
 
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "polyinfer/tensor.h"
@@ -37,11 +38,20 @@ class Feeds {
                     const std::vector<int>& dtypes, int elem);
   // An optional input given as None.
   void add_none(const std::string& name);
+  // A map's keys or values, in the dict's order: an array (integer keys, numeric values) or
+  // strings.
+  using Items = std::variant<InputArray, std::vector<std::string>>;
+  // A map input (a dict), and a sequence of them (a list of dicts) whose key and value dtypes
+  // are `key` and `value` (needed when it is empty).
+  void add_map(const std::string& name, const Items& keys, const Items& values);
+  void add_map_sequence(const std::string& name, const std::vector<Items>& keys,
+                        const std::vector<Items>& values, int key, int value);
 
   const std::map<std::string, Value>& values() const { return values_; }
 
  private:
   Tensor tensor(const std::string& name, const InputArray& a, int dtype);
+  Value map(const std::string& name, const Items& keys, const Items& values);
 
   std::map<std::string, Value> values_;
   std::vector<InputArray> held_;

@@ -13,6 +13,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
 
 #include <mutex>
@@ -166,7 +167,10 @@ NB_MODULE(_polyinfer, m) {
       .def("add_array", &Feeds::add_array, "name"_a, "array"_a, "dtype"_a)
       .def("add_strings", &Feeds::add_strings, "name"_a, "shape"_a, "items"_a)
       .def("add_sequence", &Feeds::add_sequence, "name"_a, "items"_a, "dtypes"_a, "elem"_a)
-      .def("add_none", &Feeds::add_none, "name"_a);
+      .def("add_none", &Feeds::add_none, "name"_a)
+      .def("add_map", &Feeds::add_map, "name"_a, "keys"_a, "values"_a)
+      .def("add_map_sequence", &Feeds::add_map_sequence, "name"_a, "keys"_a, "values"_a, "key"_a,
+           "value"_a);
 
   nb::class_<PySession>(m, "Session")
       .def_prop_ro("inputs", [](const PySession& s) { return specs(s.get().inputs()); })

@@ -137,6 +137,7 @@ class NodeArg:
         self.shape = spec["shape"] if spec["shape"] is not None else []
         self.type = _type_text(spec)
         self._dtype = spec["dtype"]
+        self._key_dtype = spec["key_dtype"]
         self._kind = spec["kind"]
 
     def __repr__(self):
@@ -248,14 +249,20 @@ class InferenceSession:
     def run(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any],
             run_options: Optional[RunOptions] = None) -> List[Any]:
         """Runs the model. ``input_feed`` maps input names to numpy arrays (or values numpy
-        turns into arrays; lists of arrays for sequence inputs, None for an absent optional
-        one); ``output_names`` lists the outputs to return, None for all. Returns a list of
-        numpy arrays (lists and dicts for sequence and map outputs)."""
+        turns into arrays; lists of arrays for sequence inputs, dicts for map inputs, None for
+        an absent optional one); ``output_names`` lists the outputs to return, None for all.
+        Returns a list of numpy arrays (lists and dicts for sequence and map outputs)."""
         feeds = _ext.Feeds()
         for name, value in input_feed.items():
             arg = self._input_index.get(name)
             if value is None:
                 feeds.add_none(name)
+            elif arg is not None and arg._kind == "map":
+                feeds.add_map(name, *_map_items(name, value, arg))
+            elif arg is not None and arg._kind == "sequence" and arg._key_dtype:
+                items = [_map_items(name, m, arg) for m in value]
+                feeds.add_map_sequence(name, [k for k, _ in items], [v for _, v in items],
+                                       arg._key_dtype, arg._dtype)
             elif (arg is not None and arg._kind == "sequence") or (
                     isinstance(value, list) and (arg is None or arg._kind == "optional")):
                 items = [_array(name, v, None) for v in value]
@@ -334,6 +341,26 @@ def _array(name, value, arg):
     if code:
         a = a.view(np.uint16 if a.dtype.itemsize == 2 else np.uint8)
     return a, code
+
+
+def _map_items(name, value, arg):
+    """A dict for a map input (or one item of a sequence of maps) as its keys and values, each
+    an array of the model's dtype or a list of str, in the dict's order."""
+    if not isinstance(value, dict):
+        raise _errors.InvalidArgument(
+            f"input '{name}' is a {arg.type}: give a dict (a list of dicts for a sequence of "
+            f"maps), not {type(value).__name__}")
+
+    def side(items, code):
+        if code == _STRING:
+            return [str(x) for x in items]
+        want = _NUMPY.get(code)
+        if want is None:
+            raise _errors.InvalidArgument(
+                f"input '{name}': maps of {_TYPE_NAMES.get(code, code)} cannot pass yet")
+        return np.ascontiguousarray(np.asarray(list(items), dtype=want))
+
+    return side(value.keys(), arg._key_dtype), side(value.values(), arg._dtype)
 
 
 def _ml_name(code):

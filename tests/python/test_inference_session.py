@@ -94,6 +94,52 @@ def test_strings_and_sequences_of_maps_come_out_as_onnxruntime_gives_them(name):
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
 
+def dict_vectorizer_model(key_type, vocabulary):
+    """DictVectorizer(map(key_type, float)) -> [1, len(vocabulary)] floats."""
+    attr = ({"string_vocabulary": vocabulary} if key_type == TensorProto.STRING
+            else {"int64_vocabulary": vocabulary})
+    map_type = helper.make_map_type_proto(key_type, helper.make_tensor_type_proto(
+        TensorProto.FLOAT, None))
+    g = helper.make_graph(
+        [helper.make_node("DictVectorizer", ["m"], ["y"], domain="ai.onnx.ml", **attr)], "dv",
+        [helper.make_value_info("m", map_type)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, len(vocabulary)])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
+                                            helper.make_opsetid("ai.onnx.ml", 3)])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+def test_map_inputs_are_dicts_as_onnxruntime_takes_them():
+    for key_type, vocab, feed in [
+            (TensorProto.STRING, ["a", "b", "c"], {"c": 3.5, "a": -1.0}),
+            (TensorProto.INT64, [7, 3, 11], {11: 2.0, 7: 0.25, 3: -4.0})]:
+        ours, ort = both(dict_vectorizer_model(key_type, vocab))
+        assert ours.get_inputs()[0].type == ort.get_inputs()[0].type
+        (got,), (want,) = ours.run(None, {"m": feed}), ort.run(None, {"m": feed})
+        np.testing.assert_array_equal(got, want)
+    # An empty dict is an empty map (ONNX Runtime refuses to run one): all zeros.
+    (got,) = ours.run(None, {"m": {}})
+    np.testing.assert_array_equal(got, np.zeros((1, 3), np.float32))
+    with pytest.raises(polyinfer.InvalidArgument, match="give a dict"):
+        ours.run(None, {"m": [1.0, 2.0]})
+
+
+def test_sequence_of_maps_input():
+    """A list of dicts for a seq(map(int64, float)) input, returned as the model's output."""
+    seq_map = helper.make_sequence_type_proto(helper.make_map_type_proto(
+        TensorProto.INT64, helper.make_tensor_type_proto(TensorProto.FLOAT, None)))
+    g = helper.make_graph([], "pass", [helper.make_value_info("s", seq_map)],
+                          [helper.make_value_info("s", seq_map)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    sess = polyinfer.InferenceSession(m.SerializeToString())
+    assert sess.get_inputs()[0].type == "seq(map(int64,tensor(float)))"
+    feed = [{1: 0.5, 2: 1.5}, {}, {9: -2.0}]
+    (got,) = sess.run(None, {"s": feed})
+    assert got == feed
+
+
 def test_outputs_are_the_callers_own():
     s = polyinfer.InferenceSession(identity_model())
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
