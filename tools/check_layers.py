@@ -24,6 +24,7 @@ LAYERS = [
     ["quant"],
     ["plan"],
     ["api"],
+    ["serve"],
     ["cli"],
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}

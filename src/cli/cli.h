@@ -58,5 +58,6 @@ int cmd_monitor(const std::vector<std::string>& argv);
 int cmd_plan(const std::vector<std::string>& argv);
 int cmd_compare(const std::vector<std::string>& argv);
 int cmd_quantize(const std::vector<std::string>& argv);
+int cmd_serve(const std::vector<std::string>& argv);
 
 }  // namespace polyinfer::cli

@@ -30,6 +30,8 @@ const Command kCommands[] = {
     {"plan", polyinfer::cli::cmd_plan,
      "will a model fit a chip, how fast, what will not run there"},
     {"providers", polyinfer::cli::cmd_providers, "providers built in, and whether each is usable"},
+    {"serve", polyinfer::cli::cmd_serve,
+     "an Open Inference Protocol (KServe v2) server over a model repository"},
 };
 
 void usage(std::ostream& os) {

@@ -1,0 +1,233 @@
+#include "serve/http_server.h"
+
+#include <httplib.h>
+
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "polyinfer/status.h"
+#include "serve/infer_json.h"
+
+namespace polyinfer::serve {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+void reply(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+void error(httplib::Response& res, int status, const std::string& message) {
+  reply(res, status, {{"error", message}});
+}
+
+int status_of(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::InvalidArgument:
+    case ErrorCode::ShapeMismatch:
+    case ErrorCode::InvalidModel:
+    case ErrorCode::UnsupportedOp: return 400;
+    case ErrorCode::OutOfMemory:
+    case ErrorCode::ProviderUnavailable: return 503;
+    default: return 500;
+  }
+}
+
+// The (model, version) of a route's match: version "" when the path names none.
+std::pair<std::string, std::string> model_of(const httplib::Request& req) {
+  return {req.matches[1].str(), req.matches.size() > 2 ? req.matches[2].str() : ""};
+}
+
+}  // namespace
+
+HttpServer::HttpServer(ModelRepository& repo, Metrics& metrics, ServerOptions options,
+                       std::function<void(const std::string&)> log)
+    : repo_(repo), metrics_(metrics), options_(std::move(options)), log_(std::move(log)) {}
+
+HttpServer::~HttpServer() { stop(); }
+
+void HttpServer::routes(httplib::Server& s) {
+  s.set_payload_max_length(options_.max_body_bytes);
+  s.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    if (res.status == 413)
+      error(res, 413,
+            "the request body is over " + std::to_string(options_.max_body_bytes) +
+                " bytes (--max-body-mb)");
+    else if (res.status == 404)
+      error(res, 404, "no route " + req.method + " " + req.path + " (docs/serve.md)");
+    else
+      error(res, res.status, "HTTP " + std::to_string(res.status));
+  });
+  s.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        error(res, 500, "internal: " + what + " (please report this)");
+      });
+
+  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics_.prometheus(), "text/plain; version=0.0.4");
+  });
+  s.Get("/v2/health/live",
+        [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
+  s.Get("/v2/health/ready", [this](const httplib::Request&, httplib::Response& res) {
+    res.status = draining_ ? 503 : 200;
+  });
+  s.Get("/v2", [](const httplib::Request&, httplib::Response& res) {
+    reply(res, 200,
+          {{"name", "polyinfer"}, {"version", version()}, {"extensions", {"model_repository"}}});
+  });
+  s.Get(R"(/v2/models/([^/]+)(?:/versions/([^/]+))?)",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          const auto [name, version] = model_of(req);
+          std::string why;
+          auto mv = repo_.get(name, version, &why);
+          if (!mv) return error(res, 404, why);
+          json versions = json::array();
+          for (int64_t v : repo_.ready_versions(name)) versions.push_back(std::to_string(v));
+          json in = json::array(), out = json::array();
+          for (const auto& spec : mv->session.inputs()) in.push_back(tensor_metadata(spec));
+          for (const auto& spec : mv->session.outputs()) out.push_back(tensor_metadata(spec));
+          reply(res, 200,
+                {{"name", name},
+                 {"versions", versions},
+                 {"platform", "polyinfer_onnx"},
+                 {"inputs", in},
+                 {"outputs", out}});
+        });
+  s.Get(R"(/v2/models/([^/]+)(?:/versions/([^/]+))?/ready)",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          const auto [name, version] = model_of(req);
+          std::string why;
+          res.status = !draining_ && repo_.get(name, version, &why) ? 200 : 400;
+        });
+  s.Post(R"(/v2/models/([^/]+)(?:/versions/([^/]+))?/infer)", [this](const httplib::Request& req,
+                                                                     httplib::Response& res) {
+    const auto start = Clock::now();
+    const auto named = model_of(req);
+    const std::string& name = named.first;
+    std::string id = std::to_string(next_id_++), ver = named.second;
+    // Metrics are kept for loaded versions only: a series per name a client makes up
+    // would grow without bound.
+    bool known = false;
+    const auto done = [&](bool ok, double queue_s, double compute_s) {
+      if (known) metrics_.request(name, ver, ok, queue_s, compute_s, seconds_since(start));
+      json line = {{"event", "request"},   {"id", id},
+                   {"model", name},        {"version", ver},
+                   {"status", res.status}, {"ms", seconds_since(start) * 1e3}};
+      if (!ok) line["error"] = json::parse(res.body, nullptr, false).value("error", "");
+      log_(line.dump());
+    };
+    if (draining_) {
+      error(res, 503, "the server is shutting down");
+      return done(false, 0, 0);
+    }
+    std::string why;
+    auto mv = repo_.get(name, named.second, &why);
+    if (!mv) {
+      error(res, 404, why);
+      return done(false, 0, 0);
+    }
+    ver = std::to_string(mv->version);
+    known = true;
+    metrics_.in_flight(name, ver, +1);
+    try {
+      InferRequest r = parse_infer_request(req.body, mv->session.inputs(), mv->session.outputs());
+      if (!r.id.empty()) id = r.id;
+      std::vector<std::string> names = r.outputs;
+      if (names.empty())
+        for (const auto& spec : mv->session.outputs()) names.push_back(spec.name);
+      const auto queued = Clock::now();
+      double queue_s = 0, compute_s = 0;
+      std::vector<Value> out;
+      {
+        std::lock_guard<std::mutex> turn(mv->turn);
+        queue_s = seconds_since(queued);
+        const auto run = Clock::now();
+        out = mv->session.run(r.inputs, names);
+        compute_s = seconds_since(run);
+      }
+      reply(res, 200, infer_response(name, ver, r.id, names, out));
+      metrics_.in_flight(name, ver, -1);
+      done(true, queue_s, compute_s);
+    } catch (const Error& e) {
+      error(res, status_of(e.code()), e.what());
+      metrics_.in_flight(name, ver, -1);
+      done(false, 0, 0);
+    }
+  });
+  s.Post("/v2/repository/index", [this](const httplib::Request&, httplib::Response& res) {
+    json out = json::array();
+    for (const auto& e : repo_.index()) {
+      json j = {{"name", e.name}, {"state", e.state}};
+      if (!e.version.empty()) j["version"] = e.version;
+      if (!e.reason.empty()) j["reason"] = e.reason;
+      out.push_back(j);
+    }
+    reply(res, 200, out);
+  });
+  s.Post(R"(/v2/repository/models/([^/]+)/(load|unload))",
+         [this](const httplib::Request& req, httplib::Response& res) {
+           const std::string name = req.matches[1].str(), what = req.matches[2].str();
+           try {
+             if (what == "load") repo_.load(name);
+             else
+               repo_.unload(name);
+             reply(res, 200, json::object());
+           } catch (const Error& e) {
+             error(res, status_of(e.code()), e.what());
+           }
+         });
+}
+
+void HttpServer::start() {
+  const auto bind = [&](httplib::Server& s, int port, const char* flag) {
+    if (port == 0) {
+      const int got = s.bind_to_any_port(options_.host);
+      PI_CHECK(got > 0, Io, "cannot listen on ", options_.host, " (any port)");
+      return got;
+    }
+    PI_CHECK(s.bind_to_port(options_.host, port), Io, "cannot listen on ", options_.host, ":", port,
+             " (in use, or not this machine's address?); give another ", flag);
+    return port;
+  };
+  http_ = std::make_unique<httplib::Server>();
+  routes(*http_);
+  http_port_ = bind(*http_, options_.http_port, "--http-port");
+  if (options_.metrics_port != 0 && options_.metrics_port == options_.http_port) {
+    metrics_port_ = http_port_;
+  } else {
+    metrics_http_ = std::make_unique<httplib::Server>();
+    metrics_http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(metrics_.prometheus(), "text/plain; version=0.0.4");
+    });
+    metrics_port_ = bind(*metrics_http_, options_.metrics_port, "--metrics-port");
+    metrics_thread_ = std::thread([this] { metrics_http_->listen_after_bind(); });
+  }
+  http_thread_ = std::thread([this] { http_->listen_after_bind(); });
+}
+
+void HttpServer::stop() {
+  draining_ = true;
+  // httplib's stop() closes the listening socket and returns; listen_after_bind() then waits for
+  // the requests its threads are serving before it returns, and the join waits for that.
+  if (http_) http_->stop();
+  if (http_thread_.joinable()) http_thread_.join();
+  if (metrics_http_) metrics_http_->stop();
+  if (metrics_thread_.joinable()) metrics_thread_.join();
+}
+
+}  // namespace polyinfer::serve

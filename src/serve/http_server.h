@@ -1,0 +1,58 @@
+// The Open Inference Protocol (KServe v2) over HTTP/REST, on cpp-httplib (Debian's
+// libcpp-httplib-dev): health, server and model metadata, readiness, JSON inference and the
+// model repository extension (index, load, unload), and Prometheus metrics. Errors are
+// {"error": "..."} with 400 (a bad request), 404 (no such model or version), 413 (a body over
+// the limit) or 503 (draining). docs/serve.md lists the routes.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "serve/metrics.h"
+#include "serve/model_repository.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace polyinfer::serve {
+
+struct ServerOptions {
+  std::string host = "0.0.0.0";
+  int http_port = 8000;     // 0: a free port of the system's choosing (tests)
+  int metrics_port = 8002;  // the same as http_port: /metrics on that server
+  size_t max_body_bytes = size_t{64} << 20;
+};
+
+class HttpServer {
+ public:
+  // `log` receives one JSON line per request.
+  HttpServer(ModelRepository& repo, Metrics& metrics, ServerOptions options,
+             std::function<void(const std::string&)> log);
+  ~HttpServer();
+
+  // Binds the ports and starts serving on threads of its own; throws Io naming a port that is
+  // taken.
+  void start();
+  // Refuses new connections, lets the requests in flight finish, and returns once they have.
+  void stop();
+  int http_port() const { return http_port_; }
+  int metrics_port() const { return metrics_port_; }
+
+ private:
+  void routes(httplib::Server& s);
+
+  ModelRepository& repo_;
+  Metrics& metrics_;
+  ServerOptions options_;
+  std::function<void(const std::string&)> log_;
+  std::unique_ptr<httplib::Server> http_, metrics_http_;
+  std::thread http_thread_, metrics_thread_;
+  int http_port_ = 0, metrics_port_ = 0;
+  std::atomic<bool> draining_{false};
+  std::atomic<uint64_t> next_id_{1};
+};
+
+}  // namespace polyinfer::serve

@@ -1,0 +1,153 @@
+#include "serve/metrics.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace polyinfer::serve {
+namespace {
+
+// Seconds: 0.5 ms to 10 s, for runs from a tiny classifier's to a detector's at batch size.
+constexpr double kBounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                              0.1,    0.25,  0.5,    1,     2.5,  5,     10};
+constexpr size_t kBuckets = sizeof(kBounds) / sizeof(kBounds[0]);
+
+// A label value with \, " and newlines escaped, as the text format wants.
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+// Resident bytes and CPU seconds of this process (/proc/self), 0 where unreadable.
+std::pair<double, double> process_usage() {
+  double rss = 0, cpu = 0;
+  std::ifstream statm("/proc/self/statm");
+  long pages_total = 0, pages_resident = 0;
+  if (statm >> pages_total >> pages_resident)
+    rss = static_cast<double>(pages_resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  std::ifstream stat("/proc/self/stat");
+  std::string line;
+  if (std::getline(stat, line)) {
+    // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.
+    const size_t close = line.rfind(')');
+    if (close != std::string::npos) {
+      std::istringstream rest(line.substr(close + 2));
+      std::string field;
+      double utime = 0, stime = 0;
+      for (int i = 3; i <= 15 && rest >> field; ++i) {
+        if (i == 14) utime = std::stod(field);
+        if (i == 15) stime = std::stod(field);
+      }
+      cpu = (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+    }
+  }
+  return {rss, cpu};
+}
+
+}  // namespace
+
+void Metrics::Histogram::observe(double v) {
+  if (buckets.empty()) buckets.assign(kBuckets, 0);
+  for (size_t i = 0; i < kBuckets; ++i)
+    if (v <= kBounds[i]) {
+      ++buckets[i];
+      break;
+    }
+  ++count;
+  sum += v;
+}
+
+Metrics::Series& Metrics::series(const std::string& model, const std::string& version) {
+  return series_[{model, version}];
+}
+
+void Metrics::request(const std::string& model, const std::string& version, bool ok, double queue_s,
+                      double compute_s, double total_s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Series& s = series(model, version);
+  if (ok) {
+    ++s.success;
+    ++s.inferences;
+    s.queue.observe(queue_s);
+    s.compute.observe(compute_s);
+  } else {
+    ++s.failure;
+  }
+  s.total.observe(total_s);
+}
+
+void Metrics::in_flight(const std::string& model, const std::string& version, int delta) {
+  std::lock_guard<std::mutex> lock(mu_);
+  series(model, version).in_flight += delta;
+}
+
+std::string Metrics::prometheus() const {
+  std::ostringstream out;
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto labels = [](const std::pair<std::string, std::string>& k) {
+    return "model=\"" + escape(k.first) + "\",version=\"" + escape(k.second) + "\"";
+  };
+  const auto counter = [&](const char* name, const char* help, auto get) {
+    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " counter\n";
+    for (const auto& [k, s] : series_) out << name << "{" << labels(k) << "} " << get(s) << "\n";
+  };
+  counter("polyinfer_request_success_total", "Inference requests that succeeded.",
+          [](const Series& s) { return s.success; });
+  counter("polyinfer_request_failure_total", "Inference requests that failed.",
+          [](const Series& s) { return s.failure; });
+  counter("polyinfer_inference_total", "Inferences run (a batched request counts each item).",
+          [](const Series& s) { return s.inferences; });
+  out << "# HELP polyinfer_requests_in_flight Requests running or waiting for their turn.\n"
+         "# TYPE polyinfer_requests_in_flight gauge\n";
+  for (const auto& [k, s] : series_)
+    out << "polyinfer_requests_in_flight{" << labels(k) << "} " << s.in_flight << "\n";
+  const auto histogram = [&](const char* name, const char* help, auto get) {
+    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " histogram\n";
+    for (const auto& [k, s] : series_) {
+      const Histogram& h = get(s);
+      uint64_t cumulative = 0;
+      for (size_t i = 0; i < kBuckets; ++i) {
+        cumulative += h.buckets.empty() ? 0 : h.buckets[i];
+        out << name << "_bucket{" << labels(k) << ",le=\"" << num(kBounds[i]) << "\"} "
+            << cumulative << "\n";
+      }
+      out << name << "_bucket{" << labels(k) << ",le=\"+Inf\"} " << h.count << "\n";
+      out << name << "_sum{" << labels(k) << "} " << num(h.sum) << "\n";
+      out << name << "_count{" << labels(k) << "} " << h.count << "\n";
+    }
+  };
+  histogram("polyinfer_queue_duration_seconds",
+            "Time a request waited for its model version's turn.",
+            [](const Series& s) -> const Histogram& { return s.queue; });
+  histogram("polyinfer_compute_duration_seconds", "Time a request's run took.",
+            [](const Series& s) -> const Histogram& { return s.compute; });
+  histogram("polyinfer_request_duration_seconds",
+            "Time from a request's receipt to its reply, parsing and checks included.",
+            [](const Series& s) -> const Histogram& { return s.total; });
+  const auto [rss, cpu] = process_usage();
+  out << "# HELP process_resident_memory_bytes Resident memory of the server process.\n"
+         "# TYPE process_resident_memory_bytes gauge\n"
+      << "process_resident_memory_bytes " << num(rss) << "\n"
+      << "# HELP process_cpu_seconds_total CPU time of the server process.\n"
+         "# TYPE process_cpu_seconds_total counter\n"
+      << "process_cpu_seconds_total " << num(cpu) << "\n";
+  return out.str();
+}
+
+}  // namespace polyinfer::serve

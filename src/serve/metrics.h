@@ -1,0 +1,46 @@
+// `polyinfer serve`'s metrics in Prometheus' text format (GET /metrics), labelled by model and
+// version: request successes and failures, inferences, requests in flight, and histograms of the
+// queue (waiting for the version's turn), compute (the run) and total (receipt to reply)
+// durations; the process's resident memory and CPU time. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace polyinfer::serve {
+
+class Metrics {
+ public:
+  // One finished request for (model, version): `ok` or not, its durations in seconds (queue and
+  // compute 0 when it failed before running).
+  void request(const std::string& model, const std::string& version, bool ok, double queue_s,
+               double compute_s, double total_s);
+  // A request starts (+1) or ends (-1) running on (model, version).
+  void in_flight(const std::string& model, const std::string& version, int delta);
+
+  // The exposition text, every family with its HELP and TYPE lines.
+  std::string prometheus() const;
+
+ private:
+  struct Histogram {
+    std::vector<uint64_t> buckets;  // cumulative counts are made when printed
+    uint64_t count = 0;
+    double sum = 0;
+    void observe(double v);
+  };
+  struct Series {
+    uint64_t success = 0, failure = 0, inferences = 0;
+    int64_t in_flight = 0;
+    Histogram queue, compute, total;
+  };
+  Series& series(const std::string& model, const std::string& version);  // caller holds mu_
+
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, Series> series_;
+};
+
+}  // namespace polyinfer::serve

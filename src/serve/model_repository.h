@@ -1,0 +1,96 @@
+// The model repository `polyinfer serve` serves from, laid out as Triton's:
+//
+//   DIR/NAME/config.json          optional: providers, threads, precision, version_policy,
+//                                 warmup_dims (docs/serve.md)
+//   DIR/NAME/VERSION/model.onnx   VERSION a positive integer
+//
+// Loading a model loads the versions its policy names (the latest one by default), each into a
+// Session, and runs it once (the warm-up) before it serves: a version whose file does not load
+// or whose warm-up fails is refused, with the reason in index() and the log, and the versions
+// already serving keep serving. Reloading swaps versions in one step; a version that goes (or
+// a model unloaded) is held by the requests still running on it, and freed when the last ends.
+// Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "polyinfer/session.h"
+
+namespace polyinfer::serve {
+
+struct ModelConfig {
+  std::vector<std::string> providers{"cpu"};
+  int threads = 0;  // 0: one per physical core
+  std::string precision = "fp32";
+  enum class Policy { Latest, All, Specific };
+  Policy policy = Policy::Latest;
+  int latest = 1;                 // Policy::Latest: how many of the highest versions
+  std::vector<int64_t> versions;  // Policy::Specific
+  // Dynamic dimensions' sizes for the warm-up run, by symbolic name (1 when not listed).
+  std::map<std::string, int64_t> warmup_dims;
+
+  // DIR/NAME/config.json; the defaults when the file is absent. Throws InvalidArgument naming
+  // the file and the key at fault.
+  static ModelConfig read(const std::filesystem::path& file);
+};
+
+// One loaded version: what a request runs on. Runs on it take turns (`turn`), so that the wait
+// and the run can be timed apart.
+struct ModelVersion {
+  std::string model;
+  int64_t version = 0;
+  Session session;
+  std::mutex turn;
+  explicit ModelVersion(Session s) : session(std::move(s)) {}
+};
+
+class ModelRepository {
+ public:
+  // `log` receives one JSON line per event (loaded, refused, unloaded).
+  ModelRepository(std::filesystem::path dir, std::function<void(const std::string&)> log);
+
+  // Loads every model folder of the directory; returns how many models have a version ready.
+  int load_all();
+  // Loads or reloads model `name` (its folder must exist). Throws InvalidArgument when the
+  // folder or its config is wrong, or when no version it names could be loaded and none serves.
+  void load(const std::string& name);
+  // Stops serving `name` (running requests finish on the versions they hold).
+  void unload(const std::string& name);
+
+  // The version a request for (`name`, `version`) runs on: `version` "" means the highest one
+  // ready. nullptr with `why` set when there is none.
+  std::shared_ptr<ModelVersion> get(const std::string& name, const std::string& version,
+                                    std::string* why) const;
+  // The ready versions of `name`, highest first (empty when none).
+  std::vector<int64_t> ready_versions(const std::string& name) const;
+
+  struct Entry {
+    std::string name, version, state, reason;  // state: READY, UNAVAILABLE
+  };
+  // Every model folder with each version the repository knows of (ready or refused), and
+  // folders not loaded as UNAVAILABLE with no version.
+  std::vector<Entry> index() const;
+
+ private:
+  struct Model {
+    std::map<int64_t, std::shared_ptr<ModelVersion>> ready;
+    std::map<int64_t, std::string> refused;  // version → why
+  };
+  std::shared_ptr<ModelVersion> load_version(const std::string& name, int64_t version,
+                                             const ModelConfig& config, std::string* why) const;
+
+  std::filesystem::path dir_;
+  std::function<void(const std::string&)> log_;
+  mutable std::mutex mu_;
+  std::map<std::string, Model> models_;
+  std::mutex load_mu_;  // one load or unload at a time (loads take long; requests go on)
+};
+
+}  // namespace polyinfer::serve

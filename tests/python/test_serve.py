@@ -1,0 +1,178 @@
+"""`polyinfer serve` (src/serve/, docs/serve.md): the Open Inference Protocol over HTTP, against
+the CLI the package ships, on a model repository made here. Outputs are checked against
+InferenceSession on the same inputs; errors by status and message; versions, rollback and a
+refused update through the repository API; metrics; SIGTERM's clean exit."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import numpy as np
+import pytest
+
+import polyinfer
+from polyinfer import _tools
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+DIGITS = os.path.join(ROOT, "examples", "digits", "digits_cnn.onnx")
+
+
+class Server:
+    def __init__(self, repo):
+        self.proc = subprocess.Popen(
+            [_tools.cli_path(), "serve", "--model-repository", str(repo), "--http-port", "0",
+             "--metrics-port", "0", "--host", "127.0.0.1"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=_tools._cli_environment())
+        self.log = []
+        deadline = time.time() + 120  # a sanitized build loads slowly
+        while time.time() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            self.log.append(line)
+            event = json.loads(line)
+            if event.get("event") == "listening":
+                self.http = f"http://127.0.0.1:{event['http_port']}"
+                self.metrics = f"http://127.0.0.1:{event['metrics_port']}"
+                return
+        self.proc.kill()
+        raise AssertionError("the server did not start:\n" + "".join(self.log))
+
+    def request(self, path, body=None, base=None):
+        """(status, parsed JSON or text) of a GET, or of a POST when `body` is given."""
+        data = None if body is None else (body if isinstance(body, bytes) else
+                                          json.dumps(body).encode())
+        req = urllib.request.Request((base or self.http) + path, data=data,
+                                     method="GET" if body is None else "POST")
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                status, text = r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            status, text = e.code, e.read().decode()
+        try:
+            return status, json.loads(text) if text else None
+        except json.JSONDecodeError:
+            return status, text
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        out, _ = self.proc.communicate(timeout=60)
+        self.log.append(out)
+        return self.proc.returncode
+
+
+def infer_body(x, name="pixels", datatype="FP32", **extra):
+    return {"inputs": [{"name": name, "shape": list(x.shape), "datatype": datatype,
+                        "data": x.ravel().tolist()}], **extra}
+
+
+@pytest.fixture
+def repo(tmp_path):
+    for v in ("1", "2"):
+        os.makedirs(tmp_path / "digits" / v)
+        shutil.copy(DIGITS, tmp_path / "digits" / v / "model.onnx")
+    os.makedirs(tmp_path / "broken" / "1")
+    (tmp_path / "broken" / "1" / "model.onnx").write_bytes(b"not an onnx file")
+    return tmp_path
+
+
+def test_serve_infers_checks_versions_and_drains(repo):
+    x = np.load(os.path.join(ROOT, "examples", "digits", "test_x.npy"))[:3]
+    (want,) = polyinfer.InferenceSession(DIGITS).run(None, {"pixels": x})
+    s = Server(repo)
+    try:
+        assert s.request("/v2/health/live")[0] == 200
+        assert s.request("/v2/health/ready")[0] == 200
+        status, meta = s.request("/v2")
+        assert status == 200 and meta["name"] == "polyinfer"
+        status, meta = s.request("/v2/models/digits")
+        assert status == 200 and meta["versions"] == ["2"], meta  # the latest, by default
+        assert meta["inputs"] == [{"name": "pixels", "datatype": "FP32", "shape": [-1, 1, 8, 8]}]
+        assert meta["outputs"][0]["name"] == "logits"
+        assert s.request("/v2/models/digits/ready")[0] == 200
+        assert s.request("/v2/models/broken/ready")[0] != 200
+
+        # Inference, against InferenceSession on the same inputs.
+        status, out = s.request("/v2/models/digits/infer", infer_body(x, id="req-1"))
+        assert status == 200, out
+        assert out["id"] == "req-1" and out["model_name"] == "digits"
+        assert out["model_version"] == "2"
+        (o,) = out["outputs"]
+        assert o["name"] == "logits" and o["datatype"] == "FP32" and o["shape"] == [3, 10]
+        np.testing.assert_allclose(np.array(o["data"], np.float32).reshape(3, 10), want,
+                                   rtol=1e-6, atol=1e-6)
+        nested = {"inputs": [{"name": "pixels", "shape": [3, 1, 8, 8], "datatype": "FP32",
+                              "data": x.tolist()}], "outputs": [{"name": "logits"}]}
+        status, out = s.request("/v2/models/digits/versions/2/infer", nested)
+        assert status == 200, out
+        np.testing.assert_allclose(np.array(out["outputs"][0]["data"]).reshape(3, 10), want,
+                                   rtol=1e-6, atol=1e-6)
+
+        # Bad requests: the status and a message naming the fix; nothing reaches a kernel.
+        for body, status_want, words in [
+                (infer_body(x, name="pixel"), 400, "no input named 'pixel'; its inputs are"),
+                (infer_body(x, datatype="FP64"), 400, "is FP64 but the model takes FP32"),
+                ({"inputs": [{"name": "pixels", "shape": [3, 1, 8, 8], "datatype": "FP32",
+                              "data": [1.0]}]}, 400, "1 elements in \"data\" for shape"),
+                ({"inputs": [{"name": "pixels", "shape": [3, 1, 4, 4], "datatype": "FP32",
+                              "data": [0.0] * 48}]}, 400, "dimension 2 must be 8"),
+                ({"inputs": []}, 400, "input 'pixels'"),
+                (infer_body(x, outputs=[{"name": "probs"}]), 400, "no output named 'probs'"),
+                (b"{not json", 400, "not JSON")]:
+            status, err = s.request("/v2/models/digits/infer", body)
+            assert status == status_want and words in err["error"], (status, err)
+        status, err = s.request("/v2/models/nope/infer", infer_body(x))
+        assert status == 404 and "no model named 'nope'" in err["error"], err
+        status, err = s.request("/v2/models/digits/versions/1/infer", infer_body(x))
+        assert status == 404 and "version 1 of model 'digits' is not ready" in err["error"]
+        status, err = s.request("/v2/nowhere")
+        assert status == 404 and "no route" in err["error"]
+
+        # The repository: a refused model with its reason; rollback to version 1 by config.
+        status, index = s.request("/v2/repository/index", {})
+        assert status == 200
+        broken = [e for e in index if e["name"] == "broken"]
+        assert broken and broken[0]["state"] == "UNAVAILABLE"
+        assert "not a valid ONNX protobuf" in broken[0]["reason"]
+        (repo / "digits" / "config.json").write_text(
+            json.dumps({"version_policy": {"specific": {"versions": [1]}}}))
+        assert s.request("/v2/repository/models/digits/load", {})[0] == 200
+        assert s.request("/v2/models/digits")[1]["versions"] == ["1"]
+        status, out = s.request("/v2/models/digits/infer", infer_body(x))
+        assert status == 200 and out["model_version"] == "1"
+        # A broken update is refused and version 1 goes on serving.
+        os.makedirs(repo / "digits" / "3")
+        (repo / "digits" / "3" / "model.onnx").write_bytes(b"broken")
+        (repo / "digits" / "config.json").write_text(json.dumps({}))  # latest 1: version 3
+        status, err = s.request("/v2/repository/models/digits/load", {})
+        assert status == 400 and "version 3" in err["error"] and "serving" in err["error"], err
+        assert s.request("/v2/models/digits")[1]["versions"] == ["1"]
+        assert s.request("/v2/models/digits/infer", infer_body(x))[0] == 200
+        (repo / "digits" / "config.json").write_text(json.dumps({"threads": -1}))
+        status, err = s.request("/v2/repository/models/digits/load", {})
+        assert status == 400 and "config.json" in err["error"] and "threads" in err["error"]
+
+        # Metrics, labelled by model and version.
+        status, text = s.request("/metrics", base=s.metrics)
+        assert status == 200
+        assert 'polyinfer_request_success_total{model="digits",version="2"} 2' in text
+        assert 'polyinfer_request_success_total{model="digits",version="1"} 2' in text
+        assert 'polyinfer_request_failure_total{model="digits",version="2"} 7' in text
+        assert 'polyinfer_compute_duration_seconds_count{model="digits",version="2"} 2' in text
+        assert 'model="nope"' not in text, "no series for names nobody loaded"
+        assert "process_resident_memory_bytes" in text
+
+        assert s.request("/v2/repository/models/digits/unload", {})[0] == 200
+        assert s.request("/v2/models/digits/infer", infer_body(x))[0] == 404
+    finally:
+        code = s.stop()
+    assert code == 0, "".join(s.log)
+    events = [json.loads(line)["event"] for line in "".join(s.log).splitlines() if line]
+    assert events[-2:] == ["draining", "stopped"], events
+    assert events.count("request") >= 10
