@@ -17,6 +17,9 @@ python3 "$root/tools/check_layers.py"
 # runtime into python): nanobind and pytest come from the pinned venv.
 step "python venv (tools/requirements.txt)"
 "$root/tools/pyenv.sh"
+# `polyinfer serve`'s client tests run tritonclient from a venv of its own (its ml_dtypes pin).
+POLYINFER_VENV="$root/.venv-serve" \
+  POLYINFER_REQUIREMENTS="$root/tests/python/requirements-serve.txt" "$root/tools/pyenv.sh"
 
 # One clang build serves the tests and the fuzzers: the library carries libFuzzer's coverage
 # instrumentation beside the sanitizers, so CI compiles it once instead of once per compiler.

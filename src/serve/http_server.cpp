@@ -145,7 +145,18 @@ void HttpServer::routes(httplib::Server& s) {
     known = true;
     metrics_.in_flight(name, ver, +1);
     try {
-      InferRequest r = parse_infer_request(req.body, mv->session.inputs(), mv->session.outputs());
+      int64_t header_length = -1;
+      if (req.has_header("Inference-Header-Content-Length")) {
+        const std::string h = req.get_header_value("Inference-Header-Content-Length");
+        try {
+          header_length = std::stoll(h);
+        } catch (const std::exception&) {
+          fail(ErrorCode::InvalidArgument, "Inference-Header-Content-Length '", h,
+               "' is not a byte count");
+        }
+      }
+      InferRequest r =
+          parse_infer_request(req.body, header_length, mv->session.inputs(), mv->session.outputs());
       if (!r.id.empty()) id = r.id;
       std::vector<std::string> names = r.outputs;
       if (names.empty())
@@ -160,7 +171,14 @@ void HttpServer::routes(httplib::Server& s) {
         out = mv->session.run(r.inputs, names);
         compute_s = seconds_since(run);
       }
-      reply(res, 200, infer_response(name, ver, r.id, names, out));
+      const InferReply body = infer_response(name, ver, r, names, out);
+      res.status = 200;
+      if (body.binary.empty()) {
+        res.set_content(body.header, "application/json");
+      } else {
+        res.set_header("Inference-Header-Content-Length", std::to_string(body.header.size()));
+        res.set_content(body.header + body.binary, "application/octet-stream");
+      }
       metrics_.in_flight(name, ver, -1);
       done(true, queue_s, compute_s);
     } catch (const Error& e) {

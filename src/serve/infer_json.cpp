@@ -1,6 +1,8 @@
 #include "serve/infer_json.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <type_traits>
@@ -15,14 +17,60 @@ using nlohmann::json;
 struct Named {
   DType dtype;
   const char* name;
+  bool json;  // has a JSON form (FP16 and BF16 travel as bytes only)
 };
-// The protocol's tensor datatypes polyinfer has (FP16 and BF16 travel as bits in the binary
-// extension only, which this JSON form does not carry yet).
-constexpr Named kDatatypes[] = {
-    {DType::Bool, "BOOL"},     {DType::UInt8, "UINT8"},   {DType::UInt16, "UINT16"},
-    {DType::UInt32, "UINT32"}, {DType::UInt64, "UINT64"}, {DType::Int8, "INT8"},
-    {DType::Int16, "INT16"},   {DType::Int32, "INT32"},   {DType::Int64, "INT64"},
-    {DType::Float32, "FP32"},  {DType::Float64, "FP64"},  {DType::String, "BYTES"}};
+constexpr Named kDatatypes[] = {{DType::Bool, "BOOL", true},      {DType::UInt8, "UINT8", true},
+                                {DType::UInt16, "UINT16", true},  {DType::UInt32, "UINT32", true},
+                                {DType::UInt64, "UINT64", true},  {DType::Int8, "INT8", true},
+                                {DType::Int16, "INT16", true},    {DType::Int32, "INT32", true},
+                                {DType::Int64, "INT64", true},    {DType::Float16, "FP16", false},
+                                {DType::BFloat16, "BF16", false}, {DType::Float32, "FP32", true},
+                                {DType::Float64, "FP64", true},   {DType::String, "BYTES", true}};
+
+bool has_json_form(DType d) {
+  for (const auto& n : kDatatypes)
+    if (n.dtype == d) return n.json;
+  return false;
+}
+
+// The inputs' binary data after the JSON header, taken in input order.
+struct Blob {
+  const char* data = nullptr;
+  size_t size = 0, used = 0;
+  const char* take(size_t n, const std::string& input) {
+    PI_CHECK(n <= size - used, InvalidArgument, "input '", input, "' gives binary_data_size ", n,
+             " but only ", size - used, " bytes of binary data are left after the JSON");
+    const char* p = data + used;
+    used += n;
+    return p;
+  }
+};
+
+// Tensor `t` (shape and dtype set) filled from `n` bytes at `p`: raw elements, or for strings
+// each a 4-byte little-endian length and its bytes.
+void fill_binary(Tensor& t, const char* p, size_t n, const std::string& input) {
+  if (t.dtype() != DType::String) {
+    PI_CHECK(n == t.nbytes(), ShapeMismatch, "input '", input, "': binary_data_size ", n,
+             " bytes for ", t.describe(), " (", t.nbytes(), " bytes)");
+    if (n) std::memcpy(t.raw_data(), p, n);
+    return;
+  }
+  auto* out = t.data<std::string>();
+  size_t at = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    PI_CHECK(n - at >= 4, ShapeMismatch, "input '", input, "': binary data ends before element ", i,
+             "'s length");
+    uint32_t len = 0;
+    std::memcpy(&len, p + at, 4);  // little-endian, as x86 and arm64 hold it
+    at += 4;
+    PI_CHECK(n - at >= len, ShapeMismatch, "input '", input, "': element ", i, "'s ", len,
+             " bytes run past the binary data");
+    out[i].assign(p + at, len);
+    at += len;
+  }
+  PI_CHECK(at == n, ShapeMismatch, "input '", input, "': ", n - at,
+           " bytes of binary data left after its ", t.numel(), " elements");
+}
 
 std::string list_names(const std::vector<ValueSpec>& specs) {
   std::string s;
@@ -70,7 +118,7 @@ void fill_numbers(Tensor& t, const std::vector<const json*>& items, const std::s
   }
 }
 
-Tensor tensor_from_json(const json& in, const ValueSpec& spec) {
+Tensor tensor_from_json(const json& in, const ValueSpec& spec, Blob& blob) {
   const std::string& name = spec.name;
   PI_CHECK(in.contains("shape") && in["shape"].is_array(), InvalidArgument, "input '", name,
            "' has no \"shape\" array");
@@ -97,13 +145,27 @@ Tensor tensor_from_json(const json& in, const ValueSpec& spec) {
                "' has shape ", shape_str(shape), " but the model takes ", spec.type, " (dimension ",
                i, " must be ", spec.shape[i], ")");
   }
+  Tensor t = Tensor::empty(spec.dtype, shape);
+  if (in.contains("parameters") && in["parameters"].is_object() &&
+      in["parameters"].contains("binary_data_size")) {
+    const json& size = in["parameters"]["binary_data_size"];
+    PI_CHECK(size.is_number_unsigned(), InvalidArgument, "input '", name,
+             "': binary_data_size must be a byte count");
+    PI_CHECK(!in.contains("data"), InvalidArgument, "input '", name,
+             "' gives both \"data\" and binary_data_size; give one");
+    const size_t n = size.get<size_t>();
+    fill_binary(t, blob.take(n, name), n, name);
+    return t;
+  }
+  PI_CHECK(has_json_form(spec.dtype), InvalidArgument, "input '", name, "' is ", datatype,
+           ", which travels as binary data only (parameters.binary_data_size, the binary tensor "
+           "extension)");
   PI_CHECK(in.contains("data"), InvalidArgument, "input '", name, "' has no \"data\"");
   std::vector<const json*> items;
   flatten(in["data"], &items);
   const int64_t n = shape_numel(shape);
   PI_CHECK(static_cast<int64_t>(items.size()) == n, ShapeMismatch, "input '", name,
            "': ", items.size(), " elements in \"data\" for shape ", shape_str(shape), " (", n, ")");
-  Tensor t = Tensor::empty(spec.dtype, shape);
   switch (spec.dtype) {
     case DType::Bool: {
       auto* out = t.data<bool>();
@@ -186,11 +248,17 @@ json tensor_metadata(const ValueSpec& spec) {
           {"shape", spec.has_shape ? shape : json::array({-1})}};
 }
 
-InferRequest parse_infer_request(const std::string& body, const std::vector<ValueSpec>& inputs,
+InferRequest parse_infer_request(const std::string& body, int64_t header_length,
+                                 const std::vector<ValueSpec>& inputs,
                                  const std::vector<ValueSpec>& outputs) {
+  PI_CHECK(header_length <= static_cast<int64_t>(body.size()), InvalidArgument,
+           "Inference-Header-Content-Length is ", header_length, " but the body has ", body.size(),
+           " bytes");
+  const size_t json_length = header_length < 0 ? body.size() : static_cast<size_t>(header_length);
+  Blob blob{body.data() + json_length, body.size() - json_length, 0};
   json req;
   try {
-    req = json::parse(body);
+    req = json::parse(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(json_length));
   } catch (const json::exception& e) {
     fail(ErrorCode::InvalidArgument, "the request body is not JSON: ", e.what());
   }
@@ -214,7 +282,7 @@ InferRequest parse_infer_request(const std::string& body, const std::vector<Valu
     PI_CHECK(!r.inputs.count(name), InvalidArgument, "input '", name, "' is given twice");
     PI_CHECK(spec->kind == "tensor" || spec->kind == "optional", InvalidArgument, "input '", name,
              "' is ", spec->type, ": the protocol carries tensors only");
-    Tensor t = tensor_from_json(in, *spec);
+    Tensor t = tensor_from_json(in, *spec, blob);
     r.input_bytes += t.nbytes();
     r.inputs.emplace(name, Value(std::move(t)));
   }
@@ -232,14 +300,25 @@ InferRequest parse_infer_request(const std::string& body, const std::vector<Valu
       for (const auto& s : outputs) known = known || s.name == name;
       PI_CHECK(known, InvalidArgument, "the model has no output named '", name,
                "'; its outputs are: ", list_names(outputs));
-      if (seen.insert(name).second) r.outputs.push_back(name);
+      if (!seen.insert(name).second) continue;
+      r.outputs.push_back(name);
+      if (o.contains("parameters") && o["parameters"].is_object() &&
+          o["parameters"].value("binary_data", false))
+        r.binary_outputs.push_back(name);
     }
   }
+  if (req.contains("parameters") && req["parameters"].is_object())
+    r.all_binary = req["parameters"].value("binary_data_output", false);
+  PI_CHECK(blob.used == blob.size, InvalidArgument, blob.size - blob.used,
+           " bytes of binary data after the JSON are not claimed by any input's "
+           "binary_data_size");
   return r;
 }
 
-json infer_response(const std::string& model, const std::string& version, const std::string& id,
-                    const std::vector<std::string>& names, const std::vector<Value>& values) {
+InferReply infer_response(const std::string& model, const std::string& version,
+                          const InferRequest& request, const std::vector<std::string>& names,
+                          const std::vector<Value>& values) {
+  InferReply reply;
   json out = json::array();
   for (size_t i = 0; i < names.size() && i < values.size(); ++i) {
     PI_CHECK(values[i].is_tensor(), InvalidArgument, "output '", names[i], "' is ",
@@ -247,14 +326,35 @@ json infer_response(const std::string& model, const std::string& version, const 
     const Tensor t = values[i].tensor().to(Device::cpu());
     const auto dt = datatype_name(t.dtype());
     PI_CHECK(dt, InvalidArgument, "output '", names[i], "' is ", t.describe(),
-             ", which the protocol's JSON tensors cannot carry");
+             ", which the protocol cannot carry");
     json shape = json::array();
     for (int64_t d : t.shape()) shape.push_back(d);
-    out.push_back({{"name", names[i]}, {"datatype", *dt}, {"shape", shape}, {"data", data_of(t)}});
+    json o = {{"name", names[i]}, {"datatype", *dt}, {"shape", shape}};
+    const bool binary = request.all_binary || !has_json_form(t.dtype()) ||
+                        std::find(request.binary_outputs.begin(), request.binary_outputs.end(),
+                                  names[i]) != request.binary_outputs.end();
+    if (!binary) {
+      o["data"] = data_of(t);
+    } else {
+      const size_t before = reply.binary.size();
+      if (t.dtype() == DType::String) {
+        const auto* p = t.data<std::string>();
+        for (int64_t k = 0; k < t.numel(); ++k) {
+          const uint32_t len = static_cast<uint32_t>(p[k].size());
+          reply.binary.append(reinterpret_cast<const char*>(&len), 4);
+          reply.binary.append(p[k]);
+        }
+      } else {
+        reply.binary.append(static_cast<const char*>(t.raw_data()), t.nbytes());
+      }
+      o["parameters"] = {{"binary_data_size", reply.binary.size() - before}};
+    }
+    out.push_back(std::move(o));
   }
   json r = {{"model_name", model}, {"model_version", version}, {"outputs", out}};
-  if (!id.empty()) r["id"] = id;
-  return r;
+  if (!request.id.empty()) r["id"] = request.id;
+  reply.header = r.dump();
+  return reply;
 }
 
 }  // namespace polyinfer::serve

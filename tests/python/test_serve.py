@@ -176,3 +176,47 @@ def test_serve_infers_checks_versions_and_drains(repo):
     events = [json.loads(line)["event"] for line in "".join(s.log).splitlines() if line]
     assert events[-2:] == ["draining", "stopped"], events
     assert events.count("request") >= 10
+
+
+def identity_model(path, name, elem, shape):
+    """out = Identity(in) for tensors of `elem`: the echo models tritonclient's test sends BYTES
+    and FP16 through."""
+    import onnx
+    from onnx import helper
+
+    g = helper.make_graph([helper.make_node("Identity", [name], [name + "_out"])], "echo",
+                          [helper.make_tensor_value_info(name, elem, shape)],
+                          [helper.make_tensor_value_info(name + "_out", elem, shape)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    os.makedirs(path)
+    onnx.save(m, os.path.join(path, "model.onnx"))
+
+
+def test_tritonclient_works_unchanged(repo, tmp_path):
+    """tritonclient's HTTP client with its defaults (binary tensors in and out), JSON tensors,
+    BYTES and FP16, its errors and the repository calls (tests/python/serve_tritonclient.py)."""
+    from onnx import TensorProto
+
+    client_python = os.path.join(ROOT, ".venv-serve", "bin", "python")
+    if not os.path.exists(client_python):
+        pytest.skip("no .venv-serve (tools/test.sh makes it: POLYINFER_VENV=.venv-serve "
+                    "POLYINFER_REQUIREMENTS=tests/python/requirements-serve.txt tools/pyenv.sh)")
+    identity_model(repo / "echo_strings" / "1", "text", TensorProto.STRING, [1, 3])
+    identity_model(repo / "echo_half" / "1", "half", TensorProto.FLOAT16, [1, 3])
+    (repo / "digits" / "config.json").write_text(json.dumps({"version_policy": {"all": {}}}))
+    x = np.load(os.path.join(ROOT, "examples", "digits", "test_x.npy"))[:4]
+    (want,) = polyinfer.InferenceSession(DIGITS).run(None, {"pixels": x})
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "want.npy", want)
+    s = Server(repo)
+    try:
+        env = {k: v for k, v in _tools._cli_environment().items() if k != "PYTHONPATH"}
+        r = subprocess.run([client_python, os.path.join(os.path.dirname(__file__),
+                                                        "serve_tritonclient.py"),
+                            s.http.replace("http://", ""), str(tmp_path / "x.npy"),
+                            str(tmp_path / "want.npy")],
+                           capture_output=True, text=True, timeout=300, env=env)
+        assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+    finally:
+        assert s.stop() == 0, "".join(s.log)
