@@ -21,13 +21,16 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: polyinfer serve --model-repository DIR [--http-port 8000] [--metrics-port 8002]\n"
-    "         [--host 0.0.0.0] [--max-body-mb 64]\n"
+    "         [--host 0.0.0.0] [--max-body-mb 64] [--max-queue 64] [--timeout-ms 0]\n"
     "Serves the models of DIR (DIR/NAME/VERSION/model.onnx, optional DIR/NAME/config.json) on\n"
     "the Open Inference Protocol (KServe v2) over HTTP: /v2/health/{live,ready}, /v2,\n"
     "/v2/models/NAME[/versions/V][/ready|/infer], /v2/repository/{index,models/NAME/load,unload};\n"
     "Prometheus metrics on /metrics (--metrics-port; the HTTP port's own when equal). Port 0\n"
     "takes a free one (the \"listening\" log line says which). Logs are JSON lines on stdout.\n"
-    "SIGTERM drains the requests in flight, refuses new ones and exits 0. docs/serve.md.\n";
+    "A model version runs one request at a time; --max-queue more may wait (one more is a\n"
+    "503 at once), each at most --timeout-ms (0: no limit; a request's parameters.timeout,\n"
+    "in microseconds, overrides it). SIGTERM drains the requests in flight, refuses new ones\n"
+    "and exits 0. docs/serve.md.\n";
 
 std::mutex log_mu;
 
@@ -47,9 +50,10 @@ void log_line(const std::string& json_text) {
 }  // namespace
 
 int cmd_serve(const std::vector<std::string>& argv) {
-  const Args args =
-      parse_args(argv, {"help"},
-                 {"model-repository", "http-port", "metrics-port", "host", "max-body-mb"}, "serve");
+  const Args args = parse_args(argv, {"help"},
+                               {"model-repository", "http-port", "metrics-port", "host",
+                                "max-body-mb", "max-queue", "timeout-ms"},
+                               "serve");
   if (args.flag("help")) {
     std::cout << kUsage;
     return kExitOk;
@@ -61,6 +65,8 @@ int cmd_serve(const std::vector<std::string>& argv) {
   o.metrics_port = args.get_int("metrics-port", 8002, 0, 65535);
   o.host = args.get("host", "0.0.0.0");
   o.max_body_bytes = static_cast<size_t>(args.get_int("max-body-mb", 64, 1, 1 << 20)) << 20;
+  o.max_queue = args.get_int("max-queue", 64, 0, 1 << 20);
+  o.timeout_ms = args.get_int("timeout-ms", 0, 0, 1 << 30);
 
   // The signals are taken by sigwait below, so every thread started from here on blocks them.
   sigset_t stop_signals;

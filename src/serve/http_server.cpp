@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -165,7 +166,32 @@ void HttpServer::routes(httplib::Server& s) {
       double queue_s = 0, compute_s = 0;
       std::vector<Value> out;
       {
-        std::lock_guard<std::mutex> turn(mv->turn);
+        // The queue's bound: a request that would wait behind max_queue others is refused at
+        // once, so waiting requests (and their bodies) never pile up.
+        if (mv->waiting.fetch_add(1) >= options_.max_queue) {
+          --mv->waiting;
+          error(res, 503,
+                "model '" + name + "' version " + ver + " has " +
+                    std::to_string(options_.max_queue) +
+                    " requests waiting already (--max-queue); retry later");
+          metrics_.in_flight(name, ver, -1);
+          return done(false, 0, 0);
+        }
+        const int64_t timeout_us = r.timeout_us > 0 ? r.timeout_us : options_.timeout_ms * 1000;
+        std::unique_lock<std::timed_mutex> turn(mv->turn, std::defer_lock);
+        if (timeout_us > 0) turn.try_lock_for(std::chrono::microseconds(timeout_us));
+        else
+          turn.lock();
+        --mv->waiting;
+        if (!turn.owns_lock()) {
+          char waited[32];
+          std::snprintf(waited, sizeof waited, "%g", static_cast<double>(timeout_us) / 1000.0);
+          error(res, 503,
+                std::string("timed out after ") + waited + " ms waiting for its turn on model '" +
+                    name + "' version " + ver);
+          metrics_.in_flight(name, ver, -1);
+          return done(false, seconds_since(queued), 0);
+        }
         queue_s = seconds_since(queued);
         const auto run = Clock::now();
         out = mv->session.run(r.inputs, names);

@@ -2,7 +2,8 @@
 // libcpp-httplib-dev): health, server and model metadata, readiness, JSON inference and the
 // model repository extension (index, load, unload), and Prometheus metrics. Errors are
 // {"error": "..."} with 400 (a bad request), 404 (no such model or version), 413 (a body over
-// the limit) or 503 (draining). docs/serve.md lists the routes.
+// the limit) or 503 (draining, a full queue, a wait past its timeout). docs/serve.md lists the
+// routes.
 #pragma once
 
 #include <functional>
@@ -24,6 +25,11 @@ struct ServerOptions {
   int http_port = 8000;     // 0: a free port of the system's choosing (tests)
   int metrics_port = 8002;  // the same as http_port: /metrics on that server
   size_t max_body_bytes = size_t{64} << 20;
+  // Requests a model version lets wait for their turn; one more is a 503 at once.
+  int max_queue = 64;
+  // How long a request may wait for its turn, in ms (0: no limit); a request's own
+  // parameters.timeout (microseconds, as Triton's) overrides it.
+  int64_t timeout_ms = 0;
 };
 
 class HttpServer {

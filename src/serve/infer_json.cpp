@@ -307,8 +307,15 @@ InferRequest parse_infer_request(const std::string& body, int64_t header_length,
         r.binary_outputs.push_back(name);
     }
   }
-  if (req.contains("parameters") && req["parameters"].is_object())
-    r.all_binary = req["parameters"].value("binary_data_output", false);
+  if (req.contains("parameters") && req["parameters"].is_object()) {
+    const json& p = req["parameters"];
+    r.all_binary = p.value("binary_data_output", false);
+    if (p.contains("timeout")) {
+      PI_CHECK(p["timeout"].is_number_unsigned(), InvalidArgument,
+               "parameters.timeout must be microseconds, a whole number >= 0");
+      r.timeout_us = p["timeout"].get<int64_t>();
+    }
+  }
   PI_CHECK(blob.used == blob.size, InvalidArgument, blob.size - blob.used,
            " bytes of binary data after the JSON are not claimed by any input's "
            "binary_data_size");

@@ -39,6 +39,7 @@ struct InferRequest {
   std::vector<std::string> binary_outputs;
   bool all_binary = false;
   size_t input_bytes = 0;  // the inputs' tensor bytes (for limits and metrics)
+  int64_t timeout_us = 0;  // parameters.timeout: the longest wait for its turn (0: the server's)
 };
 
 // Parses and checks a request body for a model with `inputs` and `outputs`: every input the

@@ -12,6 +12,7 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -42,12 +43,14 @@ struct ModelConfig {
 };
 
 // One loaded version: what a request runs on. Runs on it take turns (`turn`), so that the wait
-// and the run can be timed apart.
+// and the run can be timed apart, a wait can time out, and the waiting can be counted
+// (`waiting`, for the queue's bound).
 struct ModelVersion {
   std::string model;
   int64_t version = 0;
   Session session;
-  std::mutex turn;
+  std::timed_mutex turn;
+  std::atomic<int> waiting{0};
   explicit ModelVersion(Session s) : session(std::move(s)) {}
 };
 

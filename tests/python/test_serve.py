@@ -23,10 +23,10 @@ DIGITS = os.path.join(ROOT, "examples", "digits", "digits_cnn.onnx")
 
 
 class Server:
-    def __init__(self, repo):
+    def __init__(self, repo, *flags):
         self.proc = subprocess.Popen(
             [_tools.cli_path(), "serve", "--model-repository", str(repo), "--http-port", "0",
-             "--metrics-port", "0", "--host", "127.0.0.1"],
+             "--metrics-port", "0", "--host", "127.0.0.1", *flags],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env=_tools._cli_environment())
         self.log = []
@@ -36,7 +36,10 @@ class Server:
             if not line:
                 break
             self.log.append(line)
-            event = json.loads(line)
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # not a log line: an error before the server started, say
             if event.get("event") == "listening":
                 self.http = f"http://127.0.0.1:{event['http_port']}"
                 self.metrics = f"http://127.0.0.1:{event['metrics_port']}"
@@ -218,5 +221,69 @@ def test_tritonclient_works_unchanged(repo, tmp_path):
                             str(tmp_path / "want.npy")],
                            capture_output=True, text=True, timeout=300, env=env)
         assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+    finally:
+        assert s.stop() == 0, "".join(s.log)
+
+
+def slow_model(path, products=24, n=512):
+    """y = sum over rows of (x tiled to n x n) W W ... W: `products` n x n products (~6 GFLOP),
+    a run long enough (tens of ms or more) for requests sent meanwhile to find the version
+    busy, from a one-row input."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    w = np.random.default_rng(0).uniform(-0.05, 0.05, (n, n)).astype(np.float32)
+    nodes, prev = [helper.make_node("Tile", ["x", "reps"], ["t"])], "t"
+    for i in range(products):
+        nodes.append(helper.make_node("MatMul", [prev, "w"], [f"p{i}"]))
+        prev = f"p{i}"
+    nodes.append(helper.make_node("ReduceSum", [prev, "axis0"], ["y"], keepdims=1))
+    g = helper.make_graph(nodes, "slow", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                        [1, n])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n])],
+                          [onnx.numpy_helper.from_array(w, "w"),
+                           onnx.numpy_helper.from_array(np.array([n, 1], np.int64), "reps"),
+                           onnx.numpy_helper.from_array(np.array([0], np.int64), "axis0")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    os.makedirs(path)
+    onnx.save(m, os.path.join(path, "model.onnx"))
+    (path.parent / "config.json").write_text(json.dumps({"threads": 1}))
+
+
+def test_a_full_queue_and_a_wait_past_its_timeout_are_503(tmp_path):
+    import threading
+
+    slow_model(tmp_path / "slow" / "1")
+    s = Server(tmp_path, "--max-queue", "1")
+    body = {"inputs": [{"name": "x", "shape": [1, 512], "datatype": "FP32",
+                        "data": [0.01] * 512}]}
+    try:
+        # Six at once: one runs, one waits, the others find the queue full.
+        results = [None] * 6
+
+        def send(i, b=body):
+            results[i] = s.request("/v2/models/slow/infer", b)
+
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        codes = sorted(r[0] for r in results)
+        assert codes.count(200) >= 1 and codes.count(503) >= 1, results
+        full = [r[1]["error"] for r in results if r[0] == 503]
+        assert all("requests waiting already (--max-queue)" in e for e in full), full
+        # A request that may wait 1 ms, sent while another runs, times out.
+        first = threading.Thread(target=send, args=(0,))
+        first.start()
+        time.sleep(0.05)
+        timed = dict(body, parameters={"timeout": 1000})
+        status, err = s.request("/v2/models/slow/infer", timed)
+        first.join()
+        assert results[0][0] == 200, results[0]
+        assert status == 503 and "timed out after 1 ms waiting for its turn" in err["error"], err
+        text = s.request("/metrics", base=s.metrics)[1]
+        assert 'polyinfer_requests_in_flight{model="slow",version="1"} 0' in text
     finally:
         assert s.stop() == 0, "".join(s.log)
