@@ -22,6 +22,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: polyinfer serve --model-repository DIR [--http-port 8000] [--metrics-port 8002]\n"
     "         [--host 0.0.0.0] [--max-body-mb 64] [--max-queue 64] [--timeout-ms 0]\n"
+    "         [--repository-poll-secs 0]\n"
     "Serves the models of DIR (DIR/NAME/VERSION/model.onnx, optional DIR/NAME/config.json) on\n"
     "the Open Inference Protocol (KServe v2) over HTTP: /v2/health/{live,ready}, /v2,\n"
     "/v2/models/NAME[/versions/V][/ready|/infer], /v2/repository/{index,models/NAME/load,unload};\n"
@@ -30,7 +31,9 @@ constexpr const char* kUsage =
     "A model version runs one request at a time; --max-queue more may wait (one more is a\n"
     "503 at once), each at most --timeout-ms (0: no limit; a request's parameters.timeout,\n"
     "in microseconds, overrides it). SIGTERM drains the requests in flight, refuses new ones\n"
-    "and exits 0. docs/serve.md.\n";
+    "and exits 0. --repository-poll-secs N reloads a model whose folder changed, loads a new\n"
+    "one and unloads a removed one every N seconds (0: only through the repository API).\n"
+    "docs/serve.md.\n";
 
 std::mutex log_mu;
 
@@ -52,7 +55,7 @@ void log_line(const std::string& json_text) {
 int cmd_serve(const std::vector<std::string>& argv) {
   const Args args = parse_args(argv, {"help"},
                                {"model-repository", "http-port", "metrics-port", "host",
-                                "max-body-mb", "max-queue", "timeout-ms"},
+                                "max-body-mb", "max-queue", "timeout-ms", "repository-poll-secs"},
                                "serve");
   if (args.flag("help")) {
     std::cout << kUsage;
@@ -75,7 +78,7 @@ int cmd_serve(const std::vector<std::string>& argv) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  serve::ModelRepository repo(dir, log_line);
+  serve::ModelRepository repo(dir, log_line, static_cast<size_t>(o.max_queue));
   const int ready = repo.load_all();
   serve::Metrics metrics;
   serve::HttpServer server(repo, metrics, o, log_line);
@@ -86,8 +89,18 @@ int cmd_serve(const std::vector<std::string>& argv) {
                            {"metrics_port", server.metrics_port()},
                            {"models_ready", ready}})
                .dump());
+  const int poll_secs = args.get_int("repository-poll-secs", 0, 0, 86400);
   int sig = 0;
-  sigwait(&stop_signals, &sig);
+  for (;;) {
+    if (poll_secs == 0) {
+      sigwait(&stop_signals, &sig);
+      break;
+    }
+    timespec wait{poll_secs, 0};
+    sig = sigtimedwait(&stop_signals, nullptr, &wait);
+    if (sig > 0) break;
+    repo.poll();  // timed out (or interrupted): look at the repository again
+  }
   log_line(
       nlohmann::json({{"event", "draining"}, {"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}})
           .dump());

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -53,6 +54,82 @@ HttpServer::HttpServer(ModelRepository& repo, Metrics& metrics, ServerOptions op
     : repo_(repo), metrics_(metrics), options_(std::move(options)), log_(std::move(log)) {}
 
 HttpServer::~HttpServer() { stop(); }
+
+int64_t HttpServer::batch_items(const ModelVersion& mv, const InferRequest& r) const {
+  if (mv.max_batch_size <= 0) return 1;
+  int64_t items = -1;
+  for (const auto& [input, v] : r.inputs) {
+    const Tensor& t = v.tensor();
+    if (items < 0) items = t.shape()[0];  // rank >= 1: the model's inputs all have a batch axis
+    PI_CHECK(t.shape()[0] == items, ShapeMismatch, "the inputs disagree on the batch dimension: '",
+             input, "' has ", t.shape()[0], " rows where another has ", items);
+  }
+  PI_CHECK(items <= mv.max_batch_size, InvalidArgument, "a batch of ", items,
+           " is over the model's max_batch_size of ", mv.max_batch_size);
+  return std::max<int64_t>(items, 0);
+}
+
+std::vector<Value> HttpServer::run_request(ModelVersion& mv, InferRequest& r,
+                                           const std::vector<std::string>& names, int64_t items,
+                                           double* queue_s, double* compute_s, std::string* busy) {
+  const std::string label = "model '" + mv.model + "' version " + std::to_string(mv.version);
+  const int64_t timeout_us = r.timeout_us > 0 ? r.timeout_us : options_.timeout_ms * 1000;
+  const auto queued = Clock::now();
+  if (mv.batcher) {
+    const auto deadline =
+        timeout_us > 0 ? queued + std::chrono::microseconds(timeout_us) : Clock::time_point::max();
+    bool full = false;
+    auto result = mv.batcher->submit(std::move(r.inputs), items, deadline, &full);
+    if (full) {
+      *busy = label + " has " + std::to_string(options_.max_queue) +
+              " requests waiting already (--max-queue); retry later";
+      return {};
+    }
+    Batcher::Result b;
+    try {
+      b = result.get();
+    } catch (const BatchTimeout& e) {
+      *busy = std::string(e.what()) + " on " + label;
+      *queue_s = seconds_since(queued);
+      return {};
+    }
+    if (b.first) metrics_.batch(mv.model, std::to_string(mv.version), b.batch_items);
+    *queue_s = b.queue_s;
+    *compute_s = b.compute_s;
+    // The batcher runs every output: the ones asked for, in the order asked.
+    std::vector<Value> out;
+    const auto& specs = mv.session.outputs();
+    for (const auto& n : names)
+      for (size_t i = 0; i < specs.size(); ++i)
+        if (specs[i].name == n) out.push_back(b.outputs[i]);
+    return out;
+  }
+  // The queue's bound: a request that would wait behind max_queue others is refused at once,
+  // so waiting requests (and their bodies) never pile up.
+  if (mv.waiting.fetch_add(1) >= options_.max_queue) {
+    --mv.waiting;
+    *busy = label + " has " + std::to_string(options_.max_queue) +
+            " requests waiting already (--max-queue); retry later";
+    return {};
+  }
+  std::unique_lock<std::timed_mutex> turn(mv.turn, std::defer_lock);
+  if (timeout_us > 0) turn.try_lock_for(std::chrono::microseconds(timeout_us));
+  else
+    turn.lock();
+  --mv.waiting;
+  *queue_s = seconds_since(queued);
+  if (!turn.owns_lock()) {
+    char waited[32];
+    std::snprintf(waited, sizeof waited, "%g", static_cast<double>(timeout_us) / 1000.0);
+    *busy = std::string("timed out after ") + waited + " ms waiting for its turn on " + label;
+    return {};
+  }
+  const auto run = Clock::now();
+  std::vector<Value> out = mv.session.run(r.inputs, names);
+  *compute_s = seconds_since(run);
+  metrics_.batch(mv.model, std::to_string(mv.version), items);
+  return out;
+}
 
 void HttpServer::routes(httplib::Server& s) {
   s.set_payload_max_length(options_.max_body_bytes);
@@ -124,8 +201,8 @@ void HttpServer::routes(httplib::Server& s) {
     // Metrics are kept for loaded versions only: a series per name a client makes up
     // would grow without bound.
     bool known = false;
-    const auto done = [&](bool ok, double queue_s, double compute_s) {
-      if (known) metrics_.request(name, ver, ok, queue_s, compute_s, seconds_since(start));
+    const auto done = [&](bool ok, int64_t items, double queue_s, double compute_s) {
+      if (known) metrics_.request(name, ver, ok, items, queue_s, compute_s, seconds_since(start));
       json line = {{"event", "request"},   {"id", id},
                    {"model", name},        {"version", ver},
                    {"status", res.status}, {"ms", seconds_since(start) * 1e3}};
@@ -134,13 +211,13 @@ void HttpServer::routes(httplib::Server& s) {
     };
     if (draining_) {
       error(res, 503, "the server is shutting down");
-      return done(false, 0, 0);
+      return done(false, 0, 0, 0);
     }
     std::string why;
     auto mv = repo_.get(name, named.second, &why);
     if (!mv) {
       error(res, 404, why);
-      return done(false, 0, 0);
+      return done(false, 0, 0, 0);
     }
     ver = std::to_string(mv->version);
     known = true;
@@ -162,40 +239,14 @@ void HttpServer::routes(httplib::Server& s) {
       std::vector<std::string> names = r.outputs;
       if (names.empty())
         for (const auto& spec : mv->session.outputs()) names.push_back(spec.name);
-      const auto queued = Clock::now();
+      const int64_t items = batch_items(*mv, r);
       double queue_s = 0, compute_s = 0;
-      std::vector<Value> out;
-      {
-        // The queue's bound: a request that would wait behind max_queue others is refused at
-        // once, so waiting requests (and their bodies) never pile up.
-        if (mv->waiting.fetch_add(1) >= options_.max_queue) {
-          --mv->waiting;
-          error(res, 503,
-                "model '" + name + "' version " + ver + " has " +
-                    std::to_string(options_.max_queue) +
-                    " requests waiting already (--max-queue); retry later");
-          metrics_.in_flight(name, ver, -1);
-          return done(false, 0, 0);
-        }
-        const int64_t timeout_us = r.timeout_us > 0 ? r.timeout_us : options_.timeout_ms * 1000;
-        std::unique_lock<std::timed_mutex> turn(mv->turn, std::defer_lock);
-        if (timeout_us > 0) turn.try_lock_for(std::chrono::microseconds(timeout_us));
-        else
-          turn.lock();
-        --mv->waiting;
-        if (!turn.owns_lock()) {
-          char waited[32];
-          std::snprintf(waited, sizeof waited, "%g", static_cast<double>(timeout_us) / 1000.0);
-          error(res, 503,
-                std::string("timed out after ") + waited + " ms waiting for its turn on model '" +
-                    name + "' version " + ver);
-          metrics_.in_flight(name, ver, -1);
-          return done(false, seconds_since(queued), 0);
-        }
-        queue_s = seconds_since(queued);
-        const auto run = Clock::now();
-        out = mv->session.run(r.inputs, names);
-        compute_s = seconds_since(run);
+      std::string busy;
+      const std::vector<Value> out = run_request(*mv, r, names, items, &queue_s, &compute_s, &busy);
+      if (!busy.empty()) {
+        error(res, 503, busy);
+        metrics_.in_flight(name, ver, -1);
+        return done(false, 0, queue_s, 0);
       }
       const InferReply body = infer_response(name, ver, r, names, out);
       res.status = 200;
@@ -206,11 +257,11 @@ void HttpServer::routes(httplib::Server& s) {
         res.set_content(body.header + body.binary, "application/octet-stream");
       }
       metrics_.in_flight(name, ver, -1);
-      done(true, queue_s, compute_s);
+      done(true, items, queue_s, compute_s);
     } catch (const Error& e) {
       error(res, status_of(e.code()), e.what());
       metrics_.in_flight(name, ver, -1);
-      done(false, 0, 0);
+      done(false, 0, 0, 0);
     }
   });
   s.Post("/v2/repository/index", [this](const httplib::Request&, httplib::Response& res) {

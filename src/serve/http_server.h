@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "serve/infer_json.h"
 #include "serve/metrics.h"
 #include "serve/model_repository.h"
 
@@ -49,6 +50,15 @@ class HttpServer {
 
  private:
   void routes(httplib::Server& s);
+  // A checked request's batch size: its inputs' first dimension where the model has
+  // max_batch_size (all equal, within it), else 1.
+  int64_t batch_items(const ModelVersion& mv, const InferRequest& r) const;
+  // Runs a checked request on `mv`, through its batcher or on its turn, and returns the
+  // outputs `names`; a full queue or a wait past its timeout returns nothing with `busy` set
+  // to the 503's message.
+  std::vector<Value> run_request(ModelVersion& mv, InferRequest& r,
+                                 const std::vector<std::string>& names, int64_t items,
+                                 double* queue_s, double* compute_s, std::string* busy);
 
   ModelRepository& repo_;
   Metrics& metrics_;

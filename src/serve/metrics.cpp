@@ -5,14 +5,16 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace polyinfer::serve {
 namespace {
 
 // Seconds: 0.5 ms to 10 s, for runs from a tiny classifier's to a detector's at batch size.
-constexpr double kBounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                              0.1,    0.25,  0.5,    1,     2.5,  5,     10};
-constexpr size_t kBuckets = sizeof(kBounds) / sizeof(kBounds[0]);
+const std::vector<double> kSeconds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                      0.1,    0.25,  0.5,    1,     2.5,  5,     10};
+// Batch sizes: powers of two.
+const std::vector<double> kBatchSizes = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
 
 // A label value with \, " and newlines escaped, as the text format wants.
 std::string escape(const std::string& s) {
@@ -62,10 +64,10 @@ std::pair<double, double> process_usage() {
 
 }  // namespace
 
-void Metrics::Histogram::observe(double v) {
-  if (buckets.empty()) buckets.assign(kBuckets, 0);
-  for (size_t i = 0; i < kBuckets; ++i)
-    if (v <= kBounds[i]) {
+void Metrics::Histogram::observe(double v, const std::vector<double>& bounds) {
+  if (buckets.empty()) buckets.assign(bounds.size(), 0);
+  for (size_t i = 0; i < bounds.size(); ++i)
+    if (v <= bounds[i]) {
       ++buckets[i];
       break;
     }
@@ -77,19 +79,24 @@ Metrics::Series& Metrics::series(const std::string& model, const std::string& ve
   return series_[{model, version}];
 }
 
-void Metrics::request(const std::string& model, const std::string& version, bool ok, double queue_s,
-                      double compute_s, double total_s) {
+void Metrics::request(const std::string& model, const std::string& version, bool ok, int64_t items,
+                      double queue_s, double compute_s, double total_s) {
   std::lock_guard<std::mutex> lock(mu_);
   Series& s = series(model, version);
   if (ok) {
     ++s.success;
-    ++s.inferences;
-    s.queue.observe(queue_s);
-    s.compute.observe(compute_s);
+    s.inferences += static_cast<uint64_t>(items);
+    s.queue.observe(queue_s, kSeconds);
+    s.compute.observe(compute_s, kSeconds);
   } else {
     ++s.failure;
   }
-  s.total.observe(total_s);
+  s.total.observe(total_s, kSeconds);
+}
+
+void Metrics::batch(const std::string& model, const std::string& version, int64_t items) {
+  std::lock_guard<std::mutex> lock(mu_);
+  series(model, version).batch.observe(static_cast<double>(items), kBatchSizes);
 }
 
 void Metrics::in_flight(const std::string& model, const std::string& version, int delta) {
@@ -117,23 +124,27 @@ std::string Metrics::prometheus() const {
          "# TYPE polyinfer_requests_in_flight gauge\n";
   for (const auto& [k, s] : series_)
     out << "polyinfer_requests_in_flight{" << labels(k) << "} " << s.in_flight << "\n";
-  const auto histogram = [&](const char* name, const char* help, auto get) {
+  const auto histogram = [&](const char* name, const char* help, auto get,
+                             const std::vector<double>& bounds = kSeconds) {
     out << "# HELP " << name << " " << help << "\n# TYPE " << name << " histogram\n";
     for (const auto& [k, s] : series_) {
       const Histogram& h = get(s);
       uint64_t cumulative = 0;
-      for (size_t i = 0; i < kBuckets; ++i) {
+      for (size_t i = 0; i < bounds.size(); ++i) {
         cumulative += h.buckets.empty() ? 0 : h.buckets[i];
-        out << name << "_bucket{" << labels(k) << ",le=\"" << num(kBounds[i]) << "\"} "
-            << cumulative << "\n";
+        out << name << "_bucket{" << labels(k) << ",le=\"" << num(bounds[i]) << "\"} " << cumulative
+            << "\n";
       }
       out << name << "_bucket{" << labels(k) << ",le=\"+Inf\"} " << h.count << "\n";
       out << name << "_sum{" << labels(k) << "} " << num(h.sum) << "\n";
       out << name << "_count{" << labels(k) << "} " << h.count << "\n";
     }
   };
+  histogram(
+      "polyinfer_batch_size", "Inferences per run: a dynamic batch's, or one request's.",
+      [](const Series& s) -> const Histogram& { return s.batch; }, kBatchSizes);
   histogram("polyinfer_queue_duration_seconds",
-            "Time a request waited for its model version's turn.",
+            "Time a request waited for its model version's turn or its batch.",
             [](const Series& s) -> const Histogram& { return s.queue; });
   histogram("polyinfer_compute_duration_seconds", "Time a request's run took.",
             [](const Series& s) -> const Histogram& { return s.compute; });

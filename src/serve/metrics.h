@@ -1,7 +1,8 @@
 // `polyinfer serve`'s metrics in Prometheus' text format (GET /metrics), labelled by model and
-// version: request successes and failures, inferences, requests in flight, and histograms of the
-// queue (waiting for the version's turn), compute (the run) and total (receipt to reply)
-// durations; the process's resident memory and CPU time. Thread-safe.
+// version: request successes and failures, inferences, requests in flight, histograms of the
+// queue (waiting for the version's turn or its batch), compute (the run) and total (receipt to
+// reply) durations and of the runs' batch sizes; the process's resident memory and CPU time.
+// Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -15,10 +16,13 @@ namespace polyinfer::serve {
 
 class Metrics {
  public:
-  // One finished request for (model, version): `ok` or not, its durations in seconds (queue and
-  // compute 0 when it failed before running).
-  void request(const std::string& model, const std::string& version, bool ok, double queue_s,
-               double compute_s, double total_s);
+  // One finished request for (model, version): `ok` or not, the inferences it held (its batch
+  // dimension, 1 for a model without one), its durations in seconds (queue and compute 0 when
+  // it failed before running).
+  void request(const std::string& model, const std::string& version, bool ok, int64_t items,
+               double queue_s, double compute_s, double total_s);
+  // One run of (model, version) over `items` inferences: a dynamic batch, or one request.
+  void batch(const std::string& model, const std::string& version, int64_t items);
   // A request starts (+1) or ends (-1) running on (model, version).
   void in_flight(const std::string& model, const std::string& version, int delta);
 
@@ -30,12 +34,12 @@ class Metrics {
     std::vector<uint64_t> buckets;  // cumulative counts are made when printed
     uint64_t count = 0;
     double sum = 0;
-    void observe(double v);
+    void observe(double v, const std::vector<double>& bounds);
   };
   struct Series {
     uint64_t success = 0, failure = 0, inferences = 0;
     int64_t in_flight = 0;
-    Histogram queue, compute, total;
+    Histogram queue, compute, total, batch;
   };
   Series& series(const std::string& model, const std::string& version);  // caller holds mu_
 

@@ -65,6 +65,23 @@ std::map<std::string, Value> warmup_inputs(const Session& s, const ModelConfig& 
   return in;
 }
 
+// What a model folder holds: every file's relative path, size and modification time.
+std::string signature(const fs::path& folder) {
+  std::vector<std::string> items;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(folder, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    const auto time = it->last_write_time(ec).time_since_epoch().count();
+    items.push_back(fs::relative(it->path(), folder, ec).string() + ":" +
+                    std::to_string(it->file_size(ec)) + ":" + std::to_string(time));
+  }
+  std::sort(items.begin(), items.end());
+  std::string s;
+  for (const auto& i : items) s += i + "\n";
+  return s;
+}
+
 std::string event(const std::string& what, const std::string& model, int64_t version,
                   const std::string& reason = "") {
   json j = {{"event", what}, {"model", model}};
@@ -147,20 +164,38 @@ ModelConfig ModelConfig::read(const fs::path& file) {
                  dim, " must be a size >= 0");
         c.warmup_dims[dim] = n.get<int64_t>();
       }
-    } else if (key == "max_batch_size" || key == "dynamic_batching" || key == "instance_count") {
+    } else if (key == "max_batch_size") {
+      PI_CHECK(v.is_number_integer() && v.get<int64_t>() >= 0, InvalidArgument, where(key),
+               " must be an integer >= 0 (0: requests are not batches)");
+      c.max_batch_size = v.get<int64_t>();
+    } else if (key == "dynamic_batching") {
+      PI_CHECK(v.is_object(), InvalidArgument, where(key),
+               " must be an object, as {\"max_queue_delay_us\": 500}");
+      c.dynamic_batching = true;
+      for (const auto& [k, d] : v.items()) {
+        PI_CHECK(k == "max_queue_delay_us", InvalidArgument, where(key), ": \"", k,
+                 "\" is not a setting; the setting is max_queue_delay_us");
+        PI_CHECK(d.is_number_integer() && d.get<int64_t>() >= 0, InvalidArgument, where(key),
+                 ": max_queue_delay_us must be microseconds >= 0");
+        c.max_queue_delay_us = d.get<int64_t>();
+      }
+    } else if (key == "instance_count") {
       fail(ErrorCode::InvalidArgument, where(key),
            " is not implemented yet (docs/serve.md); remove it to serve the model");
     } else {
       fail(ErrorCode::InvalidArgument, where(key),
            " is not a setting; the settings are providers, threads, precision, "
-           "version_policy, warmup_dims");
+           "version_policy, warmup_dims, max_batch_size, dynamic_batching");
     }
   }
+  PI_CHECK(!c.dynamic_batching || c.max_batch_size > 0, InvalidArgument, file.string(),
+           ": dynamic_batching needs max_batch_size > 0");
   return c;
 }
 
-ModelRepository::ModelRepository(fs::path dir, std::function<void(const std::string&)> log)
-    : dir_(std::move(dir)), log_(std::move(log)) {
+ModelRepository::ModelRepository(fs::path dir, std::function<void(const std::string&)> log,
+                                 size_t max_queue)
+    : dir_(std::move(dir)), log_(std::move(log)), max_queue_(max_queue) {
   PI_CHECK(fs::is_directory(dir_), Io, "model repository ", dir_.string(), " is not a directory");
 }
 
@@ -193,12 +228,24 @@ std::shared_ptr<ModelVersion> ModelRepository::load_version(const std::string& n
     o.threads = config.threads;
     o.precision = parse_precision(config.precision);
     Session s = Session::load(file.string(), o);
+    if (config.max_batch_size > 0)
+      for (const ValueSpec& in : s.inputs())
+        PI_CHECK(in.kind == "tensor" && in.has_shape && !in.shape.empty() && in.shape[0] < 0,
+                 InvalidArgument,
+                 "max_batch_size needs every input's first dimension dynamic "
+                 "(the batch); input '",
+                 in.name, "' is ", in.type);
     stage = "the warm-up run (zeros; sizes of dynamic dimensions from warmup_dims, else 1) of ";
     const auto in = warmup_inputs(s, config);
     if (!in.empty()) s.run(in);
-    auto v = std::make_shared<ModelVersion>(std::move(s));
+    auto v = std::make_shared<ModelVersion>(s);
     v->model = name;
     v->version = version;
+    v->max_batch_size = config.max_batch_size;
+    if (config.dynamic_batching)
+      v->batcher = std::make_unique<Batcher>(s, config.max_batch_size,
+                                             std::chrono::microseconds(config.max_queue_delay_us),
+                                             max_queue_);
     return v;
   } catch (const Error& e) {
     *why = std::string(stage) + file.string() + " failed: " + e.what();
@@ -213,6 +260,10 @@ void ModelRepository::load(const std::string& name) {
   const fs::path folder = dir_ / name;
   PI_CHECK(fs::is_directory(folder), InvalidArgument, "the repository has no model '", name,
            "' (no folder ", folder.string(), ")");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    seen_[name] = signature(folder);  // a folder that fails is not tried again until it changes
+  }
   const ModelConfig config = ModelConfig::read(folder / "config.json");
   const std::vector<int64_t> want = wanted(config, versions_on_disk(folder));
   PI_CHECK(!want.empty(), InvalidArgument, "model '", name, "': no version folder with a ",
@@ -269,8 +320,40 @@ void ModelRepository::unload(const std::string& name) {
     PI_CHECK(it != models_.end(), InvalidArgument, "model '", name, "' is not loaded");
     gone = std::move(it->second);
     models_.erase(it);
+    seen_.erase(name);
   }
   for (const auto& [v, mv] : gone.ready) log_(event("unloaded", name, v));
+}
+
+int ModelRepository::poll() {
+  std::set<std::string> on_disk;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec))
+    if (e.is_directory()) on_disk.insert(e.path().filename().string());
+  std::vector<std::string> changed, gone;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& n : on_disk) {
+      auto it = seen_.find(n);
+      if (it == seen_.end() || it->second != signature(dir_ / n)) changed.push_back(n);
+    }
+    for (const auto& [n, m] : models_)
+      if (!on_disk.count(n)) gone.push_back(n);
+  }
+  for (const auto& n : changed) {
+    try {
+      load(n);
+    } catch (const Error& e) {
+      log_(event("refused", n, 0, e.what()));
+    }
+  }
+  for (const auto& n : gone) {
+    try {
+      unload(n);
+    } catch (const Error&) {  // unloaded meanwhile by a repository call
+    }
+  }
+  return static_cast<int>(changed.size() + gone.size());
 }
 
 std::shared_ptr<ModelVersion> ModelRepository::get(const std::string& name,

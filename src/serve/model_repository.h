@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "polyinfer/session.h"
+#include "serve/batcher.h"
 
 namespace polyinfer::serve {
 
@@ -36,6 +37,13 @@ struct ModelConfig {
   std::vector<int64_t> versions;  // Policy::Specific
   // Dynamic dimensions' sizes for the warm-up run, by symbolic name (1 when not listed).
   std::map<std::string, int64_t> warmup_dims;
+  // > 0: every input's first dimension is the batch, at most this many items per request (and
+  // per dynamic batch).
+  int64_t max_batch_size = 0;
+  // Dynamic batching (serve/batcher.h): requests within this delay of the oldest waiting one
+  // run together; off when not given.
+  bool dynamic_batching = false;
+  int64_t max_queue_delay_us = 0;
 
   // DIR/NAME/config.json; the defaults when the file is absent. Throws InvalidArgument naming
   // the file and the key at fault.
@@ -51,13 +59,17 @@ struct ModelVersion {
   Session session;
   std::timed_mutex turn;
   std::atomic<int> waiting{0};
+  int64_t max_batch_size = 0;        // ModelConfig's: 0 when requests are not batches
+  std::unique_ptr<Batcher> batcher;  // dynamic batching, when configured (destroyed first)
   explicit ModelVersion(Session s) : session(std::move(s)) {}
 };
 
 class ModelRepository {
  public:
-  // `log` receives one JSON line per event (loaded, refused, unloaded).
-  ModelRepository(std::filesystem::path dir, std::function<void(const std::string&)> log);
+  // `log` receives one JSON line per event (loaded, refused, unloaded); `max_queue` bounds a
+  // dynamic batcher's queue.
+  ModelRepository(std::filesystem::path dir, std::function<void(const std::string&)> log,
+                  size_t max_queue = 64);
 
   // Loads every model folder of the directory; returns how many models have a version ready.
   int load_all();
@@ -66,6 +78,11 @@ class ModelRepository {
   void load(const std::string& name);
   // Stops serving `name` (running requests finish on the versions they hold).
   void unload(const std::string& name);
+  // Triton's --repository-poll-secs: each model folder compared with what it held when last
+  // loaded (its files' names, sizes and modification times): a new or changed folder is loaded
+  // (again), a removed one unloaded. Failures are logged, never thrown. Returns how many models
+  // it loaded or unloaded.
+  int poll();
 
   // The version a request for (`name`, `version`) runs on: `version` "" means the highest one
   // ready. nullptr with `why` set when there is none.
@@ -91,8 +108,10 @@ class ModelRepository {
 
   std::filesystem::path dir_;
   std::function<void(const std::string&)> log_;
+  size_t max_queue_;
   mutable std::mutex mu_;
   std::map<std::string, Model> models_;
+  std::map<std::string, std::string> seen_;  // model folder → its signature when last loaded
   std::mutex load_mu_;  // one load or unload at a time (loads take long; requests go on)
 };
 

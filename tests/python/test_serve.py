@@ -287,3 +287,78 @@ def test_a_full_queue_and_a_wait_past_its_timeout_are_503(tmp_path):
         assert 'polyinfer_requests_in_flight{model="slow",version="1"} 0' in text
     finally:
         assert s.stop() == 0, "".join(s.log)
+
+
+def test_polling_picks_up_new_versions_and_models(tmp_path):
+    os.makedirs(tmp_path / "digits" / "1")
+    shutil.copy(DIGITS, tmp_path / "digits" / "1" / "model.onnx")
+    s = Server(tmp_path, "--repository-poll-secs", "1")
+
+    def eventually(check, what):
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if check():
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"not seen within 60 s: {what}\n" + "".join(s.log))
+
+    try:
+        assert s.request("/v2/models/digits")[1]["versions"] == ["1"]
+        os.makedirs(tmp_path / "digits" / "2")
+        shutil.copy(DIGITS, tmp_path / "digits" / "2" / "model.onnx")
+        eventually(lambda: s.request("/v2/models/digits")[1]["versions"] == ["2"],
+                   "version 2 of digits")
+        os.makedirs(tmp_path / "other" / "1")
+        shutil.copy(DIGITS, tmp_path / "other" / "1" / "model.onnx")
+        eventually(lambda: s.request("/v2/models/other/ready")[0] == 200, "model other")
+        shutil.rmtree(tmp_path / "other")
+        eventually(lambda: s.request("/v2/models/other")[0] == 404, "model other unloaded")
+        assert s.request("/v2/models/digits/ready")[0] == 200
+    finally:
+        assert s.stop() == 0, "".join(s.log)
+
+
+def test_dynamic_batching_runs_requests_together(tmp_path):
+    import threading
+
+    from onnx import TensorProto
+
+    os.makedirs(tmp_path / "digits" / "1")
+    shutil.copy(DIGITS, tmp_path / "digits" / "1" / "model.onnx")
+    (tmp_path / "digits" / "config.json").write_text(json.dumps(
+        {"max_batch_size": 8, "dynamic_batching": {"max_queue_delay_us": 300000}}))
+    identity_model(tmp_path / "fixed" / "1", "half", TensorProto.FLOAT16, [1, 3])
+    (tmp_path / "fixed" / "config.json").write_text(json.dumps({"max_batch_size": 4}))
+    x = np.load(os.path.join(ROOT, "examples", "digits", "test_x.npy"))
+    sess = polyinfer.InferenceSession(DIGITS)
+    parts = [x[0:1], x[1:3], x[3:6], x[6:7]]  # 7 images in 4 requests
+    s = Server(tmp_path)
+    try:
+        results = [None] * len(parts)
+
+        def send(i):
+            results[i] = s.request("/v2/models/digits/infer", infer_body(parts[i]))
+
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(len(parts))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for part, (status, out) in zip(parts, results):
+            assert status == 200, out
+            (want,) = sess.run(None, {"pixels": part})
+            got = np.array(out["outputs"][0]["data"], np.float32).reshape(want.shape)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        text = s.request("/metrics", base=s.metrics)[1]
+        runs = [line for line in text.splitlines()
+                if line.startswith('polyinfer_batch_size_count{model="digits"')]
+        assert runs and 1 <= int(runs[0].split()[-1]) < len(parts), runs
+        assert 'polyinfer_batch_size_sum{model="digits",version="1"} 7' in text
+        assert 'polyinfer_inference_total{model="digits",version="1"} 7' in text
+        status, err = s.request("/v2/models/digits/infer", infer_body(x[:9]))
+        assert status == 400 and "over the model's max_batch_size of 8" in err["error"], err
+        index = {e["name"]: e for e in s.request("/v2/repository/index", {})[1]}
+        assert index["fixed"]["state"] == "UNAVAILABLE"
+        assert "first dimension dynamic" in index["fixed"]["reason"], index["fixed"]
+    finally:
+        assert s.stop() == 0, "".join(s.log)
