@@ -28,10 +28,11 @@ constexpr const char* kUsage =
     "/v2/models/NAME[/versions/V][/ready|/infer], /v2/repository/{index,models/NAME/load,unload};\n"
     "Prometheus metrics on /metrics (--metrics-port; the HTTP port's own when equal). Port 0\n"
     "takes a free one (the \"listening\" log line says which). Logs are JSON lines on stdout.\n"
-    "A model version runs one request at a time; --max-queue more may wait (one more is a\n"
-    "503 at once), each at most --timeout-ms (0: no limit; a request's parameters.timeout,\n"
-    "in microseconds, overrides it). SIGTERM drains the requests in flight, refuses new ones\n"
-    "and exits 0. --repository-poll-secs N reloads a model whose folder changed, loads a new\n"
+    "A model version runs one request per instance (config.json instance_count) at a time;\n"
+    "--max-queue more may wait (one more is a 503 at once), each at most --timeout-ms (0: no\n"
+    "limit; a request's parameters.timeout, in microseconds, overrides it). SIGTERM drains the\n"
+    "requests in flight, refuses new ones and exits 0. --repository-poll-secs N reloads a model "
+    "whose folder changed, loads a new\n"
     "one and unloads a removed one every N seconds (0: only through the repository API).\n"
     "docs/serve.md.\n";
 

@@ -63,13 +63,14 @@ Tensor rows(const Tensor& t, int64_t row, int64_t n) {
 
 }  // namespace
 
-Batcher::Batcher(Session session, int64_t max_batch, std::chrono::microseconds max_delay,
-                 size_t max_queue)
-    : session_(std::move(session)),
+Batcher::Batcher(std::vector<Session> sessions, int64_t max_batch,
+                 std::chrono::microseconds max_delay, size_t max_queue)
+    : sessions_(std::move(sessions)),
       max_batch_(max_batch),
       max_delay_(max_delay),
-      max_queue_(max_queue),
-      worker_([this] { work(); }) {}
+      max_queue_(max_queue) {
+  for (Session& s : sessions_) workers_.emplace_back([this, &s] { work(s); });
+}
 
 Batcher::~Batcher() {
   {
@@ -77,7 +78,7 @@ Batcher::~Batcher() {
     stop_ = true;
   }
   wake_.notify_all();
-  worker_.join();
+  for (auto& w : workers_) w.join();
 }
 
 std::future<Batcher::Result> Batcher::submit(std::map<std::string, Value> inputs, int64_t items,
@@ -99,7 +100,7 @@ std::future<Batcher::Result> Batcher::submit(std::map<std::string, Value> inputs
   return f;
 }
 
-void Batcher::work() {
+void Batcher::work(Session& session) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
@@ -139,12 +140,12 @@ void Batcher::work() {
     }
     if (batch.empty()) continue;
     lock.unlock();
-    run(batch);
+    run(session, batch);
     lock.lock();
   }
 }
 
-void Batcher::run(std::vector<Pending>& batch) {
+void Batcher::run(Session& session, std::vector<Pending>& batch) {
   const auto start = Clock::now();
   int64_t total = 0;
   for (const auto& p : batch) total += p.items;
@@ -155,7 +156,7 @@ void Batcher::run(std::vector<Pending>& batch) {
       for (const auto& p : batch) parts.push_back(&p.inputs.at(name).tensor());
       inputs.emplace(name, Value(batch.size() == 1 ? *parts[0] : concat_rows(parts)));
     }
-    std::vector<Value> out = session_.run(inputs);
+    std::vector<Value> out = session.run(inputs);
     const double compute_s = seconds(Clock::now() - start);
     int64_t row = 0;
     for (auto& p : batch) {

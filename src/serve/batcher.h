@@ -3,9 +3,10 @@
 // `max_batch` items (the sum of their first dimensions), their inputs concatenated along axis 0,
 // and each request gets its own rows of the outputs back (an output whose first dimension is
 // not the batch's goes to each request whole). Requests whose inputs differ beyond the first
-// dimension, or in dtype, run in separate batches. One worker thread per batcher; the queue
-// holds at most `max_queue` requests (submit refuses one more), and a request still waiting at
-// its deadline is dropped with an error saying so.
+// dimension, or in dtype, run in separate batches. One worker thread per session (the
+// version's instances), each forming and running batches from the one queue; the queue holds
+// at most `max_queue` requests (submit refuses one more), and a request still waiting at its
+// deadline is dropped with an error saying so.
 #pragma once
 
 #include <chrono>
@@ -38,7 +39,7 @@ class Batcher {
     bool first = false;       // the batch's first request (one per run, for the metrics)
   };
 
-  Batcher(Session session, int64_t max_batch, std::chrono::microseconds max_delay,
+  Batcher(std::vector<Session> sessions, int64_t max_batch, std::chrono::microseconds max_delay,
           size_t max_queue);
   ~Batcher();  // runs what is queued, then stops
   Batcher(const Batcher&) = delete;
@@ -60,10 +61,10 @@ class Batcher {
     Clock::time_point arrived, deadline;
     std::promise<Result> done;
   };
-  void work();
-  void run(std::vector<Pending>& batch);
+  void work(Session& session);
+  void run(Session& session, std::vector<Pending>& batch);
 
-  Session session_;
+  std::vector<Session> sessions_;
   const int64_t max_batch_;
   const std::chrono::microseconds max_delay_;
   const size_t max_queue_;
@@ -71,7 +72,7 @@ class Batcher {
   std::condition_variable wake_;
   std::deque<Pending> queue_;
   bool stop_ = false;
-  std::thread worker_;
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace polyinfer::serve

@@ -98,34 +98,39 @@ std::vector<Value> HttpServer::run_request(ModelVersion& mv, InferRequest& r,
     *compute_s = b.compute_s;
     // The batcher runs every output: the ones asked for, in the order asked.
     std::vector<Value> out;
-    const auto& specs = mv.session.outputs();
+    const auto& specs = mv.session().outputs();
     for (const auto& n : names)
       for (size_t i = 0; i < specs.size(); ++i)
         if (specs[i].name == n) out.push_back(b.outputs[i]);
     return out;
   }
-  // The queue's bound: a request that would wait behind max_queue others is refused at once,
-  // so waiting requests (and their bodies) never pile up.
-  if (mv.waiting.fetch_add(1) >= options_.max_queue) {
+  // A free instance now; else the queue's bound: a request that would wait behind max_queue
+  // others is refused at once, so waiting requests (and their bodies) never pile up.
+  int instance = mv.try_acquire();
+  if (instance < 0) {
+    if (mv.waiting.fetch_add(1) >= options_.max_queue) {
+      --mv.waiting;
+      *busy = label + " has " + std::to_string(options_.max_queue) +
+              " requests waiting already (--max-queue); retry later";
+      return {};
+    }
+    instance = mv.acquire(std::chrono::microseconds(timeout_us));
     --mv.waiting;
-    *busy = label + " has " + std::to_string(options_.max_queue) +
-            " requests waiting already (--max-queue); retry later";
-    return {};
   }
-  std::unique_lock<std::timed_mutex> turn(mv.turn, std::defer_lock);
-  if (timeout_us > 0) turn.try_lock_for(std::chrono::microseconds(timeout_us));
-  else
-    turn.lock();
-  --mv.waiting;
   *queue_s = seconds_since(queued);
-  if (!turn.owns_lock()) {
+  if (instance < 0) {
     char waited[32];
     std::snprintf(waited, sizeof waited, "%g", static_cast<double>(timeout_us) / 1000.0);
     *busy = std::string("timed out after ") + waited + " ms waiting for its turn on " + label;
     return {};
   }
+  struct Release {
+    ModelVersion& mv;
+    int i;
+    ~Release() { mv.release(i); }
+  } release{mv, instance};
   const auto run = Clock::now();
-  std::vector<Value> out = mv.session.run(r.inputs, names);
+  std::vector<Value> out = mv.instances[static_cast<size_t>(instance)].run(r.inputs, names);
   *compute_s = seconds_since(run);
   metrics_.batch(mv.model, std::to_string(mv.version), items);
   return out;
@@ -177,8 +182,8 @@ void HttpServer::routes(httplib::Server& s) {
           json versions = json::array();
           for (int64_t v : repo_.ready_versions(name)) versions.push_back(std::to_string(v));
           json in = json::array(), out = json::array();
-          for (const auto& spec : mv->session.inputs()) in.push_back(tensor_metadata(spec));
-          for (const auto& spec : mv->session.outputs()) out.push_back(tensor_metadata(spec));
+          for (const auto& spec : mv->session().inputs()) in.push_back(tensor_metadata(spec));
+          for (const auto& spec : mv->session().outputs()) out.push_back(tensor_metadata(spec));
           reply(res, 200,
                 {{"name", name},
                  {"versions", versions},
@@ -233,12 +238,12 @@ void HttpServer::routes(httplib::Server& s) {
                "' is not a byte count");
         }
       }
-      InferRequest r =
-          parse_infer_request(req.body, header_length, mv->session.inputs(), mv->session.outputs());
+      InferRequest r = parse_infer_request(req.body, header_length, mv->session().inputs(),
+                                           mv->session().outputs());
       if (!r.id.empty()) id = r.id;
       std::vector<std::string> names = r.outputs;
       if (names.empty())
-        for (const auto& spec : mv->session.outputs()) names.push_back(spec.name);
+        for (const auto& spec : mv->session().outputs()) names.push_back(spec.name);
       const int64_t items = batch_items(*mv, r);
       double queue_s = 0, compute_s = 0;
       std::string busy;

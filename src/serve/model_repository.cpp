@@ -92,6 +92,39 @@ std::string event(const std::string& what, const std::string& model, int64_t ver
 
 }  // namespace
 
+ModelVersion::ModelVersion(std::vector<Session> sessions) : instances(std::move(sessions)) {
+  for (int i = static_cast<int>(instances.size()); i-- > 0;) free_.push_back(i);
+}
+
+int ModelVersion::acquire(std::chrono::microseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto ready = [&] { return !free_.empty(); };
+  if (timeout.count() > 0) {
+    if (!freed_.wait_for(lock, timeout, ready)) return -1;
+  } else {
+    freed_.wait(lock, ready);
+  }
+  const int i = free_.back();
+  free_.pop_back();
+  return i;
+}
+
+int ModelVersion::try_acquire() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (free_.empty()) return -1;
+  const int i = free_.back();
+  free_.pop_back();
+  return i;
+}
+
+void ModelVersion::release(int instance) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(instance);
+  }
+  freed_.notify_one();
+}
+
 ModelConfig ModelConfig::read(const fs::path& file) {
   ModelConfig c;
   if (!fs::exists(file)) return c;
@@ -180,12 +213,13 @@ ModelConfig ModelConfig::read(const fs::path& file) {
         c.max_queue_delay_us = d.get<int64_t>();
       }
     } else if (key == "instance_count") {
-      fail(ErrorCode::InvalidArgument, where(key),
-           " is not implemented yet (docs/serve.md); remove it to serve the model");
+      PI_CHECK(v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= 64,
+               InvalidArgument, where(key), " must be an integer from 1 to 64");
+      c.instance_count = v.get<int>();
     } else {
       fail(ErrorCode::InvalidArgument, where(key),
            " is not a setting; the settings are providers, threads, precision, "
-           "version_policy, warmup_dims, max_batch_size, dynamic_batching");
+           "version_policy, warmup_dims, max_batch_size, dynamic_batching, instance_count");
     }
   }
   PI_CHECK(!c.dynamic_batching || c.max_batch_size > 0, InvalidArgument, file.string(),
@@ -227,23 +261,29 @@ std::shared_ptr<ModelVersion> ModelRepository::load_version(const std::string& n
     o.providers = config.providers;
     o.threads = config.threads;
     o.precision = parse_precision(config.precision);
-    Session s = Session::load(file.string(), o);
-    if (config.max_batch_size > 0)
-      for (const ValueSpec& in : s.inputs())
-        PI_CHECK(in.kind == "tensor" && in.has_shape && !in.shape.empty() && in.shape[0] < 0,
-                 InvalidArgument,
-                 "max_batch_size needs every input's first dimension dynamic "
-                 "(the batch); input '",
-                 in.name, "' is ", in.type);
-    stage = "the warm-up run (zeros; sizes of dynamic dimensions from warmup_dims, else 1) of ";
-    const auto in = warmup_inputs(s, config);
-    if (!in.empty()) s.run(in);
-    auto v = std::make_shared<ModelVersion>(s);
+    std::vector<Session> sessions;
+    for (int i = 0; i < config.instance_count; ++i) {
+      stage = "loading ";
+      Session s = Session::load(file.string(), o);
+      if (config.max_batch_size > 0)
+        for (const ValueSpec& in : s.inputs())
+          PI_CHECK(in.kind == "tensor" && in.has_shape && !in.shape.empty() && in.shape[0] < 0,
+                   InvalidArgument,
+                   "max_batch_size needs every input's first dimension dynamic "
+                   "(the batch); input '",
+                   in.name, "' is ", in.type);
+      // Every instance runs once before it serves.
+      stage = "the warm-up run (zeros; sizes of dynamic dimensions from warmup_dims, else 1) of ";
+      const auto in = warmup_inputs(s, config);
+      if (!in.empty()) s.run(in);
+      sessions.push_back(std::move(s));
+    }
+    auto v = std::make_shared<ModelVersion>(sessions);
     v->model = name;
     v->version = version;
     v->max_batch_size = config.max_batch_size;
     if (config.dynamic_batching)
-      v->batcher = std::make_unique<Batcher>(s, config.max_batch_size,
+      v->batcher = std::make_unique<Batcher>(sessions, config.max_batch_size,
                                              std::chrono::microseconds(config.max_queue_delay_us),
                                              max_queue_);
     return v;

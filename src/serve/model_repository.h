@@ -13,6 +13,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -44,24 +46,40 @@ struct ModelConfig {
   // run together; off when not given.
   bool dynamic_batching = false;
   int64_t max_queue_delay_us = 0;
+  // Sessions of each version, each running one request at a time (memory: that many copies
+  // of the prepacked weights).
+  int instance_count = 1;
 
   // DIR/NAME/config.json; the defaults when the file is absent. Throws InvalidArgument naming
   // the file and the key at fault.
   static ModelConfig read(const std::filesystem::path& file);
 };
 
-// One loaded version: what a request runs on. Runs on it take turns (`turn`), so that the wait
-// and the run can be timed apart, a wait can time out, and the waiting can be counted
+// One loaded version: what a request runs on, as `instance_count` sessions of the model. A
+// request takes a free instance (acquire) for its run, so runs on one instance take turns and
+// the wait and the run can be timed apart, a wait can time out, and the waiting can be counted
 // (`waiting`, for the queue's bound).
 struct ModelVersion {
   std::string model;
   int64_t version = 0;
-  Session session;
-  std::timed_mutex turn;
+  std::vector<Session> instances;  // [0] answers for the model's inputs and outputs
   std::atomic<int> waiting{0};
   int64_t max_batch_size = 0;        // ModelConfig's: 0 when requests are not batches
   std::unique_ptr<Batcher> batcher;  // dynamic batching, when configured (destroyed first)
-  explicit ModelVersion(Session s) : session(std::move(s)) {}
+
+  explicit ModelVersion(std::vector<Session> sessions);
+  const Session& session() const { return instances[0]; }
+  // A free instance's index, waiting at most `timeout` (0: as long as it takes); -1 when the
+  // wait timed out.
+  int acquire(std::chrono::microseconds timeout);
+  // A free instance's index now, or -1.
+  int try_acquire();
+  void release(int instance);
+
+ private:
+  std::mutex mu_;
+  std::condition_variable freed_;
+  std::vector<int> free_;
 };
 
 class ModelRepository {

@@ -362,3 +362,33 @@ def test_dynamic_batching_runs_requests_together(tmp_path):
         assert "first dimension dynamic" in index["fixed"]["reason"], index["fixed"]
     finally:
         assert s.stop() == 0, "".join(s.log)
+
+
+def test_instances_run_requests_side_by_side(tmp_path):
+    import threading
+
+    slow_model(tmp_path / "slow" / "1")
+    (tmp_path / "slow" / "config.json").write_text(json.dumps({"threads": 1,
+                                                               "instance_count": 2}))
+    s = Server(tmp_path, "--max-queue", "0")  # nothing may wait: only free instances serve
+    body = {"inputs": [{"name": "x", "shape": [1, 512], "datatype": "FP32",
+                        "data": [0.01] * 512}]}
+    try:
+        for n, all_ok in [(2, True), (4, False)]:
+            results = [None] * n
+
+            def send(i):
+                results[i] = s.request("/v2/models/slow/infer", body)
+
+            threads = [threading.Thread(target=send, args=(i,)) for i in range(n)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            codes = [r[0] for r in results]
+            if all_ok:
+                assert codes == [200, 200], results  # one request per instance, no wait
+            else:
+                assert 200 in codes and 503 in codes, results
+    finally:
+        assert s.stop() == 0, "".join(s.log)
