@@ -40,6 +40,8 @@ find "$data/node" -name 'input_0.pb' -size -2k | sort | head -200 | while read -
 find "$root/examples" "$root/tests" -name '*.npy' -size -64k 2>/dev/null | while read -r f; do
   cp "$f" "$corpus/npy/$(basename "$f")"; done
 cp "$root"/tests/data/fuzz/model_* "$corpus/model/" 2>/dev/null
+mkdir -p "$corpus/infer_request"
+cp "$root"/tests/data/fuzz/infer_request_* "$corpus/infer_request/"
 mkdir -p "$corpus/image"
 cp "$root"/tests/data/images/*.{bmp,jpg,jp2,j2k,png,ppm,tif,webp} "$corpus/image/"
 set -o pipefail

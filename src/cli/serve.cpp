@@ -48,7 +48,7 @@ void log_line(const std::string& json_text) {
   else
     line["message"] = json_text;
   std::lock_guard<std::mutex> lock(log_mu);
-  std::cout << line.dump() << std::endl;
+  std::cout << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
 }
 
 }  // namespace

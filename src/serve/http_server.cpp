@@ -23,7 +23,8 @@ double seconds_since(Clock::time_point t) {
 
 void reply(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                  "application/json");
 }
 
 void error(httplib::Response& res, int status, const std::string& message) {
@@ -212,7 +213,7 @@ void HttpServer::routes(httplib::Server& s) {
                    {"model", name},        {"version", ver},
                    {"status", res.status}, {"ms", seconds_since(start) * 1e3}};
       if (!ok) line["error"] = json::parse(res.body, nullptr, false).value("error", "");
-      log_(line.dump());
+      log_(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     };
     if (draining_) {
       error(res, 503, "the server is shutting down");

@@ -360,7 +360,7 @@ InferReply infer_response(const std::string& model, const std::string& version,
   }
   json r = {{"model_name", model}, {"model_version", version}, {"outputs", out}};
   if (!request.id.empty()) r["id"] = request.id;
-  reply.header = r.dump();
+  reply.header = r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return reply;
 }
 

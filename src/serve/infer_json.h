@@ -55,7 +55,7 @@ InferRequest parse_infer_request(const std::string& body, int64_t header_length,
 // [{"name", "datatype", "shape", "data"}]}, an output the request wants as bytes with
 // parameters.binary_data_size instead of data, its bytes in `binary` (FP16 and BF16 always).
 struct InferReply {
-  std::string header;  // the JSON text
+  std::string header;  // the JSON text (bytes that are not UTF-8 in a BYTES output as U+FFFD)
   std::string binary;  // the outputs' bytes after it; empty when every output is JSON
 };
 InferReply infer_response(const std::string& model, const std::string& version,

@@ -151,6 +151,42 @@ std::string Metrics::prometheus() const {
   histogram("polyinfer_request_duration_seconds",
             "Time from a request's receipt to its reply, parsing and checks included.",
             [](const Series& s) -> const Histogram& { return s.total; });
+  const hw::Sample m = sampler_.sample();
+  const auto gauge = [&](const char* name, const char* help, double v) {
+    if (v < 0) return;  // not exposed by this machine
+    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n"
+        << name << " " << num(v) << "\n";
+  };
+  gauge("polyinfer_cpu_utilization_ratio", "All CPUs' utilization since the previous scrape.",
+        m.cpu_util_pct < 0 ? -1 : m.cpu_util_pct / 100);
+  gauge("polyinfer_cpu_temperature_celsius", "The hottest CPU sensor.", m.temperature_c);
+  gauge("polyinfer_memory_used_bytes", "The machine's memory in use (total - available).",
+        static_cast<double>(m.memory_used_bytes));
+  gauge("polyinfer_memory_total_bytes", "The machine's memory.",
+        static_cast<double>(m.memory_total_bytes));
+  const auto gpu_gauge = [&](const char* name, const char* help, auto get) {
+    bool header = false;
+    for (const auto& g : m.gpus) {
+      const double v = get(g);
+      if (v < 0) continue;
+      if (!header) out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n";
+      header = true;
+      out << name << "{gpu=\"" << g.index << "\",name=\"" << escape(g.name) << "\"} " << num(v)
+          << "\n";
+    }
+  };
+  gpu_gauge("polyinfer_gpu_utilization_ratio", "GPU utilization (NVML).",
+            [](const hw::GpuSample& g) {
+              return g.utilization_pct < 0 ? -1.0 : g.utilization_pct / 100.0;
+            });
+  gpu_gauge("polyinfer_gpu_memory_used_bytes", "GPU memory in use.",
+            [](const hw::GpuSample& g) { return static_cast<double>(g.memory_used_bytes); });
+  gpu_gauge("polyinfer_gpu_memory_total_bytes", "GPU memory.",
+            [](const hw::GpuSample& g) { return static_cast<double>(g.memory_total_bytes); });
+  gpu_gauge("polyinfer_gpu_temperature_celsius", "GPU temperature.",
+            [](const hw::GpuSample& g) { return static_cast<double>(g.temperature_c); });
+  gpu_gauge("polyinfer_gpu_power_watts", "GPU power draw.",
+            [](const hw::GpuSample& g) { return g.power_w; });
   const auto [rss, cpu] = process_usage();
   out << "# HELP process_resident_memory_bytes Resident memory of the server process.\n"
          "# TYPE process_resident_memory_bytes gauge\n"

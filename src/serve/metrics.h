@@ -1,8 +1,10 @@
 // `polyinfer serve`'s metrics in Prometheus' text format (GET /metrics), labelled by model and
 // version: request successes and failures, inferences, requests in flight, histograms of the
 // queue (waiting for the version's turn or its batch), compute (the run) and total (receipt to
-// reply) durations and of the runs' batch sizes; the process's resident memory and CPU time.
-// Thread-safe.
+// reply) durations and of the runs' batch sizes; the process's resident memory and CPU time;
+// and the machine as `monitor` reads it (hw/telemetry.h): CPU utilization since the previous
+// scrape, temperature, memory, and each NVIDIA GPU's utilization, memory, temperature and
+// power, where the machine exposes them. Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "hw/telemetry.h"
 
 namespace polyinfer::serve {
 
@@ -45,6 +49,7 @@ class Metrics {
 
   mutable std::mutex mu_;
   std::map<std::pair<std::string, std::string>, Series> series_;
+  mutable hw::Sampler sampler_;  // each scrape reads the machine (utilization since the last)
 };
 
 }  // namespace polyinfer::serve

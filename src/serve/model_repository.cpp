@@ -87,7 +87,7 @@ std::string event(const std::string& what, const std::string& model, int64_t ver
   json j = {{"event", what}, {"model", model}};
   if (version > 0) j["version"] = std::to_string(version);
   if (!reason.empty()) j["reason"] = reason;
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -43,6 +44,9 @@ class Server:
             if event.get("event") == "listening":
                 self.http = f"http://127.0.0.1:{event['http_port']}"
                 self.metrics = f"http://127.0.0.1:{event['metrics_port']}"
+                # The log keeps being read: a full pipe would block the server's writes.
+                self.reader = threading.Thread(target=self._drain, daemon=True)
+                self.reader.start()
                 return
         self.proc.kill()
         raise AssertionError("the server did not start:\n" + "".join(self.log))
@@ -63,11 +67,15 @@ class Server:
         except json.JSONDecodeError:
             return status, text
 
+    def _drain(self):
+        for line in self.proc.stdout:
+            self.log.append(line)
+
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
-        out, _ = self.proc.communicate(timeout=60)
-        self.log.append(out)
-        return self.proc.returncode
+        code = self.proc.wait(timeout=60)
+        self.reader.join(timeout=60)
+        return code
 
 
 def infer_body(x, name="pixels", datatype="FP32", **extra):
@@ -170,6 +178,10 @@ def test_serve_infers_checks_versions_and_drains(repo):
         assert 'polyinfer_compute_duration_seconds_count{model="digits",version="2"} 2' in text
         assert 'model="nope"' not in text, "no series for names nobody loaded"
         assert "process_resident_memory_bytes" in text
+        # The machine as `monitor` reads it (no GPU lines where NVML does not load).
+        assert "polyinfer_cpu_utilization_ratio " in text
+        total = [l for l in text.splitlines() if l.startswith("polyinfer_memory_total_bytes ")]
+        assert total and float(total[0].split()[1]) > 0, total
 
         assert s.request("/v2/repository/models/digits/unload", {})[0] == 200
         assert s.request("/v2/models/digits/infer", infer_body(x))[0] == 404
@@ -392,3 +404,75 @@ def test_instances_run_requests_side_by_side(tmp_path):
                 assert 200 in codes and 503 in codes, results
     finally:
         assert s.stop() == 0, "".join(s.log)
+
+
+def load_loop(s, body, stop, results):
+    """Sends `body` to digits until `stop` is set, recording (status, version or error)."""
+    while not stop.is_set():
+        try:
+            status, out = s.request("/v2/models/digits/infer", body)
+        except (urllib.error.URLError, ConnectionError) as e:  # refused once the server stops
+            results.append((0, str(e)))
+            continue
+        results.append((status, out.get("model_version") if status == 200 else out))
+
+
+def test_version_swap_and_rollback_under_load_fail_no_request(tmp_path):
+    import threading
+
+    for v in ("1", "2"):
+        os.makedirs(tmp_path / "digits" / v)
+        shutil.copy(DIGITS, tmp_path / "digits" / v / "model.onnx")
+    config = tmp_path / "digits" / "config.json"
+    config.write_text(json.dumps({"version_policy": {"specific": {"versions": [1]}}}))
+    x = np.load(os.path.join(ROOT, "examples", "digits", "test_x.npy"))[:2]
+    s = Server(tmp_path)
+    stop, results = threading.Event(), []
+    threads = [threading.Thread(target=load_loop, args=(s, infer_body(x), stop, results))
+               for _ in range(4)]
+    try:
+        for t in threads:
+            t.start()
+        time.sleep(0.3)
+        config.write_text(json.dumps({"version_policy": {"specific": {"versions": [2]}}}))
+        assert s.request("/v2/repository/models/digits/load", {})[0] == 200
+        time.sleep(0.3)
+        config.write_text(json.dumps({"version_policy": {"specific": {"versions": [1]}}}))
+        assert s.request("/v2/repository/models/digits/load", {})[0] == 200  # the rollback
+        time.sleep(0.3)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+        code = s.stop()
+    assert code == 0, "".join(s.log)
+    failed = [r for r in results if r[0] != 200]
+    assert not failed, failed[:5]
+    versions = {r[1] for r in results}
+    assert versions == {"1", "2"}, versions
+    assert results[-1][1] == "1", "the last requests ran on the version rolled back to"
+
+
+def test_oversized_bodies_and_sigterm_under_load(tmp_path):
+    import threading
+
+    os.makedirs(tmp_path / "digits" / "1")
+    shutil.copy(DIGITS, tmp_path / "digits" / "1" / "model.onnx")
+    x = np.load(os.path.join(ROOT, "examples", "digits", "test_x.npy"))[:2]
+    s = Server(tmp_path, "--max-body-mb", "1")
+    big = np.zeros((4200, 1, 8, 8), np.float32)  # ~1.6 MB of JSON
+    status, err = s.request("/v2/models/digits/infer", infer_body(big))
+    assert status == 413 and "over 1048576 bytes" in err["error"], (status, err)
+    stop, results = threading.Event(), []
+    threads = [threading.Thread(target=load_loop, args=(s, infer_body(x), stop, results))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    code = s.stop()  # SIGTERM while the loaders run
+    stop.set()
+    for t in threads:
+        t.join()
+    assert code == 0, "".join(s.log)
+    statuses = {r[0] for r in results}
+    assert 200 in statuses and statuses <= {200, 503, 0}, statuses  # served, draining, refused
