@@ -165,10 +165,13 @@ void HttpServer::routes(httplib::Server& s) {
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics_.prometheus(), "text/plain; version=0.0.4");
   });
-  s.Get("/v2/health/live",
-        [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
+  // The status is the answer (the v2 spec); the body says it too, as KServe's own servers
+  // do and the kserve SDK reads it.
+  s.Get("/v2/health/live", [](const httplib::Request&, httplib::Response& res) {
+    reply(res, 200, {{"live", true}});
+  });
   s.Get("/v2/health/ready", [this](const httplib::Request&, httplib::Response& res) {
-    res.status = draining_ ? 503 : 200;
+    reply(res, draining_ ? 503 : 200, {{"ready", !draining_}});
   });
   s.Get("/v2", [](const httplib::Request&, httplib::Response& res) {
     reply(res, 200,
@@ -196,7 +199,8 @@ void HttpServer::routes(httplib::Server& s) {
         [this](const httplib::Request& req, httplib::Response& res) {
           const auto [name, version] = model_of(req);
           std::string why;
-          res.status = !draining_ && repo_.get(name, version, &why) ? 200 : 400;
+          const bool ready = !draining_ && repo_.get(name, version, &why);
+          reply(res, ready ? 200 : 400, {{"name", name}, {"ready", ready}});
         });
   s.Post(R"(/v2/models/([^/]+)(?:/versions/([^/]+))?/infer)", [this](const httplib::Request& req,
                                                                      httplib::Response& res) {

@@ -476,3 +476,28 @@ def test_oversized_bodies_and_sigterm_under_load(tmp_path):
     assert code == 0, "".join(s.log)
     statuses = {r[0] for r in results}
     assert 200 in statuses and statuses <= {200, 503, 0}, statuses  # served, draining, refused
+
+
+def test_the_kserve_sdk_client_works_unchanged(tmp_path):
+    """kserve's InferenceRESTClient (v2): health, model readiness, binary and JSON tensors
+    (tests/python/serve_kserve.py, from .venv-serve)."""
+    client_python = os.path.join(ROOT, ".venv-serve", "bin", "python")
+    if not os.path.exists(client_python):
+        pytest.skip("no .venv-serve (tools/test.sh makes it: POLYINFER_VENV=.venv-serve "
+                    "POLYINFER_REQUIREMENTS=tests/python/requirements-serve.txt tools/pyenv.sh)")
+    os.makedirs(tmp_path / "repo" / "digits" / "1")
+    shutil.copy(DIGITS, tmp_path / "repo" / "digits" / "1" / "model.onnx")
+    x = np.load(os.path.join(ROOT, "examples", "digits", "test_x.npy"))[:3]
+    (want,) = polyinfer.InferenceSession(DIGITS).run(None, {"pixels": x})
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "want.npy", want)
+    s = Server(tmp_path / "repo")
+    try:
+        env = {k: v for k, v in _tools._cli_environment().items() if k != "PYTHONPATH"}
+        r = subprocess.run([client_python, os.path.join(os.path.dirname(__file__),
+                                                        "serve_kserve.py"),
+                            s.http, str(tmp_path / "x.npy"), str(tmp_path / "want.npy")],
+                           capture_output=True, text=True, timeout=300, env=env)
+        assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+    finally:
+        assert s.stop() == 0, "".join(s.log)
