@@ -1,11 +1,13 @@
-// Fast constant-mode Pad for float32: each output row (the last padded axis with the unpadded
-// ones after it) is either all fill value, or fill / one memcpy of an input row / fill, and rows
-// are split over threads. The
-// reference kernel maps every element through per-dimension tables; a DenseNet or YOLO border pad
-// is a few row copies here. Shapes, pads and their errors come from src/ops/pad.h, shared with
-// the reference kernel; other modes and dtypes, and a constant_value input that is not one float,
-// go to it.
+// Fast Pad for float32: each output row (the last padded axis with the unpadded ones after it)
+// is, in constant mode, either all fill value or fill / one memcpy of an input row / fill; in
+// reflect, edge and wrap modes, the row's input row (each leading axis mapped as the mode maps
+// it) copied in runs of consecutive source columns: the middle in one memcpy, the borders a few
+// (silero's STFT pads its signal by reflection). Rows are split over threads. The reference
+// kernel maps every element through per-dimension tables. Shapes, pads, the modes' source
+// coordinates and the errors come from src/ops/pad.h, shared with the reference kernel; other
+// dtypes, and a constant_value input that is not one float, go to it.
 #include <cstring>
+#include <vector>
 
 #include "core/shape_util.h"
 #include "ops/pad.h"
@@ -16,8 +18,8 @@ namespace {
 
 class FastPadKernel final : public Kernel {
  public:
-  explicit FastPadKernel(const KernelInfo& info) : attrs_(info), ref_(info) {
-    if (attrs_.mode != "constant") info.unsupported("the fast kernel for mode=" + attrs_.mode);
+  explicit FastPadKernel(const KernelInfo& info)
+      : attrs_(info), mode_(pad_mode(info, attrs_.mode)), ref_(info) {
     require_float_input(info);
   }
   std::string impl() const override { return ref_.impl(); }
@@ -51,6 +53,7 @@ class FastPadKernel final : public Kernel {
     const float* src = x.data<float>();
     float* dst = y.data<float>();
     const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, out_w));
+    if (mode_ != PadMode::Constant) return copy_mapped(x, p, k, inner, rows, grain, ctx, dst);
     parallel_for(rows, ctx.threads(), grain, [&](int64_t b, int64_t e) {
       for (int64_t row = b; row < e; ++row) {
         float* o = dst + row * out_w;
@@ -75,7 +78,40 @@ class FastPadKernel final : public Kernel {
   }
 
  private:
+  // Reflect, edge and wrap: every output element reads an input element (no fill), found per
+  // axis by pad_source; along the row axis k the columns' sources are worked out once.
+  void copy_mapped(const Tensor& x, const PadPlan& p, int k, int64_t inner, int64_t rows,
+                   int64_t grain, KernelContext& ctx, float* dst) const {
+    const int64_t out_k = p.out[k];
+    std::vector<int64_t> cols(static_cast<size_t>(out_k));
+    for (int64_t c = 0; c < out_k; ++c)
+      cols[static_cast<size_t>(c)] = pad_source(mode_, c - p.before[k], x.shape()[k]);
+    const std::vector<int64_t> xs = strides_of(x.shape());
+    const float* src = x.data<float>();
+    const int64_t out_w = out_k * inner;
+    parallel_for(rows, ctx.threads(), grain, [&](int64_t b, int64_t e) {
+      for (int64_t row = b; row < e; ++row) {
+        int64_t rest = row, off = 0;
+        for (int d = k - 1; d >= 0; --d) {
+          off += pad_source(mode_, rest % p.out[d] - p.before[d], x.shape()[d]) * xs[d];
+          rest /= p.out[d];
+        }
+        float* o = dst + row * out_w;
+        for (int64_t c = 0; c < out_k;) {  // runs of consecutive source columns
+          int64_t end = c + 1;
+          while (end < out_k &&
+                 cols[static_cast<size_t>(end)] == cols[static_cast<size_t>(end - 1)] + 1)
+            ++end;
+          std::memcpy(o + c * inner, src + off + cols[static_cast<size_t>(c)] * inner,
+                      static_cast<size_t>((end - c) * inner) * sizeof(float));
+          c = end;
+        }
+      }
+    });
+  }
+
   PadAttrs attrs_;
+  PadMode mode_;
   RefFallback ref_;
 };
 
