@@ -22,7 +22,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: polyinfer serve --model-repository DIR [--http-port 8000] [--metrics-port 8002]\n"
     "         [--host 0.0.0.0] [--max-body-mb 64] [--max-queue 64] [--timeout-ms 0]\n"
-    "         [--repository-poll-secs 0]\n"
+    "         [--repository-poll-secs 0] [--http-threads 0] [--max-pending-connections 256]\n"
     "Serves the models of DIR (DIR/NAME/VERSION/model.onnx, optional DIR/NAME/config.json) on\n"
     "the Open Inference Protocol (KServe v2) over HTTP: /v2/health/{live,ready}, /v2,\n"
     "/v2/models/NAME[/versions/V][/ready|/infer], /v2/repository/{index,models/NAME/load,unload};\n"
@@ -34,7 +34,9 @@ constexpr const char* kUsage =
     "requests in flight, refuses new ones and exits 0. --repository-poll-secs N reloads a model "
     "whose folder changed, loads a new\n"
     "one and unloads a removed one every N seconds (0: only through the repository API).\n"
-    "docs/serve.md.\n";
+    "--http-threads serve connections (0: 8, or the hardware's threads where more); at most\n"
+    "--max-pending-connections accepted ones wait for a thread, the rest in the kernel's\n"
+    "backlog. docs/serve.md.\n";
 
 std::mutex log_mu;
 
@@ -54,10 +56,11 @@ void log_line(const std::string& json_text) {
 }  // namespace
 
 int cmd_serve(const std::vector<std::string>& argv) {
-  const Args args = parse_args(argv, {"help"},
-                               {"model-repository", "http-port", "metrics-port", "host",
-                                "max-body-mb", "max-queue", "timeout-ms", "repository-poll-secs"},
-                               "serve");
+  const Args args = parse_args(
+      argv, {"help"},
+      {"model-repository", "http-port", "metrics-port", "host", "max-body-mb", "max-queue",
+       "timeout-ms", "repository-poll-secs", "http-threads", "max-pending-connections"},
+      "serve");
   if (args.flag("help")) {
     std::cout << kUsage;
     return kExitOk;
@@ -71,6 +74,8 @@ int cmd_serve(const std::vector<std::string>& argv) {
   o.max_body_bytes = static_cast<size_t>(args.get_int("max-body-mb", 64, 1, 1 << 20)) << 20;
   o.max_queue = args.get_int("max-queue", 64, 0, 1 << 20);
   o.timeout_ms = args.get_int("timeout-ms", 0, 0, 1 << 30);
+  o.http_threads = args.get_int("http-threads", 0, 0, 4096);
+  o.max_pending_connections = args.get_int("max-pending-connections", 256, 1, 1 << 20);
 
   // The signals are taken by sigwait below, so every thread started from here on blocks them.
   sigset_t stop_signals;

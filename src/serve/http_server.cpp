@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "polyinfer/status.h"
+#include "serve/connection_pool.h"
 #include "serve/infer_json.h"
 
 namespace polyinfer::serve {
@@ -310,6 +311,14 @@ void HttpServer::start() {
     return port;
   };
   http_ = std::make_unique<httplib::Server>();
+  const size_t threads = options_.http_threads > 0
+                             ? static_cast<size_t>(options_.http_threads)
+                             : std::max<size_t>(8, std::thread::hardware_concurrency());
+  const size_t pending = static_cast<size_t>(std::max(1, options_.max_pending_connections));
+  http_->new_task_queue = [this, threads, pending] {
+    return new ConnectionPool(threads, pending, pending_);
+  };
+  metrics_.watch_pending(pending_);
   routes(*http_);
   http_port_ = bind(*http_, options_.http_port, "--http-port");
   if (options_.metrics_port != 0 && options_.metrics_port == options_.http_port) {

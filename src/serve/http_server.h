@@ -31,6 +31,11 @@ struct ServerOptions {
   // How long a request may wait for its turn, in ms (0: no limit); a request's own
   // parameters.timeout (microseconds, as Triton's) overrides it.
   int64_t timeout_ms = 0;
+  // Threads serving connections (0: 8, or the hardware's threads where more), and how many
+  // accepted connections may wait for one (serve/connection_pool.h); beyond that, clients wait
+  // in the kernel's backlog.
+  int http_threads = 0;
+  int max_pending_connections = 256;
 };
 
 class HttpServer {
@@ -69,6 +74,8 @@ class HttpServer {
   int http_port_ = 0, metrics_port_ = 0;
   std::atomic<bool> draining_{false};
   std::atomic<uint64_t> next_id_{1};
+  // Connections waiting for a thread (serve/connection_pool.h), read by /metrics.
+  std::shared_ptr<std::atomic<int64_t>> pending_ = std::make_shared<std::atomic<int64_t>>(0);
 };
 
 }  // namespace polyinfer::serve

@@ -99,6 +99,11 @@ void Metrics::batch(const std::string& model, const std::string& version, int64_
   series(model, version).batch.observe(static_cast<double>(items), kBatchSizes);
 }
 
+void Metrics::watch_pending(std::shared_ptr<const std::atomic<int64_t>> pending) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_ = std::move(pending);
+}
+
 void Metrics::in_flight(const std::string& model, const std::string& version, int delta) {
   std::lock_guard<std::mutex> lock(mu_);
   series(model, version).in_flight += delta;
@@ -151,6 +156,11 @@ std::string Metrics::prometheus() const {
   histogram("polyinfer_request_duration_seconds",
             "Time from a request's receipt to its reply, parsing and checks included.",
             [](const Series& s) -> const Histogram& { return s.total; });
+  if (pending_)
+    out << "# HELP polyinfer_http_pending_connections Accepted connections waiting for a "
+           "thread (--max-pending-connections bounds them).\n"
+           "# TYPE polyinfer_http_pending_connections gauge\n"
+        << "polyinfer_http_pending_connections " << pending_->load() << "\n";
   const hw::Sample m = sampler_.sample();
   const auto gauge = [&](const char* name, const char* help, double v) {
     if (v < 0) return;  // not exposed by this machine

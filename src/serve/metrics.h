@@ -7,8 +7,10 @@
 // power, where the machine exposes them. Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -29,6 +31,8 @@ class Metrics {
   void batch(const std::string& model, const std::string& version, int64_t items);
   // A request starts (+1) or ends (-1) running on (model, version).
   void in_flight(const std::string& model, const std::string& version, int delta);
+  // The count of accepted connections waiting for a thread, reported as a gauge.
+  void watch_pending(std::shared_ptr<const std::atomic<int64_t>> pending);
 
   // The exposition text, every family with its HELP and TYPE lines.
   std::string prometheus() const;
@@ -49,7 +53,9 @@ class Metrics {
 
   mutable std::mutex mu_;
   std::map<std::pair<std::string, std::string>, Series> series_;
-  mutable hw::Sampler sampler_;  // each scrape reads the machine (utilization since the last)
+  mutable hw::Sampler sampler_;
+  std::shared_ptr<const std::atomic<int64_t>>
+      pending_;  // each scrape reads the machine (utilization since the last)
 };
 
 }  // namespace polyinfer::serve

@@ -501,3 +501,41 @@ def test_the_kserve_sdk_client_works_unchanged(tmp_path):
         assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
     finally:
         assert s.stop() == 0, "".join(s.log)
+
+
+def test_connections_waiting_for_a_thread_are_bounded(tmp_path):
+    """Two HTTP threads, at most two accepted connections waiting for one: ten concurrent
+    requests on a slow model all succeed, and the pending gauge never passes the bound (the
+    rest wait in the kernel's backlog, not in the server's memory)."""
+    slow_model(tmp_path / "slow" / "1")
+    s = Server(tmp_path, "--http-threads", "2", "--max-pending-connections", "2")
+    body = {"inputs": [{"name": "x", "shape": [1, 512], "datatype": "FP32",
+                        "data": [0.01] * 512}]}
+    seen, done = [], threading.Event()
+
+    def watch():
+        while not done.is_set():
+            text = s.request("/metrics", base=s.metrics)[1]
+            for line in text.splitlines():
+                if line.startswith("polyinfer_http_pending_connections "):
+                    seen.append(int(line.split()[1]))
+
+    try:
+        results = [None] * 10
+
+        def send(i):
+            results[i] = s.request("/v2/models/slow/infer", body)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        done.set()
+        watcher.join()
+        assert [r[0] for r in results] == [200] * 10, results
+        assert seen and max(seen) <= 2, seen
+    finally:
+        assert s.stop() == 0, "".join(s.log)
