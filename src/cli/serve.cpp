@@ -3,6 +3,7 @@
 // requests in flight, refuses new ones and exits 0.
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <ctime>
@@ -13,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "serve/http_server.h"
+#include "serve/log_writer.h"
 #include "serve/metrics.h"
 #include "serve/model_repository.h"
 
@@ -38,20 +40,11 @@ constexpr const char* kUsage =
     "--max-pending-connections accepted ones wait for a thread, the rest in the kernel's\n"
     "backlog. docs/serve.md.\n";
 
-std::mutex log_mu;
+// Made by cmd_serve and kept until the process ends: its thread may be blocked on stdout then
+// (serve/log_writer.h).
+serve::LogWriter* log_writer = nullptr;
 
-void log_line(const std::string& json_text) {
-  // Each line gets a timestamp in front of the event's own fields.
-  const auto now = std::chrono::system_clock::now();
-  const double ts = std::chrono::duration<double>(now.time_since_epoch()).count();
-  const auto j = nlohmann::ordered_json::parse(json_text, nullptr, false);
-  nlohmann::ordered_json line = {{"ts", ts}};
-  if (j.is_object()) line.update(j);
-  else
-    line["message"] = json_text;
-  std::lock_guard<std::mutex> lock(log_mu);
-  std::cout << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
-}
+void log_line(const std::string& json_text) { log_writer->write(json_text); }
 
 }  // namespace
 
@@ -77,12 +70,14 @@ int cmd_serve(const std::vector<std::string>& argv) {
   o.http_threads = args.get_int("http-threads", 0, 0, 4096);
   o.max_pending_connections = args.get_int("max-pending-connections", 256, 1, 1 << 20);
 
-  // The signals are taken by sigwait below, so every thread started from here on blocks them.
+  // The signals are taken by sigwait below, so every thread started from here on blocks them
+  // (the log's writer too).
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  log_writer = new serve::LogWriter(std::cout);
 
   serve::ModelRepository repo(dir, log_line, static_cast<size_t>(o.max_queue));
   const int ready = repo.load_all();
@@ -112,6 +107,9 @@ int cmd_serve(const std::vector<std::string>& argv) {
           .dump());
   server.stop();
   log_line(R"({"event": "stopped"})");
+  // A stdout nobody reads must not hold the exit: the normal exit would flush std::cout into
+  // the full pipe and wait there for good.
+  if (!log_writer->flush(std::chrono::seconds(2))) _exit(kExitOk);
   return kExitOk;
 }
 

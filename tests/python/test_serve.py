@@ -24,7 +24,7 @@ DIGITS = os.path.join(ROOT, "examples", "digits", "digits_cnn.onnx")
 
 
 class Server:
-    def __init__(self, repo, *flags):
+    def __init__(self, repo, *flags, drain=True):
         self.proc = subprocess.Popen(
             [_tools.cli_path(), "serve", "--model-repository", str(repo), "--http-port", "0",
              "--metrics-port", "0", "--host", "127.0.0.1", *flags],
@@ -44,9 +44,10 @@ class Server:
             if event.get("event") == "listening":
                 self.http = f"http://127.0.0.1:{event['http_port']}"
                 self.metrics = f"http://127.0.0.1:{event['metrics_port']}"
-                # The log keeps being read: a full pipe would block the server's writes.
+                # The log keeps being read, unless a test wants the pipe to fill.
                 self.reader = threading.Thread(target=self._drain, daemon=True)
-                self.reader.start()
+                if drain:
+                    self.reader.start()
                 return
         self.proc.kill()
         raise AssertionError("the server did not start:\n" + "".join(self.log))
@@ -74,7 +75,8 @@ class Server:
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
         code = self.proc.wait(timeout=60)
-        self.reader.join(timeout=60)
+        if self.reader.is_alive():
+            self.reader.join(timeout=60)
         return code
 
 
@@ -539,3 +541,18 @@ def test_connections_waiting_for_a_thread_are_bounded(tmp_path):
         assert seen and max(seen) <= 2, seen
     finally:
         assert s.stop() == 0, "".join(s.log)
+
+
+def test_a_stdout_nobody_reads_stalls_no_request(tmp_path):
+    """Its log pipe left unread (64 KB fill in a few hundred lines), the server still answers
+    every request and exits 0 on SIGTERM: the log's own thread waits on the pipe, the requests
+    do not (src/serve/log_writer.h)."""
+    os.makedirs(tmp_path / "digits" / "1")
+    shutil.copy(DIGITS, tmp_path / "digits" / "1" / "model.onnx")
+    x = np.load(os.path.join(ROOT, "examples", "digits", "test_x.npy"))[:1]
+    s = Server(tmp_path, drain=False)
+    body = infer_body(x, id="x" * 200)  # long ids: long log lines
+    for i in range(1500):
+        status, out = s.request("/v2/models/digits/infer", body)
+        assert status == 200, (i, out)
+    assert s.stop() == 0
