@@ -9,7 +9,6 @@
 // tensors; outputs over kMaxElements that are also larger than the node's inputs (a Tile or
 // ConstantOfShape could otherwise blow up the model; same-size folds like Transpose of a weight
 // are kept); and nodes the reference kernels reject, which are left for the runtime to report.
-#include <set>
 
 #include "opt/graph_util.h"
 #include "opt/passes.h"
@@ -49,15 +48,14 @@ class ConstantFolding final : public Pass {
   int min_level() const override { return 1; }
 
   int run(ir::Graph& g) override {
-    static const std::set<std::string> kSkip = {
-        "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-        "Multinomial",  "Bernoulli",     "Dropout",          "DequantizeLinear"};
     const Uses u(g);
     std::vector<bool> dead(g.nodes.size(), false);
     int count = 0;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const ir::Node& n = g.nodes[i];
-      if (!n.domain.empty() || kSkip.count(n.op_type) || has_subgraph(n)) continue;
+      if (!n.domain.empty() || is_random_op(n) || n.op_type == "DequantizeLinear" ||
+          has_subgraph(n))
+        continue;
       if (const Tensor* v = constant_attr(n); v && !u.is_graph_output(n.outputs[0])) {
         g.initializers[n.outputs[0]] = *v;  // shares the attribute's storage
         g.value_types.erase(n.outputs[0]);

@@ -308,6 +308,13 @@ bool has_subgraph(const ir::Node& n) {
   return false;
 }
 
+bool is_random_op(const ir::Node& n) {
+  static const std::set<std::string> kRandom = {
+      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+      "Multinomial",  "Bernoulli",     "Dropout"};
+  return (n.domain.empty() || n.domain == "ai.onnx") && kRandom.count(n.op_type) > 0;
+}
+
 std::string other_input(const ir::Node& n, const std::string& v) {
   if (n.inputs.size() != 2) return "";
   return n.inputs[0] == v ? n.inputs[1] : n.inputs[0];

@@ -130,6 +130,9 @@ ir::Attribute make_ints(const std::vector<int64_t>& v);
 bool has_op(const ir::Graph& g, std::initializer_list<const char*> ops);
 // True when the node owns a subgraph (If, Loop, Scan, SequenceMap) or reads outer-scope values.
 bool has_subgraph(const ir::Node& n);
+// True for an operator whose outputs are a new draw on every run (the Random* family,
+// Multinomial, Bernoulli, and Dropout, whose mask may be): passes neither fold nor move them.
+bool is_random_op(const ir::Node& n);
 // For a binary node (Add, Mul, ...) with input `v`: the other input (inputs[1] when both are `v`).
 std::string other_input(const ir::Node& n, const std::string& v);
 

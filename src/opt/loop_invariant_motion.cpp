@@ -23,7 +23,6 @@
 // This pass rewrites the bodies of the graph's Loop nodes (the one pass that does: the others
 // leave bodies to optimize(), which takes them after the enclosing graph's rounds have settled).
 #include <algorithm>
-#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -82,11 +81,8 @@ bool defines(const ir::Graph& g, const std::string& name) {
 }
 
 bool movable_op(const ir::Node& n) {
-  static const std::set<std::string> kRandom = {
-      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-      "Multinomial",  "Bernoulli",     "Dropout"};
-  return (n.domain.empty() || n.domain == "ai.onnx") && !kRandom.count(n.op_type) &&
-         !has_subgraph(n) && !n.outputs.empty() && (!n.inputs.empty() || n.op_type == "Constant");
+  return (n.domain.empty() || n.domain == "ai.onnx") && !is_random_op(n) && !has_subgraph(n) &&
+         !n.outputs.empty() && (!n.inputs.empty() || n.op_type == "Constant");
 }
 
 class LoopInvariantMotion final : public Pass {
