@@ -107,14 +107,16 @@ void Batcher::work(Session& session) {
     if (queue_.empty()) return;  // stopping, nothing left
     // Wait for the oldest request's delay to pass, or for a full batch of its kind.
     const auto until = queue_.front().arrived + max_delay_;
+    // Another worker (an instance of its own) may take the waiting requests meanwhile.
     const auto ready = [&] {
-      if (stop_) return true;
+      if (stop_ || queue_.empty()) return true;
       int64_t n = 0;
       for (const auto& p : queue_)
         if (p.key == queue_.front().key) n += p.items;
       return n >= max_batch_;
     };
     wake_.wait_until(lock, until, ready);
+    if (queue_.empty()) continue;
     // Take the oldest request's kind, in arrival order, up to max_batch items; drop the ones
     // whose deadline passed.
     const auto now = Clock::now();

@@ -238,7 +238,9 @@ void HttpServer::routes(httplib::Server& s) {
       if (req.has_header("Inference-Header-Content-Length")) {
         const std::string h = req.get_header_value("Inference-Header-Content-Length");
         try {
-          header_length = std::stoll(h);
+          size_t used = 0;
+          header_length = std::stoll(h, &used);
+          if (used != h.size() || header_length < 0) throw std::invalid_argument(h);
         } catch (const std::exception&) {
           fail(ErrorCode::InvalidArgument, "Inference-Header-Content-Length '", h,
                "' is not a byte count");

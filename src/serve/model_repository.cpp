@@ -300,9 +300,10 @@ void ModelRepository::load(const std::string& name) {
   const fs::path folder = dir_ / name;
   PI_CHECK(fs::is_directory(folder), InvalidArgument, "the repository has no model '", name,
            "' (no folder ", folder.string(), ")");
+  const std::string sig = signature(folder);  // read before taking the lock requests take
   {
     std::lock_guard<std::mutex> lock(mu_);
-    seen_[name] = signature(folder);  // a folder that fails is not tried again until it changes
+    seen_[name] = sig;  // a folder that fails is not tried again until it changes
   }
   const ModelConfig config = ModelConfig::read(folder / "config.json");
   const std::vector<int64_t> want = wanted(config, versions_on_disk(folder));
@@ -370,12 +371,15 @@ int ModelRepository::poll() {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir_, ec))
     if (e.is_directory()) on_disk.insert(e.path().filename().string());
+  // The folders are read outside the lock that every request takes.
+  std::map<std::string, std::string> now;
+  for (const auto& n : on_disk) now[n] = signature(dir_ / n);
   std::vector<std::string> changed, gone;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& n : on_disk) {
+    for (const auto& [n, sig] : now) {
       auto it = seen_.find(n);
-      if (it == seen_.end() || it->second != signature(dir_ / n)) changed.push_back(n);
+      if (it == seen_.end() || it->second != sig) changed.push_back(n);
     }
     for (const auto& [n, m] : models_)
       if (!on_disk.count(n)) gone.push_back(n);

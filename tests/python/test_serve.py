@@ -140,6 +140,14 @@ def test_serve_infers_checks_versions_and_drains(repo):
                 (b"{not json", 400, "not JSON")]:
             status, err = s.request("/v2/models/digits/infer", body)
             assert status == status_want and words in err["error"], (status, err)
+        req = urllib.request.Request(s.http + "/v2/models/digits/infer",
+                                     data=json.dumps(infer_body(x)).encode(), method="POST",
+                                     headers={"Inference-Header-Content-Length": "-3"})
+        try:
+            urllib.request.urlopen(req, timeout=60)
+            raise AssertionError("a negative header length was taken")
+        except urllib.error.HTTPError as e:
+            assert e.code == 400 and "not a byte count" in json.loads(e.read())["error"]
         status, err = s.request("/v2/models/nope/infer", infer_body(x))
         assert status == 404 and "no model named 'nope'" in err["error"], err
         status, err = s.request("/v2/models/digits/versions/1/infer", infer_body(x))
@@ -176,7 +184,7 @@ def test_serve_infers_checks_versions_and_drains(repo):
         assert status == 200
         assert 'polyinfer_request_success_total{model="digits",version="2"} 2' in text
         assert 'polyinfer_request_success_total{model="digits",version="1"} 2' in text
-        assert 'polyinfer_request_failure_total{model="digits",version="2"} 7' in text
+        assert 'polyinfer_request_failure_total{model="digits",version="2"} 8' in text
         assert 'polyinfer_compute_duration_seconds_count{model="digits",version="2"} 2' in text
         assert 'model="nope"' not in text, "no series for names nobody loaded"
         assert "process_resident_memory_bytes" in text
@@ -339,8 +347,11 @@ def test_dynamic_batching_runs_requests_together(tmp_path):
 
     os.makedirs(tmp_path / "digits" / "1")
     shutil.copy(DIGITS, tmp_path / "digits" / "1" / "model.onnx")
+    # Two instances: two batcher workers wait on the one queue, and one takes what the other
+    # was waiting for.
     (tmp_path / "digits" / "config.json").write_text(json.dumps(
-        {"max_batch_size": 8, "dynamic_batching": {"max_queue_delay_us": 300000}}))
+        {"max_batch_size": 8, "dynamic_batching": {"max_queue_delay_us": 300000},
+         "instance_count": 2}))
     identity_model(tmp_path / "fixed" / "1", "half", TensorProto.FLOAT16, [1, 3])
     (tmp_path / "fixed" / "config.json").write_text(json.dumps({"max_batch_size": 4}))
     x = np.load(os.path.join(ROOT, "examples", "digits", "test_x.npy"))
