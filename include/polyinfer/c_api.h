@@ -28,8 +28,9 @@
  * releases, whose code is status.h's ErrorCode and whose message is the one the C++ API gives.
  * Handles are opaque; each *_create has a *_release that accepts NULL.
  *
- * Threads: a PiSession may be run from many threads at once (its runs take turns, each using
- * the session's intra-op threads); everything else about a handle is for one thread at a time.
+ * Threads: a PiSession may be run from many threads at once, each run using the session's
+ * intra-op threads; on the CPU the runs overlap node by node (polyinfer/session.h). Everything
+ * else about a handle is for one thread at a time.
  *
  * ABI: the shared library exports these functions with ELF symbol versions (c_api.map): the
  * ones of API version 1 as POLYINFER_1. A function, once exported, keeps its name, signature

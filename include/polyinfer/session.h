@@ -10,10 +10,12 @@
 //
 // Creating a session imports and checks the model, places every node on a provider (the first
 // listed provider that can run it), and creates each node's kernel once. run() may be called
-// from many threads at once: the runs of one session take turns, each on the session's intra-op
-// threads (for runs side by side, make a session per thread). Weights are shared, never copied
-// per run; intermediate buffers return to a per-session pool as soon as their last reader has
-// run.
+// from many threads at once, each run on the session's intra-op thread count. On the CPU the
+// runs overlap: each has its own values, and a node's kernel serves one run at a time, so
+// concurrent runs of one model pipeline through it node by node (a session per thread overlaps
+// fully, for the memory of its own packed weights). Sessions with a device provider (its one
+// queue) or graph capture take turns. Weights are shared, never copied per run; intermediate
+// buffers return to a per-session pool as soon as their last reader has run.
 #pragma once
 
 #include <map>

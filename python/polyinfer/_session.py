@@ -178,7 +178,8 @@ class InferenceSession:
     Every node runs on the first listed provider that can run it; ``placement`` says where each
     did. A listed provider that is not usable here is an error (ProviderUnavailable, naming why),
     except when the list uses ONNX Runtime's names, which ONNX Runtime skips: polyinfer skips it
-    too, and warns. Run from many threads at once: the runs take turns.
+    too, and warns. Run from many threads at once: on the CPU the runs overlap node by node,
+    each node's kernel serving one run at a time.
     """
 
     def __init__(self, path_or_bytes: Union[str, os.PathLike, bytes],

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,8 @@ struct PiSessionOptions {
 
 struct PiSession {
   polyinfer::Session session;
-  // Placement reads take turns with runs, which fill in what the first run learns.
-  mutable std::mutex mu;
+  // Runs hold it shared; placement reads exclusively, as first runs fill in what they learn.
+  mutable std::shared_mutex mu;
 };
 
 struct PiTensor {
@@ -276,7 +277,7 @@ PiStatus* pi_session_run(PiSession* session, const char* const* input_names,
     }
     std::vector<polyinfer::Value> all;
     {
-      std::lock_guard<std::mutex> lock(session->mu);
+      std::shared_lock<std::shared_mutex> lock(session->mu);
       all = session->session.run(feeds);
     }
     // Every result is checked before any slot is written, so that a failure sets none.
@@ -323,7 +324,7 @@ char* pi_session_placement_json(const PiSession* session) {
   try {
     std::string text;
     {
-      std::lock_guard<std::mutex> lock(session->mu);
+      std::unique_lock<std::shared_mutex> lock(session->mu);
       text = session->session.placement().to_json();
     }
     char* out = static_cast<char*>(std::malloc(text.size() + 1));

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <thread>
 
 #include "core/deferred.h"
@@ -35,8 +36,12 @@ struct Session::Impl {
   int level = 0;                     // the optimization level the graph was rewritten at
   Precision precision = Precision::Fp32;
   CreationTimes creation;
-  // Runs take turns: the executor keeps its slots from run to run (runtime/executor.h).
-  std::mutex run_mu;
+  // Runs hold it shared where they may overlap (runtime/executor.h: slots per run, a lock per
+  // node), exclusively where they take turns: a device provider's queue is one per session and
+  // a graph capture replays one recording. Profiles read the timings exclusively.
+  std::shared_mutex run_mu;
+  bool concurrent_runs = false;
+  std::mutex placement_mu;  // guards placement's updates after runs
 };
 
 namespace {
@@ -315,6 +320,11 @@ std::shared_ptr<Session::Impl> build(Model model, const SessionOptions& opts,
   impl->executor->set_profiling(opts.profile);
   impl->executor->set_capture(opts.capture_graph);
   impl->placement.capture = impl->executor->capture_status();
+  impl->concurrent_runs =
+      !opts.capture_graph && std::all_of(impl->rt->providers.begin(), impl->rt->providers.end(),
+                                         [](const std::shared_ptr<Provider>& p) {
+                                           return p->device().kind == DeviceKind::CPU;
+                                         });
   impl->creation.import_ms = import_ms;
   impl->creation.total_ms = ms_since(started);
   return impl;
@@ -431,7 +441,7 @@ void profile_rows(const Executor& ex, const RuntimeContext& rt,
                   const std::vector<double>& static_flops, const std::string& where,
                   std::vector<NodeProfile>& out) {
   // FLOPs from the shapes actually run when known; else from the model's static shapes.
-  const std::vector<double>& measured = ex.first_run_flops();
+  const std::vector<double> measured = ex.first_run_flops();
   for (size_t i = 0; i < ex.nodes().size(); ++i) {
     const PlacedNode& p = ex.nodes()[i];
     NodeProfile r;
@@ -466,7 +476,7 @@ void profile_rows(const Executor& ex, const RuntimeContext& rt,
 }  // namespace
 
 std::vector<NodeProfile> Session::profile() const {
-  std::lock_guard<std::mutex> lock(impl_->run_mu);
+  std::unique_lock<std::shared_mutex> lock(impl_->run_mu);
   std::vector<NodeProfile> out;
   out.reserve(impl_->executor->nodes().size());
   profile_rows(*impl_->executor, *impl_->rt, impl_->static_flops, "", out);
@@ -474,7 +484,7 @@ std::vector<NodeProfile> Session::profile() const {
 }
 
 void Session::reset_profile() {
-  std::lock_guard<std::mutex> lock(impl_->run_mu);
+  std::unique_lock<std::shared_mutex> lock(impl_->run_mu);
   impl_->executor->reset_timings();
 }
 
@@ -497,9 +507,13 @@ std::vector<Value> Session::run(const std::map<std::string, Value>& inputs) {
     check_input(spec, it->second);
     ordered.push_back(it->second);
   }
-  std::lock_guard<std::mutex> lock(impl_->run_mu);
+  std::shared_lock<std::shared_mutex> shared(impl_->run_mu, std::defer_lock);
+  std::unique_lock<std::shared_mutex> exclusive(impl_->run_mu, std::defer_lock);
+  if (impl_->concurrent_runs) shared.lock();
+  else
+    exclusive.lock();
   omp_set_num_threads(impl_->rt->threads);
-  const bool first = impl_->executor->first_run_flops().empty();
+  const bool first = !impl_->executor->measured();
   // The pools record the first run's allocations and replay them from a planned arena after.
   struct RunBracket {
     const std::vector<std::shared_ptr<MemoryPool>>& pools;
@@ -518,15 +532,23 @@ std::vector<Value> Session::run(const std::map<std::string, Value>& inputs) {
     // time (bench) is its work and not only its queueing.
     for (const auto& p : impl_->rt->providers) p->synchronize();
   }
-  impl_->placement.device_copies = impl_->executor->last_copies();
-  impl_->placement.capture = impl_->executor->capture_status();
-  if (first && impl_->placement.flops_basis.empty())
+  if (shared.owns_lock()) shared.unlock();
+  {
+    std::lock_guard<std::mutex> placement_lock(impl_->placement_mu);
+    if (impl_->placement.device_copies != impl_->executor->last_copies())
+      impl_->placement.device_copies = impl_->executor->last_copies();
+  }
+  if (exclusive.owns_lock()) impl_->placement.capture = impl_->executor->capture_status();
+  if (!first) return out;
+  // The first runs complete the placement: FLOP shares from their shapes, and the kernels that
+  // plan per input shape know their implementation once they have run. Kernels are read while
+  // none runs.
+  if (!exclusive.owns_lock()) exclusive.lock();
+  if (impl_->placement.flops_basis.empty() && impl_->executor->measured())
     fill_placement(*impl_->executor, *impl_->rt, impl_->executor->first_run_flops(), "first run",
                    &impl_->placement);
-  // Kernels that plan per input shape know their implementation once they have run.
-  if (first)
-    for (size_t i = 0; i < impl_->placement.nodes.size(); ++i)
-      impl_->placement.nodes[i].impl = impl_->executor->nodes()[i].kernel->impl();
+  for (size_t i = 0; i < impl_->placement.nodes.size(); ++i)
+    impl_->placement.nodes[i].impl = impl_->executor->nodes()[i].kernel->impl();
   return out;
 }
 

@@ -190,24 +190,46 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
     s.donor = k;
   }
 
-  // The slots a run reuses: constants bound now, for good.
-  values_.assign(num_slots_, Value());
   std::vector<bool> constant(num_slots_, false);
-  for (const auto& [sl, v] : constants_) {
-    values_[sl] = v;
-    constant[sl] = true;
-  }
+  for (const auto& [sl, v] : constants_) constant[sl] = true;
   for (int sl = 0; sl < num_slots_; ++sl)
     if (!constant[sl]) transient_.push_back(sl);
-  size_t max_in = 0, max_out = 0;
   for (const Step& s : steps_) {
-    max_in = std::max(max_in, s.in.size());
-    max_out = std::max(max_out, s.out.size());
+    max_in_ = std::max(max_in_, s.in.size());
+    max_out_ = std::max(max_out_, s.out.size());
   }
-  in_.reserve(max_in);
-  out_.reserve(max_out);
-  conv_.resize(max_in);
-  unused_.resize(max_out);
+  node_mu_ = std::make_unique<std::mutex[]>(nodes_.size());
+  release_state(acquire_state());  // the first run's, made now
+}
+
+std::unique_ptr<Executor::RunState> Executor::acquire_state() {
+  {
+    std::lock_guard<std::mutex> lock(states_mu_);
+    if (!idle_states_.empty()) {
+      std::unique_ptr<RunState> st = std::move(idle_states_.back());
+      idle_states_.pop_back();
+      return st;
+    }
+  }
+  // The slots a run reuses: constants bound now, for good.
+  auto st = std::make_unique<RunState>();
+  st->values.assign(num_slots_, Value());
+  for (const auto& [sl, v] : constants_) st->values[sl] = v;
+  st->in.reserve(max_in_);
+  st->out.reserve(max_out_);
+  st->conv.resize(max_in_);
+  st->unused.resize(max_out_);
+  return st;
+}
+
+void Executor::release_state(std::unique_ptr<RunState> state) {
+  std::lock_guard<std::mutex> lock(states_mu_);
+  idle_states_.push_back(std::move(state));
+}
+
+std::vector<double> Executor::first_run_flops() const {
+  std::lock_guard<std::mutex> lock(flops_mu_);
+  return run_flops_;
 }
 
 void Executor::set_profiling(bool on) {
@@ -253,23 +275,26 @@ std::vector<Value> Executor::run(const std::vector<Value>& inputs,
   }
   // Whatever happens, the slots hold only the constants once the run is over: the outputs go
   // to the caller, and nothing of this run stays alive until the next.
-  struct Clear {
+  struct Held {
     Executor& ex;
-    ~Clear() {
+    std::unique_ptr<RunState> st;
+    ~Held() {
       for (int sl : ex.transient_)
-        if (!ex.values_[sl].is_none()) ex.values_[sl] = Value();
+        if (!st->values[sl].is_none()) st->values[sl] = Value();
+      ex.release_state(std::move(st));
     }
-  } clear{*this};
-  for (size_t i = 0; i < inputs.size(); ++i) values_[input_slots_[i]] = inputs[i];
+  } held{*this, acquire_state()};
+  std::vector<Value>& values = held.st->values;
+  for (size_t i = 0; i < inputs.size(); ++i) values[input_slots_[i]] = inputs[i];
   for (const auto& [sl, name] : outer_) {
     auto it = scope.find(name);
     PI_CHECK(it != scope.end(), InvalidModel, "graph '", g.name, "' reads '", name,
              "' from an enclosing graph, which does not provide it");
-    values_[sl] = it->second;
+    values[sl] = it->second;
   }
-  run_nodes(values_, /*release=*/true);
-  last_signature_ = std::move(signature);
-  return outputs_of(values_);
+  run_nodes(*held.st, values, /*release=*/true);
+  if (capture_wanted_) last_signature_ = std::move(signature);
+  return outputs_of(values);
 }
 
 std::vector<Value> Executor::outputs_of(const std::vector<Value>& slots) const {
@@ -279,10 +304,23 @@ std::vector<Value> Executor::outputs_of(const std::vector<Value>& slots) const {
   return result;
 }
 
-void Executor::run_nodes(std::vector<Value>& slots, bool release) {
-  copies_ = 0;
-  const bool measure = run_flops_.empty() && !nodes_.empty();
+void Executor::run_nodes(RunState& scratch, std::vector<Value>& slots, bool release) {
+  int copies = 0;
+  // The first run to get here measures the FLOPs of its shapes.
+  const bool measure = !nodes_.empty() && !measuring_.load(std::memory_order_relaxed) &&
+                       !measuring_.exchange(true, std::memory_order_acq_rel);
   std::vector<double> flops;
+  // A measuring run that fails leaves the measurement to the next run.
+  struct Unclaim {
+    std::atomic<bool>* flag;
+    ~Unclaim() {
+      if (flag) flag->store(false, std::memory_order_release);
+    }
+  } unclaim{measure ? &measuring_ : nullptr};
+  std::vector<const Value*>& in_ = scratch.in;
+  std::vector<Value*>& out_ = scratch.out;
+  std::vector<Value>& conv_ = scratch.conv;
+  std::vector<Value>& unused_ = scratch.unused;
   static const std::map<std::string, Value> kNoScope;
   static const Value kNone;
   for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -305,7 +343,7 @@ void Executor::run_nodes(std::vector<Value>& slots, bool release) {
         in_.push_back(&s.device_in[k]);
       } else if (slots[sl].is_tensor() && slots[sl].tensor().device() != s.device) {
         conv_[k] = Value(slots[sl].tensor().to(s.device));
-        ++copies_;
+        ++copies;
         converted = true;
         in_.push_back(&conv_[k]);
       } else {
@@ -315,6 +353,7 @@ void Executor::run_nodes(std::vector<Value>& slots, bool release) {
     out_.clear();
     for (size_t k = 0; k < s.out.size(); ++k)
       out_.push_back(s.out[k] >= 0 ? &slots[s.out[k]] : &unused_[k]);
+    std::lock_guard<std::mutex> node_lock(node_mu_[i]);
     for (size_t k = 0; k < s.implicit.size(); ++k)
       s.scope[p.node->implicit_inputs[k]] = slots[s.implicit[k]];
     KernelContextImpl ctx(*p.node, in_, out_, s.implicit.empty() ? kNoScope : s.scope,
@@ -349,7 +388,13 @@ void Executor::run_nodes(std::vector<Value>& slots, bool release) {
     if (release)
       for (int sl : s.release) slots[sl] = Value();
   }
-  if (measure) run_flops_ = std::move(flops);
+  copies_.store(copies, std::memory_order_relaxed);
+  if (measure) {
+    std::lock_guard<std::mutex> lock(flops_mu_);
+    run_flops_ = std::move(flops);
+    measured_.store(true, std::memory_order_release);
+    unclaim.flag = nullptr;
+  }
 }
 
 void Executor::set_capture(bool on) {
@@ -430,9 +475,12 @@ bool Executor::capture_run(const std::vector<Value>& inputs, std::vector<Value>*
     return turn_off(std::string("recording could not start: ") + e.what());
   }
   if (!cap) return turn_off(provider.name() + " cannot record its work");
+  std::unique_ptr<RunState> scratch = acquire_state();
   try {
-    run_nodes(slots, /*release=*/false);
+    run_nodes(*scratch, slots, /*release=*/false);
+    release_state(std::move(scratch));
   } catch (const Error& e) {
+    release_state(std::move(scratch));
     // A kernel that waited for the device or copied from the host broke the recording, and
     // end() says so: capture goes off and the caller runs as usual. A recording that is still
     // whole means the error is the run's own (a bad input): it is the caller's.

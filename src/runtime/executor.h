@@ -3,12 +3,19 @@
 // Values live in numbered slots. Each slot's last reader is known from the graph, so the
 // executor drops a value as soon as that reader has run; its buffer returns to the session's
 // pool (runtime/memory_pool.h) and the next allocation of similar size reuses it.
+//
+// Runs may be concurrent (Session::run from many threads): each run has slots of its own (a
+// RunState, kept for the next run), and a node's kernel runs for one run at a time (a lock per
+// node), so kernels keep their per-shape plans and scratch without making them reentrant. Two
+// runs overlap on different nodes, as a pipeline does.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -65,10 +72,11 @@ class Executor final : public SubgraphRunner {
 
   const std::vector<PlacedNode>& nodes() const { return nodes_; }
   // Device copies the last run made at provider borders.
-  int last_copies() const { return copies_; }
+  int last_copies() const { return copies_.load(std::memory_order_relaxed); }
   // Estimated FLOPs of each node (runtime/cost.h) from the shapes of the first run; empty before
   // it. Dynamic models have no static estimate, so this is where their FLOP shares come from.
-  const std::vector<double>& first_run_flops() const { return run_flops_; }
+  std::vector<double> first_run_flops() const;
+  bool measured() const { return measured_.load(std::memory_order_acquire); }
 
   // Per-node timing of the kernels (not of the executor's bookkeeping around them), for
   // Session::profile(). Off by default; when off the only cost is one untaken branch per node.
@@ -79,7 +87,8 @@ class Executor final : public SubgraphRunner {
     int64_t total_ns = 0;
   };
   void set_profiling(bool on);
-  // One entry per node, in execution order; empty when profiling is off.
+  // One entry per node, in execution order; empty when profiling is off. Read it while no run is
+  // in flight (Session::profile() waits for them).
   const std::vector<NodeTiming>& timings() const { return timings_; }
   // Zeroes the timings (e.g. after warm-up runs).
   void reset_timings();
@@ -123,26 +132,40 @@ class Executor final : public SubgraphRunner {
     std::map<std::string, Value> scope;
   };
   std::vector<Step> steps_;
-  // The value slots of a run, kept from run to run so that constants are bound once: every other
-  // slot is None between runs (transient_ lists them). Inputs and outputs of the node running,
-  // by address into the slots (in_, out_), so that the executor copies no handle; conv_ holds
-  // the copies made at provider borders and unused_ the outputs the graph leaves unnamed.
-  std::vector<Value> values_;
+  // One run's own state. Its value slots are kept from run to run so that constants are bound
+  // once: every other slot is None between runs (transient_ lists them). Inputs and outputs of
+  // the node running, by address into the slots (in, out), so that the executor copies no
+  // handle; conv holds the copies made at provider borders and unused the outputs the graph
+  // leaves unnamed.
+  struct RunState {
+    std::vector<Value> values;
+    std::vector<const Value*> in;
+    std::vector<Value*> out;
+    std::vector<Value> conv, unused;
+  };
+  // A state for one run: an idle one, or a new one when every state is in a run. Back to the
+  // idle list with release_state (one per run that was ever concurrent, kept).
+  std::unique_ptr<RunState> acquire_state();
+  void release_state(std::unique_ptr<RunState> state);
+  std::mutex states_mu_;
+  std::vector<std::unique_ptr<RunState>> idle_states_;
   std::vector<int> transient_;
-  std::vector<const Value*> in_;
-  std::vector<Value*> out_;
-  std::vector<Value> conv_, unused_;
-  int copies_ = 0;
+  size_t max_in_ = 0, max_out_ = 0;
+  // One per node: held while its kernel runs (and its Step's scope is filled).
+  std::unique_ptr<std::mutex[]> node_mu_;
+  std::atomic<int> copies_{0};
+  mutable std::mutex flops_mu_;  // guards run_flops_
   std::vector<double> run_flops_;
+  std::atomic<bool> measured_{false}, measuring_{false};
   std::map<int, Shape> released_shapes_;  // slot → shape of a released initializer
   bool profiling_ = false;
   std::vector<NodeTiming> timings_;
 
   // Runs every node over `slots` (inputs, constants and outer values already bound), writing
-  // each node's outputs straight into their slots. Not reentrant (nor is run()). `release`
-  // drops each value after its last reader; a capture run keeps them all (the recording will
-  // write them again on every replay, so no one else may have their memory).
-  void run_nodes(std::vector<Value>& slots, bool release);
+  // each node's outputs straight into their slots; `scratch` holds the run's node views.
+  // `release` drops each value after its last reader; a capture run keeps them all (the
+  // recording will write them again on every replay, so no one else may have their memory).
+  void run_nodes(RunState& scratch, std::vector<Value>& slots, bool release);
   std::vector<Value> outputs_of(const std::vector<Value>& slots) const;
   // The capture run (true: `result` holds its outputs) or false when capture could not be made.
   bool capture_run(const std::vector<Value>& inputs, std::vector<Value>* result);

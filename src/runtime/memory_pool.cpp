@@ -18,7 +18,8 @@ MemoryPool::~MemoryPool() {
 void* MemoryPool::allocate(size_t bytes) {
   const size_t cls = size_class(bytes == 0 ? 1 : bytes);
   std::lock_guard<std::mutex> lock(mu_);
-  if (mode_ == Mode::Replaying && !diverged_) {
+  const bool owner = mode_ != Mode::Idle && std::this_thread::get_id() == owner_;
+  if (owner && mode_ == Mode::Replaying && !diverged_) {
     const size_t n = cursor_++;
     bool ok = n < events_.size() && events_[n].size == cls;
     if (ok && !events_[n].escaped) {
@@ -43,7 +44,7 @@ void* MemoryPool::allocate(size_t bytes) {
     if (!ok) diverged_ = true;
   }
   void* p = pool_allocate(cls);
-  if (mode_ == Mode::Recording) {
+  if (owner && mode_ == Mode::Recording) {
     recording_[p] = events_.size();
     events_.push_back({cls, clock_++, 0, false, 0});
   }
@@ -108,6 +109,9 @@ void MemoryPool::release_cached() {
 
 void MemoryPool::begin_run() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (run_held_) return;  // another run holds the arena
+  owner_ = std::this_thread::get_id();
+  run_held_ = true;
   cursor_ = 0;
   diverged_ = false;
   if (disabled_) {
@@ -124,6 +128,8 @@ void MemoryPool::begin_run() {
 
 void MemoryPool::end_run() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!run_held_ || std::this_thread::get_id() != owner_) return;
+  run_held_ = false;
   if (mode_ == Mode::Recording) {
     for (const auto& [p, e] : recording_) events_[e].escaped = true;
     recording_.clear();

@@ -13,12 +13,17 @@
 // size, and no overlap with an arena block still alive — and anything else is served by the
 // pool, so a run that differs (new shapes, a data-dependent branch) stays correct; a run that
 // differed is re-recorded.
+//
+// Concurrent runs: the arena serves one run at a time. The run that begins while no other holds
+// it records or replays (its thread's allocations); runs that begin meanwhile are served by the
+// caching pool, unrecorded, and leave the plan as it is.
 #pragma once
 
 #include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "polyinfer/tensor.h"
@@ -37,7 +42,8 @@ class MemoryPool final : public Allocator {
   // Returns every cached (free) buffer to the backing allocator.
   void release_cached();
 
-  // Bracket one top-level run (Session::run): the first is recorded, later ones replay the plan.
+  // Bracket one top-level run (Session::run), on the thread that runs it: the first is recorded,
+  // later ones replay the plan; a run that begins while another holds the arena takes the pool.
   void begin_run();
   void end_run();
 
@@ -66,6 +72,10 @@ class MemoryPool final : public Allocator {
   std::shared_ptr<Allocator> backing_;
   mutable std::mutex mu_;
   Mode mode_ = Mode::Idle;
+  // The thread of the run that holds the arena (mode_ is not Idle): only its allocations are
+  // recorded or replayed.
+  std::thread::id owner_;
+  bool run_held_ = false;  // a run is between begin_run and end_run (disabled_: mode_ is Idle)
   bool planned_ = false, diverged_ = false, disabled_ = false;
   std::vector<Event> events_;          // the recorded run's allocations, in order
   std::map<void*, size_t> recording_;  // live recorded buffer → its event
