@@ -65,10 +65,11 @@ int cmd_serve(const std::vector<std::string>& argv) {
   o.metrics_port = args.get_int("metrics-port", 8002, 0, 65535);
   o.host = args.get("host", "0.0.0.0");
   o.max_body_bytes = static_cast<size_t>(args.get_int("max-body-mb", 64, 1, 1 << 20)) << 20;
-  o.max_queue = args.get_int("max-queue", 64, 0, 1 << 20);
-  o.timeout_ms = args.get_int("timeout-ms", 0, 0, 1 << 30);
   o.http_threads = args.get_int("http-threads", 0, 0, 4096);
   o.max_pending_connections = args.get_int("max-pending-connections", 256, 1, 1 << 20);
+  serve::DispatchOptions d;
+  d.max_queue = args.get_int("max-queue", 64, 0, 1 << 20);
+  d.timeout_ms = args.get_int("timeout-ms", 0, 0, 1 << 30);
 
   // The signals are taken by sigwait below, so every thread started from here on blocks them
   // (the log's writer too).
@@ -79,10 +80,11 @@ int cmd_serve(const std::vector<std::string>& argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   log_writer = new serve::LogWriter(std::cout);
 
-  serve::ModelRepository repo(dir, log_line, static_cast<size_t>(o.max_queue));
+  serve::ModelRepository repo(dir, log_line, static_cast<size_t>(d.max_queue));
   const int ready = repo.load_all();
   serve::Metrics metrics;
-  serve::HttpServer server(repo, metrics, o, log_line);
+  serve::Dispatcher dispatch(repo, metrics, d, log_line);
+  serve::HttpServer server(repo, metrics, dispatch, o);
   server.start();
   log_line(nlohmann::json({{"event", "listening"},
                            {"host", o.host},

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <set>
 #include <type_traits>
 
 #include "polyinfer/status.h"
@@ -13,25 +12,6 @@ namespace polyinfer::serve {
 namespace {
 
 using nlohmann::json;
-
-struct Named {
-  DType dtype;
-  const char* name;
-  bool json;  // has a JSON form (FP16 and BF16 travel as bytes only)
-};
-constexpr Named kDatatypes[] = {{DType::Bool, "BOOL", true},      {DType::UInt8, "UINT8", true},
-                                {DType::UInt16, "UINT16", true},  {DType::UInt32, "UINT32", true},
-                                {DType::UInt64, "UINT64", true},  {DType::Int8, "INT8", true},
-                                {DType::Int16, "INT16", true},    {DType::Int32, "INT32", true},
-                                {DType::Int64, "INT64", true},    {DType::Float16, "FP16", false},
-                                {DType::BFloat16, "BF16", false}, {DType::Float32, "FP32", true},
-                                {DType::Float64, "FP64", true},   {DType::String, "BYTES", true}};
-
-bool has_json_form(DType d) {
-  for (const auto& n : kDatatypes)
-    if (n.dtype == d) return n.json;
-  return false;
-}
 
 // The inputs' binary data after the JSON header, taken in input order.
 struct Blob {
@@ -45,32 +25,6 @@ struct Blob {
     return p;
   }
 };
-
-// Tensor `t` (shape and dtype set) filled from `n` bytes at `p`: raw elements, or for strings
-// each a 4-byte little-endian length and its bytes.
-void fill_binary(Tensor& t, const char* p, size_t n, const std::string& input) {
-  if (t.dtype() != DType::String) {
-    PI_CHECK(n == t.nbytes(), ShapeMismatch, "input '", input, "': binary_data_size ", n,
-             " bytes for ", t.describe(), " (", t.nbytes(), " bytes)");
-    if (n) std::memcpy(t.raw_data(), p, n);
-    return;
-  }
-  auto* out = t.data<std::string>();
-  size_t at = 0;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    PI_CHECK(n - at >= 4, ShapeMismatch, "input '", input, "': binary data ends before element ", i,
-             "'s length");
-    uint32_t len = 0;
-    std::memcpy(&len, p + at, 4);  // little-endian, as x86 and arm64 hold it
-    at += 4;
-    PI_CHECK(n - at >= len, ShapeMismatch, "input '", input, "': element ", i, "'s ", len,
-             " bytes run past the binary data");
-    out[i].assign(p + at, len);
-    at += len;
-  }
-  PI_CHECK(at == n, ShapeMismatch, "input '", input, "': ", n - at,
-           " bytes of binary data left after its ", t.numel(), " elements");
-}
 
 std::string list_names(const std::vector<ValueSpec>& specs) {
   std::string s;
@@ -131,21 +85,7 @@ Tensor tensor_from_json(const json& in, const ValueSpec& spec, Blob& blob) {
   PI_CHECK(in.contains("datatype") && in["datatype"].is_string(), InvalidArgument, "input '", name,
            "' has no \"datatype\"");
   const std::string datatype = in["datatype"].get<std::string>();
-  const std::optional<std::string> want = datatype_name(spec.dtype);
-  PI_CHECK(want, InvalidArgument, "input '", name, "' is ", spec.type,
-           ", which the protocol's JSON tensors cannot carry");
-  PI_CHECK(datatype == *want, InvalidArgument, "input '", name, "' is ", datatype,
-           " but the model takes ", *want, " (", spec.type, ")");
-  if (spec.has_shape) {
-    PI_CHECK(shape.size() == spec.shape.size(), ShapeMismatch, "input '", name, "' has shape ",
-             shape_str(shape), " but the model takes rank ", spec.shape.size(), " (", spec.type,
-             ")");
-    for (size_t i = 0; i < shape.size(); ++i)
-      PI_CHECK(spec.shape[i] < 0 || spec.shape[i] == shape[i], ShapeMismatch, "input '", name,
-               "' has shape ", shape_str(shape), " but the model takes ", spec.type, " (dimension ",
-               i, " must be ", spec.shape[i], ")");
-  }
-  Tensor t = Tensor::empty(spec.dtype, shape);
+  Tensor t = checked_tensor(spec, datatype, shape);
   if (in.contains("parameters") && in["parameters"].is_object() &&
       in["parameters"].contains("binary_data_size")) {
     const json& size = in["parameters"]["binary_data_size"];
@@ -154,7 +94,7 @@ Tensor tensor_from_json(const json& in, const ValueSpec& spec, Blob& blob) {
     PI_CHECK(!in.contains("data"), InvalidArgument, "input '", name,
              "' gives both \"data\" and binary_data_size; give one");
     const size_t n = size.get<size_t>();
-    fill_binary(t, blob.take(n, name), n, name);
+    fill_raw(t, blob.take(n, name), n, name);
     return t;
   }
   PI_CHECK(has_json_form(spec.dtype), InvalidArgument, "input '", name, "' is ", datatype,
@@ -227,18 +167,6 @@ json data_of(const Tensor& t) {
 
 }  // namespace
 
-std::optional<std::string> datatype_name(DType d) {
-  for (const auto& n : kDatatypes)
-    if (n.dtype == d) return std::string(n.name);
-  return std::nullopt;
-}
-
-std::optional<DType> datatype_of(const std::string& name) {
-  for (const auto& n : kDatatypes)
-    if (name == n.name) return n.dtype;
-  return std::nullopt;
-}
-
 json tensor_metadata(const ValueSpec& spec) {
   json shape = json::array();
   for (int64_t d : spec.shape) shape.push_back(d < 0 ? -1 : d);
@@ -274,37 +202,19 @@ InferRequest parse_infer_request(const std::string& body, int64_t header_length,
     PI_CHECK(in.is_object() && in.contains("name") && in["name"].is_string(), InvalidArgument,
              "each of \"inputs\" needs a \"name\"");
     const std::string name = in["name"].get<std::string>();
-    const ValueSpec* spec = nullptr;
-    for (const auto& s : inputs)
-      if (s.name == name) spec = &s;
-    PI_CHECK(spec, InvalidArgument, "the model has no input named '", name,
-             "'; its inputs are: ", list_names(inputs));
-    PI_CHECK(!r.inputs.count(name), InvalidArgument, "input '", name, "' is given twice");
-    PI_CHECK(spec->kind == "tensor" || spec->kind == "optional", InvalidArgument, "input '", name,
-             "' is ", spec->type, ": the protocol carries tensors only");
-    Tensor t = tensor_from_json(in, *spec, blob);
+    Tensor t = tensor_from_json(in, new_input(r, inputs, name), blob);
     r.input_bytes += t.nbytes();
     r.inputs.emplace(name, Value(std::move(t)));
   }
-  for (const auto& s : inputs)
-    PI_CHECK(r.inputs.count(s.name) || s.kind == "optional", InvalidArgument, "input '", s.name,
-             "' (", s.type, ") is missing; the model takes: ", list_names(inputs));
+  check_complete(r, inputs);
   if (req.contains("outputs")) {
     PI_CHECK(req["outputs"].is_array(), InvalidArgument, "\"outputs\" must be an array");
-    std::set<std::string> seen;
     for (const auto& o : req["outputs"]) {
       PI_CHECK(o.is_object() && o.contains("name") && o["name"].is_string(), InvalidArgument,
                "each of \"outputs\" needs a \"name\"");
-      const std::string name = o["name"].get<std::string>();
-      bool known = false;
-      for (const auto& s : outputs) known = known || s.name == name;
-      PI_CHECK(known, InvalidArgument, "the model has no output named '", name,
-               "'; its outputs are: ", list_names(outputs));
-      if (!seen.insert(name).second) continue;
-      r.outputs.push_back(name);
-      if (o.contains("parameters") && o["parameters"].is_object() &&
-          o["parameters"].value("binary_data", false))
-        r.binary_outputs.push_back(name);
+      add_output(r, outputs, o["name"].get<std::string>(),
+                 o.contains("parameters") && o["parameters"].is_object() &&
+                     o["parameters"].value("binary_data", false));
     }
   }
   if (req.contains("parameters") && req["parameters"].is_object()) {
@@ -344,16 +254,7 @@ InferReply infer_response(const std::string& model, const std::string& version,
       o["data"] = data_of(t);
     } else {
       const size_t before = reply.binary.size();
-      if (t.dtype() == DType::String) {
-        const auto* p = t.data<std::string>();
-        for (int64_t k = 0; k < t.numel(); ++k) {
-          const uint32_t len = static_cast<uint32_t>(p[k].size());
-          reply.binary.append(reinterpret_cast<const char*>(&len), 4);
-          reply.binary.append(p[k]);
-        }
-      } else {
-        reply.binary.append(static_cast<const char*>(t.raw_data()), t.nbytes());
-      }
+      append_raw(t, &reply.binary);
       o["parameters"] = {{"binary_data_size", reply.binary.size() - before}};
     }
     out.push_back(std::move(o));

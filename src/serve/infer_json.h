@@ -18,29 +18,13 @@
 #include <nlohmann/json.hpp>
 
 #include "polyinfer/session.h"
+#include "serve/infer_request.h"
 
 namespace polyinfer::serve {
-
-// "FP32" for Float32, ...; nullopt for a dtype the protocol has no name for.
-std::optional<std::string> datatype_name(DType d);
-// The dtype a protocol datatype names; nullopt for an unknown name.
-std::optional<DType> datatype_of(const std::string& name);
 
 // A model input or output as the protocol's metadata gives it: {"name", "datatype", "shape"}
 // with -1 for a dynamic dimension.
 nlohmann::json tensor_metadata(const ValueSpec& spec);
-
-struct InferRequest {
-  std::string id;                       // echoed in the response ("" when not given)
-  std::map<std::string, Value> inputs;  // by the model's input names
-  std::vector<std::string> outputs;     // requested outputs; empty: all of them
-  // Outputs to return as bytes: those whose parameters.binary_data is true, or all of them
-  // with the request's parameters.binary_data_output.
-  std::vector<std::string> binary_outputs;
-  bool all_binary = false;
-  size_t input_bytes = 0;  // the inputs' tensor bytes (for limits and metrics)
-  int64_t timeout_us = 0;  // parameters.timeout: the longest wait for its turn (0: the server's)
-};
 
 // Parses and checks a request body for a model with `inputs` and `outputs`: every input the
 // model needs is there once, with the model's datatype, a shape of its rank whose fixed
