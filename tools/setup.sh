@@ -21,6 +21,7 @@ packages=(
   opencl-c-headers ocl-icd-libopencl1 pocl-opencl-icd   # OpenCL headers, ICD loader, PoCL
   nlohmann-json3-dev                              # reading plan's target catalog and caches
   libcpp-httplib-dev                              # polyinfer serve: HTTP (KServe v2)
+  libgrpc++-dev protobuf-compiler-grpc            # polyinfer serve: gRPC (KServe v2)
   libre2-dev                                      # RegexFullMatch
   libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev   # ImageDecoder
 )

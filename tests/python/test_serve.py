@@ -27,7 +27,7 @@ class Server:
     def __init__(self, repo, *flags, drain=True):
         self.proc = subprocess.Popen(
             [_tools.cli_path(), "serve", "--model-repository", str(repo), "--http-port", "0",
-             "--metrics-port", "0", "--host", "127.0.0.1", *flags],
+             "--metrics-port", "0", "--grpc-port", "0", "--host", "127.0.0.1", *flags],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env=_tools._cli_environment())
         self.log = []
@@ -44,6 +44,7 @@ class Server:
             if event.get("event") == "listening":
                 self.http = f"http://127.0.0.1:{event['http_port']}"
                 self.metrics = f"http://127.0.0.1:{event['metrics_port']}"
+                self.grpc = f"127.0.0.1:{event.get('grpc_port')}"
                 # The log keeps being read, unless a test wants the pipe to fill.
                 self.reader = threading.Thread(target=self._drain, daemon=True)
                 if drain:
@@ -220,7 +221,8 @@ def identity_model(path, name, elem, shape):
 
 def test_tritonclient_works_unchanged(repo, tmp_path):
     """tritonclient's HTTP client with its defaults (binary tensors in and out), JSON tensors,
-    BYTES and FP16, its errors and the repository calls (tests/python/serve_tritonclient.py)."""
+    BYTES and FP16, its errors and the repository calls (tests/python/serve_tritonclient.py);
+    its gRPC client the same over gRPC (serve_tritonclient_grpc.py)."""
     from onnx import TensorProto
 
     client_python = os.path.join(ROOT, ".venv-serve", "bin", "python")
@@ -237,12 +239,13 @@ def test_tritonclient_works_unchanged(repo, tmp_path):
     s = Server(repo)
     try:
         env = {k: v for k, v in _tools._cli_environment().items() if k != "PYTHONPATH"}
-        r = subprocess.run([client_python, os.path.join(os.path.dirname(__file__),
-                                                        "serve_tritonclient.py"),
-                            s.http.replace("http://", ""), str(tmp_path / "x.npy"),
-                            str(tmp_path / "want.npy")],
-                           capture_output=True, text=True, timeout=300, env=env)
-        assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+        for script, url in [("serve_tritonclient.py", s.http.replace("http://", "")),
+                            ("serve_tritonclient_grpc.py", s.grpc)]:
+            r = subprocess.run([client_python, os.path.join(os.path.dirname(__file__), script),
+                                url, str(tmp_path / "x.npy"), str(tmp_path / "want.npy")],
+                               capture_output=True, text=True, timeout=300, env=env)
+            assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (script, r.stdout +
+                                                                           r.stderr)
     finally:
         assert s.stop() == 0, "".join(s.log)
 
