@@ -20,6 +20,10 @@ step "python venv (tools/requirements.txt)"
 # `polyinfer serve`'s client tests run tritonclient from a venv of its own (its ml_dtypes pin).
 POLYINFER_VENV="$root/.venv-serve" \
   POLYINFER_REQUIREMENTS="$root/tests/python/requirements-serve.txt" "$root/tools/pyenv.sh"
+# The Ray Data example (examples/python/ray_classify.py) runs from a venv of its own too: Ray's
+# pyarrow, pandas and protobuf are pinned by none of the others.
+POLYINFER_VENV="$root/.venv-ray" \
+  POLYINFER_REQUIREMENTS="$root/examples/python/requirements-ray.txt" "$root/tools/pyenv.sh"
 
 # One clang build serves the tests and the fuzzers: the library carries libFuzzer's coverage
 # instrumentation beside the sanitizers, so CI compiles it once instead of once per compiler.
