@@ -27,7 +27,8 @@ Run with Debian's Python (python3-torch, python3-torchvision):
 
 --batch N writes the same models with a static batch of N as NAME_bN.onnx (the GPU check's
 throughput runs, tools/gpu_check.sh) and leaves them out of the manifest, so bench/run.sh's
-table keeps to batch 1.
+table keeps to batch 1; --dynamic-batch writes them with a named first dimension as
+NAME_dyn.onnx (bench/serve_bench.py's dynamic batching), also outside the manifest.
 """
 
 import argparse
@@ -60,7 +61,7 @@ class EncoderLayer(nn.Module):
 
     def __init__(self, batch, seq, hidden, heads, ffn):
         super().__init__()
-        self.shape = (batch, seq, heads, hidden // heads)
+        self.shape = (batch, seq, heads, hidden // heads)  # batch -1: any
         self.hidden = hidden
         self.q = nn.Linear(hidden, hidden)
         self.k = nn.Linear(hidden, hidden)
@@ -95,17 +96,20 @@ class Encoder(nn.Module):
         return x
 
 
-def export_bert(out_dir, seed, opset=17, batch=1):
+def export_bert(out_dir, seed, opset=17, batch=1, dynamic=False):
     torch.manual_seed(seed)
-    model = Encoder(batch=batch).eval()
+    model = Encoder(batch=-1 if dynamic else batch).eval()
     x = torch.randn(batch, 128, 768, generator=torch.Generator().manual_seed(seed))
     with torch.no_grad():
         y = model(x)
     name = "bert_base" if batch == 1 else f"bert_base_b{batch}"
+    if dynamic:
+        name += "_dyn"
     path = os.path.join(out_dir, f"{name}.onnx")
     t0 = time.time()
+    axes = {"input": {0: "N"}, "output": {0: "N"}} if dynamic else None
     torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"],
-                      output_names=["output"], do_constant_folding=True)
+                      output_names=["output"], do_constant_folding=True, dynamic_axes=axes)
     np.save(os.path.join(out_dir, f"{name}.input.npy"), x.numpy().astype(np.float32))
     np.save(os.path.join(out_dir, f"{name}.torch.npy"), y.numpy().astype(np.float32))
     mb = os.path.getsize(path) / 2**20
@@ -123,6 +127,8 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--batch", type=int, default=1,
                     help="static batch size; other than 1: NAME_bN.onnx, not in the manifest")
+    ap.add_argument("--dynamic-batch", action="store_true",
+                    help="a named first dimension: NAME_dyn.onnx, not in the manifest")
     args = ap.parse_args()
 
     os.makedirs(args.out, exist_ok=True)
@@ -130,12 +136,14 @@ def main():
     entries = []
     for name in args.models:
         if name == "bert_base":
-            entries.append(export_bert(args.out, args.seed, batch=args.batch))
+            entries.append(export_bert(args.out, args.seed, batch=args.batch,
+                                       dynamic=args.dynamic_batch))
         else:
-            e = export_torchvision.export(name, args.out, args.seed, 13, 224, args.batch)
+            e = export_torchvision.export(name, args.out, args.seed, 13, 224, args.batch,
+                                          args.dynamic_batch)
             e["opset"] = 13
             entries.append(e)
-    if args.batch != 1:
+    if args.batch != 1 or args.dynamic_batch:
         return
     # Keep entries of models exported earlier and not redone now.
     manifest_path = os.path.join(args.out, "manifest.json")

@@ -31,9 +31,9 @@ DEFAULT_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "squeezenet1_0", "shuf
                   "densenet121"]
 
 
-def export(name, out_dir, seed, opset, size, batch=1):
-    """Writes NAME.onnx (NAME_b<batch>.onnx for a batch other than 1) with its seeded input and
-    PyTorch's output."""
+def export(name, out_dir, seed, opset, size, batch=1, dynamic=False):
+    """Writes NAME.onnx (NAME_b<batch>.onnx for a batch other than 1; NAME_dyn.onnx, its first
+    dimension a named one "N", when dynamic) with its seeded input and PyTorch's output."""
     ctor = getattr(torchvision.models, name, None)
     if ctor is None:
         sys.exit(f"export_torchvision: error: torchvision {torchvision.__version__} has no model "
@@ -45,10 +45,13 @@ def export(name, out_dir, seed, opset, size, batch=1):
         y = model(x)
     if batch != 1:
         name = f"{name}_b{batch}"
+    if dynamic:
+        name = f"{name}_dyn"
     path = os.path.join(out_dir, f"{name}.onnx")
     t0 = time.time()
+    axes = {"input": {0: "N"}, "output": {0: "N"}} if dynamic else None
     torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"],
-                      output_names=["output"], do_constant_folding=True)
+                      output_names=["output"], do_constant_folding=True, dynamic_axes=axes)
     np.save(os.path.join(out_dir, f"{name}.input.npy"), x.numpy().astype(np.float32))
     np.save(os.path.join(out_dir, f"{name}.torch.npy"), y.numpy().astype(np.float32))
     mb = os.path.getsize(path) / 2**20
