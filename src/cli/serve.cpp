@@ -39,9 +39,10 @@ constexpr const char* kUsage =
     "requests in flight, refuses new ones and exits 0. --repository-poll-secs N reloads a model "
     "whose folder changed, loads a new\n"
     "one and unloads a removed one every N seconds (0: only through the repository API).\n"
-    "--http-threads serve connections (0: 8, or the hardware's threads where more); at most\n"
+    "--http-threads serve connections (0: 64, one per keep-alive connection); at most\n"
     "--max-pending-connections accepted ones wait for a thread, the rest in the kernel's\n"
-    "backlog; --grpc-threads serve gRPC calls (0: as --http-threads). docs/serve.md.\n";
+    "backlog; --grpc-threads serve gRPC calls (0: 64; a call beyond them is refused).\n"
+    "docs/serve.md.\n";
 
 // Made by cmd_serve and kept until the process ends: its thread may be blocked on stdout then
 // (serve/log_writer.h).

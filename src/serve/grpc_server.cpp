@@ -4,7 +4,6 @@
 #include <grpcpp/resource_quota.h>
 
 #include <algorithm>
-#include <thread>
 
 #include "grpc_service.grpc.pb.h"
 #include "polyinfer/status.h"
@@ -240,9 +239,7 @@ void GrpcServer::start() {
   builder.SetMaxReceiveMessageSize(
       static_cast<int>(std::min<size_t>(options_.max_message_bytes, INT32_MAX)));
   builder.SetMaxSendMessageSize(-1);
-  const int threads = options_.threads > 0
-                          ? options_.threads
-                          : static_cast<int>(std::max(8u, std::thread::hardware_concurrency()));
+  const int threads = options_.threads > 0 ? options_.threads : 64;
   grpc::ResourceQuota quota("polyinfer-serve");
   quota.SetMaxThreads(threads);
   builder.SetResourceQuota(quota);

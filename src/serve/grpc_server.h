@@ -23,7 +23,11 @@ struct GrpcOptions {
   std::string host = "0.0.0.0";
   int port = 8001;                              // 0: a free port of the system's choosing (tests)
   size_t max_message_bytes = size_t{64} << 20;  // a request's, as --max-body-mb
-  int threads = 0;  // most threads serving calls (0: 8, or the hardware's threads where more)
+  // Most threads serving calls at once (0: 64); a call beyond them is refused with
+  // RESOURCE_EXHAUSTED. A sync call holds its thread while it waits for its turn, so fewer
+  // threads than clients refuse calls the queue (--max-queue) would have taken: at 8, 16
+  // clients saw 13472 refusals in 10 s.
+  int threads = 0;
 };
 
 class GrpcServer {

@@ -172,20 +172,24 @@ void HttpServer::start() {
     return port;
   };
   http_ = std::make_unique<httplib::Server>();
-  const size_t threads = options_.http_threads > 0
-                             ? static_cast<size_t>(options_.http_threads)
-                             : std::max<size_t>(8, std::thread::hardware_concurrency());
+  const size_t threads =
+      options_.http_threads > 0 ? static_cast<size_t>(options_.http_threads) : kDefaultThreads;
   const size_t pending = static_cast<size_t>(std::max(1, options_.max_pending_connections));
   http_->new_task_queue = [this, threads, pending] {
     return new ConnectionPool(threads, pending, pending_);
   };
   metrics_.watch_pending(pending_);
+  // A reply's header and body go out as written: with Nagle's algorithm a client that answers
+  // the first segment with a delayed ACK held each reply for 40 ms (tritonclient's HTTP client:
+  // ResNet-50 at concurrency 1, p50 80 ms over HTTP against 41 ms over gRPC).
+  http_->set_tcp_nodelay(true);
   routes(*http_);
   http_port_ = bind(*http_, options_.http_port, "--http-port");
   if (options_.metrics_port != 0 && options_.metrics_port == options_.http_port) {
     metrics_port_ = http_port_;
   } else {
     metrics_http_ = std::make_unique<httplib::Server>();
+    metrics_http_->set_tcp_nodelay(true);
     metrics_http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(metrics_.prometheus(), "text/plain; version=0.0.4");
     });

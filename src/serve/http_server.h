@@ -26,15 +26,20 @@ struct ServerOptions {
   int http_port = 8000;     // 0: a free port of the system's choosing (tests)
   int metrics_port = 8002;  // the same as http_port: /metrics on that server
   size_t max_body_bytes = size_t{64} << 20;
-  // Threads serving connections (0: 8, or the hardware's threads where more), and how many
-  // accepted connections may wait for one (serve/connection_pool.h); beyond that, clients wait
-  // in the kernel's backlog.
+  // Threads serving connections (0: kDefaultThreads), and how many accepted connections may
+  // wait for one (serve/connection_pool.h); beyond that, clients wait in the kernel's backlog.
   int http_threads = 0;
   int max_pending_connections = 256;
 };
 
 class HttpServer {
  public:
+  // A thread serves one keep-alive connection for as long as it lasts, so clients beyond the
+  // threads wait for a whole connection to end, not for a request: 16 tritonclient clients on 8
+  // threads had p99 2.1 s at p50 0.35 s (ResNet-50). Threads mostly sleep; 64 cover the
+  // concurrency the queue bound (--max-queue 64) lets wait.
+  static constexpr size_t kDefaultThreads = 64;
+
   // Requests go through `dispatch`, which the gRPC server may share.
   HttpServer(ModelRepository& repo, Metrics& metrics, Dispatcher& dispatch, ServerOptions options);
   ~HttpServer();
