@@ -50,7 +50,8 @@ TEST(ConvOnednnActivation, SiluAndSigmoidAfterThePrimitive) {
 }
 
 // The stem convolution (src/providers/cpu/fast/conv_stem.cpp): windows of up to 3x3 over at most
-// 4 input channels and more than 16 outputs, on the AVX-512 tile: a panel and a masked part of
+// 4 input channels and more than 16 outputs (any count on a map of 64 pixels or fewer), on the
+// AVX-512 tile: a panel and a masked part of
 // one, pixel tiles of uneven rows, asymmetric padding (rows and columns of zeros on either
 // side), strides that skip the last columns, several images split between threads mid-image,
 // a residual written in place and the activations; what it leaves to oneDNN.
@@ -115,6 +116,30 @@ TEST(ConvStem, TakesThreeByThreeStemsAndMatches) {
                              true,
                              false,
                              "Silu",
+                             {}},
+                        Case{"digits_m16_on_8x8",
+                             {1, 8, 8, 1},
+                             16,
+                             3,
+                             3,
+                             {},
+                             {1, 1, 1, 1},
+                             {},
+                             true,
+                             false,
+                             "Relu",
+                             {}},
+                        Case{"m8_on_7x6_two_images",
+                             {2, 7, 6, 2},
+                             8,
+                             3,
+                             3,
+                             {},
+                             {1, 1, 1, 1},
+                             {},
+                             true,
+                             true,
+                             "",
                              {}},
                         Case{"skipped_columns",
                              {1, 8, 10, 3},

@@ -268,8 +268,10 @@ TEST(ConvWinogradSelection, TakesOnly3x3Stride1) {
   const Case k3{"k3", {1, 8, 8, 64}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}};
   EXPECT_EQ(conv_impl(k3), test::gemm_tiles().back().impl("winograd"));
   // Fewer than 64 input channels: oneDNN's direct convolution where it runs AVX-512, unless
-  // forced on.
-  const Case c56{"c56", {1, 8, 8, 56}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}};
+  // forced on or the map is 64 pixels or fewer (there oneDNN's cost a call decides).
+  const Case c56{"c56", {1, 9, 9, 56}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}};
+  const Case c56_8x8{"c56_8x8", {1, 8, 8, 56}, 16, 3, 3, {}, {1, 1, 1, 1}, {}, true, false, "", {}};
+  EXPECT_EQ(conv_impl(c56_8x8), test::gemm_tiles().back().impl("winograd"));
   const std::string few = conv_impl(c56);
   if (cpu::onednn::avx512_kernels()) {
     EXPECT_EQ(few.rfind("onednn:", 0), 0u) << few;

@@ -45,6 +45,13 @@ ConvShape tall(int64_t m, int64_t c, int64_t k) {
   return s;
 }
 
+// `s` over a feature map of `pixels` (8x8 by default): small enough that oneDNN's cost a call
+// decides (choice_tables.cpp: kSmallMapPixels).
+ConvShape small_map(ConvShape s, int64_t pixels = 64) {
+  s.pixels = pixels;
+  return s;
+}
+
 std::string first(const ConvShape& s, const CpuFeatures& cpu, const CpuProviderOptions& o = {}) {
   const cpu::ChoiceTable* t = cpu::choice_table("ai.polyinfer", "NhwcFusedConv");
   EXPECT_NE(t, nullptr);
@@ -85,6 +92,11 @@ TEST(CpuChoice, NhwcFusedConvTablePinsRepresentativeShapes) {
       {"2 in, 8 out per group", conv(32, 2, 3, 1, 4), "grouped", "grouped", "onednn_conv"},
       {"64 per group", conv(128, 64, 3, 1, 2), "onednn_conv", "onednn_conv", "onednn_conv"},
       {"Keras Conv1D 5x1 256->512", tall(512, 256, 5), "onednn_conv", "im2col", "onednn_conv"},
+      {"digits 3x3 1->16 on 8x8", small_map(conv(16, 1, 3)), "stem", "onednn_conv", "onednn_conv"},
+      {"digits 3x3 16->32 on 8x8", small_map(conv(32, 16, 3)), "winograd", "winograd",
+       "onednn_conv"},
+      {"3x3 16->32 on 9x9", small_map(conv(32, 16, 3), 81), "onednn_conv", "winograd",
+       "onednn_conv"},
   };
   for (const Pin& p : pins) {
     SCOPED_TRACE(p.what);

@@ -39,6 +39,8 @@ std::optional<ConvShape> read_conv(const KernelInfo& info) {
   c.unpadded = !pads || all_equal(pads->ints, 0);
   const ir::TypeInfo* x = info.input_type(0);
   c.one_pixel = x && x->has_shape && x->dims.size() == 4 && x->dims[1] == 1 && x->dims[2] == 1;
+  if (x && x->has_shape && x->dims.size() == 4 && x->dims[1] > 0 && x->dims[2] > 0)
+    c.pixels = x->dims[1] * x->dims[2];
   return c;
 }
 

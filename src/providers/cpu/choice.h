@@ -44,6 +44,7 @@ struct ConvShape {
   int64_t stride = 1;  // the common stride of both axes; 0 where they differ
   bool undilated = true, unpadded = true;
   bool one_pixel = false;  // X is known to be [N, 1, 1, C]
+  int64_t pixels = 0;      // X's H x W where static (0: not known)
   bool unit_strides() const { return stride == 1; }
   int64_t taps() const { return kh * kw; }
 };

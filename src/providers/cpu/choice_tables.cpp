@@ -11,16 +11,22 @@ namespace polyinfer::cpu {
 namespace {
 
 constexpr const char* kNotConv = "not a convolution with constant 4-D weights";
+// A feature map this small (8x8) runs in a few microseconds, about what a oneDNN primitive costs
+// a call beyond its sums: there polyinfer's own kernels win where oneDNN's wins on larger maps.
+constexpr int64_t kSmallMapPixels = 64;
 
 // ---- NhwcFusedConv ----
 
-// 1-4 input channels (an image's RGB), 2-9 taps, more than 16 outputs (half a zmm panel and
-// less stays oneDNN's), group 1, undilated.
+// 1-4 input channels (an image's RGB), 2-9 taps, group 1, undilated; more than 16 outputs
+// except on small maps (16 or fewer fill half a zmm panel: oneDNN's elsewhere).
 const char* stem_can(const ChoiceFacts& f) {
   if (!f.conv) return kNotConv;
   const ConvShape& c = *f.conv;
-  if (c.group != 1 || c.c > 4 || c.taps() < 2 || c.taps() > 9 || c.m <= 16 || !c.undilated)
-    return "not a stem";
+  if (c.group != 1 || c.c > 4 || c.taps() < 2 || c.taps() > 9 || !c.undilated) return "not a stem";
+  // Up to 16 outputs fill half the tile's 32 columns; oneDNN's call costs more only on a small
+  // map (the digits CNN's 1 -> 16 on 8x8: 3 us on brgconv).
+  if (c.m <= 16 && !(c.pixels > 0 && c.pixels <= kSmallMapPixels))
+    return "16 outputs or fewer on a map over 64 pixels";
   return nullptr;
 }
 
@@ -69,10 +75,15 @@ const char* winograd_can(const ChoiceFacts& f) {
 }
 
 // Fewer than 64 input channels: the transforms weigh more against a short sum, and oneDNN's
-// AVX-512 direct convolution wins (onednn.h: kWinogradMinChannels).
+// AVX-512 direct convolution wins (onednn.h: kWinogradMinChannels) -- except on maps of 64
+// pixels or fewer, where oneDNN's few microseconds a call outweigh its faster sums (the digits
+// CNN's 16 -> 32 on 8x8: 7 us on brgconv, less on Winograd).
 const char* winograd_prefer(const ChoiceFacts& f) {
-  if (f.conv->c < onednn::kWinogradMinChannels && f.cpu.onednn_avx512)
-    return "fewer than 64 input channels, where oneDNN's AVX-512 direct convolution is faster";
+  const ConvShape& c = *f.conv;
+  if (c.c < onednn::kWinogradMinChannels && f.cpu.onednn_avx512 &&
+      !(c.pixels > 0 && c.pixels <= kSmallMapPixels))
+    return "fewer than 64 input channels on a map over 64 pixels, where oneDNN's AVX-512 direct "
+           "convolution is faster";
   return nullptr;
 }
 
