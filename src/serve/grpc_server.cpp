@@ -202,25 +202,25 @@ class GrpcServer::Service final : public inference::GRPCInferenceService::Servic
   grpc::Status RepositoryModelLoad(grpc::ServerContext*,
                                    const inference::RepositoryModelLoadRequest* req,
                                    inference::RepositoryModelLoadResponse*) override {
-    try {
-      repo_.load(req->model_name());
-    } catch (const Error& e) {
-      return status_of_error(e);
-    }
-    return grpc::Status::OK;
+    return repository_call([&] { repo_.load(req->model_name()); });
   }
   grpc::Status RepositoryModelUnload(grpc::ServerContext*,
                                      const inference::RepositoryModelUnloadRequest* req,
                                      inference::RepositoryModelUnloadResponse*) override {
+    return repository_call([&] { repo_.unload(req->model_name()); });
+  }
+
+ private:
+  // A load or unload, its error (a refused version, an unknown model) as the call's status.
+  template <class F> static grpc::Status repository_call(F&& call) {
     try {
-      repo_.unload(req->model_name());
+      call();
     } catch (const Error& e) {
       return status_of_error(e);
     }
     return grpc::Status::OK;
   }
 
- private:
   ModelRepository& repo_;
   Dispatcher& dispatch_;
 };
