@@ -42,6 +42,8 @@ find "$root/examples" "$root/tests" -name '*.npy' -size -64k 2>/dev/null | while
 cp "$root"/tests/data/fuzz/model_* "$corpus/model/" 2>/dev/null
 mkdir -p "$corpus/infer_request"
 cp "$root"/tests/data/fuzz/infer_request_* "$corpus/infer_request/"
+mkdir -p "$corpus/grpc_request"
+cp "$root"/tests/data/fuzz/grpc_request_* "$corpus/grpc_request/"
 mkdir -p "$corpus/image"
 cp "$root"/tests/data/images/*.{bmp,jpg,jp2,j2k,png,ppm,tif,webp} "$corpus/image/"
 set -o pipefail
