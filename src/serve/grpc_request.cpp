@@ -90,15 +90,11 @@ void fill_infer_response(const std::string& model, const std::string& version,
   res->set_model_version(version);
   res->set_id(id);
   for (size_t i = 0; i < names.size() && i < values.size(); ++i) {
-    PI_CHECK(values[i].is_tensor(), InvalidArgument, "output '", names[i], "' is ",
-             values[i].describe(), ": the protocol carries tensors only");
-    const Tensor t = values[i].tensor().to(Device::cpu());
-    const auto dt = datatype_name(t.dtype());
-    PI_CHECK(dt, InvalidArgument, "output '", names[i], "' is ", t.describe(),
-             ", which the protocol cannot carry");
+    std::string dt;
+    const Tensor t = output_tensor(names[i], values[i], &dt);
     auto* out = res->add_outputs();
     out->set_name(names[i]);
-    out->set_datatype(*dt);
+    out->set_datatype(dt);
     for (int64_t d : t.shape()) out->add_shape(d);
     append_raw(t, res->add_raw_output_contents());
   }

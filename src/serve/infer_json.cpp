@@ -238,15 +238,11 @@ InferReply infer_response(const std::string& model, const std::string& version,
   InferReply reply;
   json out = json::array();
   for (size_t i = 0; i < names.size() && i < values.size(); ++i) {
-    PI_CHECK(values[i].is_tensor(), InvalidArgument, "output '", names[i], "' is ",
-             values[i].describe(), ": the protocol carries tensors only");
-    const Tensor t = values[i].tensor().to(Device::cpu());
-    const auto dt = datatype_name(t.dtype());
-    PI_CHECK(dt, InvalidArgument, "output '", names[i], "' is ", t.describe(),
-             ", which the protocol cannot carry");
+    std::string dt;
+    const Tensor t = output_tensor(names[i], values[i], &dt);
     json shape = json::array();
     for (int64_t d : t.shape()) shape.push_back(d);
-    json o = {{"name", names[i]}, {"datatype", *dt}, {"shape", shape}};
+    json o = {{"name", names[i]}, {"datatype", dt}, {"shape", shape}};
     const bool binary = request.all_binary || !has_json_form(t.dtype()) ||
                         std::find(request.binary_outputs.begin(), request.binary_outputs.end(),
                                   names[i]) != request.binary_outputs.end();

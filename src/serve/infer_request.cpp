@@ -107,6 +107,17 @@ void fill_raw(Tensor& t, const char* p, size_t n, const std::string& input) {
            " bytes of binary data left after its ", t.numel(), " elements");
 }
 
+Tensor output_tensor(const std::string& name, const Value& value, std::string* datatype) {
+  PI_CHECK(value.is_tensor(), InvalidArgument, "output '", name, "' is ", value.describe(),
+           ": the protocol carries tensors only");
+  Tensor t = value.tensor().to(Device::cpu());
+  const auto dt = datatype_name(t.dtype());
+  PI_CHECK(dt, InvalidArgument, "output '", name, "' is ", t.describe(),
+           ", which the protocol cannot carry");
+  *datatype = *dt;
+  return t;
+}
+
 void append_raw(const Tensor& t, std::string* out) {
   if (t.dtype() != DType::String) {
     out->append(static_cast<const char*>(t.raw_data()), t.nbytes());

@@ -45,6 +45,9 @@ Tensor checked_tensor(const ValueSpec& spec, const std::string& datatype, const 
 // Fills `t` (dtype and shape set) from the `n` raw bytes at `p`; ShapeMismatch when the count
 // is not what its shape holds.
 void fill_raw(Tensor& t, const char* p, size_t n, const std::string& input);
+// Output `name`'s value as a host tensor the protocol can carry, its datatype name in
+// `datatype`; InvalidArgument for a sequence, a map or a dtype without a protocol name.
+Tensor output_tensor(const std::string& name, const Value& value, std::string* datatype);
 // Appends `t`'s raw bytes to `out`.
 void append_raw(const Tensor& t, std::string* out);
 // Adds output `name` to those `r` asks for (throws InvalidArgument for one the model lacks; a

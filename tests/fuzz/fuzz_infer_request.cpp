@@ -8,27 +8,11 @@
 #include <vector>
 
 #include "serve/infer_json.h"
-
-namespace {
-
-polyinfer::ValueSpec spec(const char* name, polyinfer::DType dtype, polyinfer::Shape shape) {
-  polyinfer::ValueSpec s;
-  s.name = name;
-  s.dtype = dtype;
-  s.shape = shape;
-  s.has_shape = true;
-  s.type = name;
-  return s;
-}
-
-}  // namespace
+#include "serve_fuzz_model.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using polyinfer::DType;
-  static const std::vector<polyinfer::ValueSpec> inputs = {
-      spec("x", DType::Float32, {-1, 3}), spec("ids", DType::Int64, {2}),
-      spec("s", DType::String, {-1}), spec("h", DType::Float16, {1, 2})};
-  static const std::vector<polyinfer::ValueSpec> outputs = {spec("y", DType::Float32, {-1, 3})};
+  const auto& inputs = polyinfer::fuzz::serve_inputs();
+  const auto& outputs = polyinfer::fuzz::serve_outputs();
   if (size < 2) return 0;
   // The first two bytes: the Inference-Header-Content-Length (0xFFFF: none, all JSON).
   const int v = data[0] | (data[1] << 8);
