@@ -41,7 +41,7 @@ struct Session::Impl {
   // a graph capture replays one recording. Profiles read the timings exclusively.
   std::shared_mutex run_mu;
   bool concurrent_runs = false;
-  std::mutex placement_mu;  // guards placement's updates after runs
+  std::mutex placement_mu;  // held by every update of placement after creation
 };
 
 namespace {
@@ -532,18 +532,19 @@ std::vector<Value> Session::run(const std::map<std::string, Value>& inputs) {
     // time (bench) is its work and not only its queueing.
     for (const auto& p : impl_->rt->providers) p->synchronize();
   }
-  if (shared.owns_lock()) shared.unlock();
   {
     std::lock_guard<std::mutex> placement_lock(impl_->placement_mu);
     if (impl_->placement.device_copies != impl_->executor->last_copies())
       impl_->placement.device_copies = impl_->executor->last_copies();
+    if (exclusive.owns_lock()) impl_->placement.capture = impl_->executor->capture_status();
   }
-  if (exclusive.owns_lock()) impl_->placement.capture = impl_->executor->capture_status();
   if (!first) return out;
   // The first runs complete the placement: FLOP shares from their shapes, and the kernels that
   // plan per input shape know their implementation once they have run. Kernels are read while
   // none runs.
+  if (shared.owns_lock()) shared.unlock();
   if (!exclusive.owns_lock()) exclusive.lock();
+  std::lock_guard<std::mutex> placement_lock(impl_->placement_mu);
   if (impl_->placement.flops_basis.empty() && impl_->executor->measured())
     fill_placement(*impl_->executor, *impl_->rt, impl_->executor->first_run_flops(), "first run",
                    &impl_->placement);

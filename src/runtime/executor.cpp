@@ -199,6 +199,7 @@ Executor::Executor(std::shared_ptr<const ir::Graph> graph, std::shared_ptr<const
     max_out_ = std::max(max_out_, s.out.size());
   }
   node_mu_ = std::make_unique<std::mutex[]>(nodes_.size());
+  measured_ = nodes_.empty();      // nothing to measure: no run needs to be the first
   release_state(acquire_state());  // the first run's, made now
 }
 

@@ -155,6 +155,10 @@ void Dispatcher::infer(const std::string& model, const std::string& version, con
       if (!busy.empty()) fail_with(503, busy);
     } catch (const Error& e) {
       fail_with(status_of(e.code()), e.what());
+    } catch (const std::exception& e) {
+      // Not ours to expect (a library's exception): a 500 that says so, and the in-flight
+      // gauge and the log still see the request end.
+      fail_with(500, std::string("internal: ") + e.what() + " (please report this)");
     }
   }
   if (o.status == 200) {
@@ -162,6 +166,8 @@ void Dispatcher::infer(const std::string& model, const std::string& version, con
       answer(o);
     } catch (const Error& e) {
       fail_with(status_of(e.code()), e.what());
+    } catch (const std::exception& e) {
+      fail_with(500, std::string("internal: ") + e.what() + " (please report this)");
     }
   }
   if (o.status != 200) answer(o);

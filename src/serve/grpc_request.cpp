@@ -1,5 +1,7 @@
 #include "serve/grpc_request.h"
 
+#include <cstdint>
+
 #include "polyinfer/status.h"
 
 namespace polyinfer::serve {
@@ -76,7 +78,8 @@ InferRequest parse_grpc_infer_request(const inference::ModelInferRequest& req,
   for (const auto& o : req.outputs()) add_output(r, outputs, o.name(), false);
   if (auto it = req.parameters().find("timeout"); it != req.parameters().end()) {
     const auto& p = it->second;
-    const bool ok = (p.has_int64_param() && p.int64_param() >= 0) || p.has_uint64_param();
+    const bool ok = (p.has_int64_param() && p.int64_param() >= 0) ||
+                    (p.has_uint64_param() && p.uint64_param() <= uint64_t(INT64_MAX));
     PI_CHECK(ok, InvalidArgument, "parameters.timeout must be microseconds, a whole number >= 0");
     r.timeout_us = p.has_int64_param() ? p.int64_param() : static_cast<int64_t>(p.uint64_param());
   }
