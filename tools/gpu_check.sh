@@ -28,7 +28,8 @@
 #                on cpu; and, when
 #                the machine has the Vulkan headers and glslang and `providers` shows vulkan
 #                usable (the NVIDIA driver's ICD), `bench --providers vulkan` at fp32 and at
-#                --precision fp16 (issue 6's GPU benchmark)
+#                --precision fp16 (issue 6's GPU benchmark); likewise `--providers opencl`
+#                when `providers` shows opencl usable on a GPU (the NVIDIA driver's OpenCL ICD)
 #   int8         resnet50 and mobilenet_v2 quantized (`quantize --per-channel`): run on
 #                cuda,cpu against cpu, `bench` on cuda (and with --capture-graph) and on cpu
 #   batch 32     NAME_b32.onnx when present (bench/export_models.py --batch 32): `bench` on
@@ -85,9 +86,15 @@ echo "env: see env.log" >>"$summary"
 vulkan=OFF
 if [ -f /usr/include/vulkan/vulkan.h ] && command -v glslangValidator >/dev/null; then vulkan=ON; fi
 echo "vulkan provider in the build: $vulkan" | tee -a "$summary"
+# The OpenCL provider where its headers are (it opens libOpenCL itself; NVIDIA's driver ships an
+# OpenCL ICD, so the same GPU runs it too).
+opencl=OFF
+if [ -f /usr/include/CL/cl.h ]; then opencl=ON; fi
+echo "opencl provider in the build: $opencl" | tee -a "$summary"
 [ "${GPU_CHECK_NO_CONFIGURE:-0}" = 1 ] ||
   step configure 180 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DPOLYINFER_WERROR=ON -DPOLYINFER_CUDA=ON -DPOLYINFER_BENCH=OFF -DPOLYINFER_VULKAN=$vulkan ||
+    -DPOLYINFER_WERROR=ON -DPOLYINFER_CUDA=ON -DPOLYINFER_BENCH=OFF -DPOLYINFER_VULKAN=$vulkan \
+    -DPOLYINFER_OPENCL=$opencl ||
   { echo "configure failed: see $out/configure.log"; exit 1; }
 step build 330 ninja -C "$build" -j"$jobs" polyinfer_cli polyinfer_cuda unit_tests ||
   { echo "build failed: see $out/build.log"; exit 1; }
@@ -203,6 +210,11 @@ for m in resnet50 mobilenet_v2 bert_base; do
   if grep -q '✓ vulkan' "$out/providers.log"; then
     step "bench_${m}_vulkan" 120 "$pi" bench "$f" --providers vulkan --duration 5 --json
     step "bench_${m}_vulkan_fp16" 120 "$pi" bench "$f" --providers vulkan --precision fp16 \
+      --duration 5 --json
+  fi
+  if grep -q '✓ opencl.*(gpu)' "$out/providers.log"; then
+    step "bench_${m}_opencl" 120 "$pi" bench "$f" --providers opencl --duration 5 --json
+    step "bench_${m}_opencl_fp16" 120 "$pi" bench "$f" --providers opencl --precision fp16 \
       --duration 5 --json
   fi
 done

@@ -19,6 +19,8 @@ packages=(
   glslang-tools                                   # glslangValidator: Vulkan shaders to SPIR-V at
                                                   # build time
   opencl-c-headers ocl-icd-libopencl1 pocl-opencl-icd   # OpenCL headers, ICD loader, PoCL
+  python3-torch python3-torchvision               # bench/export_models.py: the models the device
+                                                  # providers' tests run (ctest device_models)
   nlohmann-json3-dev                              # reading plan's target catalog and caches
   libcpp-httplib-dev                              # polyinfer serve: HTTP (KServe v2)
   libgrpc++-dev protobuf-compiler-grpc            # polyinfer serve: gRPC (KServe v2)

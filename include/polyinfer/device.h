@@ -9,7 +9,7 @@
 
 namespace polyinfer {
 
-enum class DeviceKind { CPU, CUDA, Vulkan, Custom };
+enum class DeviceKind { CPU, CUDA, Vulkan, Custom, OpenCL };
 
 struct Device {
   DeviceKind kind = DeviceKind::CPU;
@@ -17,7 +17,7 @@ struct Device {
 
   static Device cpu() { return {DeviceKind::CPU, 0}; }
   bool is_cpu() const { return kind == DeviceKind::CPU; }
-  // "cpu", "cuda:0", "vulkan:0", "custom:3".
+  // "cpu", "cuda:0", "vulkan:0", "opencl:0", "custom:3".
   std::string str() const;
   // Parses str()'s form; "cuda" means "cuda:0". Throws InvalidArgument on anything else.
   static Device parse(const std::string& text);

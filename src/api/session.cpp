@@ -91,7 +91,8 @@ int physical_cores() {
 // provider that is not built in, or not usable, is named in the note with the reason (the hw
 // probes' text, the same `doctor` prints), so the choice is never silent. Vulkan whose only
 // devices are software ones on the CPU (llvmpipe) is usable but not an accelerator: auto leaves
-// it out and says so (`--providers vulkan,cpu` still uses it).
+// it out and says so (`--providers vulkan,cpu` still uses it); so is OpenCL whose only devices
+// are CPUs (PoCL).
 std::vector<std::string> resolve_auto(std::string* note) {
   const std::vector<std::string> built = provider_names();
   auto is_built = [&](const std::string& n) {
@@ -100,7 +101,7 @@ std::vector<std::string> resolve_auto(std::string* note) {
   std::vector<std::string> chosen;
   std::string why;
   auto add_reason = [&](const std::string& text) { why += (why.empty() ? "" : "; ") + text; };
-  for (const std::string name : {"cuda", "vulkan"}) {
+  for (const std::string name : {"cuda", "vulkan", "opencl"}) {
     if (is_built(name)) {
       const ProviderStatus st = create_provider(name)->probe();
       if (!st.usable) {
@@ -116,13 +117,24 @@ std::vector<std::string> resolve_auto(std::string* note) {
           continue;
         }
       }
+      if (name == "opencl") {
+        const hw::OpenClInfo cl = hw::probe_opencl(hw::system_loader());
+        const bool accelerator =
+            std::any_of(cl.devices.begin(), cl.devices.end(),
+                        [](const hw::OpenClDevice& d) { return d.type != "cpu"; });
+        if (!accelerator) {
+          add_reason("opencl left out: " + hw::check_opencl_stack(cl).detail);
+          continue;
+        }
+      }
       chosen.push_back(name);
       continue;
     }
     const hw::StackCheck stack =
         name == "cuda"
             ? hw::check_cuda_stack(hw::probe_nvidia(hw::system_files(), hw::system_loader()))
-            : hw::check_vulkan_stack(hw::probe_vulkan(hw::system_loader()));
+        : name == "vulkan" ? hw::check_vulkan_stack(hw::probe_vulkan(hw::system_loader()))
+                           : hw::check_opencl_stack(hw::probe_opencl(hw::system_loader()));
     add_reason(name + " not in this build" +
                (stack.usable ? " (" + stack.detail + " is here)" : ""));
   }

@@ -12,6 +12,7 @@ std::string Device::str() const {
     case DeviceKind::CPU: return "cpu";
     case DeviceKind::CUDA: return "cuda:" + std::to_string(index);
     case DeviceKind::Vulkan: return "vulkan:" + std::to_string(index);
+    case DeviceKind::OpenCL: return "opencl:" + std::to_string(index);
     case DeviceKind::Custom: return "custom:" + std::to_string(index);
   }
   return "unknown";
@@ -32,8 +33,10 @@ Device Device::parse(const std::string& text) {
   if (kind == "cpu") return {DeviceKind::CPU, index};
   if (kind == "cuda") return {DeviceKind::CUDA, index};
   if (kind == "vulkan") return {DeviceKind::Vulkan, index};
+  if (kind == "opencl") return {DeviceKind::OpenCL, index};
   if (kind == "custom") return {DeviceKind::Custom, index};
-  fail(ErrorCode::InvalidArgument, "unknown device '", text, "'; use cpu, cuda:N or vulkan:N");
+  fail(ErrorCode::InvalidArgument, "unknown device '", text,
+       "'; use cpu, cuda:N, vulkan:N or opencl:N");
 }
 
 }  // namespace polyinfer

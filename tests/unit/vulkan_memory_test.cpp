@@ -11,7 +11,7 @@
 #include "model_builder.h"
 #include "oracle.h"
 #include "polyinfer/session.h"
-#include "providers/vulkan/suballocator.h"
+#include "runtime/suballocator.h"
 #include "vulkan_util.h"
 
 namespace polyinfer {
@@ -22,8 +22,8 @@ struct FakeBlocks {
   std::vector<size_t> created;  // sizes, in order
   std::set<uintptr_t> live;
   uintptr_t next = uintptr_t{1} << 32;
-  vulkan::SubAllocator make(size_t block, size_t max_block) {
-    return vulkan::SubAllocator(
+  SubAllocator make(size_t block, size_t max_block) {
+    return SubAllocator(
         block, max_block, 256,
         [this](size_t size) {
           created.push_back(size);
@@ -38,7 +38,7 @@ struct FakeBlocks {
 
 TEST(VulkanSubAllocator, SmallAllocationsShareABlockAligned) {
   FakeBlocks fb;
-  vulkan::SubAllocator a = fb.make(1 << 20, 1 << 30);
+  SubAllocator a = fb.make(1 << 20, 1 << 30);
   std::set<uintptr_t> seen;
   for (int i = 0; i < 1000; ++i) {
     const uintptr_t p = a.allocate(100 + static_cast<size_t>(i % 7));
@@ -58,7 +58,7 @@ TEST(VulkanSubAllocator, SmallAllocationsShareABlockAligned) {
 
 TEST(VulkanSubAllocator, FreedRangesMergeAndAreReused) {
   FakeBlocks fb;
-  vulkan::SubAllocator a = fb.make(1 << 20, 1 << 30);
+  SubAllocator a = fb.make(1 << 20, 1 << 30);
   const uintptr_t p0 = a.allocate(256), p1 = a.allocate(300), p2 = a.allocate(256);
   EXPECT_EQ(p1, p0 + 256);
   EXPECT_EQ(p2, p0 + 768);  // 300 rounds up to 512
@@ -81,7 +81,7 @@ TEST(VulkanSubAllocator, FreedRangesMergeAndAreReused) {
 
 TEST(VulkanSubAllocator, LargeRequestsGetTheirOwnBlockUpToTheBindingLimit) {
   FakeBlocks fb;
-  vulkan::SubAllocator a = fb.make(1 << 20, (8 << 20) + 100);
+  SubAllocator a = fb.make(1 << 20, (8 << 20) + 100);
   const uintptr_t small = a.allocate(1000);
   const uintptr_t big = a.allocate(3 << 20);
   EXPECT_EQ(a.blocks(), 2u);
@@ -112,7 +112,7 @@ TEST(VulkanSubAllocator, LargeRequestsGetTheirOwnBlockUpToTheBindingLimit) {
 
 TEST(VulkanSubAllocator, ABlockLargerThanTheLimitIsCappedAtIt) {
   FakeBlocks fb;
-  vulkan::SubAllocator a = fb.make(64 << 20, (1 << 20) + 3);
+  SubAllocator a = fb.make(64 << 20, (1 << 20) + 3);
   EXPECT_EQ(a.block_bytes(), size_t{1} << 20);
   a.allocate(10);
   ASSERT_EQ(fb.created.size(), 1u);

@@ -1,6 +1,5 @@
-// Skips a test when the Vulkan provider is not built in or not usable here, with the probe's
-// reason (the text `polyinfer providers` and `doctor` give); runs an operator with constant
-// inputs against cpu-ref (check_with_constants).
+// The Vulkan-only test helpers: the skip when vulkan cannot run here and the dispatch limit of the
+// Vulkan context. Tests that run on every device provider use device_util.h (included here).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "device_util.h"
 #include "oracle.h"
 #include "polyinfer/session.h"
 #include "runtime/provider.h"
@@ -21,14 +21,7 @@
 
 namespace polyinfer::test {
 
-// "" when vulkan can run here; otherwise why not.
-inline std::string vulkan_unusable() {
-  const auto names = provider_names();
-  if (std::find(names.begin(), names.end(), "vulkan") == names.end())
-    return "the vulkan provider is not in this build (POLYINFER_VULKAN=OFF)";
-  const ProviderStatus st = create_provider("vulkan")->probe();
-  return st.usable ? "" : "vulkan is not usable here: " + st.reason;
-}
+inline std::string vulkan_unusable() { return device_unusable("vulkan"); }
 
 // Lowers the Vulkan dispatch limit to `n` workgroups per dimension while in scope, so that a
 // test reaches the shaders' loops past the last workgroup with small inputs (65536 workgroups
@@ -50,106 +43,6 @@ class ScopedGroupLimit {
   ScopedGroupLimit(const ScopedGroupLimit&) = delete;
   ScopedGroupLimit& operator=(const ScopedGroupLimit&) = delete;
 };
-
-// One operator with some inputs as initializers (constants the kernel sees at creation), the
-// rest fed at run time, run on `providers` and on cpu-ref (both at optimization level 0) and
-// compared as oracle.h does. The oracle's own models feed every input at run time; kernels that
-// read shapes, axes or indices at creation need this. `o` carries the op and its attributes (no
-// inputs); `inputs[i]` is input i (Tensor() leaves it out), a constant where `constant[i]`.
-struct ConstantsResult {
-  std::string provider;  // where the node ran
-  std::string reason;    // why earlier providers declined ("" when none did)
-};
-
-inline ConstantsResult check_with_constants(OracleOp o, const std::vector<Tensor>& inputs,
-                                            const std::vector<bool>& constant,
-                                            std::vector<std::string> providers = {"vulkan"},
-                                            double atol = 0, double rtol = 0, int outputs = 1) {
-  for (const Tensor& t : inputs) o.input(t);
-  o.outputs(outputs);
-  onnx::ModelProto m;
-  EXPECT_TRUE(m.ParseFromString(o.model()));
-  auto* g = m.mutable_graph();
-  std::map<std::string, Value> feeds;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].defined()) continue;
-    const std::string name = "in" + std::to_string(i);
-    if (i >= constant.size() || !constant[i]) {
-      feeds[name] = Value(inputs[i]);
-      continue;
-    }
-    for (int k = 0; k < g->input_size(); ++k)
-      if (g->input(k).name() == name) {
-        g->mutable_input()->DeleteSubrange(k, 1);
-        break;
-      }
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    for (int64_t d : inputs[i].shape()) t->add_dims(d);
-    if (inputs[i].dtype() == DType::Float32) {
-      t->set_data_type(onnx::TensorProto::FLOAT);
-      for (float v : inputs[i].to_vector<float>()) t->add_float_data(v);
-    } else if (inputs[i].dtype() == DType::Float16) {
-      t->set_data_type(onnx::TensorProto::FLOAT16);
-      for (Float16 v : inputs[i].to_vector<Float16>()) t->add_int32_data(v.bits);
-    } else if (inputs[i].dtype() == DType::BFloat16) {
-      t->set_data_type(onnx::TensorProto::BFLOAT16);
-      for (BFloat16 v : inputs[i].to_vector<BFloat16>()) t->add_int32_data(v.bits);
-    } else if (inputs[i].dtype() == DType::Int64) {
-      t->set_data_type(onnx::TensorProto::INT64);
-      for (int64_t v : inputs[i].to_vector<int64_t>()) t->add_int64_data(v);
-    } else if (inputs[i].dtype() == DType::Bool) {
-      t->set_data_type(onnx::TensorProto::BOOL);
-      const bool* b = inputs[i].data<bool>();
-      for (int64_t e = 0; e < inputs[i].numel(); ++e) t->add_int32_data(b[e] ? 1 : 0);
-    } else {
-      ADD_FAILURE() << "check_with_constants: add this dtype";
-    }
-  }
-  const std::string bytes = m.SerializeAsString();
-  SessionOptions po, ro;
-  po.providers = std::move(providers);
-  ro.providers = {"cpu-ref"};
-  po.optimization_level = ro.optimization_level = 0;
-  Session dev = Session::load_bytes(bytes.data(), bytes.size(), po);
-  Session ref = Session::load_bytes(bytes.data(), bytes.size(), ro);
-  ConstantsResult r;
-  if (!dev.placement().nodes.empty()) r.provider = dev.placement().nodes[0].provider;
-  if (!dev.placement().fallbacks.empty()) r.reason = dev.placement().fallbacks[0].reason;
-  // Twice: constants kept by a kernel must serve every run.
-  for (int run = 0; run < 2; ++run) {
-    const std::vector<Value> got = dev.run(feeds), want = ref.run(feeds);
-    EXPECT_EQ(got.size(), want.size());
-    for (size_t k = 0; k < got.size() && k < want.size(); ++k) {
-      const Tensor& a = got[k].tensor();
-      const Tensor& b = want[k].tensor();
-      EXPECT_EQ(a.shape(), b.shape()) << "output " << k;
-      EXPECT_EQ(a.dtype(), b.dtype()) << "output " << k;
-      if (a.shape() != b.shape() || a.dtype() != b.dtype()) continue;
-      if (b.dtype() != DType::Float32 && b.dtype() != DType::Float16 &&
-          b.dtype() != DType::BFloat16)
-        continue;
-      const auto widen = [](const Tensor& t) {
-        if (t.dtype() == DType::Float32) return t.to_vector<float>();
-        if (t.dtype() == DType::BFloat16) {
-          const auto h = t.to_vector<BFloat16>();
-          return std::vector<float>(h.begin(), h.end());
-        }
-        const auto h = t.to_vector<Float16>();
-        return std::vector<float>(h.begin(), h.end());
-      };
-      const std::vector<float> av = widen(a), bv = widen(b);
-      int bad = 0;
-      for (size_t e = 0; e < bv.size(); ++e) {
-        const bool same_nan = std::isnan(av[e]) && std::isnan(bv[e]);
-        if (!same_nan && !(std::fabs(double(av[e]) - bv[e]) <= atol + rtol * std::fabs(bv[e])) &&
-            bad++ < 5)
-          ADD_FAILURE() << "output " << k << "[" << e << "]: " << av[e] << ", ref " << bv[e];
-      }
-    }
-  }
-  return r;
-}
 
 }  // namespace polyinfer::test
 

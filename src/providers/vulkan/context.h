@@ -32,7 +32,7 @@
 
 #include "hw/system.h"
 #include "polyinfer/tensor.h"
-#include "providers/vulkan/suballocator.h"
+#include "runtime/suballocator.h"
 
 namespace polyinfer::vulkan {
 

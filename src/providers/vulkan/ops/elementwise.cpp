@@ -156,13 +156,15 @@ template <uint32_t Op> class UnaryKernel final : public Kernel {
     } else if constexpr (Op == kThresholdedRelu) {
       alpha_ = info.attr_float("alpha", 1.0f);
     } else if constexpr (Op == kClip) {
-      // Absent bounds are float's lowest/largest finite values, as on the CPU.
-      const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+      // Absent bounds as on the CPU: float's lowest/largest finite values for the attributes
+      // (opset < 11), the dtype's for the inputs (so an infinite float16 input becomes +-65504,
+      // not an infinity again after rounding).
       if (info.opset() < 11) {
-        alpha_ = info.attr_float("min", lo);
-        beta_ = info.attr_float("max", hi);
+        alpha_ = info.attr_float("min", std::numeric_limits<float>::lowest());
+        beta_ = info.attr_float("max", std::numeric_limits<float>::max());
       } else {
-        alpha_ = clip_bound(info, 1, lo);
+        const float hi = dtype_ == DType::Float16 ? 65504.0f : std::numeric_limits<float>::max();
+        alpha_ = clip_bound(info, 1, -hi);
         beta_ = clip_bound(info, 2, hi);
       }
     }
