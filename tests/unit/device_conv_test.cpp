@@ -76,11 +76,14 @@ TEST_P(DeviceConv, OneDimensional) {
   EXPECT_EQ(o.check(tol({6, 2, 5}), 1e-5).provider, provider());
 }
 
+// Groups of 2 and of 12 output channels: OpenCL's direct kernel and its tiled one.
 TEST_P(DeviceConv, MoreImagesThanTheDispatchLimit) {
   test::DeviceGroupLimit limit(provider(), 2);
-  auto o = conv({5, 4, 6, 6}, {4, 2, 3, 3});
-  o.attr("group", int64_t{2}).attr("pads", std::vector<int64_t>{1, 1, 1, 1});
-  EXPECT_EQ(o.check(tol({4, 2, 3, 3}), 1e-5).provider, provider());
+  for (int64_t m : {4, 24}) {
+    auto o = conv({5, 4, 6, 6}, {m, 2, 3, 3});
+    o.attr("group", int64_t{2}).attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+    EXPECT_EQ(o.check(tol({m, 2, 3, 3}), 1e-5).provider, provider()) << m;
+  }
 }
 
 TEST_P(DeviceConv, FusedConvWithResidualAndActivations) {
@@ -91,16 +94,19 @@ TEST_P(DeviceConv, FusedConvWithResidualAndActivations) {
   const std::vector<Act> acts = {
       {"", {}},          {"Relu", {}}, {"LeakyRelu", {0.2f}}, {"Clip", {0.f, 6.f}},
       {"HardSwish", {}}, {"Silu", {}}, {"Sigmoid", {}},       {"Gelu", {}}};
+  // 5 and 20 output channels: OpenCL's direct kernel and its tiled one.
   for (const Act& a : acts)
-    for (bool z : {false, true}) {
-      auto o = OracleOp("FusedConv", 1, "ai.polyinfer").providers({provider()});
-      o.attr("pads", std::vector<int64_t>{1, 1, 1, 1}).attr("strides", std::vector<int64_t>{2, 2});
-      if (*a.name) o.attr("activation", std::string(a.name)).attr("activation_params", a.params);
-      o.random({2, 6, 9, 9}, -1, 1).random({5, 6, 3, 3}, -1, 1).random({5}, -1, 1);
-      if (z) o.random({2, 5, 5, 5}, -1, 1);
-      auto r = o.check(tol({5, 6, 3, 3}), 1e-5);
-      EXPECT_EQ(r.provider, provider()) << a.name << z;
-    }
+    for (bool z : {false, true})
+      for (int64_t m : {5, 20}) {
+        auto o = OracleOp("FusedConv", 1, "ai.polyinfer").providers({provider()});
+        o.attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+        o.attr("strides", std::vector<int64_t>{2, 2});
+        if (*a.name) o.attr("activation", std::string(a.name)).attr("activation_params", a.params);
+        o.random({2, 6, 9, 9}, -1, 1).random({m, 6, 3, 3}, -1, 1).random({m}, -1, 1);
+        if (z) o.random({2, m, 5, 5}, -1, 1);
+        auto r = o.check(tol({m, 6, 3, 3}), 1e-5);
+        EXPECT_EQ(r.provider, provider()) << a.name << z << m;
+      }
 }
 
 // Float16 storage (float32 arithmetic): tolerances as in vulkan_fp16_test.cpp, one float16 ulp

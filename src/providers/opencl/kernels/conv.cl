@@ -93,3 +93,35 @@ __kernel __attribute__((reqd_work_group_size(8, 8, 1))) void conv(CTPTR x, CTPTR
     }
   }
 }
+
+// The same convolution with one work-item per output (ops/conv.cpp takes it when a group has few
+// output channels, depthwise above all: the tiled kernel would fill 1 of the 64 rows of each
+// tile). Each output sums its in-bounds taps in the tiled kernel's order (channel, kernel row,
+// column); the padding's taps, zero there, are skipped.
+__kernel void conv_direct(CTPTR x, CTPTR w, CTPTR bias, CTPTR z, TPTR y, const ConvParams p) {
+  const uint M = p.cout_g, N = p.OH * p.OW, K = p.cin_g * p.KH * p.KW;
+  const uint total = p.nbatch * M * N;
+  for (uint t = get_global_id(0); t < total; t += get_global_size(0)) {
+    const uint j = t % N, i = (t / N) % M, bi = t / (N * M);  // bi = image * groups + group
+    const uint g = bi % p.groups;
+    const uint xb = p.off_x + bi * p.cin_g * p.H * p.W;
+    const uint wb = p.off_w + (g * M + i) * K;
+    const uint oh = j / p.OW, ow = j % p.OW;
+    float acc = 0.0f;
+    for (uint c = 0u; c < p.cin_g; ++c)
+      for (uint kh = 0u; kh < p.KH; ++kh) {
+        const int ih = (int)(oh * p.sh + kh * p.dh) - p.ph;
+        if (ih < 0 || ih >= (int)p.H) continue;
+        for (uint kw = 0u; kw < p.KW; ++kw) {
+          const int iw = (int)(ow * p.sw + kw * p.dw) - p.pw;
+          if (iw < 0 || iw >= (int)p.W) continue;
+          acc += LOAD(w, wb + (c * p.KH + kh) * p.KW + kw) *
+                 LOAD(x, xb + (c * p.H + (uint)ih) * p.W + (uint)iw);
+        }
+      }
+    const uint yi = bi * M * N + i * N + j;
+    if (p.has_b != 0u) acc += LOAD(bias, p.off_b + g * M + i);
+    if (p.has_z != 0u) acc += LOAD(z, p.off_z + yi);
+    STORE(y, p.off_y + yi, pi_activate(acc, p.act, p.act_alpha, p.act_beta));
+  }
+}
