@@ -109,39 +109,6 @@ TEST_P(DeviceConv, FusedConvWithResidualAndActivations) {
       }
 }
 
-// Float16 storage (float32 arithmetic): tolerances as in vulkan_fp16_test.cpp, one float16 ulp
-// (rtol 1e-3) on top of the float32 differences, and for FusedConv half an ulp of the
-// convolution below 8 (2e-3), which cpu-ref rounds to float16 before Z and the activation.
-TEST_P(DeviceConv, Float16) {
-  if (!float16_storage()) GTEST_SKIP() << "this device has no 16-bit storage";
-  struct Case {
-    Shape x, w;
-    std::vector<int64_t> strides, pads;
-    int64_t group;
-  };
-  const std::vector<Case> cases = {
-      {{2, 3, 9, 11}, {5, 3, 3, 3}, {1, 1}, {1, 1, 1, 1}, 1},
-      {{1, 3, 17, 13}, {70, 3, 5, 3}, {2, 1}, {2, 1, 0, 2}, 1},  // > 64 channels
-      {{1, 8, 12, 12}, {8, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, 8}};  // depthwise
-  for (const Case& c : cases) {
-    auto o = OracleOp("Conv", 11).providers({provider()});
-    o.random_half(c.x, -1, 1).random_half(c.w, -1, 1).random_half({c.w[0]}, -1, 1);
-    o.attr("strides", c.strides).attr("pads", c.pads).attr("group", c.group);
-    const auto r = o.check(tol(c.w), 1e-3);
-    EXPECT_EQ(r.provider, provider()) << shape_str(c.x) << shape_str(c.w);
-  }
-  for (const char* act : {"Relu", "Clip"}) {
-    auto o = OracleOp("FusedConv", 1, "ai.polyinfer").providers({provider()});
-    o.attr("pads", std::vector<int64_t>{1, 1, 1, 1}).attr("activation", std::string(act));
-    if (std::string(act) == "Clip") o.attr("activation_params", std::vector<float>{0.f, 6.f});
-    o.random_half({2, 6, 9, 9}, -1, 1)
-        .random_half({5, 6, 3, 3}, -1, 1)
-        .random_half({5}, -1, 1)
-        .random_half({2, 5, 9, 9}, -1, 1);
-    EXPECT_EQ(o.check(2e-3, 1e-3).provider, provider()) << act;
-  }
-}
-
 TEST_P(DeviceConv, RefusalsFallBack) {
   auto r = OracleOp("Conv", 11)
                .providers({provider(), "cpu"})

@@ -83,19 +83,6 @@ TEST_P(DeviceConvTranspose, MoreOutputsThanTheDispatchLimit) {
   EXPECT_EQ(conv_transpose(c, true).check(tol(c), 1e-5).provider, provider());
 }
 
-// Float16 storage (float32 arithmetic): as in vulkan_fp16_test.cpp, one float16 ulp (rtol 1e-3)
-// on top of the float32 differences.
-TEST_P(DeviceConvTranspose, Float16) {
-  if (!float16_storage()) GTEST_SKIP() << "this device has no 16-bit storage";
-  auto o = OracleOp("ConvTranspose", 11).providers({provider()});
-  o.random_half({2, 6, 5, 7}, -1, 1).random_half({6, 2, 3, 3}, -1, 1).random_half({6}, -1, 1);
-  o.attr("strides", std::vector<int64_t>{2, 1}).attr("pads", std::vector<int64_t>{1, 1, 1, 1});
-  o.attr("group", int64_t{3});
-  const auto r = o.check(1e-6 * 2 * 9, 1e-3);  // K = C/group * taps = 2 * 9
-  EXPECT_EQ(r.provider, provider());
-  EXPECT_EQ(r.impl, provider() + ":conv_transpose");
-}
-
 TEST_P(DeviceConvTranspose, RefusalsFallBack) {
   // 4-D convolution (rank 6).
   auto r = OracleOp("ConvTranspose", 11)

@@ -155,40 +155,6 @@ TEST_P(DeviceMatMul, GemmFusedActivations) {
   EXPECT_EQ(r.provider, provider());
 }
 
-// Float16 storage (float32 arithmetic): tolerances as in vulkan_fp16_test.cpp, one float16 ulp
-// (rtol 1e-3) on top of the float32 differences, and for the fused forms half an ulp of the
-// product below 8 (2e-3), which cpu-ref rounds to float16 before the bias and the activation.
-TEST_P(DeviceMatMul, Float16) {
-  if (!float16_storage()) GTEST_SKIP() << "this device has no 16-bit storage";
-  auto r = on("MatMul")
-               .random_half({3, 19, 40}, -1, 1)
-               .random_half({40, 70}, -1, 1)
-               .check(tol_for(40), 1e-3);
-  EXPECT_EQ(r.provider, provider());
-  r = on("Gemm")
-          .attr("transB", int64_t{1})
-          .attr("beta", 0.5f)
-          .random_half({19, 40}, -1, 1)
-          .random_half({33, 40}, -1, 1)
-          .random_half({33}, -1, 1)
-          .check(tol_for(40), 1e-3);
-  EXPECT_EQ(r.provider, provider());
-  r = on("FusedMatMul", 1, "ai.polyinfer")
-          .attr("activation", std::string("Relu"))
-          .random_half({2, 19, 40}, -1, 1)
-          .random_half({40, 33}, -1, 1)
-          .random_half({33}, -1, 1)
-          .check(2e-3, 1e-3);
-  EXPECT_EQ(r.provider, provider());
-  r = on("FusedGemm", 1, "ai.polyinfer")
-          .attr("activation", std::string("Relu"))
-          .random_half({19, 40}, -1, 1)
-          .random_half({40, 33}, -1, 1)
-          .random_half({33}, -1, 1)
-          .check(2e-3, 1e-3);
-  EXPECT_EQ(r.provider, provider());
-}
-
 TEST_P(DeviceMatMul, RefusalsFallBackWithTheReason) {
   // Integer operands and rank 7: placed on cpu, with the reason in the report.
   auto r = OracleOp("MatMul", 13)

@@ -19,13 +19,17 @@ float pi_tanh(float v) {
   return sign(v) * (1.0f - e) / (1.0f + e);
 }
 
+// min(max(t, 0), 1) with a NaN kept, as the CPU's fused HardSigmoid (ops/activation.h) has it;
+// clamp() would give 0.
+float pi_unit(float t) { return t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t); }
+
 float pi_activate(float x, uint kind, float alpha, float beta) {
   switch (kind) {
     case 1u: return x > 0.0f ? x : 0.0f;                                   // Relu
     case 2u: return x >= 0.0f ? x : alpha * x;                             // LeakyRelu
     case 3u: return x < alpha ? alpha : (x > beta ? beta : x);             // Clip(min, max)
     case 4u: return pi_sigmoid(x);                                         // Sigmoid
-    case 5u: return clamp(alpha * x + beta, 0.0f, 1.0f);                   // HardSigmoid
+    case 5u: return pi_unit(alpha * x + beta);                             // HardSigmoid
     case 6u: return x * clamp(x / 6.0f + 0.5f, 0.0f, 1.0f);                // HardSwish
     case 7u: return pi_tanh(x);                                            // Tanh
     case 8u: return x * pi_sigmoid(x);                                     // Silu

@@ -25,8 +25,6 @@ float un_sigmoid(float v) {
 
 float un_softplus(float v) { return v > 0.0f ? v + log1p(exp(-v)) : log1p(exp(v)); }
 
-float un_unit_clamp(float v) { return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v); }
-
 float un_apply(float v, uint op, float alpha, float beta) {
   switch (op) {
     case 0u: return v < 0.0f ? 0.0f : v;  // Relu
@@ -36,8 +34,8 @@ float un_apply(float v, uint op, float alpha, float beta) {
     case 4u: return -v;
     case 5u: return fabs(v);
     case 6u: return v < 0.0f ? alpha * v : v;                           // LeakyRelu
-    case 7u: return un_unit_clamp(alpha * v + beta);                    // HardSigmoid
-    case 8u: return v * un_unit_clamp(v / 6.0f + 0.5f);                 // HardSwish
+    case 7u: return pi_unit(alpha * v + beta);                    // HardSigmoid
+    case 8u: return v * pi_unit(v / 6.0f + 0.5f);                 // HardSwish
     case 9u: return 0.5f * v * (1.0f + erf(v * 0.70710678118654752f));  // Gelu
     case 10u:                                                           // Gelu, tanh approximation
       return 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)));

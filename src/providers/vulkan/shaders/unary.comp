@@ -120,10 +120,6 @@ float pi_softplus(float v) {
   return v > 0.0 ? v + pi_log1p(exp(-v)) : pi_log1p(exp(v));
 }
 
-// min(max(t, 0), 1) keeping a NaN (GLSL's clamp may return either bound for one), as the CPU's
-// HardSigmoid does.
-float pi_unit_clamp(float t) { return t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t); }
-
 void main() {
   const uint step = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   for (uint i = gl_GlobalInvocationID.x; i < p.n; i += step) {
@@ -137,7 +133,7 @@ void main() {
       case 4u: r = -v; break;
       case 5u: r = abs(v); break;
       case 6u: r = v < 0.0 ? p.alpha * v : v; break;
-      case 7u: r = pi_unit_clamp(p.alpha * v + p.beta); break;
+      case 7u: r = pi_unit(p.alpha * v + p.beta); break;
       case 8u: r = v * clamp(v / 6.0 + 0.5, 0.0, 1.0); break;
       case 9u: r = pi_activate(v, 9u, 0.0, 0.0); break;    // Gelu
       case 10u: r = pi_activate(v, 10u, 0.0, 0.0); break;  // Gelu, tanh approximation

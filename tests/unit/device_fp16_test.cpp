@@ -1,5 +1,6 @@
-// The Vulkan kernels' float16 variants (storage.glsl: float16 in memory, float32 arithmetic) and
-// the Vulkan Cast, against cpu-ref through the oracle harness on the same float16 inputs.
+// The device providers' float16 kernels (float16 in memory, float32 arithmetic: Vulkan's
+// storage.glsl, OpenCL's vload_half/vstore_half_rte) and their Cast, against cpu-ref through the
+// oracle harness on the same float16 inputs.
 //
 // Tolerance: cpu-ref's float16 kernels widen the inputs to float32, compute there and round the
 // result to float16 once, as the shaders do; the float32 results differ as in the float32 tests
@@ -7,7 +8,7 @@
 // then equal, or one float16 ulp apart where the float32 values straddle a rounding boundary:
 // an ulp is at most 2^-10 of the value (rtol 1e-3), and 2^-24 below 2^-14 (in atol). The fused
 // forms round twice on cpu-ref (the product, then after Z/bias and the activation, as the
-// unfused float16 graph does) and once on Vulkan: the first rounding is half an ulp of the
+// unfused float16 graph does) and once on the device: the first rounding is half an ulp of the
 // product before Z/bias is added, which can dwarf a small result (a product of 3 and a bias of
 // -2.9). The products here (sums of 40-54 products of values in [-1, 1]) stay below 8, where
 // half an ulp is 2^-9: atol 2e-3 on top of one ulp of the result. A wrong element, tap or
@@ -16,8 +17,8 @@
 #include <cstring>
 #include <random>
 
+#include "device_util.h"
 #include "oracle.h"
-#include "vulkan_util.h"
 
 namespace polyinfer {
 namespace {
@@ -28,26 +29,20 @@ using test::to_half;
 constexpr double kUlp = 1e-3;        // one float16 ulp, relative
 constexpr double kFusedAtol = 2e-3;  // half an ulp below 8: cpu-ref rounds twice
 
-OracleOp on_vulkan(const std::string& op, int opset, const std::string& domain = "") {
-  return OracleOp(op, opset, domain).providers({"vulkan"});
-}
+// Skips where the device has no 16-bit storage (the float16 kernels refuse there).
+class DeviceFp16 : public test::DeviceTest {
+ protected:
+  void SetUp() override {
+    test::DeviceTest::SetUp();
+    if (!IsSkipped() && !float16_storage()) GTEST_SKIP() << "this device has no 16-bit storage";
+  }
+  OracleOp on(const std::string& op, int opset, const std::string& domain = "") const {
+    return OracleOp(op, opset, domain).providers({provider()});
+  }
+  std::string impl(const std::string& name) const { return provider() + ":" + name; }
+};
 
-// Skips when the device has no 16-bit storage (the float16 kernels refuse there).
-bool storage16() {
-#if POLYINFER_TEST_VULKAN
-  return vulkan::Context::get()->storage16();
-#else
-  return false;
-#endif
-}
-#define PI_SKIP_WITHOUT_STORAGE16()                                                         \
-  do {                                                                                      \
-    PI_SKIP_WITHOUT_VULKAN();                                                               \
-    if (!storage16()) GTEST_SKIP() << "this Vulkan device has no storageBuffer16BitAccess"; \
-  } while (0)
-
-TEST(VulkanFp16, Conv) {
-  PI_SKIP_WITHOUT_STORAGE16();
+TEST_P(DeviceFp16, Conv) {
   struct Case {
     Shape x, w;
     std::vector<int64_t> strides, pads;
@@ -58,186 +53,180 @@ TEST(VulkanFp16, Conv) {
       {{1, 3, 17, 13}, {70, 3, 5, 3}, {2, 1}, {2, 1, 0, 2}, 1},  // > 64 channels
       {{1, 8, 12, 12}, {8, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, 8}};  // depthwise
   for (const Case& c : cases) {
-    auto o = on_vulkan("Conv", 11);
+    auto o = on("Conv", 11);
     o.random_half(c.x, -1, 1).random_half(c.w, -1, 1).random_half({c.w[0]}, -1, 1);
     o.attr("strides", c.strides).attr("pads", c.pads).attr("group", c.group);
     const double k = double(c.w[1] * c.w[2] * c.w[3]);
     const auto r = o.check(1e-6 * k, kUlp);
-    EXPECT_EQ(r.provider, "vulkan") << shape_str(c.x) << shape_str(c.w);
-    EXPECT_EQ(r.impl, "vulkan:conv");
+    EXPECT_EQ(r.provider, provider()) << shape_str(c.x) << shape_str(c.w);
+    EXPECT_EQ(r.impl, impl("conv"));
   }
 }
 
-TEST(VulkanFp16, ConvTranspose) {
-  PI_SKIP_WITHOUT_STORAGE16();
-  auto o = on_vulkan("ConvTranspose", 11);
+TEST_P(DeviceFp16, ConvTranspose) {
+  auto o = on("ConvTranspose", 11);
   o.random_half({2, 6, 5, 7}, -1, 1).random_half({6, 2, 3, 3}, -1, 1).random_half({6}, -1, 1);
   o.attr("strides", std::vector<int64_t>{2, 1}).attr("pads", std::vector<int64_t>{1, 1, 1, 1});
   o.attr("group", int64_t{3});
   const auto r = o.check(1e-6 * 2 * 9, kUlp);  // K = C/group * taps = 2 * 9
-  EXPECT_EQ(r.provider, "vulkan");
-  EXPECT_EQ(r.impl, "vulkan:conv_transpose");
+  EXPECT_EQ(r.provider, provider());
+  EXPECT_EQ(r.impl, impl("conv_transpose"));
 }
 
-TEST(VulkanFp16, FusedConvWithResidualAndActivation) {
-  PI_SKIP_WITHOUT_STORAGE16();
+TEST_P(DeviceFp16, FusedConvWithResidualAndActivation) {
   for (const char* act : {"Relu", "Clip"}) {
-    auto o = on_vulkan("FusedConv", 1, "ai.polyinfer");
+    auto o = on("FusedConv", 1, "ai.polyinfer");
     o.attr("pads", std::vector<int64_t>{1, 1, 1, 1}).attr("activation", std::string(act));
     if (std::string(act) == "Clip") o.attr("activation_params", std::vector<float>{0.f, 6.f});
     o.random_half({2, 6, 9, 9}, -1, 1)
         .random_half({5, 6, 3, 3}, -1, 1)
         .random_half({5}, -1, 1)
         .random_half({2, 5, 9, 9}, -1, 1);
-    EXPECT_EQ(o.check(kFusedAtol, kUlp).provider, "vulkan") << act;
+    EXPECT_EQ(o.check(kFusedAtol, kUlp).provider, provider()) << act;
   }
 }
 
-TEST(VulkanFp16, MatrixProducts) {
-  PI_SKIP_WITHOUT_STORAGE16();
-  auto r = on_vulkan("MatMul", 13)
+TEST_P(DeviceFp16, MatrixProducts) {
+  auto r = on("MatMul", 13)
                .random_half({3, 19, 40}, -1, 1)
                .random_half({40, 70}, -1, 1)
                .check(1e-6 * 40, kUlp);
-  EXPECT_EQ(r.provider, "vulkan");
-  r = on_vulkan("Gemm", 13)
+  EXPECT_EQ(r.provider, provider());
+  r = on("Gemm", 13)
           .attr("transB", int64_t{1})
           .attr("beta", 0.5f)
           .random_half({19, 40}, -1, 1)
           .random_half({33, 40}, -1, 1)
           .random_half({33}, -1, 1)
           .check(1e-6 * 40, kUlp);
-  EXPECT_EQ(r.provider, "vulkan");
-  r = on_vulkan("FusedMatMul", 1, "ai.polyinfer")
+  EXPECT_EQ(r.provider, provider());
+  r = on("FusedMatMul", 1, "ai.polyinfer")
           .attr("activation", std::string("Relu"))
           .random_half({2, 19, 40}, -1, 1)
           .random_half({40, 33}, -1, 1)
           .random_half({33}, -1, 1)
           .check(kFusedAtol, kUlp);
-  EXPECT_EQ(r.provider, "vulkan");
-  r = on_vulkan("FusedGemm", 1, "ai.polyinfer")
+  EXPECT_EQ(r.provider, provider());
+  r = on("FusedGemm", 1, "ai.polyinfer")
           .attr("activation", std::string("Relu"))
           .random_half({19, 40}, -1, 1)
           .random_half({40, 33}, -1, 1)
           .random_half({33}, -1, 1)
           .check(kFusedAtol, kUlp);
-  EXPECT_EQ(r.provider, "vulkan");
+  EXPECT_EQ(r.provider, provider());
 }
 
-TEST(VulkanFp16, Pooling) {
-  PI_SKIP_WITHOUT_STORAGE16();
+TEST_P(DeviceFp16, Pooling) {
   const std::vector<int64_t> k3{3, 3}, s2{2, 2}, p1{1, 1, 1, 1};
   // MaxPool selects: exact.
-  auto r = on_vulkan("MaxPool", 12)
+  auto r = on("MaxPool", 12)
                .attr("kernel_shape", k3)
                .attr("strides", s2)
                .attr("pads", p1)
                .random_half({2, 3, 11, 9})
                .check(0, 0);
-  EXPECT_EQ(r.provider, "vulkan");
-  r = on_vulkan("AveragePool", 19)
+  EXPECT_EQ(r.provider, provider());
+  r = on("AveragePool", 19)
           .attr("kernel_shape", k3)
           .attr("pads", p1)
           .attr("count_include_pad", int64_t{1})
           .random_half({2, 3, 11, 9})
           .check(1e-6, kUlp);
-  EXPECT_EQ(r.provider, "vulkan");
-  r = on_vulkan("GlobalAveragePool", 1).random_half({2, 5, 7, 7}).check(1e-6, kUlp);
-  EXPECT_EQ(r.provider, "vulkan");
+  EXPECT_EQ(r.provider, provider());
+  r = on("GlobalAveragePool", 1).random_half({2, 5, 7, 7}).check(1e-6, kUlp);
+  EXPECT_EQ(r.provider, provider());
+  r = on("GlobalMaxPool", 1).random_half({2, 5, 3, 4, 5}).check(0, 0);
+  EXPECT_EQ(r.provider, provider());
 }
 
-TEST(VulkanFp16, ElementWise) {
-  PI_SKIP_WITHOUT_STORAGE16();
+TEST_P(DeviceFp16, ElementWise) {
   for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
-    auto r =
-        on_vulkan(op, 14).random_half({2, 3, 5}).random_half({3, 1}, 0.5f, 3.f).check(1e-6, kUlp);
-    EXPECT_EQ(r.provider, "vulkan") << op;
+    auto r = on(op, 14).random_half({2, 3, 5}).random_half({3, 1}, 0.5f, 3.f).check(1e-6, kUlp);
+    EXPECT_EQ(r.provider, provider()) << op;
   }
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Neg", "Abs", "Erf", "HardSwish"}) {
-    auto r = on_vulkan(op, 14).random_half({3, 77}).check(1e-6, kUlp);
-    EXPECT_EQ(r.provider, "vulkan") << op;
+    auto r = on(op, 14).random_half({3, 77}).check(1e-6, kUlp);
+    EXPECT_EQ(r.provider, provider()) << op;
   }
-  auto r = on_vulkan("Gelu", 1, "ai.polyinfer")
-               .reference_as("Gelu", 20)
-               .random_half({3, 77})
-               .check(1e-6, kUlp);
-  EXPECT_EQ(r.provider, "vulkan");
+  auto r =
+      on("Gelu", 1, "ai.polyinfer").reference_as("Gelu", 20).random_half({3, 77}).check(1e-6, kUlp);
+  EXPECT_EQ(r.provider, provider());
   // Clip's float16 bounds as constants (the kernel reads them at creation).
   const auto c =
       test::check_with_constants(OracleOp("Clip", 13),
                                  {to_half(test::random_tensor({4, 9})),
                                   to_half(Tensor::scalar(-1.f)), to_half(Tensor::scalar(2.5f))},
-                                 {false, true, true}, {"vulkan"}, 0, 0);
-  EXPECT_EQ(c.provider, "vulkan") << c.reason;
+                                 {false, true, true}, {provider()}, 0, 0);
+  EXPECT_EQ(c.provider, provider()) << c.reason;
 }
 
-TEST(VulkanFp16, BatchNormalization) {
-  PI_SKIP_WITHOUT_STORAGE16();
+TEST_P(DeviceFp16, BatchNormalization) {
   const auto r = test::check_with_constants(
       OracleOp("BatchNormalization", 15),
       {to_half(test::random_tensor({2, 4, 3, 3})), to_half(test::random_tensor({4}, 2)),
        to_half(test::random_tensor({4}, 3)), to_half(test::random_tensor({4}, 4)),
        to_half(test::random_tensor({4}, 5, 0.5f, 2.f))},
-      {false, true, true, true, true}, {"vulkan"}, 1e-6, kUlp);
-  EXPECT_EQ(r.provider, "vulkan") << r.reason;
+      {false, true, true, true, true}, {provider()}, 1e-6, kUlp);
+  EXPECT_EQ(r.provider, provider()) << r.reason;
 }
 
 // Data movement copies float16 bits: exact.
-TEST(VulkanFp16, DataMovement) {
-  PI_SKIP_WITHOUT_STORAGE16();
-  auto r = on_vulkan("Transpose", 13)
+TEST_P(DeviceFp16, DataMovement) {
+  auto r = on("Transpose", 13)
                .attr("perm", std::vector<int64_t>{2, 0, 1})
                .random_half({3, 4, 5})
                .check(0, 0);
-  EXPECT_EQ(r.provider, "vulkan");
-  r = on_vulkan("Concat", 13)
+  EXPECT_EQ(r.provider, provider());
+  r = on("Concat", 13)
           .attr("axis", int64_t{1})
           .random_half({2, 3, 4})
           .random_half({2, 5, 4})
           .check(0, 0);
-  EXPECT_EQ(r.provider, "vulkan");
+  EXPECT_EQ(r.provider, provider());
   const Tensor x = to_half(test::random_tensor({4, 6, 5}));
   auto c = test::check_with_constants(
       OracleOp("Slice", 13),
       {x, Tensor::from_vector<int64_t>({2}, {1, 5}), Tensor::from_vector<int64_t>({2}, {3, 0}),
        Tensor::from_vector<int64_t>({2}, {0, 1}), Tensor::from_vector<int64_t>({2}, {1, -2})},
-      {false, true, true, true, true});
-  EXPECT_EQ(c.provider, "vulkan") << c.reason;
+      {false, true, true, true, true}, {provider()});
+  EXPECT_EQ(c.provider, provider()) << c.reason;
   c = test::check_with_constants(OracleOp("Gather", 13).attr("axis", int64_t{1}),
-                                 {x, Tensor::from_vector<int64_t>({3}, {0, 5, -1})}, {false, true});
-  EXPECT_EQ(c.provider, "vulkan") << c.reason;
+                                 {x, Tensor::from_vector<int64_t>({3}, {0, 5, -1})}, {false, true},
+                                 {provider()});
+  EXPECT_EQ(c.provider, provider()) << c.reason;
   c = test::check_with_constants(
       OracleOp("Pad", 13),
       {x, Tensor::from_vector<int64_t>({6}, {0, 1, 2, 1, 0, 1}), to_half(Tensor::scalar(1.5f))},
-      {false, true, true});
-  EXPECT_EQ(c.provider, "vulkan") << c.reason;
+      {false, true, true}, {provider()});
+  EXPECT_EQ(c.provider, provider()) << c.reason;
   c = test::check_with_constants(OracleOp("Reshape", 14),
-                                 {x, Tensor::from_vector<int64_t>({2}, {-1, 10})}, {false, true});
-  EXPECT_EQ(c.provider, "vulkan") << c.reason;
+                                 {x, Tensor::from_vector<int64_t>({2}, {-1, 10})}, {false, true},
+                                 {provider()});
+  EXPECT_EQ(c.provider, provider()) << c.reason;
   Tensor cond = Tensor::empty(DType::Bool, {6, 1});
   for (int64_t i = 0; i < 6; ++i) cond.data<bool>()[i] = (i % 3) == 0;
-  c = test::check_with_constants(
-      OracleOp("Where", 16), {cond, to_half(test::random_tensor({6, 5})), x}, {true, false, false});
-  EXPECT_EQ(c.provider, "vulkan") << c.reason;
+  c = test::check_with_constants(OracleOp("Where", 16),
+                                 {cond, to_half(test::random_tensor({6, 5})), x},
+                                 {true, false, false}, {provider()});
+  EXPECT_EQ(c.provider, provider()) << c.reason;
 }
 
-// Every float16 bit pattern to float32 and back, on Vulkan and on cpu-ref: bit for bit (a NaN
+// Every float16 bit pattern to float32 and back, on the device and on cpu-ref: bit for bit (a NaN
 // only as a NaN: the payload is the conversion's choice).
-TEST(VulkanFp16, CastEveryHalfToFloatAndBack) {
-  PI_SKIP_WITHOUT_STORAGE16();
+TEST_P(DeviceFp16, CastEveryHalfToFloatAndBack) {
   std::vector<Float16> all(65536);
   for (uint32_t i = 0; i < all.size(); ++i) all[i].bits = uint16_t(i);
   const Tensor h = Tensor::from_vector<Float16>({65536}, all);
-  auto r = on_vulkan("Cast", 19).attr("to", int64_t(DType::Float32)).input(h).check(0, 0);
-  EXPECT_EQ(r.provider, "vulkan");
-  EXPECT_EQ(r.impl, "vulkan:cast");
+  auto r = on("Cast", 19).attr("to", int64_t(DType::Float32)).input(h).check(0, 0);
+  EXPECT_EQ(r.provider, provider());
+  EXPECT_EQ(r.impl, impl("cast"));
   // Widening is exact, so narrowing the result gives the same bits back.
   std::vector<float> f(all.size());
   for (size_t i = 0; i < f.size(); ++i) f[i] = float(all[i]);
-  test::OracleOp narrow = on_vulkan("Cast", 19).attr("to", int64_t(DType::Float16));
+  test::OracleOp narrow = on("Cast", 19).attr("to", int64_t(DType::Float16));
   narrow.input(Tensor::from_vector<float>({65536}, f));
   SessionOptions o;
-  o.providers = {"vulkan"};
+  o.providers = {provider()};
   o.optimization_level = 0;
   const std::string bytes = narrow.model();
   Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
@@ -257,8 +246,7 @@ TEST(VulkanFp16, CastEveryHalfToFloatAndBack) {
 // Float32 to float16: random bit patterns over every exponent, and the edges (ties to even,
 // 65504 / 65520 and beyond to inf, subnormals, 2^-25 to zero, signed zeros, NaN), bit for bit
 // against the CPU's Cast.
-TEST(VulkanFp16, CastFloatToHalfRoundsAsTheCpu) {
-  PI_SKIP_WITHOUT_STORAGE16();
+TEST_P(DeviceFp16, CastFloatToHalfRoundsAsTheCpu) {
   std::vector<float> f = {0.f,
                           -0.f,
                           1.f,
@@ -298,22 +286,22 @@ TEST(VulkanFp16, CastFloatToHalfRoundsAsTheCpu) {
   for (int i = 0; i < 50000; ++i) f.push_back(tiny(gen));
   const Shape shape{int64_t(f.size())};
   const Tensor x = Tensor::from_vector<float>(shape, f);
-  auto op = on_vulkan("Cast", 19).attr("to", int64_t(DType::Float16)).input(x);
+  auto op = on("Cast", 19).attr("to", int64_t(DType::Float16)).input(x);
   const std::string bytes = op.model();
   SessionOptions vo, ro;
-  vo.providers = {"vulkan"};
+  vo.providers = {provider()};
   ro.providers = {"cpu-ref"};
   vo.optimization_level = ro.optimization_level = 0;
   Session vk = Session::load_bytes(bytes.data(), bytes.size(), vo);
   Session ref = Session::load_bytes(bytes.data(), bytes.size(), ro);
-  EXPECT_EQ(vk.placement().nodes.at(0).provider, "vulkan");
+  EXPECT_EQ(vk.placement().nodes.at(0).provider, provider());
   const auto got = vk.run({{"in0", Value(x)}})[0].tensor().to_vector<Float16>();
   const auto want = ref.run({{"in0", Value(x)}})[0].tensor().to_vector<Float16>();
   ASSERT_EQ(got.size(), want.size());
   int bad = 0;
   for (size_t i = 0; i < got.size(); ++i)
     if (got[i].bits != want[i].bits && bad++ < 10)
-      ADD_FAILURE() << "Cast(" << f[i] << "): vulkan 0x" << std::hex << got[i].bits << ", cpu 0x"
+      ADD_FAILURE() << "Cast(" << f[i] << "): device 0x" << std::hex << got[i].bits << ", cpu 0x"
                     << want[i].bits << std::dec;
   // The edges as IEEE says (independent of both implementations).
   EXPECT_EQ(got[3].bits, 0x3c00);   // 1 + 2^-11 ties to even: 1
@@ -330,35 +318,37 @@ TEST(VulkanFp16, CastFloatToHalfRoundsAsTheCpu) {
 }
 
 // A Cast to the input's own dtype is a view; integer and bool Casts run on cast_any.comp
-// (vulkan_int_test.cpp tests every pair); bfloat16 and float64 stay on the CPU with the reason.
-TEST(VulkanFp16, CastSameTypeAndRefusals) {
-  PI_SKIP_WITHOUT_VULKAN();
-  auto r = on_vulkan("Cast", 19).attr("to", int64_t(DType::Float32)).random({3, 4}).check(0, 0);
-  EXPECT_EQ(r.provider, "vulkan");
-  EXPECT_EQ(r.impl, "vulkan:view");
+// (device_int_test.cpp tests every pair); bfloat16 and float64 stay on the CPU with the reason.
+TEST_P(DeviceFp16, CastSameTypeAndRefusals) {
+  // Vulkan has a float16 <-> float32 shader and one for the integer pairs; OpenCL builds its one
+  // cast.cl per pair.
+  const std::string integer_cast = impl(provider() == "vulkan" ? "cast_any" : "cast");
+  auto r = on("Cast", 19).attr("to", int64_t(DType::Float32)).random({3, 4}).check(0, 0);
+  EXPECT_EQ(r.provider, provider());
+  EXPECT_EQ(r.impl, impl("view"));
   r = OracleOp("Cast", 19)
-          .providers({"vulkan", "cpu"})
+          .providers({provider(), "cpu"})
           .attr("to", int64_t(DType::Float32))
           .input(Tensor::from_vector<int64_t>({3}, {1, -2, (int64_t{1} << 40) + 1}))
           .check(0, 0);
-  EXPECT_EQ(r.provider, "vulkan");
-  EXPECT_EQ(r.impl, "vulkan:cast_any");
-  r = on_vulkan("Cast", 19).attr("to", int64_t(DType::Int64)).random({7}, -1e3f, 1e3f).check(0, 0);
-  EXPECT_EQ(r.provider, "vulkan");
-  EXPECT_EQ(r.impl, "vulkan:cast_any");
+  EXPECT_EQ(r.provider, provider());
+  EXPECT_EQ(r.impl, integer_cast);
+  r = on("Cast", 19).attr("to", int64_t(DType::Int64)).random({7}, -1e3f, 1e3f).check(0, 0);
+  EXPECT_EQ(r.provider, provider());
+  EXPECT_EQ(r.impl, integer_cast);
   for (const auto& [from, to] : std::vector<std::pair<DType, DType>>{
            {DType::Float32, DType::BFloat16}, {DType::Float64, DType::Float32}}) {
     const Tensor x = from == DType::Float64 ? Tensor::from_vector<double>({3}, {1.5, -2.0, 1e300})
                                             : test::random_tensor({3});
     r = OracleOp("Cast", 19)
-            .providers({"vulkan", "cpu"})
+            .providers({provider(), "cpu"})
             .attr("to", int64_t(to))
             .input(x)
             .check(0, 0);
     EXPECT_EQ(r.provider, "cpu");
     const std::string bytes = OracleOp("Cast", 19).attr("to", int64_t(to)).input(x).model();
     SessionOptions o;
-    o.providers = {"vulkan", "cpu"};
+    o.providers = {provider(), "cpu"};
     Session s = Session::load_bytes(bytes.data(), bytes.size(), o);
     ASSERT_EQ(s.placement().fallbacks.size(), 1u);
     const std::string want = std::string("Cast from ") + dtype_name(from) + " to " + dtype_name(to);
@@ -366,6 +356,8 @@ TEST(VulkanFp16, CastSameTypeAndRefusals) {
         << s.placement().fallbacks[0].reason;
   }
 }
+
+PI_INSTANTIATE_DEVICE_TESTS(DeviceFp16);
 
 }  // namespace
 }  // namespace polyinfer
