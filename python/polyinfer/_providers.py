@@ -1,8 +1,8 @@
 """Provider names and options: ONNX Runtime's spellings to polyinfer's, and back.
 
-polyinfer names its providers ``cpu``, ``cuda``, ``vulkan`` (``vulkan:1`` for a device by its
-number); ONNX Runtime names its execution providers ``CPUExecutionProvider`` and so on. Both are
-accepted wherever providers are given. Options come as ONNX Runtime takes them, a
+polyinfer names its providers ``cpu``, ``cuda``, ``vulkan``, ``opencl`` (``vulkan:1`` for a device
+by its number); ONNX Runtime names its execution providers ``CPUExecutionProvider`` and so on.
+Both are accepted wherever providers are given. Options come as ONNX Runtime takes them, a
 ``(name, {key: value})`` pair or a ``provider_options`` list beside the names, and become
 polyinfer's ``name:key=value`` text (``polyinfer providers`` lists every key).
 """
