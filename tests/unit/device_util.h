@@ -96,8 +96,8 @@ struct ConstantsResult {
 
 inline ConstantsResult check_with_constants(OracleOp o, const std::vector<Tensor>& inputs,
                                             const std::vector<bool>& constant,
-                                            std::vector<std::string> providers,
-                                            double atol = 0, double rtol = 0, int outputs = 1) {
+                                            std::vector<std::string> providers, double atol = 0,
+                                            double rtol = 0, int outputs = 1) {
   for (const Tensor& t : inputs) o.input(t);
   o.outputs(outputs);
   onnx::ModelProto m;
